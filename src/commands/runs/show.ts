@@ -1,0 +1,44 @@
+import { Args, Flags } from '@oclif/core';
+import { FitqCommand } from '../../cli/base-command.js';
+import { formatDuration, formatTime } from '../../cli/format.js';
+import { describeResources } from './index.js';
+
+export default class RunsShow extends FitqCommand {
+  static override summary = 'Show one run in full.';
+  static override examples = ['<%= config.bin %> runs show 3f2a9c81d0e4', '<%= config.bin %> runs show 3f2a9c81d0e4 --json'];
+  static override args = { id: Args.string({ required: true, description: 'Run id.' }) };
+  static override flags = { json: Flags.boolean({ summary: 'Print the run as JSON.' }) };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(RunsShow);
+    const run = await this.withClient(flags, (client) => client.getRun(args.id));
+    if (flags.json) {
+      this.log(JSON.stringify(run, null, 2));
+      return;
+    }
+    const now = Date.now();
+    const rows: [string, string | undefined][] = [
+      ['id', run.id],
+      ['status', run.status],
+      ['command', run.shell ? `sh -c ${JSON.stringify(run.command[0] ?? '')}` : run.command.map(quoteArg).join(' ')],
+      ['requires', describeResources(run)],
+      ['priority', String(run.priority)],
+      ['labels', Object.entries(run.labels).map(([k, v]) => `${k}=${v}`).join(' ') || undefined],
+      ['env', Object.keys(run.env).join(' ') || undefined],
+      ['cwd', run.cwd],
+      ['worker', run.worker],
+      ['staged', formatTime(run.stagedAt, now)],
+      ['started', formatTime(run.startedAt, now) || undefined],
+      ['ended', formatTime(run.endedAt, now) || undefined],
+      ['duration', run.startedAt === undefined ? undefined : formatDuration((run.endedAt ?? now) - run.startedAt)],
+      ['exit code', run.exitCode?.toString()],
+      ['signal', run.signal],
+      ['reason', run.reason],
+    ];
+    for (const [label, value] of rows) if (value !== undefined && value !== '') this.log(`${`${label}:`.padEnd(11)}${value}`);
+  }
+}
+
+function quoteArg(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,59 @@
+import { Flags } from '@oclif/core';
+import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
+import { UsageError } from '../errors.js';
+import { parseResourceSpecs } from '../resources/spec.js';
+
+export default class Stage extends FitqCommand {
+  static override summary = 'Stage a run: a command with resource demands, started by the first worker it fits.';
+  static override usage = 'stage [FLAGS] -- COMMAND [ARGS...]';
+  static override strict = false;
+  static override examples = [
+    '<%= config.bin %> stage -r foo=5 -- python train.py --lr 0.1',
+    '<%= config.bin %> stage -r "foo=1 bar=2" -r baz=1 --repeat 10 -- ./sweep.sh',
+    '<%= config.bin %> stage -r gpu=1,mem=8G --priority 5 --label team=vision -- python eval.py',
+    '<%= config.bin %> stage --shell -- "make data && python train.py"',
+  ];
+  static override flags = {
+    resources: Flags.string({
+      char: 'r',
+      multiple: true,
+      summary: 'Resource demands, NAME=VALUE pairs separated by spaces or commas (repeatable, merged).',
+    }),
+    'run-id': Flags.string({ summary: 'Id for the run (must be new). Default: a random id.' }),
+    priority: Flags.integer({ summary: 'Higher runs first.', default: 0 }),
+    label: Flags.string({ multiple: true, summary: 'KEY=VALUE label (repeatable).' }),
+    env: Flags.string({ multiple: true, summary: "KEY=VALUE added to the worker's environment for this run (repeatable)." }),
+    cwd: Flags.string({ summary: 'Working directory of the run. Default: the current directory.' }),
+    shell: Flags.boolean({ summary: 'Run COMMAND with sh -c; without it the argv runs with no shell.' }),
+    repeat: Flags.integer({ summary: 'Stage this many identical runs.', default: 1 }),
+    json: Flags.boolean({ summary: 'Print the staged runs as a JSON array.' }),
+  };
+
+  async run(): Promise<void> {
+    const { flags, argv } = await this.parse(Stage);
+    const separator = this.argv.indexOf('--');
+    if (separator < 0) {
+      throw new UsageError(
+        argv.length > 0
+          ? `missing '--' before the command '${String(argv[0])}': fitq stage [FLAGS] -- COMMAND [ARGS...]`
+          : 'missing command: fitq stage [FLAGS] -- COMMAND [ARGS...]',
+      );
+    }
+    const command = this.argv.slice(separator + 1);
+    const request = {
+      command,
+      resources: parseResourceSpecs(flags.resources ?? []),
+      runId: flags['run-id'],
+      priority: flags.priority,
+      labels: parseKeyValues('--label', flags.label),
+      env: parseKeyValues('--env', flags.env),
+      cwd: flags.cwd,
+      shell: flags.shell,
+      repeat: flags.repeat,
+    };
+    const result = await this.withClient(flags, (client) => client.stage(request));
+    for (const warning of result.warnings) process.stderr.write(`Warning: ${warning}\n`);
+    if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
+    else for (const run of result.runs) this.log(run.id);
+  }
+}

@@ -1,0 +1,63 @@
+import { Flags } from '@oclif/core';
+import { FitqCommand } from '../cli/base-command.js';
+import { UsageError } from '../errors.js';
+import { parseResourceSpecs } from '../resources/spec.js';
+import { startWorker } from '../worker/worker.js';
+
+export default class Worker extends FitqCommand {
+  static override summary = 'Start a worker: it runs staged runs whose demands fit its remaining capacity.';
+  static override examples = [
+    '<%= config.bin %> worker -r foo=7 --run-once',
+    '<%= config.bin %> worker -r "gpu=2 mem=64G" --name gpu-box-1 --concurrency 8',
+  ];
+  static override flags = {
+    resources: Flags.string({
+      char: 'r',
+      multiple: true,
+      summary: 'Capacity, NAME=VALUE pairs separated by spaces or commas (repeatable, merged).',
+    }),
+    name: Flags.string({ summary: 'Worker name, unique among live workers. Default: hostname-pid.' }),
+    concurrency: Flags.integer({ summary: 'Most runs at once; 0 = no limit. Default: number of CPU cores.' }),
+    'run-once': Flags.boolean({ summary: 'Run everything that fits, wait for it, exit when no staged run fits.' }),
+    'log-format': Flags.string({ options: ['pretty', 'json'], default: 'pretty', summary: 'Log format.' }),
+    lease: Flags.string({
+      summary: 'Seconds without a heartbeat after which the worker counts as dead and its runs as lost.',
+      default: '30',
+    }),
+    'kill-grace': Flags.string({ summary: 'Seconds between SIGTERM and SIGKILL when runs are stopped.', default: '10' }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Worker);
+    const worker = await startWorker({
+      redisUrl: flags['redis-url'],
+      queue: flags.queue,
+      resources: parseResourceSpecs(flags.resources ?? []),
+      name: flags.name,
+      concurrency: flags.concurrency,
+      runOnce: flags['run-once'],
+      logFormat: flags['log-format'] as 'pretty' | 'json',
+      leaseMs: secondsFlag('--lease', flags.lease) * 1000,
+      killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,
+    });
+    let signals = 0;
+    const onSignal = () => {
+      signals += 1;
+      // First signal: finish what runs. Second: terminate the runs too.
+      void worker.stop({ now: signals > 1 });
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    await worker.done;
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function secondsFlag(flag: string, value: string): number {
+  const seconds = Number(value);
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds < 0) {
+    throw new UsageError(`expected ${flag} to be a number of seconds, got '${value}'`);
+  }
+  return seconds;
+}

@@ -1,0 +1,38 @@
+import { Flags } from '@oclif/core';
+import { FitqCommand } from '../cli/base-command.js';
+import { formatTime, renderTable } from '../cli/format.js';
+import { describeCapacity, usedResources, workerToJson } from '../queue/worker-record.js';
+import { formatResources } from '../resources/spec.js';
+
+export default class Workers extends FitqCommand {
+  static override summary = 'List live workers: capacity, what is in use, their runs and last heartbeat.';
+  static override examples = ['<%= config.bin %> workers', '<%= config.bin %> workers --json'];
+  static override flags = { json: Flags.boolean({ summary: 'Print the workers as a JSON array.' }) };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Workers);
+    const workers = await this.withClient(flags, (client) => client.listWorkers());
+    if (flags.json) {
+      this.log(JSON.stringify(workers.map(workerToJson), null, 2));
+      return;
+    }
+    if (workers.length === 0) {
+      this.log('No live workers.');
+      return;
+    }
+    this.log(
+      renderTable(
+        ['NAME', 'HOST', 'PID', 'CAPACITY', 'USED', 'RUNS', 'HEARTBEAT'],
+        workers.map((worker) => [
+          worker.name,
+          worker.host,
+          String(worker.pid),
+          describeCapacity(worker),
+          formatResources(usedResources(worker)) || '-',
+          worker.runs.join(',') || '-',
+          formatTime(worker.heartbeatAt),
+        ]),
+      ),
+    );
+  }
+}

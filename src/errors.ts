@@ -1,0 +1,16 @@
+/**
+ * Errors users can act on. The CLI prints their message on one line, with no
+ * stack trace; UsageError exits 2, ConnectionError exits 1.
+ */
+
+/** The user asked for something invalid (bad flag, unknown run, taken name). */
+export class UsageError extends Error {
+  override name = 'UsageError';
+  readonly exitCode = 2;
+}
+
+/** Redis could not be reached. */
+export class ConnectionError extends Error {
+  override name = 'ConnectionError';
+  readonly exitCode = 1;
+}

@@ -1,0 +1,259 @@
+/**
+ * FitqClient: stage, inspect, cancel and remove runs of one namespace.
+ */
+import type { Redis } from 'ioredis';
+import { UsageError } from '../errors.js';
+import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
+import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
+import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
+import { validateRunId } from './names.js';
+import { ENDED_STATUSES, parseRunFields, runDemands, type RunRecord, type RunStatus } from './run-record.js';
+import { Scripts } from './scripts.js';
+import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
+import { whyWaiting } from './why-waiting.js';
+import { readWorkers, type WorkerRecord } from './worker-record.js';
+
+export interface ClientOptions extends ConnectionOptions {
+  /** Namespace; default `FITQ_QUEUE` or "default". */
+  queue?: string;
+  /** Key prefix; default `FITQ_PREFIX` or "fitq". */
+  prefix?: string;
+  /** Lines of output kept per run; default 10,000. */
+  logMaxLines?: number;
+}
+
+export interface StageResult {
+  runs: RunRecord[];
+  /** One line per group of runs that no live worker could ever start. */
+  warnings: string[];
+}
+
+/** Runs staged per script call; a larger batch goes as several calls in one MULTI. */
+const STAGE_CHUNK = 2000;
+
+export function resolveNamespace(options: ClientOptions): { queue: string; prefix: string } {
+  return {
+    queue: options.queue || process.env.FITQ_QUEUE || DEFAULT_QUEUE,
+    prefix: options.prefix || process.env.FITQ_PREFIX || DEFAULT_PREFIX,
+  };
+}
+
+export class FitqClient {
+  readonly keys: NamespaceKeys;
+  readonly logMaxLines: number;
+  private readonly scripts: Scripts;
+
+  private constructor(
+    /** The command connection; fails fast when Redis is down. */
+    readonly redis: Redis,
+    private readonly options: ClientOptions,
+  ) {
+    const { queue, prefix } = resolveNamespace(options);
+    this.keys = namespaceKeys(queue, prefix);
+    this.logMaxLines = options.logMaxLines ?? DEFAULT_LOG_MAX_LINES;
+    this.scripts = new Scripts(redis, this.keys, this.logMaxLines);
+  }
+
+  /** Connects to Redis; throws ConnectionError with one clear line when it cannot. */
+  static async connect(options: ClientOptions = {}): Promise<FitqClient> {
+    namespaceKeys(resolveNamespace(options).queue); // validate before connecting
+    return new FitqClient(await connectRedis(options), options);
+  }
+
+  async close(): Promise<void> {
+    await closeRedis(this.redis);
+  }
+
+  /**
+   * Stages one request (possibly repeated) or several, all in one round trip.
+   * Runs no live worker could ever start are staged anyway, with a warning.
+   */
+  async stage(requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
+    const list = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
+    const runs = list.flatMap((request) => prepareRuns(request));
+    const ids = new Set<string>();
+    for (const run of runs) {
+      if (ids.has(run.id)) throw new UsageError(`run id '${run.id}' given twice`);
+      ids.add(run.id);
+    }
+    await this.storeRuns(runs);
+    const records = await this.getRuns(runs.map((run) => run.id));
+    return { runs: records, warnings: this.stageWarnings(runs, await this.liveWorkers()) };
+  }
+
+  private async storeRuns(runs: PreparedRun[]): Promise<void> {
+    const scriptRuns = runs.map((run) => ({ id: run.id, shape: shapeOf(run.demands), priority: run.priority, fields: run.fields }));
+    const now = Date.now();
+    if (scriptRuns.length <= STAGE_CHUNK) {
+      const taken = await this.scripts.stageRuns(scriptRuns, now);
+      if (taken !== undefined) throw new UsageError(`run id '${taken}' is already taken`);
+      return;
+    }
+    // Ids given by users are checked above; random ids are 48 bits. Check all
+    // first so a large batch is never half staged.
+    const exists = this.redis.pipeline();
+    for (const run of scriptRuns) exists.exists(this.keys.run(run.id));
+    const replies = (await exists.exec()) ?? [];
+    const takenIndex = replies.findIndex(([, count]) => count === 1);
+    if (takenIndex >= 0) throw new UsageError(`run id '${scriptRuns[takenIndex]?.id}' is already taken`);
+    const multi = this.redis.multi();
+    for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) {
+      await this.scripts.stageRuns(scriptRuns.slice(i, i + STAGE_CHUNK), now, multi);
+    }
+    await multi.exec();
+  }
+
+  private stageWarnings(runs: PreparedRun[], workers: WorkerRecord[]): string[] {
+    const byShape = new Map<string, PreparedRun[]>();
+    for (const run of runs) {
+      const shape = shapeOf(run.demands);
+      byShape.set(shape, [...(byShape.get(shape) ?? []), run]);
+    }
+    const warnings: string[] = [];
+    for (const group of byShape.values()) {
+      const verdict = whyWaiting(group[0]!.demands, workers);
+      if (verdict.runnable) continue;
+      const which = group.length === 1 ? `run ${group[0]!.id}` : `${group.length} runs (${group[0]!.id}, ...)`;
+      warnings.push(`${which} staged, but no live worker can run it yet: ${verdict.reason}`);
+    }
+    return warnings;
+  }
+
+  /** Live workers, after reaping any whose lease expired. */
+  async liveWorkers(): Promise<WorkerRecord[]> {
+    await this.scripts.reapWorkers(Date.now());
+    return readWorkers(this.redis, this.keys);
+  }
+
+  /** Runs in staging order, optionally only some statuses; staged runs carry why they wait. */
+  async listRuns(filter: { statuses?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
+    const workers = await this.liveWorkers();
+    const ids = await this.redis.zrange(this.keys.runs, 0, -1);
+    const runs = await this.getRuns(ids);
+    const statuses = filter.statuses && filter.statuses.length > 0 ? new Set(filter.statuses) : undefined;
+    return runs.filter((run) => !statuses || statuses.has(run.status)).map((run) => this.withWaitReason(run, workers));
+  }
+
+  /** One run; throws UsageError for an unknown id. */
+  async getRun(runId: string): Promise<RunRecord> {
+    validateRunId(runId);
+    const fields = await this.redis.hgetall(this.keys.run(runId));
+    if (!fields.id) throw new UsageError(`unknown run '${runId}'`);
+    const run = parseRunFields(fields);
+    return run.status === 'staged' ? this.withWaitReason(run, await this.liveWorkers()) : run;
+  }
+
+  private async getRuns(ids: readonly string[]): Promise<RunRecord[]> {
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.run(id));
+    const replies = (await pipeline.exec()) ?? [];
+    return replies
+      .map(([, fields]) => fields as Record<string, string>)
+      .filter((fields) => fields.id)
+      .map(parseRunFields);
+  }
+
+  private withWaitReason(run: RunRecord, workers: WorkerRecord[]): RunRecord {
+    if (run.status !== 'staged') return run;
+    const demands = runDemands({ resources: Object.entries(run.resources).map(([n, v]) => `${n}=${v}`).join(' ') });
+    return { ...run, reason: whyWaiting(demands, workers).reason };
+  }
+
+  /**
+   * Cancels a run: a staged one at once; a running one is stopped by its
+   * worker (SIGTERM to its process group, SIGKILL after a grace period).
+   * With `wait`, resolves once the run has ended.
+   */
+  async cancelRun(runId: string, options: { wait?: boolean; timeoutMs?: number } = {}): Promise<RunRecord> {
+    validateRunId(runId);
+    const { outcome, status } = await this.scripts.cancelRun(runId, Date.now());
+    if (outcome === 'unknown') throw new UsageError(`unknown run '${runId}'`);
+    if (outcome === 'ended') throw new UsageError(`run '${runId}' already ended (${status})`);
+    if (outcome === 'requested' && options.wait) await this.waitForEnd(runId, options.timeoutMs);
+    return this.getRun(runId);
+  }
+
+  /** Resolves when the run has ended; uses the log stream's end marker, no polling. */
+  async waitForEnd(runId: string, timeoutMs = 60_000): Promise<RunRecord> {
+    const deadline = Date.now() + timeoutMs;
+    const follower = await connectRedis(this.options, true);
+    try {
+      for (;;) {
+        const last = await this.redis.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
+        const run = await this.getRun(runId);
+        if ((ENDED_STATUSES as readonly string[]).includes(run.status)) return run;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) throw new UsageError(`run '${runId}' did not end within ${Math.round(timeoutMs / 1000)} s`);
+        await waitLogEntries(follower, this.keys, runId, last[0]?.[0] ?? '0', Math.min(remaining, 5000));
+      }
+    } finally {
+      await closeRedis(follower);
+    }
+  }
+
+  /**
+   * Removes runs and their logs, all or nothing. A running run is refused
+   * unless `force`, which cancels it and waits for it to end first.
+   */
+  async removeRuns(runIds: readonly string[], options: { force?: boolean } = {}): Promise<number> {
+    runIds.forEach(validateRunId);
+    if (options.force) {
+      for (const run of await this.getRuns(runIds)) {
+        if (run.status === 'running') await this.cancelRun(run.id, { wait: true });
+      }
+    }
+    const result = await this.scripts.removeRuns([...new Set(runIds)]);
+    if ('unknown' in result) throw new UsageError(`unknown run '${result.unknown}'`);
+    if ('running' in result) throw new UsageError(`run '${result.running}' is running: cancel it first, or use --force`);
+    return result.removed;
+  }
+
+  /** Reads a run's output from the start. */
+  async readLog(runId: string): Promise<LogEntry[]> {
+    await this.getRun(runId);
+    const entries: LogEntry[] = [];
+    for (let after = '0'; ; ) {
+      const page = await readLogEntries(this.redis, this.keys, runId, after);
+      entries.push(...page);
+      if (page.length < 1000) return entries;
+      after = page[page.length - 1]!.id;
+    }
+  }
+
+  /**
+   * Calls `onEntry` for each log entry of a run, from the start, until the run
+   * ends (or `signal` aborts). Reconnects by itself if Redis restarts.
+   */
+  async followLog(runId: string, onEntry: (entry: LogEntry) => void, signal?: AbortSignal): Promise<RunRecord> {
+    await this.getRun(runId);
+    const follower = await connectRedis(this.options, true);
+    try {
+      let after = '0';
+      while (!signal?.aborted) {
+        const entries = await waitLogEntries(follower, this.keys, runId, after, 2000);
+        for (const entry of entries) {
+          onEntry(entry);
+          after = entry.id;
+          if (entry.kind === 'end') return this.getRun(runId);
+        }
+        if (entries.length === 0) {
+          const run = await this.getRun(runId);
+          if ((ENDED_STATUSES as readonly string[]).includes(run.status)) return run;
+        }
+      }
+      return this.getRun(runId);
+    } finally {
+      await closeRedis(follower);
+    }
+  }
+
+  /** Live workers with capacity, usage and runs. */
+  async listWorkers(): Promise<WorkerRecord[]> {
+    return this.liveWorkers();
+  }
+
+  /** Low-level script access for the worker in this package. */
+  get scriptRunner(): Scripts {
+    return this.scripts;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Every Redis key fitq uses, built in one place. All keys of a namespace share
+ * the hash tag `{queue}`, so each Lua script touches a single cluster slot.
+ * docs/redis-keys.md describes each of them.
+ */
+import { validateQueueName } from './names.js';
+
+export interface NamespaceKeys {
+  /** Prefix of every key in the namespace, e.g. `fitq:{default}:`. */
+  readonly base: string;
+  /** Counter giving each staged run its staging sequence number. */
+  readonly seq: string;
+  /** Zset of every run id, scored by staging sequence. */
+  readonly runs: string;
+  /** Set of demand shapes that have staged runs. */
+  readonly shapes: string;
+  /** Zset of live workers, scored by lease deadline (epoch ms). */
+  readonly workers: string;
+  /** Pub/sub channel for wake-ups and cancellations. */
+  readonly events: string;
+  /** Prefix given to BullMQ for the per-worker execution queues. */
+  readonly bullPrefix: string;
+  run(runId: string): string;
+  runLog(runId: string): string;
+  staged(shape: string): string;
+  worker(name: string): WorkerKeys;
+}
+
+export interface WorkerKeys {
+  readonly info: string;
+  readonly capacity: string;
+  readonly free: string;
+  readonly runs: string;
+}
+
+export const DEFAULT_PREFIX = 'fitq';
+export const DEFAULT_QUEUE = 'default';
+
+export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DEFAULT_PREFIX): NamespaceKeys {
+  validateQueueName(queue);
+  const base = `${prefix}:{${queue}}:`;
+  return {
+    base,
+    seq: `${base}seq`,
+    runs: `${base}runs`,
+    shapes: `${base}shapes`,
+    workers: `${base}workers`,
+    events: `${base}events`,
+    bullPrefix: `${prefix}:{${queue}}:bull`,
+    run: (runId) => `${base}run:${runId}`,
+    runLog: (runId) => `${base}run:${runId}:log`,
+    staged: (shape) => `${base}staged:${shape}`,
+    worker: (name) => {
+      const info = `${base}worker:${name}`;
+      return { info, capacity: `${info}:capacity`, free: `${info}:free`, runs: `${info}:runs` };
+    },
+  };
+}

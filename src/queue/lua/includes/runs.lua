@@ -1,0 +1,50 @@
+-- Helpers shared by the scripts that move runs between states.
+
+-- The staged-index shape of a run's resources: "a=1,b=2", or "none".
+local function shapeOf(resources)
+  if resources == nil or resources == "" then return "none" end
+  return (string.gsub(resources, " ", ","))
+end
+
+-- Removes a staged run from its shape's index, dropping the shape when empty.
+local function unstage(base, runId, resources)
+  local shape = shapeOf(resources)
+  local stagedKey = base .. "staged:" .. shape
+  redis.call("ZREM", stagedKey, runId)
+  if redis.call("ZCARD", stagedKey) == 0 then redis.call("SREM", base .. "shapes", shape) end
+end
+
+-- Marks the end of a run's log stream, so followers know to stop.
+local function endLog(base, runId, status, logMaxLines)
+  redis.call("XADD", base .. "run:" .. runId .. ":log", "MAXLEN", "~", logMaxLines, "*",
+    "event", "end", "status", status)
+end
+
+local function publish(base, message)
+  redis.call("PUBLISH", base .. "events", cjson.encode(message))
+end
+
+-- Ends a running run: sets its final fields and closes its log.
+local function endRun(base, runId, status, now, reason, logMaxLines)
+  local runKey = base .. "run:" .. runId
+  redis.call("HSET", runKey, "status", status, "endedAt", now)
+  if reason ~= nil and reason ~= "" then redis.call("HSET", runKey, "reason", reason) end
+  redis.call("HDEL", runKey, "cancelRequested")
+  endLog(base, runId, status, logMaxLines)
+  publish(base, {type = "ended", runId = runId, status = status})
+end
+
+-- Forgets a worker whose lease expired (or that restarts under the same
+-- name): its running runs end as lost, its keys go.
+local function reapWorker(base, name, now, reason, logMaxLines)
+  local workerKey = base .. "worker:" .. name
+  for _, runId in ipairs(redis.call("SMEMBERS", workerKey .. ":runs")) do
+    local run = redis.call("HMGET", base .. "run:" .. runId, "status", "worker")
+    if run[1] == "running" and run[2] == name then
+      endRun(base, runId, "lost", now, reason, logMaxLines)
+    end
+  end
+  redis.call("DEL", workerKey, workerKey .. ":capacity", workerKey .. ":free", workerKey .. ":runs")
+  redis.call("ZREM", base .. "workers", name)
+  publish(base, {type = "workerLost", worker = name})
+end

@@ -1,0 +1,37 @@
+--[[
+  Registers a worker with its capacity and a lease. A name held by a live
+  worker is refused; a dead holder's leftovers are reaped first.
+
+  KEYS[1] workers           zset: worker name -> lease deadline (epoch ms)
+  KEYS[2] worker            hash: name, token, host, pid, startedAt, ...
+  KEYS[3] worker:capacity   hash
+  KEYS[4] worker:free       hash
+  KEYS[5] worker:runs       set
+
+  ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] now, ARGV[5] leaseMs,
+  ARGV[6] concurrency, ARGV[7] host, ARGV[8] pid, ARGV[9] capacity ("a=1 b=2"),
+  ARGV[10] logMaxLines, ARGV[11] executorQueue (BullMQ queue of this worker process)
+
+  Returns 1, or -3 when a live worker holds the name.
+]]
+-- @include amounts
+-- @include runs
+local base, name, token, now, leaseMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+
+local deadline = redis.call("ZSCORE", KEYS[1], name)
+if deadline and tonumber(deadline) > now then return -3 end
+if deadline or redis.call("EXISTS", KEYS[2]) == 1 then
+  reapWorker(base, name, now, "worker " .. name .. " restarted", ARGV[10])
+end
+
+redis.call("HSET", KEYS[2], "name", name, "token", token, "host", ARGV[7], "pid", ARGV[8],
+  "startedAt", now, "heartbeatAt", now, "leaseMs", leaseMs, "concurrency", ARGV[6],
+  "running", 0, "resources", ARGV[9], "executorQueue", ARGV[11])
+for _, item in ipairs(parseResourceList(ARGV[9])) do
+  local amount = formatAmount(item[2])
+  redis.call("HSET", KEYS[3], item[1], amount)
+  redis.call("HSET", KEYS[4], item[1], amount)
+end
+redis.call("ZADD", KEYS[1], now + leaseMs, name)
+publish(base, {type = "workerJoined", worker = name})
+return 1

@@ -1,0 +1,84 @@
+/**
+ * The run record: how a run is stored (a Redis hash of plain fields) and how
+ * it is shown (RunRecord, the JSON of `fitq runs --json`).
+ */
+import { parseStoredResources, resourcesToJson, type Resources } from '../resources/spec.js';
+
+export const RUN_STATUSES = ['staged', 'running', 'completed', 'failed', 'canceled', 'lost'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled', 'lost'];
+
+export interface RunRecord {
+  id: string;
+  status: RunStatus;
+  /** The argv to run; with `shell`, one string run by `sh -c`. */
+  command: string[];
+  shell: boolean;
+  cwd: string;
+  /** Variables added to the worker's environment. */
+  env: Record<string, string>;
+  /** Demanded amounts, by resource name. */
+  resources: Record<string, number>;
+  priority: number;
+  labels: Record<string, string>;
+  /** Epoch ms. */
+  stagedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  worker?: string;
+  exitCode?: number;
+  signal?: string;
+  /** Why the run waits (staged) or why it ended the way it did. */
+  reason?: string;
+  /** How many times the run was claimed; fences writers of older claims. */
+  epoch?: number;
+  seq: number;
+}
+
+/** Demands of a stored run, exact. */
+export function runDemands(fields: Record<string, string>): Resources {
+  return parseStoredResources(fields.resources);
+}
+
+function optionalNumber(value: string | undefined): number | undefined {
+  return value === undefined || value === '' ? undefined : Number(value);
+}
+
+function parseJson<T>(value: string | undefined, fallback: T): T {
+  if (value === undefined || value === '') return fallback;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Builds a RunRecord from the run's hash as HGETALL returns it. */
+export function parseRunFields(fields: Record<string, string>): RunRecord {
+  const record: RunRecord = {
+    id: fields.id ?? '',
+    status: (fields.status ?? 'staged') as RunStatus,
+    command: parseJson<string[]>(fields.command, []),
+    shell: fields.shell === '1',
+    cwd: fields.cwd ?? '',
+    env: parseJson<Record<string, string>>(fields.env, {}),
+    resources: resourcesToJson(runDemands(fields)),
+    priority: Number(fields.priority ?? 0),
+    labels: parseJson<Record<string, string>>(fields.labels, {}),
+    stagedAt: Number(fields.stagedAt ?? 0),
+    seq: Number(fields.seq ?? 0),
+  };
+  const optional = {
+    startedAt: optionalNumber(fields.startedAt),
+    endedAt: optionalNumber(fields.endedAt),
+    worker: fields.worker || undefined,
+    exitCode: optionalNumber(fields.exitCode),
+    signal: fields.signal || undefined,
+    reason: fields.reason || undefined,
+    epoch: optionalNumber(fields.epoch),
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;
+  }
+  return record;
+}

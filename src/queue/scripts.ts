@@ -1,0 +1,236 @@
+/**
+ * The Lua scripts, one per atomic operation, and one typed wrapper each. No
+ * other module talks to Redis with EVAL: every decision about who runs what
+ * and every change to capacity happens in these scripts.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { NamespaceKeys } from './keys.js';
+
+const LUA_DIR = new URL('./lua/', import.meta.url);
+
+interface ScriptSource {
+  command: string;
+  numberOfKeys: number;
+  lua: string;
+}
+
+/** Replaces `-- @include name` lines with lua/includes/name.lua. */
+function resolveIncludes(lua: string): string {
+  return lua.replace(/^-- @include (\w+)$/gm, (_line, name: string) =>
+    readFileSync(new URL(`includes/${name}.lua`, LUA_DIR), 'utf8'),
+  );
+}
+
+let sources: ScriptSource[] | undefined;
+
+/** Loads `lua/<verbNoun>-<numberOfKeys>.lua` files once per process. */
+function loadSources(): ScriptSource[] {
+  sources ??= readdirSync(LUA_DIR)
+    .filter((file) => file.endsWith('.lua'))
+    .map((file) => {
+      const match = /^(\w+)-(\d+)\.lua$/.exec(file);
+      if (!match) throw new Error(`Lua script name must be <verbNoun>-<numberOfKeys>.lua, got '${file}'`);
+      const [, verbNoun = '', keys = '0'] = match;
+      return {
+        command: `fitq${verbNoun[0]?.toUpperCase()}${verbNoun.slice(1)}`,
+        numberOfKeys: Number(keys),
+        lua: resolveIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8')),
+      };
+    });
+  return sources;
+}
+
+const prepared = new WeakSet<Redis>();
+
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+
+function command(redis: Redis | ChainableCommander, name: string): ScriptCall {
+  const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[name];
+  if (!fn) throw new Error(`script ${name} is not defined on this connection`);
+  return fn.bind(redis);
+}
+
+/** Registers every script on a connection (idempotent). */
+export function defineScripts(redis: Redis): void {
+  if (prepared.has(redis)) return;
+  for (const source of loadSources()) {
+    redis.defineCommand(source.command, { numberOfKeys: source.numberOfKeys, lua: source.lua });
+  }
+  prepared.add(redis);
+}
+
+/** One run of a staging batch, as the stage script takes it. */
+export interface StageScriptRun {
+  id: string;
+  shape: string;
+  priority: number;
+  fields: Record<string, string>;
+}
+
+export type ClaimResult =
+  | { code: 'claimed'; runId: string; epoch: string; run: Record<string, string>; ignored: IgnoredShape[] }
+  | { code: 'waiting' | 'idle'; ignored: IgnoredShape[] }
+  | { code: 'full' }
+  | { code: 'fenced' };
+
+/** A demand shape a worker cannot run, with the resource names it lacks. */
+export interface IgnoredShape {
+  shape: string;
+  missing: string[];
+}
+
+export interface FinishInput {
+  runId: string;
+  worker: string;
+  epoch: string;
+  status: 'completed' | 'failed' | 'canceled';
+  exitCode?: number | undefined;
+  signal?: string | undefined;
+  reason: string;
+}
+
+function flatToRecord(flat: string[]): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i] as string] = flat[i + 1] as string;
+  return record;
+}
+
+function parseIgnored(list: unknown): IgnoredShape[] {
+  return (list as string[]).map((entry) => {
+    const [shape = '', missing = ''] = entry.split('|');
+    return { shape, missing: missing.split(',') };
+  });
+}
+
+/** Typed calls of the scripts for one namespace. */
+export class Scripts {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: NamespaceKeys,
+    private readonly logMaxLines: number,
+  ) {
+    defineScripts(redis);
+  }
+
+  /** Stages runs in one script call; returns the id that was taken, if any. */
+  async stageRuns(runs: StageScriptRun[], now: number, pipeline?: ChainableCommander): Promise<string | undefined> {
+    const args: (string | number)[] = [this.keys.base, now, runs.length];
+    for (const run of runs) args.push(run.id, run.shape, run.priority, JSON.stringify(run.fields));
+    const keys = [this.keys.seq, this.keys.runs, this.keys.shapes];
+    if (pipeline) {
+      void command(pipeline, 'fitqStageRuns')(...keys, ...args);
+      return undefined;
+    }
+    const [code, value] = (await command(this.redis, 'fitqStageRuns')(...keys, ...args)) as [number, string | number];
+    return code === -2 ? String(value) : undefined;
+  }
+
+  async claimRun(worker: string, token: string, now: number, maxRuns: number): Promise<ClaimResult> {
+    const w = this.keys.worker(worker);
+    const reply = (await command(this.redis, 'fitqClaimRun')(
+      w.info, w.capacity, w.free, w.runs, this.keys.base, token, now, maxRuns,
+    )) as unknown[];
+    switch (reply[0]) {
+      case 1:
+        return {
+          code: 'claimed',
+          runId: String(reply[1]),
+          epoch: String(reply[2]),
+          run: flatToRecord(reply[3] as string[]),
+          ignored: [],
+        };
+      case 2:
+        return { code: 'waiting', ignored: parseIgnored(reply[1]) };
+      case 3:
+        return { code: 'idle', ignored: parseIgnored(reply[1]) };
+      case 4:
+        return { code: 'full' };
+      default:
+        return { code: 'fenced' };
+    }
+  }
+
+  /** Records a run's end; false when the run had moved on (fenced). */
+  async finishRun(input: FinishInput, now: number): Promise<boolean> {
+    const w = this.keys.worker(input.worker);
+    const reply = await command(this.redis, 'fitqFinishRun')(
+      this.keys.run(input.runId), w.info, w.free, w.runs,
+      this.keys.base, input.runId, input.worker, input.epoch, input.status,
+      input.exitCode ?? '', input.signal ?? '', input.reason, now, this.logMaxLines,
+    );
+    return reply === 1;
+  }
+
+  /** Registers a worker; false when a live worker holds the name. */
+  async registerWorker(input: {
+    name: string;
+    token: string;
+    leaseMs: number;
+    concurrency: number;
+    host: string;
+    pid: number;
+    resources: string;
+    executorQueue: string;
+  }, now: number): Promise<boolean> {
+    const w = this.keys.worker(input.name);
+    const reply = await command(this.redis, 'fitqRegisterWorker')(
+      this.keys.workers, w.info, w.capacity, w.free, w.runs,
+      this.keys.base, input.name, input.token, now, input.leaseMs, input.concurrency,
+      input.host, input.pid, input.resources, this.logMaxLines, input.executorQueue,
+    );
+    return reply === 1;
+  }
+
+  /** Renews a lease; returns run ids whose cancellation is pending, or undefined when fenced. */
+  async heartbeat(name: string, token: string, leaseMs: number, now: number): Promise<string[] | undefined> {
+    const w = this.keys.worker(name);
+    const reply = (await command(this.redis, 'fitqHeartbeat')(
+      this.keys.workers, w.info, w.runs, this.keys.base, name, token, now, leaseMs,
+    )) as [number, string[]?];
+    return reply[0] === 1 ? (reply[1] ?? []) : undefined;
+  }
+
+  /** Reaps expired workers; returns them and the next lease deadline (or undefined). */
+  async reapWorkers(
+    now: number,
+    limit = 50,
+  ): Promise<{ reaped: { name: string; executorQueue: string }[]; nextDeadline: number | undefined }> {
+    const [names, queues, next] = (await command(this.redis, 'fitqReapWorkers')(
+      this.keys.workers, this.keys.base, now, limit, this.logMaxLines,
+    )) as [string[], string[], string | number];
+    const nextDeadline = Number(next);
+    return {
+      reaped: names.map((name, i) => ({ name, executorQueue: queues[i] ?? '' })),
+      nextDeadline: nextDeadline < 0 ? undefined : nextDeadline,
+    };
+  }
+
+  async deregisterWorker(name: string, token: string, now: number): Promise<boolean> {
+    const w = this.keys.worker(name);
+    const reply = await command(this.redis, 'fitqDeregisterWorker')(
+      this.keys.workers, w.info, w.capacity, w.free, w.runs,
+      this.keys.base, name, token, now, this.logMaxLines,
+    );
+    return reply === 1;
+  }
+
+  /** Cancels a run; see cancelRun-1.lua for the outcomes. */
+  async cancelRun(runId: string, now: number): Promise<{ outcome: 'canceled' | 'requested' | 'ended' | 'unknown'; status: string }> {
+    const [code, status] = (await command(this.redis, 'fitqCancelRun')(
+      this.keys.run(runId), this.keys.base, runId, now, this.logMaxLines,
+    )) as [number, string];
+    const outcome = code === 1 ? 'canceled' : code === 2 ? 'requested' : code === 0 ? 'ended' : 'unknown';
+    return { outcome, status };
+  }
+
+  /** Removes runs; returns the offending id when one is unknown or running. */
+  async removeRuns(runIds: string[]): Promise<{ removed: number } | { unknown: string } | { running: string }> {
+    const [code, value] = (await command(this.redis, 'fitqRemoveRuns')(
+      this.keys.runs, this.keys.base, ...runIds,
+    )) as [number, string | number];
+    if (code === -1) return { unknown: String(value) };
+    if (code === -4) return { running: String(value) };
+    return { removed: Number(value) };
+  }
+}

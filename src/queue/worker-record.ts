@@ -1,0 +1,90 @@
+/**
+ * Live workers as `fitq workers` shows them, read from their hashes.
+ */
+import type { Redis } from 'ioredis';
+import { formatResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
+import type { NamespaceKeys } from './keys.js';
+
+export interface WorkerRecord {
+  name: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  heartbeatAt: number;
+  /** Epoch ms after which the worker counts as dead unless it renews its lease. */
+  leaseDeadline: number;
+  concurrency: number;
+  capacity: Resources;
+  free: Resources;
+  runs: string[];
+}
+
+/** Used amounts: capacity minus free, zero amounts left out. */
+export function usedResources(worker: WorkerRecord): Resources {
+  const used = new Map<string, bigint>();
+  for (const [name, total] of worker.capacity) {
+    const amount = total - (worker.free.get(name) ?? 0n);
+    if (amount !== 0n) used.set(name, amount);
+  }
+  return used;
+}
+
+/** JSON shape of a worker, for `fitq workers --json` and the API. */
+export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
+  return {
+    name: worker.name,
+    host: worker.host,
+    pid: worker.pid,
+    startedAt: worker.startedAt,
+    heartbeatAt: worker.heartbeatAt,
+    leaseDeadline: worker.leaseDeadline,
+    concurrency: worker.concurrency,
+    capacity: resourcesToJson(worker.capacity),
+    used: resourcesToJson(usedResources(worker)),
+    free: resourcesToJson(worker.free),
+    runs: worker.runs,
+  };
+}
+
+export function describeCapacity(worker: WorkerRecord): string {
+  return formatResources(worker.capacity) || '(none)';
+}
+
+/** Reads every registered worker (read only; pair with a reap for liveness). */
+export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<WorkerRecord[]> {
+  const entries = await redis.zrange(keys.workers, 0, -1, 'WITHSCORES');
+  const names: { name: string; deadline: number }[] = [];
+  for (let i = 0; i + 1 < entries.length; i += 2) {
+    names.push({ name: entries[i] as string, deadline: Number(entries[i + 1]) });
+  }
+  if (names.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const { name } of names) {
+    const w = keys.worker(name);
+    pipeline.hgetall(w.info).hgetall(w.capacity).hgetall(w.free).smembers(w.runs);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  const workers: WorkerRecord[] = [];
+  names.forEach(({ name, deadline }, index) => {
+    const [info, capacity, free, runs] = replies.slice(index * 4, index * 4 + 4).map(([, value]) => value) as [
+      Record<string, string>,
+      Record<string, string>,
+      Record<string, string>,
+      string[],
+    ];
+    if (!info.token) return; // deregistered between the two reads
+    workers.push({
+      name,
+      host: info.host ?? '',
+      pid: Number(info.pid ?? 0),
+      startedAt: Number(info.startedAt ?? 0),
+      heartbeatAt: Number(info.heartbeatAt ?? 0),
+      leaseDeadline: deadline,
+      concurrency: Number(info.concurrency ?? 0),
+      capacity: resourcesFromHash(capacity),
+      free: resourcesFromHash(free),
+      runs: [...runs].sort(),
+    });
+  });
+  return workers;
+}

@@ -1,0 +1,136 @@
+/**
+ * Resource specs: `NAME=VALUE` pairs separated by spaces or commas, e.g.
+ * `gpu=1 mem=8G license=1`. Values are exact (see amount.ts); zero means
+ * "no demand" and is dropped.
+ */
+import { UsageError } from '../errors.js';
+import { formatMicros, MAX_MICROS, microsToNumber, parseDecimal } from './amount.js';
+
+/** Resource name -> amount in micros, names sorted. Never holds zero amounts. */
+export type Resources = ReadonlyMap<string, bigint>;
+
+export const RESOURCE_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]*$/;
+export const MAX_RESOURCE_NAME_LENGTH = 64;
+
+const UNIT_MULTIPLIERS: Record<string, bigint> = {
+  '': 1n,
+  K: 1000n,
+  M: 1000n ** 2n,
+  G: 1000n ** 3n,
+  T: 1000n ** 4n,
+  Ki: 1024n,
+  Mi: 1024n ** 2n,
+  Gi: 1024n ** 3n,
+  Ti: 1024n ** 4n,
+};
+
+const VALUE_PATTERN = /^(\d+)?(?:\.(\d*))?(?:[eE]([+-]?\d+))?(K|M|G|T|Ki|Mi|Gi|Ti)?$/;
+
+/** A resource spec was malformed; the message quotes the offending part. */
+export class InvalidResourceSpecError extends UsageError {
+  override name = 'InvalidResourceSpecError';
+  constructor(
+    readonly part: string,
+    readonly problem: string,
+  ) {
+    super(`invalid resource spec '${part}': ${problem}`);
+  }
+}
+
+/** Parses one VALUE into micros, or returns the reason it is refused. */
+export function parseAmount(value: string): bigint | string {
+  const expected = 'expected a non-negative number like 2, 0.5, 100e9, 8G or 16Gi';
+  if (value.startsWith('-')) return 'value must not be negative';
+  const match = VALUE_PATTERN.exec(value);
+  if (!match || (match[1] === undefined && !match[2])) return expected;
+  const [, whole = '', fraction = '', exponentText = '0', unit = ''] = match;
+  const mantissa = BigInt(`${whole}${fraction}` || '0');
+  if (mantissa === 0n) return 0n;
+  // value = mantissa * 10^(exponent - fraction digits) * unit, in micros.
+  const exponent = Number(exponentText) - fraction.length + 6;
+  if (exponent > 40) return tooLarge();
+  const multiplier = UNIT_MULTIPLIERS[unit] ?? 1n;
+  let micros: bigint;
+  if (exponent >= 0) {
+    micros = mantissa * multiplier * 10n ** BigInt(exponent);
+  } else {
+    if (exponent < -40) return 'more than 6 decimal places';
+    const divisor = 10n ** BigInt(-exponent);
+    const scaled = mantissa * multiplier;
+    if (scaled % divisor !== 0n) return 'more than 6 decimal places';
+    micros = scaled / divisor;
+  }
+  return micros > MAX_MICROS ? tooLarge() : micros;
+}
+
+function tooLarge(): string {
+  return `value too large to keep exactly (at most ${formatMicros(MAX_MICROS)})`;
+}
+
+/**
+ * Parses and merges resource specs (each `-r` flag is one spec). Throws
+ * InvalidResourceSpecError on the first bad part; a name given twice, in one
+ * spec or across specs, is an error.
+ */
+export function parseResourceSpecs(specs: readonly string[]): Resources {
+  const seen = new Set<string>();
+  const amounts = new Map<string, bigint>();
+  for (const spec of specs) {
+    const parts = spec.split(/[\s,]+/).filter((part) => part !== '');
+    for (const part of parts) {
+      const eq = part.indexOf('=');
+      if (eq < 0) throw new InvalidResourceSpecError(part, 'expected NAME=VALUE');
+      const name = part.slice(0, eq);
+      const value = part.slice(eq + 1);
+      if (name === '') throw new InvalidResourceSpecError(part, 'empty resource name');
+      if (!RESOURCE_NAME_PATTERN.test(name) || name.length > MAX_RESOURCE_NAME_LENGTH) {
+        throw new InvalidResourceSpecError(
+          part,
+          `resource name must match ${RESOURCE_NAME_PATTERN.source.slice(1, -1)} (at most ${MAX_RESOURCE_NAME_LENGTH} characters)`,
+        );
+      }
+      if (value === '') throw new InvalidResourceSpecError(part, 'expected NAME=VALUE');
+      const micros = parseAmount(value);
+      if (typeof micros === 'string') throw new InvalidResourceSpecError(part, micros);
+      if (seen.has(name)) throw new InvalidResourceSpecError(part, `resource '${name}' given twice`);
+      seen.add(name);
+      if (micros > 0n) amounts.set(name, micros);
+    }
+  }
+  return sortResources(amounts);
+}
+
+/** Same as parseResourceSpecs, for a single spec string. */
+export function parseResourceSpec(spec: string): Resources {
+  return parseResourceSpecs([spec]);
+}
+
+export function sortResources(amounts: ReadonlyMap<string, bigint>): Resources {
+  return new Map([...amounts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** "a=1 b=2.5", sorted by name; "" for no resources. The form stored in Redis and logged. */
+export function formatResources(resources: Resources, separator = ' '): string {
+  return [...sortResources(resources)].map(([name, micros]) => `${name}=${formatMicros(micros)}`).join(separator);
+}
+
+/** Parses the canonical form written by formatResources (trusted input from Redis). */
+export function parseStoredResources(text: string | undefined): Resources {
+  const amounts = new Map<string, bigint>();
+  for (const part of (text ?? '').split(/[\s,]+/)) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    amounts.set(part.slice(0, eq), parseDecimal(part.slice(eq + 1)));
+  }
+  return sortResources(amounts);
+}
+
+/** Parses a Redis hash of name -> decimal amount. */
+export function resourcesFromHash(hash: Record<string, string>): Resources {
+  return sortResources(new Map(Object.entries(hash).map(([name, value]) => [name, parseDecimal(value)])));
+}
+
+/** Resources as a JSON-friendly object of numbers, e.g. for FITQ_RESOURCES. */
+export function resourcesToJson(resources: Resources): Record<string, number> {
+  return Object.fromEntries([...resources].map(([name, micros]) => [name, microsToNumber(micros)]));
+}

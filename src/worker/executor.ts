@@ -1,0 +1,221 @@
+/**
+ * Executes claimed runs. A claimed run is handed to this worker's own BullMQ
+ * queue (job id = run id + claim epoch, so the hand-off is idempotent) and
+ * run by a BullMQ Worker processor: the child process, its output, and the
+ * final record, fenced by the claim epoch.
+ */
+import { Queue, Worker as BullWorker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { NamespaceKeys } from '../queue/keys.js';
+import { parseRunFields, runDemands } from '../queue/run-record.js';
+import type { Scripts } from '../queue/scripts.js';
+import { formatResources, resourcesToJson } from '../resources/spec.js';
+import { startRunProcess, type RunOutcome, type RunProcess } from './child.js';
+import { OutputBuffer } from './output.js';
+import type { LogFormat } from './logger.js';
+import type { Watchdog } from './watchdog.js';
+
+export interface ClaimedRun {
+  runId: string;
+  epoch: string;
+  fields: Record<string, string>;
+}
+
+interface ActiveRun extends ClaimedRun {
+  process?: RunProcess;
+  cancelRequested: boolean;
+}
+
+interface JobData {
+  runId: string;
+  epoch: string;
+  command: string[];
+  resources: string;
+}
+
+export interface ExecutorContext {
+  redis: Redis;
+  keys: NamespaceKeys;
+  scripts: Scripts;
+  watchdog: Watchdog;
+  logger: Logger;
+  workerName: string;
+  /** BullMQ queue name of this worker, unique per worker process. */
+  queueName: string;
+  concurrency: number;
+  killGraceMs: number;
+  logMaxLines: number;
+  echoOutput: boolean;
+  logFormat: LogFormat;
+  /** Called after a run has ended and been recorded. */
+  onRunEnded: () => void;
+}
+
+export class Executor {
+  private readonly active = new Map<string, ActiveRun>();
+  private readonly queue: Queue;
+  private readonly bullWorker: BullWorker;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly ctx: ExecutorContext) {
+    const options = { connection: ctx.redis, prefix: ctx.keys.bullPrefix };
+    this.queue = new Queue(ctx.queueName, options);
+    this.bullWorker = new BullWorker(ctx.queueName, (job: Job<JobData>) => this.process(job), {
+      ...options,
+      concurrency: ctx.concurrency > 0 ? ctx.concurrency : 10_000,
+      // Our lease and reaper decide what happened to a run; BullMQ must never re-run one.
+      skipStalledCheck: true,
+      maxStalledCount: 0,
+    });
+    this.bullWorker.on('error', (error) => ctx.logger.debug({ err: error }, 'executor queue error'));
+  }
+
+  get size(): number {
+    return this.active.size;
+  }
+
+  runIds(): string[] {
+    return [...this.active.keys()];
+  }
+
+  /** Hands a freshly claimed run to the execution queue. */
+  async dispatch(claim: ClaimedRun): Promise<void> {
+    this.active.set(claim.runId, { ...claim, cancelRequested: false });
+    const data: JobData = {
+      runId: claim.runId,
+      epoch: claim.epoch,
+      command: JSON.parse(claim.fields.command ?? '[]') as string[],
+      resources: claim.fields.resources ?? '',
+    };
+    try {
+      await this.queue.add('run', data, {
+        jobId: `${claim.runId}-${claim.epoch}`,
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
+    } catch (error) {
+      await this.record(this.active.get(claim.runId)!, {
+        status: 'failed',
+        reason: `could not hand the run to the executor: ${(error as Error).message}`,
+      });
+    }
+  }
+
+  /** Stops a run (SIGTERM, SIGKILL after the grace period); it ends as canceled. */
+  cancel(runId: string): boolean {
+    const run = this.active.get(runId);
+    if (!run) return false;
+    run.cancelRequested = true;
+    run.process?.terminate(this.ctx.killGraceMs);
+    return true;
+  }
+
+  /** Terminates every run, e.g. on a second stop signal; they end as failed by signal. */
+  terminateAll(): void {
+    for (const run of this.active.values()) run.process?.terminate(this.ctx.killGraceMs);
+  }
+
+  /** Resolves when no run is active. */
+  whenIdle(): Promise<void> {
+    if (this.active.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    await this.bullWorker.close();
+    await this.queue.obliterate({ force: true }).catch(() => {});
+    await this.queue.close();
+  }
+
+  private async process(job: Job<JobData>): Promise<void> {
+    const run = this.active.get(job.data.runId);
+    if (!run || run.epoch !== job.data.epoch) return; // a hand-off from an older claim
+    const log = this.ctx.logger.child({ runId: run.runId });
+    if (run.cancelRequested) {
+      await this.record(run, { status: 'failed', reason: 'canceled before it started' });
+      return;
+    }
+    const record = parseRunFields(run.fields);
+    const output = new OutputBuffer(this.ctx.redis, this.ctx.keys, run.runId, this.ctx.logMaxLines, (error) =>
+      log.warn({ err: error }, `Could not store output of run ${run.runId}`),
+    );
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      ...record.env,
+      FITQ_RUN_ID: run.runId,
+      FITQ_WORKER: this.ctx.workerName,
+      FITQ_RESOURCES: JSON.stringify(resourcesToJson(runDemands(run.fields))),
+    };
+    run.process = startRunProcess({
+      command: record.command,
+      shell: record.shell,
+      cwd: record.cwd,
+      env,
+      onLine: (stream, line) => {
+        output.add({ stream, line });
+        this.echo(run.runId, stream, line);
+      },
+    });
+    if (run.process.pid !== undefined) {
+      this.ctx.watchdog.watch(run.process.pid);
+      log.info(`Run ${run.runId} started`);
+    }
+    const outcome = await run.process.outcome;
+    if (run.process.pid !== undefined) this.ctx.watchdog.release(run.process.pid);
+    await output.flush();
+    await this.record(run, outcome);
+  }
+
+  private echo(runId: string, stream: 'stdout' | 'stderr', line: string): void {
+    if (!this.ctx.echoOutput) return;
+    if (this.ctx.logFormat === 'json') this.ctx.logger.info({ runId, output: stream }, line);
+    else process.stdout.write(`${runId} | ${line}\n`);
+  }
+
+  /** Records the end of a run, releasing its reservation, and reports it. */
+  private async record(run: ActiveRun, outcome: RunOutcome): Promise<void> {
+    const log = this.ctx.logger.child({ runId: run.runId });
+    const canceled = run.cancelRequested;
+    const status = canceled ? 'canceled' : outcome.status;
+    const reason = canceled ? `canceled (${outcome.reason})` : outcome.reason;
+    try {
+      const recorded = await this.ctx.scripts.finishRun(
+        {
+          runId: run.runId,
+          worker: this.ctx.workerName,
+          epoch: run.epoch,
+          status,
+          exitCode: outcome.exitCode,
+          signal: outcome.signal,
+          reason,
+        },
+        Date.now(),
+      );
+      if (!recorded) log.warn(`Run ${run.runId} had moved on (no longer held by this worker); its result was not recorded`);
+    } catch (error) {
+      log.error({ err: error }, `Could not record the end of run ${run.runId}`);
+    }
+    if (status === 'completed') log.info(`Run ${run.runId} completed`);
+    else if (status === 'canceled') log.info(`Run ${run.runId} canceled`);
+    else log.info(`Run ${run.runId} failed (${describeFailure(outcome)})`);
+    this.active.delete(run.runId);
+    if (this.active.size === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      waiters.forEach((resolve) => resolve());
+    }
+    this.ctx.onRunEnded();
+  }
+}
+
+function describeFailure(outcome: RunOutcome): string {
+  if (outcome.exitCode !== undefined) return `exit code ${outcome.exitCode}`;
+  if (outcome.signal) return `signal ${outcome.signal}`;
+  return outcome.reason;
+}
+
+/** "a=1 b=2" for logs, or "no resources". */
+export function describeDemands(fields: Record<string, string>): string {
+  return formatResources(runDemands(fields)) || 'no resources';
+}

@@ -1,0 +1,19 @@
+/**
+ * The worker's logger: one pino root, pretty for people or JSON lines for
+ * machines. Messages read like "Run abc123 started"; fields carry the ids.
+ */
+import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+
+export type LogFormat = 'pretty' | 'json';
+
+export function createLogger(format: LogFormat, level = process.env.FITQ_LOG_LEVEL ?? 'info'): Logger {
+  if (format === 'json') return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.epochTime });
+  const stream = pretty({
+    sync: true,
+    colorize: process.stdout.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,worker,runId,queue,output',
+  });
+  return pino({ level, base: undefined }, stream);
+}

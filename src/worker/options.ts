@@ -1,0 +1,81 @@
+/**
+ * Worker options, validated once at the edge.
+ */
+import { availableParallelism, hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { UsageError } from '../errors.js';
+import type { ClientOptions } from '../queue/client.js';
+import { validateWorkerName } from '../queue/names.js';
+import { parseResourceSpecs, type Resources } from '../resources/spec.js';
+import type { LogFormat } from './logger.js';
+
+export interface WorkerOptions extends ClientOptions {
+  /** Capacity: parsed resources, or specs like `"gpu=2 mem=64G"`. */
+  resources?: Resources | string | readonly string[];
+  /** Unique among live workers; default `<hostname>-<pid>`. */
+  name?: string;
+  /** Most runs at once; default the number of CPU cores; 0 = no limit. */
+  concurrency?: number;
+  /** Run what fits, wait for those runs, exit when no staged run fits the total capacity. */
+  runOnce?: boolean;
+  /** Lease length in ms; a worker silent this long is dead. Default 30,000. */
+  leaseMs?: number;
+  /** Delay between SIGTERM and SIGKILL when runs are stopped. Default 10,000. */
+  killGraceMs?: number;
+  /** Safety-net claim poll; wake-ups are event driven. Default 5,000. */
+  pollIntervalMs?: number;
+  logFormat?: LogFormat;
+  /** A logger to use instead of one made from logFormat. */
+  logger?: Logger;
+  /** Echo run output to the worker's stdout. Default true. */
+  echoOutput?: boolean;
+}
+
+export interface ResolvedWorkerOptions {
+  resources: Resources;
+  name: string;
+  concurrency: number;
+  runOnce: boolean;
+  leaseMs: number;
+  killGraceMs: number;
+  pollIntervalMs: number;
+  logFormat: LogFormat;
+  echoOutput: boolean;
+}
+
+function nonNegativeInteger(flag: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0) {
+    throw new UsageError(`expected ${flag} to be a non-negative integer, got '${value}'`);
+  }
+  return value;
+}
+
+function positiveMs(flag: string, value: number, min: number): number {
+  if (!Number.isFinite(value) || value < min) throw new UsageError(`expected ${flag} to be at least ${min} ms, got '${value}'`);
+  return value;
+}
+
+export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
+  const resources =
+    typeof options.resources === 'string'
+      ? parseResourceSpecs([options.resources])
+      : Array.isArray(options.resources)
+        ? parseResourceSpecs(options.resources as readonly string[])
+        : ((options.resources as Resources | undefined) ?? new Map());
+  const name = validateWorkerName(options.name ?? `${hostname()}-${process.pid}`);
+  const logFormat = options.logFormat ?? 'pretty';
+  if (logFormat !== 'pretty' && logFormat !== 'json') {
+    throw new UsageError(`expected --log-format to be pretty or json, got '${String(logFormat)}'`);
+  }
+  return {
+    resources,
+    name,
+    concurrency: nonNegativeInteger('--concurrency', options.concurrency ?? availableParallelism()),
+    runOnce: options.runOnce ?? false,
+    leaseMs: positiveMs('--lease', options.leaseMs ?? 30_000, 300),
+    killGraceMs: positiveMs('--kill-grace', options.killGraceMs ?? 10_000, 0),
+    pollIntervalMs: positiveMs('poll interval', options.pollIntervalMs ?? 5_000, 50),
+    logFormat,
+    echoOutput: options.echoOutput ?? true,
+  };
+}

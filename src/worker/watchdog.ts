@@ -1,0 +1,55 @@
+/**
+ * The watchdog: a tiny `sh` process per worker that outlives it. The worker
+ * tells it, over a pipe, the process group of each run it starts (+PGID) and
+ * ends (-PGID). When the pipe closes with groups still listed — the worker
+ * died, even by SIGKILL — it terminates those groups (SIGTERM, then SIGKILL
+ * after a grace period), so no run keeps running unobserved.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const WATCHDOG_SCRIPT = `
+trap '' INT TERM HUP
+groups=' '
+while IFS= read -r line; do
+  case "$line" in
+    +*) groups="$groups\${line#+} " ;;
+    -*) kept=' '; for g in $groups; do [ "$g" = "\${line#-}" ] || kept="$kept$g "; done; groups=$kept ;;
+  esac
+done
+[ "$groups" = ' ' ] && exit 0
+for g in $groups; do kill -TERM -- "-$g" 2>/dev/null; done
+sleep "$1"
+for g in $groups; do kill -KILL -- "-$g" 2>/dev/null; done
+`;
+
+export class Watchdog {
+  private readonly child: ChildProcess;
+
+  constructor(graceSeconds: number) {
+    this.child = spawn('sh', ['-c', WATCHDOG_SCRIPT, 'fitq-watchdog', String(graceSeconds)], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    this.child.on('error', () => {});
+    this.child.stdin?.on('error', () => {});
+    this.child.unref();
+    (this.child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  watch(processGroup: number): void {
+    this.child.stdin?.write(`+${processGroup}\n`);
+  }
+
+  release(processGroup: number): void {
+    this.child.stdin?.write(`-${processGroup}\n`);
+  }
+
+  /** Ends the watchdog; groups still listed are terminated. */
+  close(): void {
+    this.child.stdin?.end();
+  }
+}
