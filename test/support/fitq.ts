@@ -1,0 +1,87 @@
+/**
+ * Test helpers: a namespace per test, clients and workers that are closed
+ * after each test, and the real CLI run as a child process.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterEach, expect, inject } from 'vitest';
+import { FitqClient } from '../../src/queue/client.js';
+import { openConnectionCount } from '../../src/queue/connection.js';
+import { liveRunProcessCount } from '../../src/worker/child.js';
+import { FitqWorker, type WorkerOptions } from '../../src/worker/worker.js';
+
+export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+export const redisUrl = (): string => inject('redisUrl');
+
+/** A fresh namespace, so tests never see each other's runs. */
+export function newQueue(): string {
+  return `t${randomBytes(5).toString('hex')}`;
+}
+
+const clients: FitqClient[] = [];
+const workers: FitqWorker[] = [];
+
+export async function connectClient(queue: string, url = redisUrl()): Promise<FitqClient> {
+  const client = await FitqClient.connect({ redisUrl: url, queue });
+  clients.push(client);
+  return client;
+}
+
+/** Starts an in-process worker that logs JSON into `lines` (not to stdout). */
+export async function startTestWorker(
+  queue: string,
+  options: WorkerOptions = {},
+): Promise<{ worker: FitqWorker; logs: Record<string, unknown>[] }> {
+  const logs: Record<string, unknown>[] = [];
+  const { pino } = await import('pino');
+  const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const worker = await FitqWorker.start({
+    redisUrl: redisUrl(),
+    queue,
+    logger,
+    echoOutput: false,
+    concurrency: 0,
+    ...options,
+  });
+  workers.push(worker);
+  return { worker, logs };
+}
+
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `fitq ARGS` as a real process against the test Redis. */
+export async function fitq(args: string[], options: { queue: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
+  const result = await execa('node', [BIN, ...args], {
+    env: { FITQ_REDIS_URL: redisUrl(), FITQ_QUEUE: options.queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '', ...options.env },
+    reject: false,
+    timeout: options.timeoutMs ?? 60_000,
+  });
+  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+/** Messages of parsed JSON log lines. */
+export function messages(logs: readonly Record<string, unknown>[]): string[] {
+  return logs.filter((entry) => entry.output === undefined).map((entry) => String(entry.msg));
+}
+
+/** Parses `fitq worker --log-format json` output into log messages. */
+export function parseJsonLog(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.stop({ now: true })));
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  // Leak guard: every connection and run process a test made must be gone.
+  expect(openConnectionCount(), 'open Redis connections after the test').toBe(0);
+  expect(liveRunProcessCount(), 'run processes still alive after the test').toBe(0);
+});
