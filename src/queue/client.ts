@@ -114,7 +114,7 @@ export class FitqClient {
       const verdict = whyWaiting(group[0]!.demands, workers);
       if (verdict.runnable) continue;
       const which = group.length === 1 ? `run ${group[0]!.id}` : `${group.length} runs (${group[0]!.id}, ...)`;
-      warnings.push(`${which} staged, but no live worker can run it yet: ${verdict.reason}`);
+      warnings.push(`${which} staged, but no live worker can run ${group.length === 1 ? 'it' : 'them'} yet: ${verdict.reason}`);
     }
     return warnings;
   }

@@ -1,0 +1,124 @@
+/**
+ * The scenarios of the seed scheduler, as fitq users see them from the CLI,
+ * with real worker processes and real runs.
+ */
+import { describe, expect, it } from 'vitest';
+import { connectClient, FIXTURES, fitq, messages, newQueue, parseJsonLog } from '../support/fitq.js';
+import type { FitqClient } from '../../src/queue/client.js';
+
+const STAMP = `${FIXTURES}stamp.sh`;
+
+async function stage(queue: string, resources: string[], ...command: string[]): Promise<string> {
+  const result = await fitq(['stage', ...resources.flatMap((spec) => ['-r', spec]), '--', ...command], { queue });
+  expect(result.exitCode, result.stderr).toBe(0);
+  return result.stdout.trim();
+}
+
+async function runWorker(queue: string, ...args: string[]) {
+  const result = await fitq(['worker', '--run-once', '--log-format', 'json', '--name', 'w1', ...args], { queue });
+  expect(result.exitCode, result.stderr).toBe(0);
+  return messages(parseJsonLog(result.stdout));
+}
+
+/** The [start, end] epoch ms a run's own process printed. */
+async function stamps(client: FitqClient, runId: string): Promise<[number, number]> {
+  const lines = (await client.readLog(runId)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
+  const at = (word: string) => Number(lines.find((line) => line.startsWith(`${word} `))?.split(' ')[1]);
+  return [at('start'), at('end')];
+}
+
+const overlap = (a: [number, number], b: [number, number]) => Math.max(a[0], b[0]) < Math.min(a[1], b[1]);
+
+describe('seed scenarios', () => {
+  it('two runs needing foo=5 on a worker with foo=7 run one after the other', async () => {
+    const queue = newQueue();
+    const a = await stage(queue, ['foo=5'], STAMP, '0.5');
+    const b = await stage(queue, ['foo=5'], STAMP, '0.5');
+    const log = await runWorker(queue, '-r', 'foo=7');
+    expect(log).toEqual([
+      'Starting worker w1',
+      'Worker resources: foo=7',
+      `Scheduling run ${a} (requires foo=5)`,
+      `Run ${a} started`,
+      `Run ${a} completed`,
+      `Scheduling run ${b} (requires foo=5)`,
+      `Run ${b} started`,
+      `Run ${b} completed`,
+      'Stopping worker w1',
+      'Worker w1 stopped',
+    ]);
+    const client = await connectClient(queue);
+    expect(overlap(await stamps(client, a), await stamps(client, b))).toBe(false);
+  });
+
+  it('with foo=12 the same two runs overlap', async () => {
+    const queue = newQueue();
+    const a = await stage(queue, ['foo=5'], STAMP, '1');
+    const b = await stage(queue, ['foo=5'], STAMP, '1');
+    const log = await runWorker(queue, '-r', 'foo=12');
+    expect(log.indexOf(`Run ${b} started`)).toBeLessThan(log.indexOf(`Run ${a} completed`));
+    const client = await connectClient(queue);
+    expect(overlap(await stamps(client, a), await stamps(client, b))).toBe(true);
+  });
+
+  it('a run needing a resource the worker lacks stays staged and is logged as ignored once', async () => {
+    const queue = newQueue();
+    const id = await stage(queue, ['foo=5'], 'true');
+    const log = await runWorker(queue);
+    expect(log.filter((line) => line.startsWith('Ignoring'))).toEqual([
+      `Ignoring staged run ${id} (requires resources not defined for this worker: foo)`,
+    ]);
+    const client = await connectClient(queue);
+    expect((await client.getRun(id)).status).toBe('staged');
+  });
+
+  it('-r foo=1 -r "bar=1 baz=1" runs on foo=1 bar=1 baz=2 and is ignored (bar, baz) on foo=1', async () => {
+    const queue = newQueue();
+    const id = await stage(queue, ['foo=1', 'bar=1 baz=1'], 'true');
+    const ignoredLog = await runWorker(queue, '-r', 'foo=1');
+    expect(ignoredLog).toContain(`Ignoring staged run ${id} (requires resources not defined for this worker: bar, baz)`);
+    const log = await runWorker(queue, '-r', 'foo=1 bar=1 baz=2');
+    expect(log).toContain('Worker resources: bar=1 baz=2 foo=1');
+    expect(log).toContain(`Scheduling run ${id} (requires bar=1 baz=1 foo=1)`);
+    expect(log).toContain(`Run ${id} completed`);
+  });
+
+  it('ten runs on a worker with --concurrency 10 all overlap', async () => {
+    const queue = newQueue();
+    const result = await fitq(['stage', '--repeat', '10', '--', STAMP, '2'], { queue });
+    const ids = result.stdout.trim().split('\n');
+    expect(ids).toHaveLength(10);
+    await runWorker(queue, '--concurrency', '10');
+    const client = await connectClient(queue);
+    const intervals = await Promise.all(ids.map((id) => stamps(client, id)));
+    const latestStart = Math.max(...intervals.map(([start]) => start));
+    const earliestEnd = Math.min(...intervals.map(([, end]) => end));
+    expect(latestStart).toBeLessThan(earliestEnd);
+  });
+
+  it('with --concurrency 1 the same runs never overlap', async () => {
+    const queue = newQueue();
+    const ids = (await fitq(['stage', '--repeat', '3', '--', STAMP, '0.2'], { queue })).stdout.trim().split('\n');
+    await runWorker(queue, '--concurrency', '1');
+    const client = await connectClient(queue);
+    const intervals = await Promise.all(ids.map((id) => stamps(client, id)));
+    for (let i = 1; i < intervals.length; i++) expect(overlap(intervals[i - 1]!, intervals[i]!)).toBe(false);
+  });
+
+  it.each([
+    ['foo', "invalid resource spec 'foo': expected NAME=VALUE"],
+    ['foo=-1', "invalid resource spec 'foo=-1': value must not be negative"],
+    ['foo=1 foo=2', "invalid resource spec 'foo=2': resource 'foo' given twice"],
+  ])('refuses the invalid spec %j at stage and at worker, exit 2, changing nothing', async (spec, message) => {
+    const queue = newQueue();
+    const staged = await fitq(['stage', '-r', spec, '--', 'true'], { queue });
+    expect(staged).toMatchObject({ exitCode: 2, stdout: '' });
+    expect(staged.stderr.trim()).toBe(`Error: ${message}`);
+    const worker = await fitq(['worker', '-r', spec, '--run-once'], { queue });
+    expect(worker.exitCode).toBe(2);
+    expect(worker.stderr.trim()).toBe(`Error: ${message}`);
+    const client = await connectClient(queue);
+    expect(await client.listRuns()).toEqual([]);
+    expect(await client.listWorkers()).toEqual([]);
+  });
+});

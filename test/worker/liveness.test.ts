@@ -1,0 +1,385 @@
+/**
+ * Worker liveness with real processes: a CLI worker killed with SIGKILL
+ * leaves no run process behind (its watchdog ends them), its runs end as
+ * `lost` within the lease and are never re-run, its reservation goes, and its
+ * name can be taken again. Also: a name held by a live worker is refused, and
+ * SIGTERM stops a worker gracefully (a second SIGTERM terminates its runs).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FitqClient } from '../../src/queue/client.js';
+import type { RunRecord } from '../../src/queue/run-record.js';
+import { BIN, connectClient, fitq, messages, newQueue, parseJsonLog, redisUrl, startTestWorker } from '../support/fitq.js';
+
+// ---------------------------------------------------------------- helpers
+
+/** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  intervalMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/**
+ * Live (non-zombie) members of a process group. Orphans are reparented to
+ * PID 1, which may reap them late: a zombie has ended, so it does not count.
+ */
+function groupMembers(pgid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    // No /proc (not Linux): ask the kernel about the group as a whole.
+    try {
+      process.kill(-pgid, 0);
+      return [pgid];
+    } catch {
+      return [];
+    }
+  }
+  const members: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
+  }
+  return members;
+}
+
+/** True while `pid` is a running (non-zombie) process. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true;
+  }
+}
+
+interface CliWorker {
+  readonly process: ResultPromise;
+  readonly pid: number;
+  /** Everything the worker printed on stdout so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Messages of its JSON log lines so far (not run output). */
+  messages(): string[];
+  waitForMessage(message: string, timeoutMs?: number): Promise<void>;
+  /** Resolves with the exit code (or signal) once the process has ended. */
+  readonly exited: Promise<{ exitCode: number | undefined; signal: string | undefined }>;
+}
+
+const cliWorkers: CliWorker[] = [];
+const runGroups = new Set<number>();
+const tempDirs: string[] = [];
+
+/** Starts `fitq worker ARGS --log-format json` as a real process. */
+function spawnCliWorker(queue: string, args: string[]): CliWorker {
+  const subprocess = execa('node', [BIN, 'worker', ...args, '--log-format', 'json'], {
+    env: { FITQ_REDIS_URL: redisUrl(), FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '' },
+    stdin: 'ignore',
+    buffer: false,
+    reject: false,
+  });
+  let stdout = '';
+  let stderr = '';
+  subprocess.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  subprocess.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const worker: CliWorker = {
+    process: subprocess,
+    pid: subprocess.pid!,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    messages: () => messages(parseJsonLog(stdout)),
+    async waitForMessage(message, timeoutMs = 10_000) {
+      await waitFor(`worker log "${message}" (stdout so far:\n${stdout}\nstderr:\n${stderr})`, () =>
+        worker.messages().includes(message),
+      timeoutMs);
+    },
+    exited: subprocess.then((result) => ({ exitCode: result.exitCode, signal: result.signal })),
+  };
+  cliWorkers.push(worker);
+  return worker;
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fitq-liveness-'));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** A shell script that records its pid (= its process group) in `pidFile`, then does `rest`. */
+function pidScript(pidFile: string, rest: string): string[] {
+  return ['sh', '-c', `echo $$ > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'; ${rest}`];
+}
+
+/** Waits until the run is running and its process has written its pid. */
+async function waitUntilRunning(client: FitqClient, runId: string, pidFile: string): Promise<number> {
+  const pid = await waitFor(`run ${runId} to write its pid file`, () => {
+    try {
+      const value = Number(readFileSync(pidFile, 'utf8').trim());
+      return Number.isInteger(value) && value > 0 ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  runGroups.add(pid);
+  expect((await client.getRun(runId)).status).toBe('running');
+  return pid;
+}
+
+async function waitForStatus(client: FitqClient, runId: string, statuses: string[], timeoutMs = 10_000): Promise<RunRecord> {
+  return waitFor(
+    `run ${runId} to become ${statuses.join(' or ')}`,
+    async () => {
+      const run = await client.getRun(runId);
+      return statuses.includes(run.status) ? run : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+afterEach(async () => {
+  // Whatever a failed test left behind: worker processes, run process groups, files.
+  for (const worker of cliWorkers.splice(0)) {
+    if (worker.process.exitCode === null && worker.process.signalCode === null) worker.process.kill('SIGKILL');
+    await worker.exited;
+  }
+  for (const pgid of runGroups) {
+    if (groupMembers(pgid).length > 0) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  runGroups.clear();
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+// ---------------------------------------------------------------- tests
+
+describe('a worker killed with SIGKILL', () => {
+  it('leaves no run process running: its watchdog terminates the run process group', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = tempDir();
+    const pidFile = join(dir, 'pid');
+    // A run with a child of its own, in the background: the whole group must go.
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60 & wait'), resources: 'foo=1' });
+    const runId = runs[0]!.id;
+
+    const victim = spawnCliWorker(queue, ['-r', 'foo=2', '--name', 'victim', '--lease', '2', '--kill-grace', '1']);
+    const pgid = await waitUntilRunning(client, runId, pidFile);
+    await waitFor('the run to have its background child', () => groupMembers(pgid).length >= 2);
+
+    victim.process.kill('SIGKILL');
+    expect((await victim.exited).signal).toBe('SIGKILL');
+
+    // SIGTERM goes to the group at once; SIGKILL follows after --kill-grace (1 s).
+    await waitFor(
+      `run process group ${pgid} to be gone after the worker died (still alive: ${groupMembers(pgid).join(', ')})`,
+      () => groupMembers(pgid).length === 0,
+      5000,
+    );
+    expect(isAlive(pgid)).toBe(false);
+    expect(() => process.kill(pgid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }) as unknown as Error);
+  });
+
+  it('has its runs marked lost within the lease, its reservation released, and nothing re-run; its name is free again', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = tempDir();
+    const pidFile = join(dir, 'pid');
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60'), resources: 'foo=1' });
+    const runId = runs[0]!.id;
+
+    const victim = spawnCliWorker(queue, ['-r', 'foo=2', '--name', 'victim', '--lease', '2', '--kill-grace', '1']);
+    const pid = await waitUntilRunning(client, runId, pidFile);
+    const running = await client.getRun(runId);
+    expect(running).toMatchObject({ status: 'running', worker: 'victim', epoch: 1 });
+    expect((await client.listWorkers()).map((w) => w.name)).toEqual(['victim']);
+
+    // A live worker that could run the run too, and reaps dead workers.
+    const observer = await startTestWorker(queue, { name: 'observer', resources: 'foo=2', leaseMs: 600 });
+
+    const killedAt = Date.now();
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+
+    // (b) lost within the lease (2 s) plus slack, with a reason naming the dead worker.
+    const lost = await waitForStatus(client, runId, ['lost', 'completed', 'failed', 'canceled'], 8000);
+    const elapsed = Date.now() - killedAt;
+    expect(lost.status).toBe('lost');
+    expect(lost.reason).toMatch(/victim/);
+    expect(lost.reason).toMatch(/lease/);
+    expect(lost.worker).toBe('victim');
+    expect(lost.epoch).toBe(1);
+    expect(lost.endedAt).toBeGreaterThanOrEqual(killedAt);
+    expect(elapsed, `ms from SIGKILL to lost`).toBeLessThan(2000 + 1500);
+    expect(messages(observer.logs)).toContain('Worker victim stopped renewing its lease: its runs are lost');
+    const log = await client.readLog(runId);
+    expect(log.at(-1)).toMatchObject({ kind: 'end', status: 'lost' });
+
+    // (c) The reservation and every key of the dead worker are gone.
+    const base = client.keys.base;
+    expect(await client.redis.keys(`${base}worker:victim*`)).toEqual([]);
+    expect(await client.redis.zscore(client.keys.workers, 'victim')).toBeNull();
+    expect(await client.redis.keys(`${client.keys.bullPrefix}:victim.*`)).toEqual([]);
+    expect((await client.listWorkers()).map((w) => w.name)).toEqual(['observer']);
+    const listed = await fitq(['workers', '--json'], { queue });
+    expect(listed.exitCode).toBe(0);
+    expect((JSON.parse(listed.stdout) as { name: string }[]).map((w) => w.name)).toEqual(['observer']);
+
+    // ... and the lost run is not staged again: a worker with room (foo=2) takes
+    // a later run that needs all of it, and the lost run stays as it was.
+    expect(await client.redis.zscore(client.keys.staged('foo=1'), runId)).toBeNull();
+    const probe = (await client.stage({ command: ['true'], resources: 'foo=2' })).runs[0]!.id;
+    expect(await client.waitForEnd(probe, 10_000)).toMatchObject({ status: 'completed', worker: 'observer' });
+    expect(await client.getRun(runId)).toMatchObject({ status: 'lost', epoch: 1, worker: 'victim' });
+    expect(readFileSync(pidFile, 'utf8').trim()).toBe(String(pid)); // never started a second time
+    const listedRuns = await fitq(['runs', '--json'], { queue });
+    expect(listedRuns.exitCode).toBe(0);
+    expect((JSON.parse(listedRuns.stdout) as RunRecord[]).find((run) => run.id === runId)).toMatchObject({
+      status: 'lost',
+      epoch: 1,
+    });
+
+    // (d) The name can be taken again; the new worker starts with its full capacity.
+    await observer.worker.stop();
+    const fresh = (await client.stage({ command: ['sh', '-c', 'echo "worker=$FITQ_WORKER"'], resources: 'foo=2' })).runs[0]!.id;
+    const again = await fitq(['worker', '-r', 'foo=2', '--name', 'victim', '--run-once', '--log-format', 'json'], {
+      queue,
+      timeoutMs: 20_000,
+    });
+    expect(again.exitCode, again.stderr).toBe(0);
+    const againMessages = messages(parseJsonLog(again.stdout));
+    expect(againMessages).toContain('Starting worker victim');
+    expect(againMessages).toContain(`Run ${fresh} completed`);
+    expect(againMessages.join('\n')).not.toMatch(/lost its registration/);
+    expect(await client.getRun(fresh)).toMatchObject({ status: 'completed', worker: 'victim', epoch: 1 });
+    expect((await client.readLog(fresh)).filter((e) => e.kind === 'line').map((e) => (e as { line: string }).line)).toEqual([
+      'worker=victim',
+    ]);
+    expect(await client.getRun(runId)).toMatchObject({ status: 'lost', epoch: 1 });
+    expect(await client.listWorkers()).toEqual([]);
+  });
+});
+
+describe('worker names', () => {
+  it('refuses `fitq worker --name X` while a live worker is named X, leaving that worker alone', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const name = `taken-${queue}`;
+    const { worker, logs } = await startTestWorker(queue, { name, resources: 'a=1', leaseMs: 1500 });
+    const before = await client.redis.hget(client.keys.worker(name).info, 'token');
+
+    const result = await fitq(['worker', '-r', 'a=1', '--name', name], { queue, timeoutMs: 20_000 });
+    expect(result.exitCode).toBe(2);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`'${name}'`);
+    expect(result.stderr).not.toContain('    at ');
+
+    // The live worker keeps its registration and its lease.
+    expect(await client.redis.hget(client.keys.worker(name).info, 'token')).toBe(before);
+    const [listed] = await client.listWorkers();
+    expect(listed).toMatchObject({ name, pid: process.pid });
+    expect(messages(logs).join('\n')).not.toMatch(/lost its registration/);
+    expect(worker.name).toBe(name);
+  });
+});
+
+describe('stopping a CLI worker with SIGTERM', () => {
+  it('lets the running run finish, claims nothing new, deregisters and exits 0', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = tempDir();
+    const pidFile = join(dir, 'pid');
+    const goFile = join(dir, 'go');
+    const name = `graceful-${queue}`;
+    const { runs } = await client.stage({
+      command: pidScript(pidFile, `while [ ! -e '${goFile}' ]; do sleep 0.02; done; echo finished`),
+      resources: 'foo=1',
+    });
+    const runId = runs[0]!.id;
+    const worker = spawnCliWorker(queue, ['-r', 'foo=2', '--name', name]);
+    const pgid = await waitUntilRunning(client, runId, pidFile);
+
+    process.kill(worker.pid, 'SIGTERM');
+    await worker.waitForMessage(`Stopping worker ${name}`);
+    // A run staged now is not claimed by the stopping worker.
+    const later = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
+    // The run is still going, and so is the worker, waiting for it.
+    expect(isAlive(pgid)).toBe(true);
+    expect((await client.getRun(runId)).status).toBe('running');
+    expect(worker.process.exitCode).toBeNull();
+
+    writeFileSync(goFile, '');
+    const exit = await worker.exited;
+    expect(exit, worker.stderr()).toEqual({ exitCode: 0, signal: undefined });
+    expect(await client.getRun(runId)).toMatchObject({ status: 'completed', exitCode: 0, worker: name });
+    expect(await client.getRun(later)).toMatchObject({ status: 'staged' });
+    expect(worker.messages()).toEqual(
+      expect.arrayContaining([`Stopping worker ${name}`, `Run ${runId} completed`, `Worker ${name} stopped`]),
+    );
+    expect(worker.messages()).not.toContain(`Scheduling run ${later} (requires foo=1)`);
+    expect(await client.listWorkers()).toEqual([]);
+    expect(groupMembers(pgid)).toEqual([]);
+  });
+
+  it('terminates the runs on a second SIGTERM (to their process group) and still exits 0', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = tempDir();
+    const pidFile = join(dir, 'pid');
+    const name = `impatient-${queue}`;
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60 & wait'), resources: 'foo=1' });
+    const runId = runs[0]!.id;
+    // A long grace period: the run must end from SIGTERM, not from a later SIGKILL.
+    const worker = spawnCliWorker(queue, ['-r', 'foo=2', '--name', name, '--kill-grace', '30']);
+    const pgid = await waitUntilRunning(client, runId, pidFile);
+    await waitFor('the run to have its background child', () => groupMembers(pgid).length >= 2);
+
+    process.kill(worker.pid, 'SIGTERM');
+    await worker.waitForMessage(`Stopping worker ${name}`);
+    expect((await client.getRun(runId)).status).toBe('running');
+
+    const secondAt = Date.now();
+    process.kill(worker.pid, 'SIGTERM');
+    const exit = await worker.exited;
+    expect(exit, worker.stderr()).toEqual({ exitCode: 0, signal: undefined });
+    expect(Date.now() - secondAt).toBeLessThan(10_000);
+    expect(await client.getRun(runId)).toMatchObject({ status: 'failed', signal: 'SIGTERM', worker: name });
+    expect(groupMembers(pgid)).toEqual([]);
+    expect(worker.messages()).toEqual(expect.arrayContaining([`Run ${runId} failed (signal SIGTERM)`, `Worker ${name} stopped`]));
+    expect(await client.listWorkers()).toEqual([]);
+  });
+});

@@ -1,0 +1,124 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { FitqClient } from '../../src/queue/client.js';
+import { connectClient, messages, newQueue, startTestWorker } from '../support/fitq.js';
+
+async function outputOf(client: FitqClient, id: string): Promise<string[]> {
+  return (await client.readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
+}
+
+async function waitEnded(client: FitqClient, ids: string[]) {
+  return Promise.all(ids.map((id) => client.waitForEnd(id, 30_000)));
+}
+
+describe('worker', () => {
+  it('wakes on staging, not by polling: an idle worker starts a new run at once', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await startTestWorker(queue, { pollIntervalMs: 600_000 });
+    // Let the worker go idle first: its first claim found nothing.
+    const { runs } = await client.stage({ command: ['true'] });
+    const [run] = await waitEnded(client, [runs[0]!.id]);
+    // The safety-net poll is 10 minutes away, so only the event can have started it.
+    expect(run!.startedAt! - run!.stagedAt).toBeLessThan(2000);
+  });
+
+  it("gives a run the worker's environment plus its own, and the FITQ_* variables; never the stager's", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    process.env.FITQ_TEST_WORKER_VAR = 'from-worker';
+    const { runs } = await client.stage({
+      command: ['sh', '-c', 'echo "$FITQ_TEST_WORKER_VAR|$EXTRA|$FITQ_RUN_ID|$FITQ_WORKER|$FITQ_RESOURCES"'],
+      env: { EXTRA: 'from-run' },
+      resources: 'foo=1.5 mem=2K',
+    });
+    const { worker } = await startTestWorker(queue, { name: 'env-w', resources: 'foo=2 mem=1M', runOnce: true });
+    await worker.done;
+    delete process.env.FITQ_TEST_WORKER_VAR;
+    expect(await outputOf(client, runs[0]!.id)).toEqual([`from-worker|from-run|${runs[0]!.id}|env-w|{"foo":1.5,"mem":2000}`]);
+  });
+
+  it('runs the argv with no shell unless asked for one', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const plain = await client.stage({ command: ['echo', '$HOME', '&&', 'ls'] });
+    const shell = await client.stage({ command: ['echo', 'sh:$0'], shell: true });
+    await startTestWorker(queue, { runOnce: true });
+    await waitEnded(client, [plain.runs[0]!.id, shell.runs[0]!.id]);
+    expect(await outputOf(client, plain.runs[0]!.id)).toEqual(['$HOME && ls']);
+    expect(await outputOf(client, shell.runs[0]!.id)).toEqual(['sh:sh']);
+  });
+
+  it('records failures with their reason and carries on', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const stage = async (command: string[], shell = false) => (await client.stage({ command, shell })).runs[0]!.id;
+    const missing = await stage(['no-such-command-fitq']);
+    const script = join(mkdtempSync(join(tmpdir(), 'fitq-')), 'not-executable.sh');
+    writeFileSync(script, 'echo hi\n', { mode: 0o644 });
+    const notExecutable = await stage([script]);
+    const crash = await stage(['sh', '-c', 'exit 3']);
+    const killed = await stage(['sh', '-c', 'kill -9 $$']);
+    const fine = await stage(['true']);
+    const { worker, logs } = await startTestWorker(queue, { runOnce: true, concurrency: 1 });
+    await worker.done;
+    expect(await client.getRun(missing)).toMatchObject({ status: 'failed', reason: 'command not found: no-such-command-fitq' });
+    expect(await client.getRun(notExecutable)).toMatchObject({ status: 'failed', reason: `permission denied: ${script}` });
+    expect(await client.getRun(crash)).toMatchObject({ status: 'failed', exitCode: 3, reason: 'exit code 3' });
+    expect(await client.getRun(killed)).toMatchObject({ status: 'failed', signal: 'SIGKILL', reason: 'killed by signal SIGKILL' });
+    expect(await client.getRun(fine)).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect(messages(logs)).toEqual(
+      expect.arrayContaining([
+        `Run ${missing} failed (command not found: no-such-command-fitq)`,
+        `Run ${crash} failed (exit code 3)`,
+        `Run ${killed} failed (signal SIGKILL)`,
+        `Run ${fine} completed`,
+      ]),
+    );
+  });
+
+  it('claims higher priority first, then older, and backfills past runs that do not fit', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const id = async (priority: number, resources: string) =>
+      (await client.stage({ command: ['true'], priority, resources })).runs[0]!.id;
+    const low = await id(0, 'slot=1');
+    const big = await id(5, 'slot=1 big=9');
+    const high = await id(5, 'slot=1');
+    const higher = await id(9, 'slot=1');
+    const { worker, logs } = await startTestWorker(queue, { resources: 'slot=1 big=1', runOnce: true });
+    await worker.done;
+    const order = messages(logs).filter((m) => m.startsWith('Scheduling')).map((m) => m.split(' ')[2]);
+    expect(order).toEqual([higher, high, low]);
+    expect((await client.getRun(big)).status).toBe('staged');
+  });
+
+  it('keeps capacity exact over many fractional claims and releases', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await client.stage({ command: ['true'], resources: 'x=0.1', repeat: 60 });
+    const { worker } = await startTestWorker(queue, { name: 'frac', resources: 'x=0.3', runOnce: true });
+    await worker.done;
+    expect((await client.listRuns({ statuses: ['completed'] })).length).toBe(60);
+    const { runs } = await client.stage({ command: ['sleep', '30'], resources: 'x=0.1', repeat: 4 });
+    await startTestWorker(queue, { name: 'frac2', resources: 'x=0.3' });
+    await expect.poll(async () => (await client.listRuns({ statuses: ['running'] })).length, { timeout: 10_000 }).toBe(3);
+    const [live] = await client.listWorkers();
+    expect([...live!.free]).toEqual([['x', 0n]]);
+    for (const run of runs) await client.cancelRun(run.id).catch(() => {});
+  });
+
+  it('keeps the last lines of huge output, bounded', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { runs } = await client.stage({ command: ['sh', '-c', 'seq 1 25000'], shell: false });
+    await startTestWorker(queue, { runOnce: true });
+    await waitEnded(client, [runs[0]!.id]);
+    const lines = await outputOf(client, runs[0]!.id);
+    expect(lines.length).toBeGreaterThanOrEqual(10_000);
+    expect(lines.length).toBeLessThan(25_000);
+    expect(lines[lines.length - 1]).toBe('25000');
+  });
+});
