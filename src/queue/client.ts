@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
+import { obliterateExecutorQueue } from './executor-queue.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { validateRunId } from './names.js';
@@ -121,7 +122,8 @@ export class FitqClient {
 
   /** Live workers, after reaping any whose lease expired. */
   async liveWorkers(): Promise<WorkerRecord[]> {
-    await this.scripts.reapWorkers(Date.now());
+    const { reaped } = await this.scripts.reapWorkers(Date.now());
+    for (const { executorQueue } of reaped) await obliterateExecutorQueue(this.redis, this.keys, executorQueue);
     return readWorkers(this.redis, this.keys);
   }
 

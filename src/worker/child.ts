@@ -2,6 +2,7 @@
  * Runs one run's command as a child process in its own process group (so the
  * whole tree can be signalled), streaming its output line by line.
  */
+import { statSync } from 'node:fs';
 import { execa, type ResultPromise } from 'execa';
 import { LineSplitter } from './line-splitter.js';
 
@@ -52,8 +53,21 @@ function spawnFailure(code: string | undefined, file: string, message: string): 
   return { status: 'failed', reason: `could not start ${file}: ${message}` };
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 export function startRunProcess(spec: RunProcessSpec): RunProcess {
   const [file = '', ...args] = spec.shell ? ['sh', '-c', spec.command.join(' ')] : spec.command;
+  // Spawning in a missing directory fails with ENOENT too: say which is missing.
+  if (!isDirectory(spec.cwd)) {
+    const outcome = Promise.resolve<RunOutcome>({ status: 'failed', reason: `working directory not found: ${spec.cwd}` });
+    return { pid: undefined, outcome, terminate: () => {} };
+  }
   const subprocess: ResultPromise = execa(file, args, {
     cwd: spec.cwd,
     env: spec.env,

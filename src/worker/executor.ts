@@ -133,7 +133,7 @@ export class Executor {
     if (!run || run.epoch !== job.data.epoch) return; // a hand-off from an older claim
     const log = this.ctx.logger.child({ runId: run.runId });
     if (run.cancelRequested) {
-      await this.record(run, { status: 'failed', reason: 'canceled before it started' });
+      await this.record(run, { status: 'failed', reason: 'not started' });
       return;
     }
     const record = parseRunFields(run.fields);

@@ -17,9 +17,9 @@ while IFS= read -r line; do
   esac
 done
 [ "$groups" = ' ' ] && exit 0
-for g in $groups; do kill -TERM -- "-$g" 2>/dev/null; done
+for g in $groups; do kill -s TERM -- "-$g" 2>/dev/null; done
 sleep "$1"
-for g in $groups; do kill -KILL -- "-$g" 2>/dev/null; done
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
 `;
 
 export class Watchdog {

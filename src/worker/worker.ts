@@ -5,12 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import { resolveNamespace } from '../queue/client.js';
 import { closeRedis, connectRedis } from '../queue/connection.js';
+import { executorQueueName, obliterateExecutorQueue } from '../queue/executor-queue.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
 import { Scripts, type ClaimResult, type IgnoredShape } from '../queue/scripts.js';
@@ -49,6 +49,7 @@ export class FitqWorker {
   private readonly executorQueue: string;
   private resolveDone!: () => void;
   private stopping = false;
+  private shutdownDone = false;
   private shutdown: Promise<void> | undefined;
   private claiming = false;
   private claimAgain = false;
@@ -221,7 +222,7 @@ export class FitqWorker {
       else cancels.forEach((runId) => this.requestCancel(runId));
       await this.reap();
     } catch (error) {
-      this.logger.warn({ err: error }, `Heartbeat failed: ${(error as Error).message}`);
+      if (!this.shutdownDone) this.logger.warn({ err: error }, `Heartbeat failed: ${(error as Error).message}`);
     }
   }
 
@@ -230,11 +231,11 @@ export class FitqWorker {
     const { reaped, nextDeadline } = await this.scripts.reapWorkers(Date.now());
     for (const { name, executorQueue } of reaped) {
       this.logger.warn(`Worker ${name} stopped renewing its lease: its runs are lost`);
-      if (executorQueue) await obliterateQueue(this.redis, this.keys, executorQueue);
+      await obliterateExecutorQueue(this.redis, this.keys, executorQueue);
     }
     if (this.reapTimer) clearTimeout(this.reapTimer);
     this.reapTimer = undefined;
-    if (nextDeadline !== undefined && !this.stopping) {
+    if (nextDeadline !== undefined && !this.shutdownDone) {
       const delay = nextDeadline - Date.now() + 10;
       if (delay < this.options.leaseMs / 3) this.reapTimer = setTimeout(() => void this.reap().catch(() => {}), Math.max(0, delay));
     }
@@ -282,9 +283,11 @@ export class FitqWorker {
   }
 
   private async release(): Promise<void> {
+    // Keep the heartbeat going while runs finish, or they would be reaped as lost.
+    await this.executor.whenIdle();
+    this.shutdownDone = true;
     this.timers.forEach(clearInterval);
     if (this.reapTimer) clearTimeout(this.reapTimer);
-    await this.executor.whenIdle();
     await this.executor.close();
     await this.scripts.deregisterWorker(this.name, this.token, Date.now()).catch(() => {});
     this.watchdog.close();
@@ -305,12 +308,3 @@ export function startWorker(options: WorkerOptions = {}): Promise<FitqWorker> {
   return FitqWorker.start(options);
 }
 
-function executorQueueName(name: string, token: string): string {
-  return `${name}.${token.slice(0, 8)}`;
-}
-
-async function obliterateQueue(redis: Redis, keys: NamespaceKeys, name: string): Promise<void> {
-  const queue = new Queue(name, { connection: redis, prefix: keys.bullPrefix });
-  await queue.obliterate({ force: true }).catch(() => {});
-  await queue.close();
-}
