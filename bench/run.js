@@ -1,0 +1,170 @@
+#!/usr/bin/env node
+// fitq benchmarks. Each measures fitq and a baseline in the same run and
+// prints the ratio: raw process spawn and raw BullMQ for running commands,
+// raw BullMQ for wake-up latency, and the claim at a shallow vs a deep queue.
+// Needs a built dist/ (npm run bench builds first) and redis-server on PATH.
+import { execa } from 'execa';
+import { Queue, Worker as BullWorker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { FitqClient, startWorker } from '../dist/index.js';
+import { Scripts } from '../dist/queue/scripts.js';
+import { throwawayRedis } from '../scripts/local-redis.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 200);
+const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
+const silent = pino({ level: 'silent' });
+const redis = await throwawayRedis();
+const results = [];
+let queueCounter = 0;
+const newQueue = () => `bench${Date.now().toString(36)}${queueCounter++}`;
+
+function report(name, fitq, baseline, unit, target) {
+  results.push({ name, fitq, baseline, unit, ratio: fitq / baseline, target });
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const p95 = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)];
+
+/** Baseline: spawn `true` RUNS times, `concurrency` at a time. */
+async function rawSpawn(concurrency) {
+  const start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < RUNS) await execa('true');
+    }),
+  );
+  return (performance.now() - start) / RUNS;
+}
+
+/** Baseline: raw BullMQ jobs whose processor spawns `true`. */
+async function rawBullmq(concurrency) {
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const name = newQueue();
+  const queue = new Queue(name, { connection });
+  let done = 0;
+  let finish;
+  const finished = new Promise((resolve) => (finish = resolve));
+  const worker = new BullWorker(name, async () => {
+    await execa('true');
+    if (++done === RUNS) finish();
+  }, { connection, concurrency });
+  await worker.waitUntilReady();
+  const start = performance.now();
+  await queue.addBulk(Array.from({ length: RUNS }, (_, i) => ({ name: 'run', data: { i }, opts: { removeOnComplete: true } })));
+  await finished;
+  const perJob = (performance.now() - start) / RUNS;
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  connection.disconnect();
+  return perJob;
+}
+
+/** fitq: stage RUNS runs of `true` in one batch, one worker runs them all. */
+async function fitqThroughput(concurrency) {
+  const queue = newQueue();
+  const client = await FitqClient.connect({ redisUrl: redis.url, queue });
+  const start = performance.now();
+  await client.stage({ command: ['true'], resources: 'cpu=1', repeat: RUNS });
+  const worker = await startWorker({
+    redisUrl: redis.url, queue, resources: `cpu=${concurrency}`, concurrency, runOnce: true, logger: silent, echoOutput: false,
+  });
+  await worker.done;
+  const perRun = (performance.now() - start) / RUNS;
+  await client.close();
+  return perRun;
+}
+
+/** fitq: an idle worker; stage one run at a time; until the command itself runs (it prints the time). */
+async function fitqWakeLatency() {
+  const queue = newQueue();
+  const client = await FitqClient.connect({ redisUrl: redis.url, queue });
+  const worker = await startWorker({ redisUrl: redis.url, queue, logger: silent, echoOutput: false });
+  const latencies = [];
+  for (let i = 0; i < LATENCY_SAMPLES; i++) {
+    const stagedAt = Date.now();
+    const { runs } = await client.stage({ command: ['date', '+%s%3N'] });
+    await client.waitForEnd(runs[0].id);
+    const [line] = await client.readLog(runs[0].id);
+    latencies.push(Number(line.line) - stagedAt);
+  }
+  await worker.stop();
+  await client.close();
+  return latencies;
+}
+
+/** Baseline: an idle BullMQ worker; add one job at a time; its processor runs the same command. */
+async function bullmqWakeLatency() {
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const name = newQueue();
+  const queue = new Queue(name, { connection });
+  let started;
+  const worker = new BullWorker(name, async (job) => {
+    const { stdout } = await execa('date', ['+%s%3N']);
+    started(Number(stdout) - job.data.addedAt);
+  }, { connection });
+  await worker.waitUntilReady();
+  const latencies = [];
+  for (let i = 0; i < LATENCY_SAMPLES; i++) {
+    const latency = new Promise((resolve) => (started = resolve));
+    await queue.add('run', { addedAt: Date.now() }, { removeOnComplete: true });
+    latencies.push(await latency);
+  }
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  connection.disconnect();
+  return latencies;
+}
+
+/**
+ * The claim script's server time against the depth of the staged queue: runs
+ * in 5 shapes that do not fit, at two depths; a worker claims 500 times.
+ */
+async function claimCost(depth) {
+  const queue = newQueue();
+  const client = await FitqClient.connect({ redisUrl: redis.url, queue });
+  for (const shape of ['big=10', 'big=20', 'big=30', 'big=40', 'big=50']) {
+    await client.stage({ command: ['true'], resources: `${shape} cpu=1`, repeat: depth / 5 });
+  }
+  const scripts = new Scripts(client.redis, client.keys, 10_000);
+  await scripts.registerWorker(
+    { name: 'probe', token: 't', leaseMs: 60_000, concurrency: 0, host: 'bench', pid: 0, resources: 'big=5 cpu=1', executorQueue: '' },
+    Date.now(),
+  );
+  await client.redis.config('RESETSTAT');
+  for (let i = 0; i < 500; i++) await scripts.claimRun('probe', 't', Date.now(), 0);
+  const stats = await client.redis.info('commandstats');
+  await scripts.deregisterWorker('probe', 't', Date.now());
+  await client.close();
+  const evalsha = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(stats);
+  return evalsha ? Number(evalsha[2]) / Number(evalsha[1]) : NaN;
+}
+
+console.log(`fitq benchmarks: ${RUNS} runs per throughput case, ${LATENCY_SAMPLES} latency samples, Redis ${redis.url}\n`);
+for (const concurrency of [1, 4]) {
+  const spawn = await rawSpawn(concurrency);
+  const bull = await rawBullmq(concurrency);
+  const fitq = await fitqThroughput(concurrency);
+  report(`run \`true\`, concurrency ${concurrency} (vs raw spawn)`, fitq, spawn, 'ms/run', '≤ 3×');
+  report(`run \`true\`, concurrency ${concurrency} (vs raw BullMQ + spawn)`, fitq, bull, 'ms/run', '≤ 2×');
+}
+const fitqLatency = await fitqWakeLatency();
+const bullLatency = await bullmqWakeLatency();
+report('idle worker: staged -> command running, median', median(fitqLatency), Math.max(1, median(bullLatency)), 'ms', '< 100 ms');
+report('idle worker: staged -> command running, p95', p95(fitqLatency), Math.max(1, p95(bullLatency)), 'ms', '< 100 ms');
+const shallow = await claimCost(100);
+const deep = await claimCost(20_000);
+report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
+
+redis.stop();
+const width = Math.max(...results.map((r) => r.name.length));
+console.log(`${'case'.padEnd(width)}  ${'fitq'.padStart(9)}  ${'baseline'.padStart(9)}  ${'ratio'.padStart(6)}  unit     target`);
+for (const r of results) {
+  console.log(
+    `${r.name.padEnd(width)}  ${r.fitq.toFixed(2).padStart(9)}  ${r.baseline.toFixed(2).padStart(9)}  ${`${r.ratio.toFixed(2)}×`.padStart(6)}  ${r.unit.padEnd(7)}  ${r.target}`,
+  );
+}
+process.exit(0);

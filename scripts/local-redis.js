@@ -1,0 +1,52 @@
+// A Redis for the demo and the benchmarks: the configured one if it answers,
+// else a throwaway local redis-server on a free port.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+
+export async function answers(url) {
+  const redis = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts redis-server on a free port without persistence; `stop()` ends it. */
+export async function throwawayRedis() {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  const failed = new Promise((resolve) => child.once('error', resolve));
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 400; i++) {
+    const error = await Promise.race([failed, new Promise((r) => setTimeout(() => r(undefined), 25))]);
+    if (error) throw new Error('redis-server is not installed (Debian: apt-get install redis-server)');
+    if (await answers(url)) return { url, stop: () => child.kill() };
+  }
+  child.kill();
+  throw new Error(`redis-server on port ${port} did not answer`);
+}
+
+/** The configured Redis (FITQ_REDIS_URL, REDIS_URL, local default) if it answers, else a throwaway one. */
+export async function configuredOrThrowawayRedis() {
+  const configured = process.env.FITQ_REDIS_URL || process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+  if (await answers(configured)) return { url: configured, throwaway: false, stop: () => {} };
+  return { ...(await throwawayRedis()), throwaway: true };
+}
