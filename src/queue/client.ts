@@ -9,7 +9,7 @@ import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { validateRunId } from './names.js';
 import { ENDED_STATUSES, parseRunFields, runDemands, type RunRecord, type RunStatus } from './run-record.js';
-import { Scripts } from './scripts.js';
+import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
@@ -77,31 +77,47 @@ export class FitqClient {
       if (ids.has(run.id)) throw new UsageError(`run id '${run.id}' given twice`);
       ids.add(run.id);
     }
-    await this.storeRuns(runs);
-    const records = await this.getRuns(runs.map((run) => run.id));
+    const now = Date.now();
+    const seqs = await this.storeRuns(runs, now);
+    const records = runs.map((run, i) =>
+      parseRunFields({
+        ...run.fields,
+        id: run.id,
+        status: 'staged',
+        seq: String(seqs[i]),
+        priority: String(run.priority),
+        stagedAt: String(now),
+      }),
+    );
     return { runs: records, warnings: this.stageWarnings(runs, await this.liveWorkers()) };
   }
 
-  private async storeRuns(runs: PreparedRun[]): Promise<void> {
+  /** Stores runs in one round trip; returns each run's staging sequence number. */
+  private async storeRuns(runs: PreparedRun[], now: number): Promise<number[]> {
     const scriptRuns = runs.map((run) => ({ id: run.id, shape: shapeOf(run.demands), priority: run.priority, fields: run.fields }));
-    const now = Date.now();
-    if (scriptRuns.length <= STAGE_CHUNK) {
-      const taken = await this.scripts.stageRuns(scriptRuns, now);
-      if (taken !== undefined) throw new UsageError(`run id '${taken}' is already taken`);
-      return;
+    const chunks: (typeof scriptRuns)[] = [];
+    for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
+    let replies: ({ firstSeq: number } | { taken: string } | undefined)[];
+    if (chunks.length === 1) {
+      replies = [await this.scripts.stageRuns(chunks[0]!, now)];
+    } else {
+      // Ids given by users are checked first, so a large batch is never half
+      // staged; random ids are 48 bits.
+      const exists = this.redis.pipeline();
+      for (const run of scriptRuns) exists.exists(this.keys.run(run.id));
+      const takenIndex = ((await exists.exec()) ?? []).findIndex(([, count]) => count === 1);
+      if (takenIndex >= 0) throw new UsageError(`run id '${scriptRuns[takenIndex]?.id}' is already taken`);
+      const multi = this.redis.multi();
+      for (const chunk of chunks) await this.scripts.stageRuns(chunk, now, multi);
+      replies = ((await multi.exec()) ?? []).map(([error, reply]) => {
+        if (error) throw error;
+        return parseStageReply(reply);
+      });
     }
-    // Ids given by users are checked above; random ids are 48 bits. Check all
-    // first so a large batch is never half staged.
-    const exists = this.redis.pipeline();
-    for (const run of scriptRuns) exists.exists(this.keys.run(run.id));
-    const replies = (await exists.exec()) ?? [];
-    const takenIndex = replies.findIndex(([, count]) => count === 1);
-    if (takenIndex >= 0) throw new UsageError(`run id '${scriptRuns[takenIndex]?.id}' is already taken`);
-    const multi = this.redis.multi();
-    for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) {
-      await this.scripts.stageRuns(scriptRuns.slice(i, i + STAGE_CHUNK), now, multi);
-    }
-    await multi.exec();
+    return replies.flatMap((reply, chunk) => {
+      if (reply && 'taken' in reply) throw new UsageError(`run id '${reply.taken}' is already taken`);
+      return chunks[chunk]!.map((_, i) => (reply?.firstSeq ?? 0) + i);
+    });
   }
 
   private stageWarnings(runs: PreparedRun[], workers: WorkerRecord[]): string[] {

@@ -69,7 +69,7 @@ export interface StageScriptRun {
 }
 
 export type ClaimResult =
-  | { code: 'claimed'; runId: string; epoch: string; run: Record<string, string>; ignored: IgnoredShape[] }
+  | { code: 'claimed'; runId: string; epoch: string; run: Record<string, string> }
   | { code: 'waiting' | 'idle'; ignored: IgnoredShape[] }
   | { code: 'full' }
   | { code: 'fenced' };
@@ -78,6 +78,8 @@ export type ClaimResult =
 export interface IgnoredShape {
   shape: string;
   missing: string[];
+  /** Changes when runs of this shape are staged or leave. */
+  version: string;
 }
 
 export interface FinishInput {
@@ -90,6 +92,12 @@ export interface FinishInput {
   reason: string;
 }
 
+/** Reads the stage script's reply: {1, firstSeq} or {-2, takenId}. */
+export function parseStageReply(reply: unknown): { firstSeq: number } | { taken: string } {
+  const [code, value] = reply as [number, string | number];
+  return code === -2 ? { taken: String(value) } : { firstSeq: Number(value) };
+}
+
 function flatToRecord(flat: string[]): Record<string, string> {
   const record: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i] as string] = flat[i + 1] as string;
@@ -98,8 +106,8 @@ function flatToRecord(flat: string[]): Record<string, string> {
 
 function parseIgnored(list: unknown): IgnoredShape[] {
   return (list as string[]).map((entry) => {
-    const [shape = '', missing = ''] = entry.split('|');
-    return { shape, missing: missing.split(',') };
+    const [shape = '', missing = '', version = ''] = entry.split('|');
+    return { shape, missing: missing.split(','), version };
   });
 }
 
@@ -113,8 +121,16 @@ export class Scripts {
     defineScripts(redis);
   }
 
-  /** Stages runs in one script call; returns the id that was taken, if any. */
-  async stageRuns(runs: StageScriptRun[], now: number, pipeline?: ChainableCommander): Promise<string | undefined> {
+  /**
+   * Stages runs in one script call. Returns the staging sequence number of
+   * the first run (the others follow on), or the id that was already taken.
+   * With a pipeline (MULTI), only queues the call.
+   */
+  async stageRuns(
+    runs: StageScriptRun[],
+    now: number,
+    pipeline?: ChainableCommander,
+  ): Promise<{ firstSeq: number } | { taken: string } | undefined> {
     const args: (string | number)[] = [this.keys.base, now, runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, JSON.stringify(run.fields));
     const keys = [this.keys.seq, this.keys.runs, this.keys.shapes];
@@ -122,8 +138,7 @@ export class Scripts {
       void command(pipeline, 'fitqStageRuns')(...keys, ...args);
       return undefined;
     }
-    const [code, value] = (await command(this.redis, 'fitqStageRuns')(...keys, ...args)) as [number, string | number];
-    return code === -2 ? String(value) : undefined;
+    return parseStageReply(await command(this.redis, 'fitqStageRuns')(...keys, ...args));
   }
 
   async claimRun(worker: string, token: string, now: number, maxRuns: number): Promise<ClaimResult> {
@@ -138,7 +153,6 @@ export class Scripts {
           runId: String(reply[1]),
           epoch: String(reply[2]),
           run: flatToRecord(reply[3] as string[]),
-          ignored: [],
         };
       case 2:
         return { code: 'waiting', ignored: parseIgnored(reply[1]) };

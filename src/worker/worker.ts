@@ -55,6 +55,8 @@ export class FitqWorker {
   private claimAgain = false;
   private lastClaim: ClaimResult['code'] | undefined;
   private readonly ignoredLogged = new Set<string>();
+  /** Version of each ignored shape when last looked at, to skip unchanged shapes. */
+  private readonly ignoredVersions = new Map<string, string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private reapTimer: NodeJS.Timeout | undefined;
 
@@ -197,7 +199,9 @@ export class FitqWorker {
 
   /** Logs, once per run, staged runs this worker can never run for lack of a resource. */
   private async logIgnored(shapes: IgnoredShape[]): Promise<void> {
-    for (const { shape, missing } of shapes) {
+    for (const { shape, missing, version } of shapes) {
+      if (this.ignoredVersions.get(shape) === version) continue;
+      this.ignoredVersions.set(shape, version);
       for (const runId of await this.redis.zrange(this.keys.staged(shape), 0, -1)) {
         if (this.ignoredLogged.has(runId)) continue;
         this.ignoredLogged.add(runId);

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -61,6 +61,9 @@ describe('worker', () => {
     const notExecutable = await stage([script]);
     const crash = await stage(['sh', '-c', 'exit 3']);
     const killed = await stage(['sh', '-c', 'kill -9 $$']);
+    const gone = mkdtempSync(join(tmpdir(), 'fitq-gone-'));
+    const missingCwd = (await client.stage({ command: ['true'], cwd: gone })).runs[0]!.id;
+    rmSync(gone, { recursive: true });
     const fine = await stage(['true']);
     const { worker, logs } = await startTestWorker(queue, { runOnce: true, concurrency: 1 });
     await worker.done;
@@ -68,6 +71,7 @@ describe('worker', () => {
     expect(await client.getRun(notExecutable)).toMatchObject({ status: 'failed', reason: `permission denied: ${script}` });
     expect(await client.getRun(crash)).toMatchObject({ status: 'failed', exitCode: 3, reason: 'exit code 3' });
     expect(await client.getRun(killed)).toMatchObject({ status: 'failed', signal: 'SIGKILL', reason: 'killed by signal SIGKILL' });
+    expect(await client.getRun(missingCwd)).toMatchObject({ status: 'failed', reason: `working directory not found: ${gone}` });
     expect(await client.getRun(fine)).toMatchObject({ status: 'completed', exitCode: 0 });
     expect(messages(logs)).toEqual(
       expect.arrayContaining([

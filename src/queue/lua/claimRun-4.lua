@@ -20,7 +20,9 @@
     {3, ignored}   no staged run fits the worker's total capacity
     {4}            the worker already runs maxRuns runs
     {-1}           the worker is not registered under this token (fenced)
-  ignored lists "shape|missing,names" for shapes needing undeclared resources.
+  ignored lists "shape|missing,names|version" for shapes needing resources
+  the worker does not declare; version (staged count and newest id) changes
+  when runs of the shape come or go.
 ]]
 -- @include amounts
 -- @include runs
@@ -50,7 +52,10 @@ for _, shape in ipairs(redis.call("SMEMBERS", base .. "shapes")) do
     if capacity[item[1]] == nil then missing[#missing + 1] = item[1] end
   end
   if #missing > 0 then
-    ignored[#ignored + 1] = shape .. "|" .. table.concat(missing, ",")
+    local stagedKey = base .. "staged:" .. shape
+    local newest = redis.call("ZRANGE", stagedKey, -1, -1)[1] or ""
+    ignored[#ignored + 1] = shape .. "|" .. table.concat(missing, ",") .. "|" ..
+      redis.call("ZCARD", stagedKey) .. ":" .. newest
   elseif fitsWithin(demand, capacity) then
     fitsTotal = true
     if fitsWithin(demand, free) then

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { connectClient, newQueue } from '../support/fitq.js';
+
+describe('staging', () => {
+  it('stages a large batch, split across script calls in one MULTI, in order', async () => {
+    const client = await connectClient(newQueue());
+    const { runs } = await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 5000 });
+    expect(runs).toHaveLength(5000);
+    const seqs = runs.map((run) => run.seq);
+    expect(seqs).toEqual(Array.from({ length: 5000 }, (_, i) => seqs[0]! + i));
+    const stored = await client.listRuns();
+    expect(stored.map((run) => run.id)).toEqual(runs.map((run) => run.id));
+    expect(await client.redis.zcard(client.keys.staged('cpu=1'))).toBe(5000);
+  });
+
+  it('stages nothing when one run id of a batch is taken', async () => {
+    const client = await connectClient(newQueue());
+    await client.stage({ command: ['true'], runId: 'taken' });
+    await expect(client.stage([{ command: ['true'], runId: 'fresh' }, { command: ['true'], runId: 'taken' }])).rejects.toThrow(
+      "run id 'taken' is already taken",
+    );
+    expect((await client.listRuns()).map((run) => run.id)).toEqual(['taken']);
+  });
+
+  it('keeps namespaces independent', async () => {
+    const a = await connectClient(newQueue());
+    const b = await connectClient(newQueue());
+    await a.stage({ command: ['true'], runId: 'same-id' });
+    await b.stage({ command: ['false'], runId: 'same-id' });
+    expect((await a.getRun('same-id')).command).toEqual(['true']);
+    expect((await b.getRun('same-id')).command).toEqual(['false']);
+    expect(a.keys.run('same-id')).toMatch(/^[\w-]+:\{t[0-9a-f]+\}:run:same-id$/);
+  });
+});
