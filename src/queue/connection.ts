@@ -20,9 +20,16 @@ export function resolveRedisUrl(url?: string, env: NodeJS.ProcessEnv = process.e
   return url || env.FITQ_REDIS_URL || env.REDIS_URL || DEFAULT_REDIS_URL;
 }
 
-/** The URL with any password replaced by `***`, for messages. */
+/** The URL with any password (user info or `?password=`) replaced by `***`, for messages. */
 export function redactRedisUrl(url: string): string {
-  return url.replace(/^(rediss?:\/\/[^:@/]*:)[^@/]*@/, '$1***@');
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
+    return parsed.toString().replace('%2A%2A%2A', '***');
+  } catch {
+    return url.replace(/\/\/.*@/, '//***@');
+  }
 }
 
 const openConnections = new Set<Redis>();
