@@ -3,13 +3,15 @@
  * when Redis is unreachable; which URL wins (--redis-url, FITQ_REDIS_URL,
  * REDIS_URL); and a worker that rides out a Redis restart by itself.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { execa, type ResultPromise } from 'execa';
 import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
 import { FitqClient } from '../../src/queue/client.js';
+import type { RunRecord } from '../../src/queue/run-record.js';
 import { FitqWorker } from '../../src/worker/worker.js';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { fitq, messages, newQueue, redisUrl } from '../support/fitq.js';
+import { BIN, fitq, messages, newQueue, redisUrl } from '../support/fitq.js';
 
 /** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
 async function waitFor<T>(
@@ -42,31 +44,28 @@ function expectConnectionFailure(result: { exitCode: number; stdout: string; std
 }
 
 describe('when Redis cannot be reached', () => {
-  it('every command prints one line naming the URL, no stack trace, and exits 1', async () => {
-    const url = `redis://127.0.0.1:${await freePort()}`;
-    const queue = newQueue();
-    const results = await Promise.all(COMMANDS.map((args) => fitq(args, { queue, env: { FITQ_REDIS_URL: url }, timeoutMs: 20_000 })));
-    results.forEach((result) => expectConnectionFailure(result, url));
-  });
-
-  it('never prints the password of the URL', async () => {
+  it('every command prints one line naming the URL (password hidden), no stack trace, and exits 1', async () => {
     const port = await freePort();
     const queue = newQueue();
-    const cases = [
-      { url: `redis://:secret@127.0.0.1:${port}`, shown: `redis://:***@127.0.0.1:${port}` },
-      { url: `redis://alice:secret@127.0.0.1:${port}/2`, shown: `redis://alice:***@127.0.0.1:${port}/2` },
-    ];
-    const runs = cases.flatMap(({ url, shown }) =>
-      COMMANDS.map(async (args) => ({ shown, result: await fitq(args, { queue, env: { FITQ_REDIS_URL: url }, timeoutMs: 20_000 }) })),
-    );
-    // The flag is redacted the same way as the environment.
-    runs.push(
-      fitq(['runs', '--redis-url', cases[0]!.url], { queue, env: { FITQ_REDIS_URL: '', REDIS_URL: '' } }).then((result) => ({
-        shown: cases[0]!.shown,
-        result,
-      })),
-    );
-    for (const { shown, result } of await Promise.all(runs)) {
+    const url = `redis://:secret@127.0.0.1:${port}`;
+    const results = await Promise.all(COMMANDS.map((args) => fitq(args, { queue, env: { FITQ_REDIS_URL: url }, timeoutMs: 20_000 })));
+    for (const result of results) {
+      expectConnectionFailure(result, `redis://:***@127.0.0.1:${port}`);
+      expect(result.stderr + result.stdout).not.toContain('secret');
+    }
+  });
+
+  it('hides the password of a user:password URL, given by flag or environment', async () => {
+    const port = await freePort();
+    const queue = newQueue();
+    const url = `redis://alice:secret@127.0.0.1:${port}/2`;
+    const shown = `redis://alice:***@127.0.0.1:${port}/2`;
+    const results = await Promise.all([
+      fitq(['workers'], { queue, env: { FITQ_REDIS_URL: url } }),
+      fitq(['runs', '--redis-url', url], { queue, env: { FITQ_REDIS_URL: '', REDIS_URL: '' } }),
+      fitq(['stage', '--', 'true'], { queue, env: { FITQ_REDIS_URL: '', REDIS_URL: url } }),
+    ]);
+    for (const result of results) {
       expectConnectionFailure(result, shown);
       expect(result.stderr + result.stdout).not.toContain('secret');
     }
@@ -84,12 +83,10 @@ describe('when Redis cannot be reached', () => {
       `redis://127.0.0.1:${port}/0?password=s3crtpass`,
     ];
     const results = await Promise.all(urls.map((url) => fitq(['runs'], { queue, env: { FITQ_REDIS_URL: url } })));
-    results.forEach((result, index) => {
-      const context = `URL ${urls[index]} gave:\n${result.stderr}`;
-      expect(result.exitCode, context).toBe(1);
-      expect(result.stderr, context).toContain(`127.0.0.1:${port}`);
-      expect(result.stderr, context).not.toMatch(/s3cr|tpass/);
-    });
+    const leaks = results
+      .map((result, index) => ({ url: urls[index], exitCode: result.exitCode, stderr: result.stderr.trim() }))
+      .filter(({ exitCode, stderr }) => exitCode !== 1 || !stderr.includes(`127.0.0.1:${port}`) || /s3cr|tpass/.test(stderr));
+    expect(leaks).toEqual([]);
   });
 });
 
@@ -107,11 +104,11 @@ describe('which Redis URL is used', () => {
       run([], { FITQ_REDIS_URL: bogus(p1), REDIS_URL: real }),
       run([], { FITQ_REDIS_URL: '', REDIS_URL: real }),
     ]);
-    expect(flagWins, flagWins.stderr).toMatchObject({ exitCode: 0, stdout: 'No live workers.\n' });
+    expect(flagWins, flagWins.stderr).toMatchObject({ exitCode: 0, stdout: 'No live workers.' });
     expectConnectionFailure(flagBogus, bogus(p1));
-    expect(fitqWins, fitqWins.stderr).toMatchObject({ exitCode: 0, stdout: 'No live workers.\n' });
+    expect(fitqWins, fitqWins.stderr).toMatchObject({ exitCode: 0, stdout: 'No live workers.' });
     expectConnectionFailure(fitqBogus, bogus(p1));
-    expect(redisUrlUsed, redisUrlUsed.stderr).toMatchObject({ exitCode: 0, stdout: 'No live workers.\n' });
+    expect(redisUrlUsed, redisUrlUsed.stderr).toMatchObject({ exitCode: 0, stdout: 'No live workers.' });
   });
 
   it('with two live servers, the run lands on the one the higher-precedence URL names', async () => {
@@ -145,26 +142,28 @@ describe('a worker and a Redis restart', () => {
   let server: RedisServer | undefined;
   let worker: FitqWorker | undefined;
   let client: FitqClient | undefined;
+  let cliWorker: ResultPromise | undefined;
 
   afterEach(async () => {
+    if (cliWorker && cliWorker.exitCode === null && cliWorker.signalCode === null) cliWorker.kill('SIGKILL');
+    await cliWorker;
     await worker?.stop({ now: true });
     await client?.close();
     await server?.stop();
-    worker = client = server = undefined;
+    worker = client = server = cliWorker = undefined;
   });
 
   /**
-   * Stops redis-server and starts it again on the same port. (RedisServer.stop
-   * also deletes its data directory, after which start fails: shut it down
-   * with SHUTDOWN instead.)
+   * Stops redis-server, waits `downtimeMs`, and starts it again on the same
+   * port. (RedisServer.stop also deletes the data directory, after which its
+   * start fails: shut the server down with SHUTDOWN instead.)
    */
-  async function restart(target: RedisServer): Promise<void> {
+  async function restart(target: RedisServer, downtimeMs: number): Promise<void> {
     const admin = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     admin.on('error', () => {});
     await admin.connect();
     await admin.call('SHUTDOWN', 'NOSAVE').catch(() => {}); // the server goes before it answers
     admin.disconnect();
-    // Wait until the port is free again.
     await waitFor('the stopped redis-server to release its port', async () => {
       const probe = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       probe.on('error', () => {});
@@ -177,57 +176,112 @@ describe('a worker and a Redis restart', () => {
         probe.disconnect();
       }
     });
+    await new Promise((resolve) => setTimeout(resolve, downtimeMs));
     await target.start();
   }
 
-  async function startWorker(url: string, queue: string, logs: Record<string, unknown>[]): Promise<FitqWorker> {
+  async function startWorker(url: string, queue: string, logs: Record<string, unknown>[], leaseMs = 3000): Promise<FitqWorker> {
     const { pino } = await import('pino');
     const logger: Logger = pino({ level: 'info', base: undefined }, { write: (line: string) => void logs.push(JSON.parse(line)) });
-    return FitqWorker.start({ redisUrl: url, queue, logger, echoOutput: false, resources: 'a=1', name: 'phoenix', leaseMs: 3000 });
+    return FitqWorker.start({ redisUrl: url, queue, logger, echoOutput: false, resources: 'a=1', name: 'phoenix', leaseMs });
   }
 
-  it('reconnects by itself and runs what is staged after the restart (data lost)', async () => {
+  /**
+   * Runs one run to the end before the restart, so the worker is fully up
+   * (its executor's BullMQ connections included) when Redis goes away.
+   */
+  async function warmUp(url: string, queue: string, workerName: string): Promise<string> {
+    client = await FitqClient.connect({ redisUrl: url, queue });
+    const id = (await client.stage({ command: ['echo', 'before'], resources: 'a=1' })).runs[0]!.id;
+    expect(await client.waitForEnd(id, 10_000)).toMatchObject({ status: 'completed', worker: workerName });
+    await client.close();
+    client = undefined;
+    return id;
+  }
+
+  /** Stages `echo after` and waits (at most `timeoutMs`) for it to end; returns the record either way. */
+  async function stageAndWait(queue: string, url: string, timeoutMs: number): Promise<{ run: RunRecord; stagedAt: number }> {
+    client = await FitqClient.connect({ redisUrl: url, queue });
+    const stagedAt = Date.now();
+    const id = (await client.stage({ command: ['echo', 'after'], resources: 'a=1' })).runs[0]!.id;
+    const run = await client.waitForEnd(id, timeoutMs).catch(() => client!.getRun(id));
+    return { run, stagedAt };
+  }
+
+  it('keeps running through a restart that loses the data, registers again and runs what is staged after it', async () => {
     server = await startRedisServer();
     const queue = newQueue();
     const logs: Record<string, unknown>[] = [];
     worker = await startWorker(server.url, queue, logs);
-    client = await FitqClient.connect({ redisUrl: server.url, queue });
-    const before = (await client.stage({ command: ['echo', 'before'], resources: 'a=1' })).runs[0]!.id;
-    expect(await client.waitForEnd(before, 10_000)).toMatchObject({ status: 'completed', worker: 'phoenix' });
-    await client.close();
-    client = undefined;
+    await warmUp(server.url, queue, 'phoenix');
 
-    await restart(server);
+    await restart(server, 1000);
 
-    client = await FitqClient.connect({ redisUrl: server.url, queue });
-    expect(await client.listRuns()).toEqual([]); // no persistence: everything is gone
-    const after = (await client.stage({ command: ['echo', 'after'], resources: 'a=1' })).runs[0]!.id;
-    expect(await client.waitForEnd(after, 15_000)).toMatchObject({ status: 'completed', worker: 'phoenix', exitCode: 0 });
-    expect((await client.readLog(after)).filter((entry) => entry.kind === 'line')).toMatchObject([{ line: 'after' }]);
-    // It registered again and holds its lease.
-    expect((await client.listWorkers()).map((w) => w.name)).toEqual(['phoenix']);
-    expect(worker.activeRuns).toEqual([]);
-    expect(messages(logs)).not.toContain('Another live worker took the name phoenix; stopping');
+    const { run } = await stageAndWait(queue, server.url, 10_000);
+    const context = `worker log: ${messages(logs).join(' | ')}`;
+    expect(messages(logs), context).not.toContain('Worker phoenix stopped');
+    expect(run, context).toMatchObject({ status: 'completed', worker: 'phoenix', exitCode: 0 });
+    expect((await client!.readLog(run.id)).filter((entry) => entry.kind === 'line')).toMatchObject([{ line: 'after' }]);
+    expect((await client!.listWorkers()).map((w) => w.name)).toEqual(['phoenix']);
   });
 
-  it('reconnects by itself and keeps its registration when the data survives (appendonly)', async () => {
+  it('after reconnecting, starts a run staged while it was away at once, not at the next safety-net poll', async () => {
+    server = await startRedisServer();
+    const queue = newQueue();
+    const logs: Record<string, unknown>[] = [];
+    // The default lease (30 s): no heartbeat falls in the outage, so the worker
+    // learns it lost its registration when it next tries to claim.
+    worker = await startWorker(server.url, queue, logs, 30_000);
+    await warmUp(server.url, queue, 'phoenix');
+    // Down for a while, so the worker's reconnect back-off has grown and the
+    // run below is staged (and its wake-up published) before it is back.
+    await restart(server, 1000);
+    const { run, stagedAt } = await stageAndWait(queue, server.url, 4000);
+    const context = `worker log: ${messages(logs).join(' | ')}`;
+    expect(run, context).toMatchObject({ status: 'completed', worker: 'phoenix' });
+    // The safety-net poll comes every 5 s; coming back must not wait for it.
+    expect(run.startedAt! - stagedAt, `ms from staging to start; ${context}`).toBeLessThan(2500);
+  });
+
+  it('keeps its registration and its records when the data survives the restart (appendonly)', async () => {
     server = await startRedisServer({ appendonly: true });
     const queue = newQueue();
     const logs: Record<string, unknown>[] = [];
     worker = await startWorker(server.url, queue, logs);
-    client = await FitqClient.connect({ redisUrl: server.url, queue });
-    const before = (await client.stage({ command: ['echo', 'before'], resources: 'a=1' })).runs[0]!.id;
-    expect(await client.waitForEnd(before, 10_000)).toMatchObject({ status: 'completed' });
-    await client.close();
-    client = undefined;
+    const before = await warmUp(server.url, queue, 'phoenix');
 
-    await restart(server);
+    await restart(server, 0);
 
-    client = await FitqClient.connect({ redisUrl: server.url, queue });
-    expect(await client.getRun(before)).toMatchObject({ status: 'completed' });
-    const after = (await client.stage({ command: ['echo', 'after'], resources: 'a=1' })).runs[0]!.id;
-    expect(await client.waitForEnd(after, 15_000)).toMatchObject({ status: 'completed', worker: 'phoenix', exitCode: 0 });
-    expect((await client.listWorkers()).map((w) => w.name)).toEqual(['phoenix']);
+    const { run } = await stageAndWait(queue, server.url, 6000);
+    expect(await client!.getRun(before)).toMatchObject({ status: 'completed', worker: 'phoenix' });
+    expect(run).toMatchObject({ status: 'completed', worker: 'phoenix', exitCode: 0 });
+    expect((await client!.listWorkers()).map((w) => w.name)).toEqual(['phoenix']);
     expect(messages(logs)).not.toContain('Worker phoenix lost its registration (lease expired); stopping its runs');
+  });
+
+  it('a CLI worker stays up through a restart, prints no stack trace, and runs what is staged after it', async () => {
+    server = await startRedisServer();
+    const queue = newQueue();
+    let stdout = '';
+    let stderr = '';
+    cliWorker = execa('node', [BIN, 'worker', '-r', 'a=1', '--name', 'phoenix-cli', '--lease', '3', '--log-format', 'json'], {
+      env: { FITQ_REDIS_URL: server.url, FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '' },
+      stdin: 'ignore',
+      buffer: false,
+      reject: false,
+    });
+    cliWorker.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    cliWorker.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await warmUp(server.url, queue, 'phoenix-cli');
+
+    await restart(server, 1000);
+
+    const { run } = await stageAndWait(queue, server.url, 6000);
+    const context = `stdout:\n${stdout}\nstderr:\n${stderr}`;
+    expect(cliWorker.exitCode, context).toBeNull();
+    expect(run, context).toMatchObject({ status: 'completed', worker: 'phoenix-cli' });
+    expect(stderr, context).not.toContain('    at ');
+    cliWorker.kill('SIGTERM');
+    expect((await cliWorker).exitCode, context).toBe(0);
   });
 });

@@ -210,7 +210,6 @@ describe('a worker killed with SIGKILL', () => {
       5000,
     );
     expect(isAlive(pgid)).toBe(false);
-    expect(() => process.kill(pgid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }) as unknown as Error);
   });
 
   it('has its runs marked lost within the lease, its reservation released, and nothing re-run; its name is free again', async () => {
