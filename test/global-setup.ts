@@ -9,7 +9,7 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  await server?.stop();
+  await server?.dispose();
 }
 
 declare module 'vitest' {

@@ -14,6 +14,7 @@ export function executorQueueName(workerName: string, token: string): string {
 export async function obliterateExecutorQueue(redis: Redis, keys: NamespaceKeys, name: string): Promise<void> {
   if (!name) return;
   const queue = new Queue(name, { connection: redis, prefix: keys.bullPrefix });
+  queue.on('error', () => {});
   await queue.obliterate({ force: true }).catch(() => {});
   await queue.close();
 }

@@ -57,18 +57,35 @@ export class Executor {
   private readonly queue: Queue;
   private readonly bullWorker: BullWorker;
   private idleWaiters: (() => void)[] = [];
+  private closing = false;
+  private readonly supervisor: Promise<void>;
 
   constructor(private readonly ctx: ExecutorContext) {
     const options = { connection: ctx.redis, prefix: ctx.keys.bullPrefix };
     this.queue = new Queue(ctx.queueName, options);
+    this.queue.on('error', (error) => ctx.logger.debug({ err: error }, 'executor queue error'));
     this.bullWorker = new BullWorker(ctx.queueName, (job: Job<JobData>) => this.process(job), {
       ...options,
       concurrency: ctx.concurrency > 0 ? ctx.concurrency : 10_000,
       // Our lease and reaper decide what happened to a run; BullMQ must never re-run one.
       skipStalledCheck: true,
       maxStalledCount: 0,
+      autorun: false,
     });
-    this.bullWorker.on('error', (error) => ctx.logger.debug({ err: error }, 'executor queue error'));
+    this.bullWorker.on('error', (error) => ctx.logger.debug({ err: error }, 'executor worker error'));
+    this.supervisor = this.keepProcessing();
+  }
+
+  /** Runs the BullMQ worker loop, restarting it if a connection failure ends it. */
+  private async keepProcessing(): Promise<void> {
+    while (!this.closing) {
+      try {
+        await this.bullWorker.run();
+      } catch (error) {
+        this.ctx.logger.debug({ err: error }, 'executor worker stopped; restarting it');
+      }
+      if (!this.closing) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
 
   get size(): number {
@@ -123,7 +140,9 @@ export class Executor {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.bullWorker.close();
+    await this.supervisor;
     await this.queue.obliterate({ force: true }).catch(() => {});
     await this.queue.close();
   }

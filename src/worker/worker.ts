@@ -59,6 +59,7 @@ export class FitqWorker {
   private readonly ignoredVersions = new Map<string, string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private reapTimer: NodeJS.Timeout | undefined;
+  private reregistering: Promise<void> | undefined;
 
   private constructor(parts: WorkerParts) {
     this.options = parts.options;
@@ -183,15 +184,21 @@ export class FitqWorker {
     do {
       this.claimAgain = false;
       while (!this.stopping && this.hasRoom()) {
-        const result = await this.scripts.claimRun(this.name, this.token, Date.now(), this.options.concurrency);
+        const token = this.token;
+        const result = await this.scripts.claimRun(this.name, token, Date.now(), this.options.concurrency);
         this.lastClaim = result.code;
         if (result.code === 'claimed') {
           this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);
           await this.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
           continue;
         }
-        if (result.code === 'fenced') await this.onFenced();
-        else if (result.code !== 'full') await this.logIgnored(result.ignored);
+        if (result.code === 'fenced') {
+          // Registered anew: claim again at once, runs may have been staged meanwhile.
+          await this.onFenced(token);
+          this.claimAgain = true;
+        } else if (result.code !== 'full') {
+          await this.logIgnored(result.ignored);
+        }
         break;
       }
     } while (this.claimAgain && !this.stopping);
@@ -221,9 +228,14 @@ export class FitqWorker {
 
   private async heartbeat(): Promise<void> {
     try {
-      const cancels = await this.scripts.heartbeat(this.name, this.token, this.options.leaseMs, Date.now());
-      if (cancels === undefined) await this.onFenced();
-      else cancels.forEach((runId) => this.requestCancel(runId));
+      const token = this.token;
+      const cancels = await this.scripts.heartbeat(this.name, token, this.options.leaseMs, Date.now());
+      if (cancels === undefined) {
+        await this.onFenced(token);
+        this.wake();
+      } else {
+        cancels.forEach((runId) => this.requestCancel(runId));
+      }
       await this.reap();
     } catch (error) {
       if (!this.shutdownDone) this.logger.warn({ err: error }, `Heartbeat failed: ${(error as Error).message}`);
@@ -245,30 +257,43 @@ export class FitqWorker {
     }
   }
 
-  /** This worker's registration is gone (it was reaped): stop its runs and register anew. */
-  private async onFenced(): Promise<void> {
-    this.logger.error(`Worker ${this.name} lost its registration (lease expired); stopping its runs`);
+  /**
+   * This worker's registration is gone (it was reaped, or Redis lost its
+   * data): stop its runs, whose results can no longer be recorded, and
+   * register anew. Calls made with an older token are ignored, and only one
+   * re-registration runs at a time.
+   */
+  private onFenced(staleToken: string): Promise<void> {
+    if (staleToken !== this.token || this.stopping) return this.reregistering ?? Promise.resolve();
+    this.reregistering ??= this.reregister().finally(() => (this.reregistering = undefined));
+    return this.reregistering;
+  }
+
+  private async reregister(): Promise<void> {
+    this.logger.error(`Worker ${this.name} lost its registration (lease expired or Redis lost its data); stopping its runs`);
     this.executor.terminateAll();
     const token = randomBytes(8).toString('hex');
-    const registered = await this.scripts.registerWorker(
-      {
-        name: this.name,
-        token,
-        leaseMs: this.options.leaseMs,
-        concurrency: this.options.concurrency,
-        host: hostname(),
-        pid: process.pid,
-        resources: formatResources(this.options.resources),
-        executorQueue: this.executorQueue,
-      },
-      Date.now(),
-    );
+    const registered = await this.scripts.registerWorker(this.registration(token), Date.now());
     if (!registered) {
       this.logger.error(`Another live worker took the name ${this.name}; stopping`);
       void this.stop({ now: true });
       return;
     }
     this.token = token;
+    this.logger.info(`Worker ${this.name} registered again`);
+  }
+
+  private registration(token: string) {
+    return {
+      name: this.name,
+      token,
+      leaseMs: this.options.leaseMs,
+      concurrency: this.options.concurrency,
+      host: hostname(),
+      pid: process.pid,
+      resources: formatResources(this.options.resources),
+      executorQueue: this.executorQueue,
+    };
   }
 
   /**

@@ -4,7 +4,6 @@
  * REDIS_URL); and a worker that rides out a Redis restart by itself.
  */
 import { execa, type ResultPromise } from 'execa';
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
 import { FitqClient } from '../../src/queue/client.js';
@@ -12,22 +11,6 @@ import type { RunRecord } from '../../src/queue/run-record.js';
 import { FitqWorker } from '../../src/worker/worker.js';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { BIN, fitq, messages, newQueue, redisUrl } from '../support/fitq.js';
-
-/** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
-async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
 
 /** Every command that talks to Redis, with arguments that are otherwise valid. */
 const COMMANDS: string[][] = [['runs'], ['stage', '--', 'echo', 'hi'], ['workers'], ['worker', '-r', 'a=1', '--run-once']];
@@ -133,7 +116,7 @@ describe('which Redis URL is used', () => {
       expect(await onMain.listRuns()).toEqual([]);
     } finally {
       await Promise.all(clients.map((client) => client.close()));
-      await other.stop();
+      await other.dispose();
     }
   });
 });
@@ -149,33 +132,13 @@ describe('a worker and a Redis restart', () => {
     await cliWorker;
     await worker?.stop({ now: true });
     await client?.close();
-    await server?.stop();
+    await server?.dispose();
     worker = client = server = cliWorker = undefined;
   });
 
-  /**
-   * Stops redis-server, waits `downtimeMs`, and starts it again on the same
-   * port. (RedisServer.stop also deletes the data directory, after which its
-   * start fails: shut the server down with SHUTDOWN instead.)
-   */
+  /** Stops redis-server, waits `downtimeMs`, and starts it again on the same port. */
   async function restart(target: RedisServer, downtimeMs: number): Promise<void> {
-    const admin = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    admin.on('error', () => {});
-    await admin.connect();
-    await admin.call('SHUTDOWN', 'NOSAVE').catch(() => {}); // the server goes before it answers
-    admin.disconnect();
-    await waitFor('the stopped redis-server to release its port', async () => {
-      const probe = new Redis(target.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      probe.on('error', () => {});
-      try {
-        await probe.connect();
-        return false;
-      } catch {
-        return true;
-      } finally {
-        probe.disconnect();
-      }
-    });
+    await target.stop();
     await new Promise((resolve) => setTimeout(resolve, downtimeMs));
     await target.start();
   }

@@ -22,8 +22,12 @@ export async function freePort(): Promise<number> {
 export interface RedisServer {
   readonly url: string;
   readonly port: number;
+  /** Stops the server (SIGTERM: with appendonly, it flushes first); its data directory stays. */
   stop(): Promise<void>;
+  /** Starts it again on the same port and data directory. */
   start(): Promise<void>;
+  /** Stops it for good and deletes its data directory. */
+  dispose(): Promise<void>;
 }
 
 async function waitForPing(port: number, child: ChildProcess): Promise<void> {
@@ -70,14 +74,11 @@ export async function startRedisServer(options: { appendonly?: boolean } = {}): 
         running.kill('SIGTERM');
       });
     },
-  };
-  await server.start();
-  const stop = server.stop;
-  return {
-    ...server,
-    async stop() {
-      await stop();
+    async dispose() {
+      await server.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  await server.start();
+  return server;
 }

@@ -12,25 +12,10 @@ import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
 import type { RunRecord } from '../../src/queue/run-record.js';
+import { waitFor } from '../support/wait.js';
 import { BIN, connectClient, fitq, messages, newQueue, parseJsonLog, redisUrl, startTestWorker } from '../support/fitq.js';
 
 // ---------------------------------------------------------------- helpers
-
-/** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
-async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
 
 /**
  * Live (non-zombie) members of a process group. Orphans are reparented to
