@@ -52,39 +52,68 @@ export interface ExecutorContext {
   onRunEnded: () => void;
 }
 
+interface BullParts {
+  queue: Queue;
+  worker: BullWorker;
+}
+
+const RETRY_DELAY_MS = 250;
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export class Executor {
   private readonly active = new Map<string, ActiveRun>();
-  private readonly queue: Queue;
-  private readonly bullWorker: BullWorker;
   private idleWaiters: (() => void)[] = [];
   private closing = false;
+  /** The BullMQ queue and worker, once both are connected. */
+  private readonly parts: Promise<BullParts | undefined>;
   private readonly supervisor: Promise<void>;
 
   constructor(private readonly ctx: ExecutorContext) {
-    const options = { connection: ctx.redis, prefix: ctx.keys.bullPrefix };
-    this.queue = new Queue(ctx.queueName, options);
-    this.queue.on('error', (error) => ctx.logger.debug({ err: error }, 'executor queue error'));
-    this.bullWorker = new BullWorker(ctx.queueName, (job: Job<JobData>) => this.process(job), {
-      ...options,
-      concurrency: ctx.concurrency > 0 ? ctx.concurrency : 10_000,
-      // Our lease and reaper decide what happened to a run; BullMQ must never re-run one.
-      skipStalledCheck: true,
-      maxStalledCount: 0,
-      autorun: false,
-    });
-    this.bullWorker.on('error', (error) => ctx.logger.debug({ err: error }, 'executor worker error'));
+    this.parts = this.connectParts();
     this.supervisor = this.keepProcessing();
+  }
+
+  /**
+   * Creates the BullMQ queue and worker. BullMQ gives up on a connection
+   * whose first commands fail (Redis went away just then), so on failure
+   * both are made anew until they connect.
+   */
+  private async connectParts(): Promise<BullParts | undefined> {
+    const options = { connection: this.ctx.redis, prefix: this.ctx.keys.bullPrefix };
+    while (!this.closing) {
+      const queue = new Queue(this.ctx.queueName, options);
+      queue.on('error', (error) => this.ctx.logger.debug({ err: error }, 'executor queue error'));
+      const worker = new BullWorker(this.ctx.queueName, (job: Job<JobData>) => this.process(job), {
+        ...options,
+        concurrency: this.ctx.concurrency > 0 ? this.ctx.concurrency : 10_000,
+        // Our lease and reaper decide what happened to a run; BullMQ must never re-run one.
+        skipStalledCheck: true,
+        maxStalledCount: 0,
+        autorun: false,
+      });
+      worker.on('error', (error) => this.ctx.logger.debug({ err: error }, 'executor worker error'));
+      try {
+        await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]);
+        return { queue, worker };
+      } catch (error) {
+        this.ctx.logger.debug({ err: error }, 'executor could not connect; retrying');
+        await Promise.allSettled([worker.close(true), queue.close()]);
+        await delay(RETRY_DELAY_MS);
+      }
+    }
+    return undefined;
   }
 
   /** Runs the BullMQ worker loop, restarting it if a connection failure ends it. */
   private async keepProcessing(): Promise<void> {
-    while (!this.closing) {
+    const parts = await this.parts;
+    while (parts && !this.closing) {
       try {
-        await this.bullWorker.run();
+        await parts.worker.run();
       } catch (error) {
         this.ctx.logger.debug({ err: error }, 'executor worker stopped; restarting it');
       }
-      if (!this.closing) await new Promise((resolve) => setTimeout(resolve, 250));
+      if (!this.closing) await delay(RETRY_DELAY_MS);
     }
   }
 
@@ -106,7 +135,9 @@ export class Executor {
       resources: claim.fields.resources ?? '',
     };
     try {
-      await this.queue.add('run', data, {
+      const parts = await this.parts;
+      if (!parts) throw new Error('the worker is stopping');
+      await parts.queue.add('run', data, {
         jobId: `${claim.runId}-${claim.epoch}`,
         removeOnComplete: true,
         removeOnFail: true,
@@ -141,10 +172,12 @@ export class Executor {
 
   async close(): Promise<void> {
     this.closing = true;
-    await this.bullWorker.close();
+    const parts = await this.parts;
+    if (!parts) return;
+    await parts.worker.close();
     await this.supervisor;
-    await this.queue.obliterate({ force: true }).catch(() => {});
-    await this.queue.close();
+    await parts.queue.obliterate({ force: true }).catch(() => {});
+    await parts.queue.close();
   }
 
   private async process(job: Job<JobData>): Promise<void> {
