@@ -32,7 +32,12 @@ export interface RedisServer {
 
 async function waitForPing(port: number, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 10_000;
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error));
   while (Date.now() < deadline) {
+    if (spawnError) {
+      throw new Error(`cannot start redis-server (${spawnError.message}): install it, e.g. apt-get install redis-server`);
+    }
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
     const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     probe.on('error', () => {});
