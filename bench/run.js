@@ -132,7 +132,6 @@ async function claimCost(depth) {
   const scripts = new Scripts(client.redis, client.keys, 10_000);
   await scripts.registerWorker(
     { name: 'probe', token: 't', leaseMs: 60_000, concurrency: 0, host: 'bench', pid: 0, resources: 'big=5 cpu=1', executorQueue: '' },
-    Date.now(),
   );
   await client.redis.config('RESETSTAT');
   for (let i = 0; i < 500; i++) await scripts.claimRun('probe', 't', Date.now(), 0);

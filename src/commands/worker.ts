@@ -51,6 +51,10 @@ export default class Worker extends FitqCommand {
     await worker.done;
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    if (worker.failure) {
+      process.stderr.write(`Error: ${worker.failure}\n`);
+      this.exit(1);
+    }
   }
 }
 

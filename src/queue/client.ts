@@ -8,7 +8,7 @@ import { obliterateExecutorQueue } from './executor-queue.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { validateRunId } from './names.js';
-import { ENDED_STATUSES, parseRunFields, runDemands, type RunRecord, type RunStatus } from './run-record.js';
+import { isEnded, parseRunFields, runDemands, type RunRecord, type RunStatus } from './run-record.js';
 import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
@@ -89,7 +89,7 @@ export class FitqClient {
         stagedAt: String(now),
       }),
     );
-    return { runs: records, warnings: this.stageWarnings(runs, await this.liveWorkers()) };
+    return { runs: records, warnings: this.stageWarnings(runs, await this.listWorkers()) };
   }
 
   /** Stores runs in one round trip; returns each run's staging sequence number. */
@@ -124,7 +124,9 @@ export class FitqClient {
     const byShape = new Map<string, PreparedRun[]>();
     for (const run of runs) {
       const shape = shapeOf(run.demands);
-      byShape.set(shape, [...(byShape.get(shape) ?? []), run]);
+      const group = byShape.get(shape);
+      if (group) group.push(run);
+      else byShape.set(shape, [run]);
     }
     const warnings: string[] = [];
     for (const group of byShape.values()) {
@@ -136,16 +138,16 @@ export class FitqClient {
     return warnings;
   }
 
-  /** Live workers, after reaping any whose lease expired. */
-  async liveWorkers(): Promise<WorkerRecord[]> {
-    const { reaped } = await this.scripts.reapWorkers(Date.now());
+  /** Live workers with capacity, usage and runs, after reaping any whose lease expired. */
+  async listWorkers(): Promise<WorkerRecord[]> {
+    const { reaped } = await this.scripts.reapWorkers();
     for (const { executorQueue } of reaped) await obliterateExecutorQueue(this.redis, this.keys, executorQueue);
     return readWorkers(this.redis, this.keys);
   }
 
   /** Runs in staging order, optionally only some statuses; staged runs carry why they wait. */
   async listRuns(filter: { statuses?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
-    const workers = await this.liveWorkers();
+    const workers = await this.listWorkers();
     const ids = await this.redis.zrange(this.keys.runs, 0, -1);
     const runs = await this.getRuns(ids);
     const statuses = filter.statuses && filter.statuses.length > 0 ? new Set(filter.statuses) : undefined;
@@ -154,11 +156,16 @@ export class FitqClient {
 
   /** One run; throws UsageError for an unknown id. */
   async getRun(runId: string): Promise<RunRecord> {
+    const run = await this.readRun(this.redis, runId);
+    return run.status === 'staged' ? this.withWaitReason(run, await this.listWorkers()) : run;
+  }
+
+  /** One run as stored, read over the given connection. */
+  private async readRun(redis: Redis, runId: string): Promise<RunRecord> {
     validateRunId(runId);
-    const fields = await this.redis.hgetall(this.keys.run(runId));
+    const fields = await redis.hgetall(this.keys.run(runId));
     if (!fields.id) throw new UsageError(`unknown run '${runId}'`);
-    const run = parseRunFields(fields);
-    return run.status === 'staged' ? this.withWaitReason(run, await this.liveWorkers()) : run;
+    return parseRunFields(fields);
   }
 
   private async getRuns(ids: readonly string[]): Promise<RunRecord[]> {
@@ -173,8 +180,7 @@ export class FitqClient {
 
   private withWaitReason(run: RunRecord, workers: WorkerRecord[]): RunRecord {
     if (run.status !== 'staged') return run;
-    const demands = runDemands({ resources: Object.entries(run.resources).map(([n, v]) => `${n}=${v}`).join(' ') });
-    return { ...run, reason: whyWaiting(demands, workers).reason };
+    return { ...run, reason: whyWaiting(runDemands({ resources: run.requires }), workers).reason };
   }
 
   /**
@@ -191,18 +197,23 @@ export class FitqClient {
     return this.getRun(runId);
   }
 
-  /** Resolves when the run has ended; uses the log stream's end marker, no polling. */
+  /**
+   * Resolves when the run has ended. Waits on the log stream's end marker (no
+   * polling); every few seconds it also reaps, so a run whose worker died
+   * ends as lost once the lease runs out. Survives Redis restarts.
+   */
   async waitForEnd(runId: string, timeoutMs = 60_000): Promise<RunRecord> {
     const deadline = Date.now() + timeoutMs;
     const follower = await connectRedis(this.options, true);
     try {
       for (;;) {
-        const last = await this.redis.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
-        const run = await this.getRun(runId);
-        if ((ENDED_STATUSES as readonly string[]).includes(run.status)) return run;
+        const last = await follower.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
+        const run = await this.readRun(follower, runId);
+        if (isEnded(run)) return run;
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw new UsageError(`run '${runId}' did not end within ${Math.round(timeoutMs / 1000)} s`);
-        await waitLogEntries(follower, this.keys, runId, last[0]?.[0] ?? '0', Math.min(remaining, 5000));
+        const entries = await waitLogEntries(follower, this.keys, runId, last[0]?.[0] ?? '0', Math.min(remaining, 5000));
+        if (entries.length === 0) await new Scripts(follower, this.keys, this.logMaxLines).reapWorkers();
       }
     } finally {
       await closeRedis(follower);
@@ -252,26 +263,17 @@ export class FitqClient {
         for (const entry of entries) {
           onEntry(entry);
           after = entry.id;
-          if (entry.kind === 'end') return this.getRun(runId);
+          if (entry.kind === 'end') return this.readRun(follower, runId);
         }
         if (entries.length === 0) {
-          const run = await this.getRun(runId);
-          if ((ENDED_STATUSES as readonly string[]).includes(run.status)) return run;
+          const run = await this.readRun(follower, runId);
+          if (isEnded(run)) return run;
         }
       }
-      return this.getRun(runId);
+      return this.readRun(follower, runId);
     } finally {
       await closeRedis(follower);
     }
   }
 
-  /** Live workers with capacity, usage and runs. */
-  async listWorkers(): Promise<WorkerRecord[]> {
-    return this.liveWorkers();
-  }
-
-  /** Low-level script access for the worker in this package. */
-  get scriptRunner(): Scripts {
-    return this.scripts;
-  }
 }

@@ -19,6 +19,8 @@ export interface RunRecord {
   env: Record<string, string>;
   /** Demanded amounts, by resource name. */
   resources: Record<string, number>;
+  /** The same demands, exact: "gpu=1 mem=8000000000" (empty for none). */
+  requires: string;
   priority: number;
   labels: Record<string, string>;
   /** Epoch ms. */
@@ -33,6 +35,10 @@ export interface RunRecord {
   /** How many times the run was claimed; fences writers of older claims. */
   epoch?: number;
   seq: number;
+}
+
+export function isEnded(run: RunRecord): boolean {
+  return (ENDED_STATUSES as readonly string[]).includes(run.status);
 }
 
 /** Demands of a stored run, exact. */
@@ -63,6 +69,7 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     cwd: fields.cwd ?? '',
     env: parseJson<Record<string, string>>(fields.env, {}),
     resources: resourcesToJson(runDemands(fields)),
+    requires: fields.resources ?? '',
     priority: Number(fields.priority ?? 0),
     labels: parseJson<Record<string, string>>(fields.labels, {}),
     stagedAt: Number(fields.stagedAt ?? 0),

@@ -82,6 +82,19 @@ export interface IgnoredShape {
   version: string;
 }
 
+export interface WorkerRegistration {
+  name: string;
+  token: string;
+  leaseMs: number;
+  concurrency: number;
+  host: string;
+  pid: number;
+  /** Capacity, "a=1 b=2". */
+  resources: string;
+  /** The BullMQ queue of this registration. */
+  executorQueue: string;
+}
+
 export interface FinishInput {
   runId: string;
   worker: string;
@@ -144,7 +157,7 @@ export class Scripts {
   async claimRun(worker: string, token: string, now: number, maxRuns: number): Promise<ClaimResult> {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
-      w.info, w.capacity, w.free, w.runs, this.keys.base, token, now, maxRuns,
+      w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.base, token, now, maxRuns,
     )) as unknown[];
     switch (reply[0]) {
       case 1:
@@ -176,47 +189,37 @@ export class Scripts {
     return reply === 1;
   }
 
-  /** Registers a worker; false when a live worker holds the name. */
-  async registerWorker(input: {
-    name: string;
-    token: string;
-    leaseMs: number;
-    concurrency: number;
-    host: string;
-    pid: number;
-    resources: string;
-    executorQueue: string;
-  }, now: number): Promise<boolean> {
+  /** Registers a worker; false when a live worker holds the name. Leases use the Redis server's clock. */
+  async registerWorker(input: WorkerRegistration): Promise<boolean> {
     const w = this.keys.worker(input.name);
     const reply = await command(this.redis, 'fitqRegisterWorker')(
       this.keys.workers, w.info, w.capacity, w.free, w.runs,
-      this.keys.base, input.name, input.token, now, input.leaseMs, input.concurrency,
+      this.keys.base, input.name, input.token, '', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, input.executorQueue,
     );
     return reply === 1;
   }
 
   /** Renews a lease; returns run ids whose cancellation is pending, or undefined when fenced. */
-  async heartbeat(name: string, token: string, leaseMs: number, now: number): Promise<string[] | undefined> {
+  async heartbeat(name: string, token: string, leaseMs: number): Promise<string[] | undefined> {
     const w = this.keys.worker(name);
     const reply = (await command(this.redis, 'fitqHeartbeat')(
-      this.keys.workers, w.info, w.runs, this.keys.base, name, token, now, leaseMs,
+      this.keys.workers, w.info, w.runs, this.keys.base, name, token, leaseMs,
     )) as [number, string[]?];
     return reply[0] === 1 ? (reply[1] ?? []) : undefined;
   }
 
-  /** Reaps expired workers; returns them and the next lease deadline (or undefined). */
+  /** Reaps expired workers; returns them and how long until the next lease runs out (if any). */
   async reapWorkers(
-    now: number,
     limit = 50,
-  ): Promise<{ reaped: { name: string; executorQueue: string }[]; nextDeadline: number | undefined }> {
+  ): Promise<{ reaped: { name: string; executorQueue: string }[]; msUntilNext: number | undefined }> {
     const [names, queues, next] = (await command(this.redis, 'fitqReapWorkers')(
-      this.keys.workers, this.keys.base, now, limit, this.logMaxLines,
+      this.keys.workers, this.keys.base, limit, this.logMaxLines,
     )) as [string[], string[], string | number];
-    const nextDeadline = Number(next);
+    const msUntilNext = Number(next);
     return {
       reaped: names.map((name, i) => ({ name, executorQueue: queues[i] ?? '' })),
-      nextDeadline: nextDeadline < 0 ? undefined : nextDeadline,
+      msUntilNext: msUntilNext < 0 ? undefined : msUntilNext,
     };
   }
 

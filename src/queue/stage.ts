@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { formatResources, parseResourceSpecs, type Resources } from '../resources/spec.js';
+import { formatResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import { validateRunId } from './names.js';
 
 export const MAX_PRIORITY = 1_000_000;
@@ -21,8 +21,8 @@ const LABEL_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
 export interface StageRequest {
   /** The argv to run (or, with `shell`, the words joined into one `sh -c` script). */
   command: readonly string[];
-  /** Demands: parsed resources, or specs like `"gpu=1 mem=8G"`. */
-  resources?: Resources | string | readonly string[];
+  /** Demands: specs like `"gpu=1 mem=8G"`, or a map of name to amount in millionths. */
+  resources?: ResourceInput;
   /** An id of your choosing; must be new. Default: a random id. */
   runId?: string;
   /** Higher runs first; default 0; an integer within ±1,000,000. */
@@ -48,13 +48,6 @@ export interface PreparedRun {
 
 export function newRunId(): string {
   return randomBytes(6).toString('hex');
-}
-
-function toResources(resources: StageRequest['resources']): Resources {
-  if (resources === undefined) return new Map();
-  if (typeof resources === 'string') return parseResourceSpecs([resources]);
-  if (Array.isArray(resources)) return parseResourceSpecs(resources as readonly string[]);
-  return resources as Resources;
 }
 
 function validateEntries(kind: string, entries: Record<string, string>, pattern: RegExp): void {

@@ -125,6 +125,31 @@ export function parseStoredResources(text: string | undefined): Resources {
   return sortResources(amounts);
 }
 
+/** Resources as the API takes them: specs (`"gpu=1 mem=8G"`, or several), or a map of name to micros. */
+export type ResourceInput = string | readonly string[] | Resources;
+
+/**
+ * Normalizes and validates resources given to the API. Maps are held to the
+ * same rules as specs: valid names, amounts from 0 to the largest exact one.
+ */
+export function toResources(input: ResourceInput | undefined): Resources {
+  if (input === undefined) return new Map();
+  if (typeof input === 'string') return parseResourceSpecs([input]);
+  if (Array.isArray(input)) return parseResourceSpecs(input as readonly string[]);
+  const amounts = new Map<string, bigint>();
+  for (const [name, micros] of input as Resources) {
+    const part = `${name}=${String(micros)}`;
+    if (!RESOURCE_NAME_PATTERN.test(name) || name.length > MAX_RESOURCE_NAME_LENGTH) {
+      throw new InvalidResourceSpecError(part, `resource name must match ${RESOURCE_NAME_PATTERN.source.slice(1, -1)}`);
+    }
+    if (typeof micros !== 'bigint' || micros < 0n || micros > MAX_MICROS) {
+      throw new InvalidResourceSpecError(part, 'amount must be a bigint count of millionths within range');
+    }
+    if (micros > 0n) amounts.set(name, micros);
+  }
+  return sortResources(amounts);
+}
+
 /** Parses a Redis hash of name -> decimal amount. */
 export function resourcesFromHash(hash: Record<string, string>): Resources {
   return sortResources(new Map(Object.entries(hash).map(([name, value]) => [name, parseDecimal(value)])));

@@ -89,9 +89,11 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
   }
 
   let killTimer: NodeJS.Timeout | undefined;
+  let exited = false;
   // When the main process exits, whatever it left in its group goes too:
   // the run's resources are released, so nothing of it may keep using them.
   subprocess.once('exit', () => {
+    exited = true;
     if (pid !== undefined) signalGroup(pid, 'SIGKILL');
   });
 
@@ -112,7 +114,8 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
     pid,
     outcome,
     terminate(graceMs: number) {
-      if (pid === undefined || killTimer) return;
+      // Once it has exited, its group id may belong to someone else.
+      if (pid === undefined || killTimer || exited) return;
       signalGroup(pid, 'SIGTERM');
       killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
       killTimer.unref();

@@ -25,12 +25,15 @@ export interface ClaimedRun {
 interface ActiveRun extends ClaimedRun {
   process?: RunProcess;
   cancelRequested: boolean;
+  /** Why the run must stop (or not start at all): the worker is stopping or was fenced. */
+  abandoned?: string;
 }
 
+/** What the execution queue holds per run; command and resources are there for dashboards. */
 interface JobData {
   runId: string;
   epoch: string;
-  command: string[];
+  command: string;
   resources: string;
 }
 
@@ -131,7 +134,7 @@ export class Executor {
     const data: JobData = {
       runId: claim.runId,
       epoch: claim.epoch,
-      command: JSON.parse(claim.fields.command ?? '[]') as string[],
+      command: claim.fields.command ?? '[]',
       resources: claim.fields.resources ?? '',
     };
     try {
@@ -159,9 +162,15 @@ export class Executor {
     return true;
   }
 
-  /** Terminates every run, e.g. on a second stop signal; they end as failed by signal. */
-  terminateAll(): void {
-    for (const run of this.active.values()) run.process?.terminate(this.ctx.killGraceMs);
+  /**
+   * Terminates every run and keeps runs not yet started from starting, e.g.
+   * on a second stop signal or when the worker was fenced.
+   */
+  abandonAll(reason: string): void {
+    for (const run of this.active.values()) {
+      run.abandoned ??= reason;
+      run.process?.terminate(this.ctx.killGraceMs);
+    }
   }
 
   /** Resolves when no run is active. */
@@ -170,11 +179,12 @@ export class Executor {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  async close(): Promise<void> {
+  /** Closes the execution queue and deletes it; `force` does not wait for runs being recorded. */
+  async close(force = false): Promise<void> {
     this.closing = true;
     const parts = await this.parts;
     if (!parts) return;
-    await parts.worker.close();
+    await parts.worker.close(force);
     await this.supervisor;
     await parts.queue.obliterate({ force: true }).catch(() => {});
     await parts.queue.close();
@@ -184,8 +194,8 @@ export class Executor {
     const run = this.active.get(job.data.runId);
     if (!run || run.epoch !== job.data.epoch) return; // a hand-off from an older claim
     const log = this.ctx.logger.child({ runId: run.runId });
-    if (run.cancelRequested) {
-      await this.record(run, { status: 'failed', reason: 'not started' });
+    if (run.cancelRequested || run.abandoned) {
+      await this.record(run, { status: 'failed', reason: run.abandoned ? `not started: ${run.abandoned}` : 'not started' });
       return;
     }
     const record = parseRunFields(run.fields);

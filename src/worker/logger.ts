@@ -4,10 +4,16 @@
  */
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { UsageError } from '../errors.js';
 
 export type LogFormat = 'pretty' | 'json';
 
-export function createLogger(format: LogFormat, level = process.env.FITQ_LOG_LEVEL ?? 'info'): Logger {
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function createLogger(format: LogFormat, level = process.env.FITQ_LOG_LEVEL || 'info'): Logger {
+  if (!LEVELS.includes(level)) {
+    throw new UsageError(`expected FITQ_LOG_LEVEL to be one of ${LEVELS.join(', ')}, got '${level}'`);
+  }
   if (format === 'json') return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.epochTime });
   const stream = pretty({
     sync: true,

@@ -6,12 +6,12 @@ import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import type { ClientOptions } from '../queue/client.js';
 import { validateWorkerName } from '../queue/names.js';
-import { parseResourceSpecs, type Resources } from '../resources/spec.js';
+import { toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import type { LogFormat } from './logger.js';
 
 export interface WorkerOptions extends ClientOptions {
-  /** Capacity: parsed resources, or specs like `"gpu=2 mem=64G"`. */
-  resources?: Resources | string | readonly string[];
+  /** Capacity: specs like `"gpu=2 mem=64G"`, or a map of name to amount in millionths. */
+  resources?: ResourceInput;
   /** Unique among live workers; default `<hostname>-<pid>`. */
   name?: string;
   /** Most runs at once; default the number of CPU cores; 0 = no limit. */
@@ -50,18 +50,21 @@ function nonNegativeInteger(flag: string, value: number): number {
   return value;
 }
 
-function positiveMs(flag: string, value: number, min: number): number {
-  if (!Number.isFinite(value) || value < min) throw new UsageError(`expected ${flag} to be at least ${min} ms, got '${value}'`);
+/** Longest timer Node can arm (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Checks a duration given in ms; messages speak in seconds, as the flags do. */
+function durationMs(flag: string, value: number, minMs: number): number {
+  if (!Number.isFinite(value) || value < minMs || value > MAX_TIMER_MS) {
+    throw new UsageError(
+      `expected ${flag} to be between ${minMs / 1000} and ${Math.floor(MAX_TIMER_MS / 1000)} seconds, got '${value / 1000}'`,
+    );
+  }
   return value;
 }
 
 export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
-  const resources =
-    typeof options.resources === 'string'
-      ? parseResourceSpecs([options.resources])
-      : Array.isArray(options.resources)
-        ? parseResourceSpecs(options.resources as readonly string[])
-        : ((options.resources as Resources | undefined) ?? new Map());
+  const resources = toResources(options.resources);
   const name = validateWorkerName(options.name ?? `${hostname()}-${process.pid}`);
   const logFormat = options.logFormat ?? 'pretty';
   if (logFormat !== 'pretty' && logFormat !== 'json') {
@@ -72,9 +75,9 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     name,
     concurrency: nonNegativeInteger('--concurrency', options.concurrency ?? availableParallelism()),
     runOnce: options.runOnce ?? false,
-    leaseMs: positiveMs('--lease', options.leaseMs ?? 30_000, 300),
-    killGraceMs: positiveMs('--kill-grace', options.killGraceMs ?? 10_000, 0),
-    pollIntervalMs: positiveMs('poll interval', options.pollIntervalMs ?? 5_000, 50),
+    leaseMs: durationMs('--lease', options.leaseMs ?? 30_000, 300),
+    killGraceMs: durationMs('--kill-grace', options.killGraceMs ?? 10_000, 0),
+    pollIntervalMs: durationMs('pollIntervalMs', options.pollIntervalMs ?? 5_000, 50),
     logFormat,
     echoOutput: options.echoOutput ?? true,
   };

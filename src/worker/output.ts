@@ -11,8 +11,10 @@ const FLUSH_LINES = 500;
 
 export class OutputBuffer {
   private pending: LogLine[] = [];
+  private dropped = 0;
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  /** The write under way, if any: one at a time, so memory stays bounded while Redis is slow or away. */
+  private writing: Promise<void> | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -24,21 +26,30 @@ export class OutputBuffer {
 
   add(line: LogLine): void {
     this.pending.push(line);
-    // Keep memory bounded even if Redis is away: only the newest lines matter.
-    if (this.pending.length > this.maxLines) this.pending.splice(0, this.pending.length - this.maxLines);
+    if (this.pending.length > this.maxLines) {
+      // Only the newest lines are kept anyway.
+      this.dropped += this.pending.length - this.maxLines;
+      this.pending.splice(0, this.pending.length - this.maxLines);
+    }
     if (this.pending.length >= FLUSH_LINES) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
   }
 
-  /** Writes what is pending; resolves when everything added so far is stored. */
-  flush(): Promise<void> {
+  /** Writes what is pending; resolves when everything added so far is stored (or failed to be). */
+  async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    while (this.writing) await this.writing;
+    if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    this.flushing = this.flushing
-      .then(() => appendLogLines(this.redis, this.keys, this.runId, batch, this.maxLines))
-      .catch(this.onError);
-    return this.flushing;
+    if (this.dropped > 0) {
+      batch.unshift({ stream: 'stderr', line: `[fitq: ${this.dropped} lines dropped while Redis was slow]` });
+      this.dropped = 0;
+    }
+    this.writing = appendLogLines(this.redis, this.keys, this.runId, batch, this.maxLines)
+      .catch(this.onError)
+      .finally(() => (this.writing = undefined));
+    await this.writing;
   }
 }

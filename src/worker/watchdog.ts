@@ -36,10 +36,6 @@ export class Watchdog {
     (this.child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   }
 
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
   watch(processGroup: number): void {
     this.child.stdin?.write(`+${processGroup}\n`);
   }

@@ -3,21 +3,20 @@
  * free capacity (woken by events, with a slow poll as a safety net), runs
  * them, and stops gracefully.
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import { resolveNamespace } from '../queue/client.js';
 import { closeRedis, connectRedis } from '../queue/connection.js';
-import { executorQueueName, obliterateExecutorQueue } from '../queue/executor-queue.js';
+import { obliterateExecutorQueue } from '../queue/executor-queue.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
-import { Scripts, type ClaimResult, type IgnoredShape } from '../queue/scripts.js';
+import { Scripts, type ClaimResult, type IgnoredShape, type WorkerRegistration } from '../queue/scripts.js';
 import { formatResources } from '../resources/spec.js';
 import { describeDemands, Executor } from './executor.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
+import { registrationFor, within } from './registration.js';
 import { Watchdog } from './watchdog.js';
 
 export type { WorkerOptions } from './options.js';
@@ -29,37 +28,46 @@ interface WorkerParts {
   scripts: Scripts;
   logger: Logger;
   logMaxLines: number;
-  token: string;
+  registration: WorkerRegistration;
 }
+
+/** How long a stopping worker waits for Redis before it gives up recording. */
+const GIVE_UP_AFTER_GRACE_MS = 5_000;
 
 export class FitqWorker {
   readonly name: string;
   /** Resolves when the worker has stopped and released everything. */
   readonly done: Promise<void>;
+  /** Set when the worker stopped because of an error (e.g. its name was taken). */
+  failure: string | undefined;
 
   private readonly options: ResolvedWorkerOptions;
   private readonly keys: NamespaceKeys;
   private readonly redis: Redis;
   private readonly scripts: Scripts;
   private readonly logger: Logger;
+  private readonly logMaxLines: number;
   private readonly watchdog: Watchdog;
-  private readonly executor: Executor;
-  private subscriber: Redis | undefined;
+  private executor: Executor;
   private token: string;
-  private readonly executorQueue: string;
+  private subscriber: Redis | undefined;
   private resolveDone!: () => void;
   private stopping = false;
-  private shutdownDone = false;
+  private released = false;
   private shutdown: Promise<void> | undefined;
-  private claiming = false;
+  /** Resolves when a forced stop stops waiting for Redis. */
+  private readonly givenUp: Promise<void>;
+  private giveUp!: () => void;
+  private giveUpTimer: NodeJS.Timeout | undefined;
+  private claimLoop: Promise<void> | undefined;
   private claimAgain = false;
   private lastClaim: ClaimResult['code'] | undefined;
+  private reregistering: Promise<void> | undefined;
   private readonly ignoredLogged = new Set<string>();
   /** Version of each ignored shape when last looked at, to skip unchanged shapes. */
   private readonly ignoredVersions = new Map<string, string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private reapTimer: NodeJS.Timeout | undefined;
-  private reregistering: Promise<void> | undefined;
 
   private constructor(parts: WorkerParts) {
     this.options = parts.options;
@@ -68,23 +76,28 @@ export class FitqWorker {
     this.redis = parts.redis;
     this.scripts = parts.scripts;
     this.logger = parts.logger;
-    this.token = parts.token;
-    this.executorQueue = executorQueueName(parts.options.name, parts.token);
+    this.logMaxLines = parts.logMaxLines;
+    this.token = parts.registration.token;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.givenUp = new Promise((resolve) => (this.giveUp = resolve));
     this.watchdog = new Watchdog(Math.ceil(parts.options.killGraceMs / 1000));
-    this.executor = new Executor({
-      redis: parts.redis,
-      keys: parts.keys,
-      scripts: parts.scripts,
+    this.executor = this.createExecutor(parts.registration.executorQueue);
+  }
+
+  private createExecutor(queueName: string): Executor {
+    return new Executor({
+      redis: this.redis,
+      keys: this.keys,
+      scripts: this.scripts,
       watchdog: this.watchdog,
-      logger: parts.logger,
+      logger: this.logger,
       workerName: this.name,
-      queueName: this.executorQueue,
-      concurrency: parts.options.concurrency,
-      killGraceMs: parts.options.killGraceMs,
-      logMaxLines: parts.logMaxLines,
-      echoOutput: parts.options.echoOutput,
-      logFormat: parts.options.logFormat,
+      queueName,
+      concurrency: this.options.concurrency,
+      killGraceMs: this.options.killGraceMs,
+      logMaxLines: this.logMaxLines,
+      echoOutput: this.options.echoOutput,
+      logFormat: this.options.logFormat,
       onRunEnded: () => this.wake(),
     });
   }
@@ -101,32 +114,18 @@ export class FitqWorker {
     const logMaxLines = input.logMaxLines ?? DEFAULT_LOG_MAX_LINES;
     const redis = await connectRedis(input, true);
     const scripts = new Scripts(redis, keys, logMaxLines);
-    const token = randomBytes(8).toString('hex');
+    const registration = registrationFor(options);
     logger.info(`Starting worker ${options.name}`);
-    const registered = await scripts
-      .registerWorker(
-        {
-          name: options.name,
-          token,
-          leaseMs: options.leaseMs,
-          concurrency: options.concurrency,
-          host: hostname(),
-          pid: process.pid,
-          resources: formatResources(options.resources),
-          executorQueue: executorQueueName(options.name, token),
-        },
-        Date.now(),
-      )
-      .catch(async (error: unknown) => {
-        await closeRedis(redis);
-        throw error;
-      });
+    const registered = await scripts.registerWorker(registration).catch(async (error: unknown) => {
+      await closeRedis(redis);
+      throw error;
+    });
     if (!registered) {
       await closeRedis(redis);
       throw new UsageError(`a live worker is already named '${options.name}': choose another --name`);
     }
     logger.info(`Worker resources: ${formatResources(options.resources) || '(none)'}`);
-    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, token });
+    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration });
     await worker.listen();
     return worker;
   }
@@ -163,15 +162,14 @@ export class FitqWorker {
   /** Claims runs while there is room; coalesces concurrent wake-ups. */
   private wake(): void {
     if (this.stopping) return;
-    if (this.claiming) {
+    if (this.claimLoop) {
       this.claimAgain = true;
       return;
     }
-    this.claiming = true;
-    void this.claimWhileRoom()
+    this.claimLoop = this.claimWhileRoom()
       .catch((error: unknown) => this.logger.warn({ err: error }, `Claim failed: ${(error as Error).message}`))
       .finally(() => {
-        this.claiming = false;
+        this.claimLoop = undefined;
         this.finishRunOnceWhenDone();
       });
   }
@@ -221,7 +219,7 @@ export class FitqWorker {
   }
 
   private finishRunOnceWhenDone(): void {
-    if (this.options.runOnce && !this.stopping && !this.claiming && this.executor.size === 0 && this.lastClaim === 'idle') {
+    if (this.options.runOnce && !this.stopping && !this.claimLoop && this.executor.size === 0 && this.lastClaim === 'idle') {
       void this.stop();
     }
   }
@@ -229,7 +227,7 @@ export class FitqWorker {
   private async heartbeat(): Promise<void> {
     try {
       const token = this.token;
-      const cancels = await this.scripts.heartbeat(this.name, token, this.options.leaseMs, Date.now());
+      const cancels = await this.scripts.heartbeat(this.name, token, this.options.leaseMs);
       if (cancels === undefined) {
         await this.onFenced(token);
         this.wake();
@@ -238,29 +236,27 @@ export class FitqWorker {
       }
       await this.reap();
     } catch (error) {
-      if (!this.shutdownDone) this.logger.warn({ err: error }, `Heartbeat failed: ${(error as Error).message}`);
+      if (!this.released) this.logger.warn({ err: error }, `Heartbeat failed: ${(error as Error).message}`);
     }
   }
 
   /** Reaps dead workers, and comes back exactly when the next lease runs out. */
   private async reap(): Promise<void> {
-    const { reaped, nextDeadline } = await this.scripts.reapWorkers(Date.now());
+    const { reaped, msUntilNext } = await this.scripts.reapWorkers();
     for (const { name, executorQueue } of reaped) {
       this.logger.warn(`Worker ${name} stopped renewing its lease: its runs are lost`);
       await obliterateExecutorQueue(this.redis, this.keys, executorQueue);
     }
     if (this.reapTimer) clearTimeout(this.reapTimer);
     this.reapTimer = undefined;
-    if (nextDeadline !== undefined && !this.shutdownDone) {
-      const delay = nextDeadline - Date.now() + 10;
-      if (delay < this.options.leaseMs / 3) this.reapTimer = setTimeout(() => void this.reap().catch(() => {}), Math.max(0, delay));
+    if (msUntilNext !== undefined && !this.released && msUntilNext + 10 < this.options.leaseMs / 3) {
+      this.reapTimer = setTimeout(() => void this.reap().catch(() => {}), msUntilNext + 10);
     }
   }
 
   /**
    * This worker's registration is gone (it was reaped, or Redis lost its
-   * data): stop its runs, whose results can no longer be recorded, and
-   * register anew. Calls made with an older token are ignored, and only one
+   * data). Calls made with an older token are ignored, and only one
    * re-registration runs at a time.
    */
   private onFenced(staleToken: string): Promise<void> {
@@ -269,40 +265,40 @@ export class FitqWorker {
     return this.reregistering;
   }
 
+  /**
+   * Stops the runs of the lost registration (their results can no longer be
+   * recorded), waits until they are gone so nothing is oversubscribed, then
+   * registers anew with a fresh execution queue.
+   */
   private async reregister(): Promise<void> {
     this.logger.error(`Worker ${this.name} lost its registration (lease expired or Redis lost its data); stopping its runs`);
-    this.executor.terminateAll();
-    const token = randomBytes(8).toString('hex');
-    const registered = await this.scripts.registerWorker(this.registration(token), Date.now());
-    if (!registered) {
+    const old = this.executor;
+    old.abandonAll('its worker lost its registration');
+    await within(old.whenIdle(), this.options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
+    await within(old.close(true), GIVE_UP_AFTER_GRACE_MS);
+    const registration = registrationFor(this.options);
+    if (!(await this.scripts.registerWorker(registration))) {
+      this.failure = `another live worker took the name '${this.name}'`;
       this.logger.error(`Another live worker took the name ${this.name}; stopping`);
       void this.stop({ now: true });
       return;
     }
-    this.token = token;
+    this.token = registration.token;
+    this.executor = this.createExecutor(registration.executorQueue);
     this.logger.info(`Worker ${this.name} registered again`);
-  }
-
-  private registration(token: string) {
-    return {
-      name: this.name,
-      token,
-      leaseMs: this.options.leaseMs,
-      concurrency: this.options.concurrency,
-      host: hostname(),
-      pid: process.pid,
-      resources: formatResources(this.options.resources),
-      executorQueue: this.executorQueue,
-    };
   }
 
   /**
    * Stops claiming and waits for the runs to finish; with `now`, terminates
-   * them first (SIGTERM to each process group, SIGKILL after the grace period).
-   * Resolves when everything is released.
+   * them first (SIGTERM to each process group, SIGKILL after the grace
+   * period) and, if Redis stays unreachable, gives up recording them soon
+   * after. Resolves when everything is released.
    */
   stop(options: { now?: boolean } = {}): Promise<void> {
-    if (options.now) this.executor.terminateAll();
+    if (options.now) {
+      this.executor.abandonAll('its worker was stopped');
+      this.giveUpTimer ??= setTimeout(this.giveUp, this.options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
+    }
     if (!this.shutdown) {
       this.stopping = true;
       this.logger.info(`Stopping worker ${this.name}`);
@@ -312,16 +308,26 @@ export class FitqWorker {
   }
 
   private async release(): Promise<void> {
+    // A claim in flight may still hand this worker a run: let it land first.
+    await Promise.race([Promise.allSettled([this.claimLoop, this.reregistering]), this.givenUp]);
     // Keep the heartbeat going while runs finish, or they would be reaped as lost.
-    await this.executor.whenIdle();
-    this.shutdownDone = true;
+    const idle = await Promise.race([this.executor.whenIdle().then(() => true), this.givenUp.then(() => false)]);
+    if (!idle) {
+      this.logger.error(
+        `Could not record the end of ${this.executor.size} run(s) (is Redis reachable?); they will end as lost when the lease runs out`,
+      );
+    }
+    this.released = true;
     this.timers.forEach(clearInterval);
     if (this.reapTimer) clearTimeout(this.reapTimer);
-    await this.executor.close();
-    await this.scripts.deregisterWorker(this.name, this.token, Date.now()).catch(() => {});
+    if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
+    await within(this.executor.close(!idle), GIVE_UP_AFTER_GRACE_MS);
+    await within(this.scripts.deregisterWorker(this.name, this.token, Date.now()).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
     this.watchdog.close();
-    if (this.subscriber) await closeRedis(this.subscriber);
-    await closeRedis(this.redis);
+    if (this.subscriber) await within(closeRedis(this.subscriber), 1000);
+    await within(closeRedis(this.redis), 1000);
+    this.subscriber?.disconnect();
+    this.redis.disconnect();
     this.logger.info(`Worker ${this.name} stopped`);
     this.resolveDone();
   }
@@ -336,4 +342,3 @@ export class FitqWorker {
 export function startWorker(options: WorkerOptions = {}): Promise<FitqWorker> {
   return FitqWorker.start(options);
 }
-

@@ -42,5 +42,5 @@ export default class Runs extends FitqCommand {
 }
 
 export function describeResources(run: RunRecord): string {
-  return Object.entries(run.resources).map(([name, amount]) => `${name}=${amount}`).join(' ') || '-';
+  return run.requires || '-';
 }

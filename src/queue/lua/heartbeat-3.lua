@@ -5,16 +5,19 @@
   KEYS[2] worker        hash
   KEYS[3] worker:runs   set
 
-  ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] now, ARGV[5] leaseMs
+  ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] leaseMs
+  (the new deadline is the Redis server's clock + leaseMs)
 
   Returns {1, cancelIds}: the worker's runs whose cancellation was requested
   (a safety net for missed cancel messages); or {-1} when the worker is not
   registered under this token (it was reaped or replaced: fenced).
 ]]
-local base, name, token, now = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+-- @include clock
+local base, name, token = ARGV[1], ARGV[2], ARGV[3]
+local now = serverNow()
 
 if redis.call("HGET", KEYS[2], "token") ~= token then return {-1} end
-redis.call("ZADD", KEYS[1], now + tonumber(ARGV[5]), name)
+redis.call("ZADD", KEYS[1], now + tonumber(ARGV[4]), name)
 redis.call("HSET", KEYS[2], "heartbeatAt", now)
 local cancels = {}
 for _, runId in ipairs(redis.call("SMEMBERS", KEYS[3])) do

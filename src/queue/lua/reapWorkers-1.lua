@@ -4,20 +4,21 @@
 
   KEYS[1] workers   zset: worker name -> lease deadline
 
-  ARGV[1] base, ARGV[2] now, ARGV[3] limit, ARGV[4] logMaxLines
+  ARGV[1] base, ARGV[2] limit, ARGV[3] logMaxLines
 
-  Returns {reapedNames, their executor queues, nextDeadline}; nextDeadline is
-  -1 when no worker is left.
+  Returns {reapedNames, their executor queues, msUntilNextDeadline}; the last
+  is -1 when no worker is left. Time is the Redis server's clock.
 ]]
--- @include amounts
 -- @include runs
-local base, now = ARGV[1], tonumber(ARGV[2])
+-- @include clock
+local base = ARGV[1]
+local now = serverNow()
 
-local reaped = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. now, "LIMIT", 0, tonumber(ARGV[3]))
+local reaped = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. now, "LIMIT", 0, tonumber(ARGV[2]))
 local queues = {}
 for i, name in ipairs(reaped) do
   queues[i] = redis.call("HGET", base .. "worker:" .. name, "executorQueue") or ""
-  reapWorker(base, name, now, "worker " .. name .. " stopped renewing its lease", ARGV[4])
+  reapWorker(base, name, now, "worker " .. name .. " stopped renewing its lease", ARGV[3])
 end
 local soonest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
-return {reaped, queues, soonest[2] or -1}
+return {reaped, queues, soonest[2] and (tonumber(soonest[2]) - now) or -1}

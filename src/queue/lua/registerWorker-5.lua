@@ -8,15 +8,19 @@
   KEYS[4] worker:free       hash
   KEYS[5] worker:runs       set
 
-  ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] now, ARGV[5] leaseMs,
+  ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] (unused), ARGV[5] leaseMs,
   ARGV[6] concurrency, ARGV[7] host, ARGV[8] pid, ARGV[9] capacity ("a=1 b=2"),
-  ARGV[10] logMaxLines, ARGV[11] executorQueue (BullMQ queue of this worker process)
+  ARGV[10] logMaxLines, ARGV[11] executorQueue (BullMQ queue of this registration)
+
+  Lease deadlines use the Redis server's clock.
 
   Returns 1, or -3 when a live worker holds the name.
 ]]
 -- @include amounts
 -- @include runs
-local base, name, token, now, leaseMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+-- @include clock
+local base, name, token, leaseMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[5])
+local now = serverNow()
 
 local deadline = redis.call("ZSCORE", KEYS[1], name)
 if deadline and tonumber(deadline) > now then return -3 end

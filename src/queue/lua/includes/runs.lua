@@ -6,7 +6,8 @@ local function shapeOf(resources)
   return (string.gsub(resources, " ", ","))
 end
 
--- Removes a staged run from its shape's index, dropping the shape when empty.
+-- Removes a staged run from its shape's index, dropping the shape when
+-- empty. Takes the run's resources ("a=1 b=2") or its shape ("a=1,b=2").
 local function unstage(base, runId, resources)
   local shape = shapeOf(resources)
   local stagedKey = base .. "staged:" .. shape

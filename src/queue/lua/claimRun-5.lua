@@ -8,6 +8,7 @@
   KEYS[2] worker:capacity   hash: resource -> total amount
   KEYS[3] worker:free       hash: resource -> free amount
   KEYS[4] worker:runs       set of the worker's running run ids
+  KEYS[5] workers           zset: worker name -> lease deadline
 
   ARGV[1] base      key prefix
   ARGV[2] token     the worker's registration token (fencing)
@@ -19,16 +20,21 @@
     {2, ignored}   nothing fits the free capacity now, something fits the total
     {3, ignored}   no staged run fits the worker's total capacity
     {4}            the worker already runs maxRuns runs
-    {-1}           the worker is not registered under this token (fenced)
+    {-1}           the worker is not registered under this token, or its
+                   lease has run out (fenced)
   ignored lists "shape|missing,names|version" for shapes needing resources
   the worker does not declare; version (staged count and newest id) changes
   when runs of the shape come or go.
 ]]
 -- @include amounts
 -- @include runs
+-- @include clock
 local base, token, now, maxRuns = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
 if redis.call("HGET", KEYS[1], "token") ~= token then return {-1} end
+-- A worker whose lease ran out is as good as reaped: it may claim nothing.
+local deadline = redis.call("ZSCORE", KEYS[5], redis.call("HGET", KEYS[1], "name"))
+if not deadline or tonumber(deadline) < serverNow() then return {-1} end
 local running = tonumber(redis.call("HGET", KEYS[1], "running") or "0")
 if maxRuns > 0 and running >= maxRuns then return {4} end
 
@@ -72,10 +78,7 @@ end
 if best == nil then return {fitsTotal and 2 or 3, ignored} end
 
 local runKey = base .. "run:" .. best
-redis.call("ZREM", base .. "staged:" .. bestShape, best)
-if redis.call("ZCARD", base .. "staged:" .. bestShape) == 0 then
-  redis.call("SREM", base .. "shapes", bestShape)
-end
+unstage(base, best, bestShape)
 adjustAmounts(KEYS[3], bestDemand, -1)
 local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
 local workerName = redis.call("HGET", KEYS[1], "name")
