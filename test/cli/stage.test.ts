@@ -82,3 +82,17 @@ describe('fitq stage', () => {
     expect((await client.getRun(result.stdout.trim())).status).toBe('staged');
   });
 });
+
+describe('fitq worker option errors', () => {
+  it.each([
+    [['worker', '--lease', '0.1'], {}, "expected --lease to be between 0.3 and 2147483 seconds, got '0.1'"],
+    [['worker', '--kill-grace', '1e10'], {}, "expected --kill-grace to be between 0 and 2147483 seconds, got '10000000000'"],
+    [['worker', '--name', 'a:b'], {}, "invalid worker name 'a:b'"],
+    [['worker'], { FITQ_LOG_LEVEL: 'loud' }, "expected FITQ_LOG_LEVEL to be one of fatal, error, warn, info, debug, trace, silent, got 'loud'"],
+  ])('refuses %j with exit 2', async (args, env, message) => {
+    const result = await fitq(args, { queue: newQueue(), env });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr.trim()).toContain(`Error: ${message}`);
+  });
+});

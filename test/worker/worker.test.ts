@@ -126,3 +126,38 @@ describe('worker', () => {
     expect(lines[lines.length - 1]).toBe('25000');
   });
 });
+
+describe('worker lifecycle', () => {
+  it('never loses a run it claimed while being stopped', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const ids: string[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const { runs } = await client.stage({ command: ['true'] });
+      ids.push(runs[0]!.id);
+      const { worker } = await startTestWorker(queue, { name: `stopper${attempt}` });
+      await worker.stop();
+    }
+    for (const id of ids) expect(['staged', 'completed']).toContain((await client.getRun(id)).status);
+  });
+
+  it('judges leases by the Redis clock, not by the clock of whoever reaps', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await startTestWorker(queue, { name: 'steady', leaseMs: 2000 });
+    const realNow = Date.now;
+    Date.now = () => realNow() + 3_600_000; // this host's clock runs an hour ahead
+    try {
+      expect((await client.listWorkers()).map((worker) => worker.name)).toEqual(['steady']);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
+  it('refuses resource maps that break the spec rules, staging nothing', async () => {
+    const client = await connectClient(newQueue());
+    await expect(client.stage({ command: ['true'], resources: new Map([['a b', 1n]]) })).rejects.toThrow("invalid resource spec 'a b=1'");
+    await expect(client.stage({ command: ['true'], resources: new Map([['neg', -5n]]) })).rejects.toThrow("invalid resource spec 'neg=-5'");
+    expect(await client.listRuns()).toEqual([]);
+  });
+});
