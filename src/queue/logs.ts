@@ -1,8 +1,8 @@
 /**
  * Run output, kept in a Redis stream per run (`run:<id>:log`), trimmed to
  * about the last `logMaxLines` lines. Each entry is one line of stdout or
- * stderr; the last entry of an ended run is an end marker, so followers stop
- * without polling.
+ * stderr, appended by the appendLog script; the last entry of an ended run is
+ * an end marker, so followers stop without polling.
  */
 import type { Redis } from 'ioredis';
 import type { NamespaceKeys } from './keys.js';
@@ -16,23 +16,6 @@ export interface LogLine {
 }
 
 export type LogEntry = { id: string } & ({ kind: 'line'; stream: 'stdout' | 'stderr'; line: string } | { kind: 'end'; status: string });
-
-/** Appends lines in one round trip. */
-export async function appendLogLines(
-  redis: Redis,
-  keys: NamespaceKeys,
-  runId: string,
-  lines: readonly LogLine[],
-  maxLines: number,
-): Promise<void> {
-  if (lines.length === 0) return;
-  const key = keys.runLog(runId);
-  const pipeline = redis.pipeline();
-  for (const { stream, line } of lines) {
-    pipeline.xadd(key, 'MAXLEN', '~', maxLines, '*', 'stream', stream, 'line', line);
-  }
-  await pipeline.exec();
-}
 
 function toEntry(id: string, flat: string[]): LogEntry {
   const fields: Record<string, string> = {};

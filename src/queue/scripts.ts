@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { NamespaceKeys } from './keys.js';
+import type { LogLine } from './logs.js';
 
 const LUA_DIR = new URL('./lua/', import.meta.url);
 
@@ -176,6 +177,16 @@ export class Scripts {
       default:
         return { code: 'fenced' };
     }
+  }
+
+  /** Appends output lines of a run, unless the claim that produced them has moved on; returns lines written. */
+  async appendLog(runId: string, worker: string, epoch: string, lines: readonly LogLine[]): Promise<number> {
+    const args: string[] = [];
+    for (const { stream, line } of lines) args.push(stream, line);
+    const reply = await command(this.redis, 'fitqAppendLog')(
+      this.keys.run(runId), this.keys.runLog(runId), worker, epoch, this.logMaxLines, ...args,
+    );
+    return Number(reply);
   }
 
   /** Records a run's end; false when the run had moved on (fenced). */

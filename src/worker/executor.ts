@@ -199,7 +199,7 @@ export class Executor {
       return;
     }
     const record = parseRunFields(run.fields);
-    const output = new OutputBuffer(this.ctx.redis, this.ctx.keys, run.runId, this.ctx.logMaxLines, (error) =>
+    const output = new OutputBuffer(this.ctx.scripts, run.runId, this.ctx.workerName, run.epoch, this.ctx.logMaxLines, (error) =>
       log.warn({ err: error }, `Could not store output of run ${run.runId}`),
     );
     const env: Record<string, string> = {

@@ -2,9 +2,8 @@
  * Buffers a run's output lines and writes them to its log stream in batches,
  * so a chatty run costs a few round trips per second, not one per line.
  */
-import type { Redis } from 'ioredis';
-import type { NamespaceKeys } from '../queue/keys.js';
-import { appendLogLines, type LogLine } from '../queue/logs.js';
+import type { LogLine } from '../queue/logs.js';
+import type { Scripts } from '../queue/scripts.js';
 
 const FLUSH_DELAY_MS = 50;
 const FLUSH_LINES = 500;
@@ -17,9 +16,11 @@ export class OutputBuffer {
   private writing: Promise<void> | undefined;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly keys: NamespaceKeys,
+    private readonly scripts: Scripts,
     private readonly runId: string,
+    /** Who produced the output: stored only while the run is still theirs. */
+    private readonly worker: string,
+    private readonly epoch: string,
     private readonly maxLines: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -47,8 +48,9 @@ export class OutputBuffer {
       batch.unshift({ stream: 'stderr', line: `[fitq: ${this.dropped} lines dropped while Redis was slow]` });
       this.dropped = 0;
     }
-    this.writing = appendLogLines(this.redis, this.keys, this.runId, batch, this.maxLines)
-      .catch(this.onError)
+    this.writing = this.scripts
+      .appendLog(this.runId, this.worker, this.epoch, batch)
+      .then(() => undefined, this.onError)
       .finally(() => (this.writing = undefined));
     await this.writing;
   }
