@@ -11,9 +11,10 @@ import { closeRedis, connectRedis } from '../queue/connection.js';
 import { obliterateExecutorQueue } from '../queue/executor-queue.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
-import { Scripts, type ClaimResult, type IgnoredShape, type WorkerRegistration } from '../queue/scripts.js';
+import { Scripts, type ClaimResult, type WorkerRegistration } from '../queue/scripts.js';
 import { formatResources } from '../resources/spec.js';
 import { describeDemands, Executor } from './executor.js';
+import { IgnoredRuns } from './ignored-runs.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { registrationFor, within } from './registration.js';
@@ -63,9 +64,7 @@ export class FitqWorker {
   private claimAgain = false;
   private lastClaim: ClaimResult['code'] | undefined;
   private reregistering: Promise<void> | undefined;
-  private readonly ignoredLogged = new Set<string>();
-  /** Version of each ignored shape when last looked at, to skip unchanged shapes. */
-  private readonly ignoredVersions = new Map<string, string>();
+  private readonly ignoredRuns: IgnoredRuns;
   private readonly timers: NodeJS.Timeout[] = [];
   private reapTimer: NodeJS.Timeout | undefined;
 
@@ -81,6 +80,7 @@ export class FitqWorker {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.givenUp = new Promise((resolve) => (this.giveUp = resolve));
     this.watchdog = new Watchdog(Math.ceil(parts.options.killGraceMs / 1000));
+    this.ignoredRuns = new IgnoredRuns(parts.redis, parts.keys, parts.logger);
     this.executor = this.createExecutor(parts.registration.executorQueue);
   }
 
@@ -195,27 +195,11 @@ export class FitqWorker {
           await this.onFenced(token);
           this.claimAgain = true;
         } else if (result.code !== 'full') {
-          await this.logIgnored(result.ignored);
+          await this.ignoredRuns.report(result.ignored);
         }
         break;
       }
     } while (this.claimAgain && !this.stopping);
-  }
-
-  /** Logs, once per run, staged runs this worker can never run for lack of a resource. */
-  private async logIgnored(shapes: IgnoredShape[]): Promise<void> {
-    for (const { shape, missing, version } of shapes) {
-      if (this.ignoredVersions.get(shape) === version) continue;
-      this.ignoredVersions.set(shape, version);
-      for (const runId of await this.redis.zrange(this.keys.staged(shape), 0, -1)) {
-        if (this.ignoredLogged.has(runId)) continue;
-        this.ignoredLogged.add(runId);
-        this.logger.info(
-          { runId },
-          `Ignoring staged run ${runId} (requires resources not defined for this worker: ${missing.join(', ')})`,
-        );
-      }
-    }
   }
 
   private finishRunOnceWhenDone(): void {
