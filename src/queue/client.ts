@@ -256,6 +256,10 @@ export class FitqClient {
   async followLog(runId: string, onEntry: (entry: LogEntry) => void, signal?: AbortSignal): Promise<RunRecord> {
     await this.getRun(runId);
     const follower = await connectRedis(this.options, true);
+    // Aborting interrupts a blocked read at once.
+    const followerId = await follower.client('ID');
+    const onAbort = () => void this.redis.client('UNBLOCK', followerId).catch(() => {});
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       let after = '0';
       while (!signal?.aborted) {
@@ -270,8 +274,9 @@ export class FitqClient {
           if (isEnded(run)) return run;
         }
       }
-      return this.readRun(follower, runId);
+      return await this.readRun(this.redis, runId);
     } finally {
+      signal?.removeEventListener('abort', onAbort);
       await closeRedis(follower);
     }
   }
