@@ -20,6 +20,11 @@ export default class Worker extends FitqCommand {
     concurrency: Flags.integer({ summary: 'Most runs at once; 0 = no limit. Default: number of CPU cores.' }),
     'run-once': Flags.boolean({ summary: 'Run everything that fits, wait for it, exit when no staged run fits.' }),
     'log-format': Flags.string({ options: ['pretty', 'json'], default: 'pretty', summary: 'Log format.' }),
+    policy: Flags.string({
+      options: ['backfill', 'fifo'],
+      default: 'backfill',
+      summary: 'backfill: start whatever fits without starving the next run in line; fifo: strict order.',
+    }),
     lease: Flags.string({
       summary: 'Seconds without a heartbeat after which the worker counts as dead and its runs as lost.',
       default: '30',
@@ -36,6 +41,7 @@ export default class Worker extends FitqCommand {
       name: flags.name,
       concurrency: flags.concurrency,
       runOnce: flags['run-once'],
+      policy: flags.policy as 'backfill' | 'fifo',
       logFormat: flags['log-format'] as 'pretty' | 'json',
       leaseMs: secondsFlag('--lease', flags.lease) * 1000,
       killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,

@@ -16,6 +16,8 @@ export interface NamespaceKeys {
   readonly shapes: string;
   /** Zset of live workers, scored by lease deadline (epoch ms). */
   readonly workers: string;
+  /** Hash: run id of a blocked head -> the worker holding resources for it. */
+  readonly holds: string;
   /** Pub/sub channel for wake-ups and cancellations. */
   readonly events: string;
   /** Prefix given to BullMQ for the per-worker execution queues. */
@@ -45,6 +47,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     runs: `${base}runs`,
     shapes: `${base}shapes`,
     workers: `${base}workers`,
+    holds: `${base}holds`,
     events: `${base}events`,
     bullPrefix: `${prefix}:{${queue}}:bull`,
     run: (runId) => `${base}run:${runId}`,

@@ -69,9 +69,13 @@ export interface StageScriptRun {
   fields: Record<string, string>;
 }
 
+/** backfill: start what fits without starving the blocked head (default); fifo: strict order. */
+export type ClaimPolicy = 'backfill' | 'fifo';
+
 export type ClaimResult =
   | { code: 'claimed'; runId: string; epoch: string; run: Record<string, string> }
-  | { code: 'waiting' | 'idle'; ignored: IgnoredShape[] }
+  | { code: 'waiting'; ignored: IgnoredShape[]; /** The blocked head this worker holds resources for, if any. */ holding?: string }
+  | { code: 'idle'; ignored: IgnoredShape[] }
   | { code: 'full' }
   | { code: 'fenced' };
 
@@ -155,10 +159,11 @@ export class Scripts {
     return parseStageReply(await command(this.redis, 'fitqStageRuns')(...keys, ...args));
   }
 
-  async claimRun(worker: string, token: string, now: number, maxRuns: number): Promise<ClaimResult> {
+  async claimRun(worker: string, token: string, now: number, maxRuns: number, policy: ClaimPolicy = 'backfill'): Promise<ClaimResult> {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
-      w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.base, token, now, maxRuns,
+      w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds,
+      this.keys.base, token, now, maxRuns, policy,
     )) as unknown[];
     switch (reply[0]) {
       case 1:
@@ -169,7 +174,7 @@ export class Scripts {
           run: flatToRecord(reply[3] as string[]),
         };
       case 2:
-        return { code: 'waiting', ignored: parseIgnored(reply[1]) };
+        return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined };
       case 3:
         return { code: 'idle', ignored: parseIgnored(reply[1]) };
       case 4:

@@ -5,6 +5,7 @@ import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import type { ClientOptions } from '../queue/client.js';
+import type { ClaimPolicy } from '../queue/scripts.js';
 import { validateWorkerName } from '../queue/names.js';
 import { toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import type { LogFormat } from './logger.js';
@@ -18,6 +19,12 @@ export interface WorkerOptions extends ClientOptions {
   concurrency?: number;
   /** Run what fits, wait for those runs, exit when no staged run fits the total capacity. */
   runOnce?: boolean;
+  /**
+   * `backfill` (default): start any run that fits, except that the first run
+   * in order that does not fit yet holds what it needs (no starvation).
+   * `fifo`: strict order, the first run that fits the total capacity blocks the rest.
+   */
+  policy?: ClaimPolicy;
   /** Lease length in ms; a worker silent this long is dead. Default 30,000. */
   leaseMs?: number;
   /** Delay between SIGTERM and SIGKILL when runs are stopped. Default 10,000. */
@@ -33,6 +40,7 @@ export interface WorkerOptions extends ClientOptions {
 
 export interface ResolvedWorkerOptions {
   resources: Resources;
+  policy: ClaimPolicy;
   name: string;
   concurrency: number;
   runOnce: boolean;
@@ -70,8 +78,13 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
   if (logFormat !== 'pretty' && logFormat !== 'json') {
     throw new UsageError(`expected --log-format to be pretty or json, got '${String(logFormat)}'`);
   }
+  const policy = options.policy ?? 'backfill';
+  if (policy !== 'backfill' && policy !== 'fifo') {
+    throw new UsageError(`expected --policy to be backfill or fifo, got '${String(policy)}'`);
+  }
   return {
     resources,
+    policy,
     name,
     concurrency: nonNegativeInteger('--concurrency', options.concurrency ?? availableParallelism()),
     runOnce: options.runOnce ?? false,

@@ -64,6 +64,8 @@ export class FitqWorker {
   private claimAgain = false;
   private lastClaim: ClaimResult['code'] | undefined;
   private reregistering: Promise<void> | undefined;
+  /** The blocked head this worker holds resources for, if any. */
+  private holding: string | undefined;
   private readonly ignoredRuns: IgnoredRuns;
   private readonly timers: NodeJS.Timeout[] = [];
   private reapTimer: NodeJS.Timeout | undefined;
@@ -183,7 +185,7 @@ export class FitqWorker {
       this.claimAgain = false;
       while (!this.stopping && this.hasRoom()) {
         const token = this.token;
-        const result = await this.scripts.claimRun(this.name, token, Date.now(), this.options.concurrency);
+        const result = await this.scripts.claimRun(this.name, token, Date.now(), this.options.concurrency, this.options.policy);
         this.lastClaim = result.code;
         if (result.code === 'claimed') {
           this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);
@@ -195,11 +197,20 @@ export class FitqWorker {
           await this.onFenced(token);
           this.claimAgain = true;
         } else if (result.code !== 'full') {
+          if (result.code === 'waiting') this.noteHolding(result.holding);
           await this.ignoredRuns.report(result.ignored);
         }
         break;
       }
     } while (this.claimAgain && !this.stopping);
+  }
+
+  /** Logs (at debug level) when this worker starts holding resources for a blocked head. */
+  private noteHolding(runId: string | undefined): void {
+    if (runId && runId !== this.holding) {
+      this.logger.debug({ runId }, `Holding resources for run ${runId} (next in line; later runs may not take them)`);
+    }
+    this.holding = runId;
   }
 
   private finishRunOnceWhenDone(): void {

@@ -13,6 +13,7 @@ local function unstage(base, runId, resources)
   local stagedKey = base .. "staged:" .. shape
   redis.call("ZREM", stagedKey, runId)
   if redis.call("ZCARD", stagedKey) == 0 then redis.call("SREM", base .. "shapes", shape) end
+  redis.call("HDEL", base .. "holds", runId)
 end
 
 -- Marks the end of a run's log stream, so followers know to stop.
@@ -44,6 +45,10 @@ local function reapWorker(base, name, now, reason, logMaxLines)
     if run[1] == "running" and run[2] == name then
       endRun(base, runId, "lost", now, reason, logMaxLines)
     end
+  end
+  local holding = redis.call("HGET", workerKey, "holding")
+  if holding and redis.call("HGET", base .. "holds", holding) == name then
+    redis.call("HDEL", base .. "holds", holding)
   end
   redis.call("DEL", workerKey, workerKey .. ":capacity", workerKey .. ":free", workerKey .. ":runs")
   redis.call("ZREM", base .. "workers", name)

@@ -1,0 +1,144 @@
+--[[
+  Claims for a worker the first staged run, in order (higher priority, then
+  older), that fits its free capacity, and reserves its demands. Cost grows
+  with the number of demand shapes, not with the number of staged runs.
+
+  Policies:
+    backfill (default) - the first run in order that fits the worker's total
+      capacity but not its free capacity is its blocked head: the worker holds
+      it and only starts later runs that leave the head's resources untouched,
+      so a big run is never starved by a stream of small ones. A run is held
+      by one worker only; any worker that can start it now does.
+    fifo - strict order: the worker starts the first run that fits its total
+      capacity, or waits for it (head-of-line blocking).
+
+  KEYS[1] worker            hash: name, token, running, holding, ...
+  KEYS[2] worker:capacity   hash: resource -> total amount
+  KEYS[3] worker:free       hash: resource -> free amount
+  KEYS[4] worker:runs       set of the worker's running run ids
+  KEYS[5] workers           zset: worker name -> lease deadline
+  KEYS[6] holds             hash: held run id -> worker holding it
+
+  ARGV[1] base      key prefix
+  ARGV[2] token     the worker's registration token (fencing)
+  ARGV[3] now       epoch ms (recorded as startedAt)
+  ARGV[4] maxRuns   most runs at once (0 = no limit)
+  ARGV[5] policy    "backfill" or "fifo"
+
+  Returns one of:
+    {1, runId, epoch, runFields}  claimed; runFields is the run hash, flat
+    {2, ignored, heldRunId}   nothing may start now, something fits the total
+                              capacity; heldRunId is the blocked head ("" if none)
+    {3, ignored}   no staged run fits the worker's total capacity
+    {4}            the worker already runs maxRuns runs
+    {-1}           the worker is not registered under this token, or its
+                   lease has run out (fenced)
+  ignored lists "shape|missing,names|version" for shapes needing resources
+  the worker does not declare; version (staged count and newest id) changes
+  when runs of the shape come or go.
+]]
+-- @include amounts
+-- @include runs
+-- @include clock
+local base, token, now, maxRuns, policy = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+-- Runs looked at per shape: the head, and a few behind it in case other
+-- workers hold the first ones.
+local PER_SHAPE = 4
+
+if redis.call("HGET", KEYS[1], "token") ~= token then return {-1} end
+local name = redis.call("HGET", KEYS[1], "name")
+local clock = serverNow()
+-- A worker whose lease ran out is as good as reaped: it may claim nothing.
+local deadline = redis.call("ZSCORE", KEYS[5], name)
+if not deadline or tonumber(deadline) < clock then return {-1} end
+local running = tonumber(redis.call("HGET", KEYS[1], "running") or "0")
+if maxRuns > 0 and running >= maxRuns then return {4} end
+
+local capacity = readAmounts(KEYS[2])
+local free = readAmounts(KEYS[3])
+
+local function fitsWithin(demand, available, held)
+  for _, item in ipairs(demand) do
+    local limit = available[item[1]]
+    if held and held[item[1]] then limit = subtractAmounts(limit, held[item[1]]) end
+    if compareAmounts(item[2], limit) > 0 then return false end
+  end
+  return true
+end
+
+local function heldByOther(runId)
+  local holder = redis.call("HGET", KEYS[6], runId)
+  if not holder or holder == name then return false end
+  local until_ = redis.call("ZSCORE", KEYS[5], holder)
+  return until_ ~= false and tonumber(until_) >= clock
+end
+
+-- Candidates: the first runs of every shape that fits the total capacity.
+local candidates = {}
+local ignored = {}
+for _, shape in ipairs(redis.call("SMEMBERS", base .. "shapes")) do
+  local demand = parseResourceList(shape)
+  local missing = {}
+  for _, item in ipairs(demand) do
+    if capacity[item[1]] == nil then missing[#missing + 1] = item[1] end
+  end
+  local stagedKey = base .. "staged:" .. shape
+  if #missing > 0 then
+    local newest = redis.call("ZRANGE", stagedKey, -1, -1)[1] or ""
+    ignored[#ignored + 1] = shape .. "|" .. table.concat(missing, ",") .. "|" ..
+      redis.call("ZCARD", stagedKey) .. ":" .. newest
+  elseif fitsWithin(demand, capacity) then
+    local entries = redis.call("ZRANGE", stagedKey, 0, PER_SHAPE - 1, "WITHSCORES")
+    if entries[1] == nil then redis.call("SREM", base .. "shapes", shape) end
+    for i = 1, #entries, 2 do
+      candidates[#candidates + 1] = {id = entries[i], score = tonumber(entries[i + 1]), shape = shape, demand = demand}
+    end
+  end
+end
+table.sort(candidates, function(a, b) return a.score < b.score end)
+
+-- The first candidate that fits what is free (less what the blocked head holds).
+local chosen, head, held
+for _, candidate in ipairs(candidates) do
+  if fitsWithin(candidate.demand, free, held) then
+    chosen = candidate
+    break
+  end
+  if policy == "fifo" then
+    head = candidate
+    break
+  end
+  if head == nil and not heldByOther(candidate.id) then
+    head = candidate
+    held = {}
+    for _, item in ipairs(candidate.demand) do held[item[1]] = item[2] end
+  end
+end
+
+-- Record which run this worker holds, dropping an older hold.
+local holding = redis.call("HGET", KEYS[1], "holding")
+local headId = head and head.id or ""
+if holding and holding ~= headId and redis.call("HGET", KEYS[6], holding) == name then
+  redis.call("HDEL", KEYS[6], holding)
+end
+if head and policy ~= "fifo" then
+  redis.call("HSET", KEYS[6], head.id, name)
+  redis.call("HSET", KEYS[1], "holding", head.id)
+else
+  redis.call("HDEL", KEYS[1], "holding")
+end
+
+if chosen == nil then
+  if #candidates > 0 then return {2, ignored, headId} end
+  return {3, ignored}
+end
+
+local runKey = base .. "run:" .. chosen.id
+unstage(base, chosen.id, chosen.shape)
+adjustAmounts(KEYS[3], chosen.demand, -1)
+local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
+redis.call("HSET", runKey, "status", "running", "worker", name, "startedAt", now)
+redis.call("HDEL", runKey, "reason")
+redis.call("SADD", KEYS[4], chosen.id)
+redis.call("HINCRBY", KEYS[1], "running", 1)
+return {1, chosen.id, epoch, redis.call("HGETALL", runKey)}

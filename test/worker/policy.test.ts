@@ -1,0 +1,141 @@
+/**
+ * The claim policy as users see it, with real processes: backfill that never
+ * starves the next run in line, one holder per blocked head across workers,
+ * priorities, and strict fifo for comparison.
+ */
+import { describe, expect, it } from 'vitest';
+import type { FitqClient } from '../../src/queue/client.js';
+import { connectClient, FIXTURES, newQueue, startTestWorker } from '../support/fitq.js';
+import { waitFor } from '../support/wait.js';
+
+const STAMP = `${FIXTURES}stamp.sh`;
+
+interface Span {
+  start: number;
+  end: number;
+}
+
+/** The [start, end] the run's own process printed. */
+async function span(client: FitqClient, runId: string): Promise<Span> {
+  const lines = (await client.readLog(runId)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
+  const at = (word: string) => Number(lines.find((line) => line.startsWith(`${word} `))?.split(' ')[1]);
+  return { start: at('start'), end: at('end') };
+}
+
+async function spans(client: FitqClient, ids: Record<string, string>): Promise<Record<string, Span>> {
+  await Promise.all(Object.values(ids).map((id) => client.waitForEnd(id, 30_000)));
+  const entries = await Promise.all(Object.entries(ids).map(async ([name, id]) => [name, await span(client, id)] as const));
+  return Object.fromEntries(entries);
+}
+
+const overlap = (a: Span, b: Span) => Math.max(a.start, b.start) < Math.min(a.end, b.end);
+
+async function stage(client: FitqClient, resources: string, seconds: number, runId?: string): Promise<string> {
+  const { runs } = await client.stage({ command: [STAMP, String(seconds)], resources, runId });
+  return runs[0]!.id;
+}
+
+describe('backfill without starvation (the default policy)', () => {
+  it('runs the seed GPU scenario in three run-lengths, in staging order', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const ids = {
+      aaa: await stage(client, 'gpu0=1', 0.6, 'aaa'),
+      bbb: await stage(client, 'gpu0=1', 0.6, 'bbb'),
+      ccc: await stage(client, 'gpu0=1 gpu1=1', 0.6, 'ccc'),
+      ddd: await stage(client, 'gpu1=1', 0.6, 'ddd'),
+    };
+    await startTestWorker(queue, { resources: 'gpu0=1 gpu1=1', runOnce: true });
+    const { aaa, bbb, ccc, ddd } = await spans(client, ids);
+    expect(overlap(aaa!, ddd!)).toBe(true); // ddd backfills beside aaa
+    expect(bbb!.start).toBeGreaterThanOrEqual(aaa!.end); // bbb when aaa ends
+    expect(ccc!.start).toBeGreaterThanOrEqual(Math.max(bbb!.end, ddd!.end)); // ccc last, never before the older bbb
+    expect(overlap(bbb!, ccc!) || overlap(ddd!, ccc!)).toBe(false);
+    // Three run-lengths, not four: ccc starts while the second length ends.
+    expect(ccc!.start - aaa!.start).toBeLessThan(3 * 600);
+  });
+
+  it('starts a big run as soon as the small runs before it end; later small runs never overtake it', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const first = [await stage(client, 'gpu=1', 1), await stage(client, 'gpu=1', 1)];
+    const big = await stage(client, 'gpu=2', 0.3);
+    await startTestWorker(queue, { resources: 'gpu=2' });
+    // Small runs keep arriving until the big one has started.
+    const later: string[] = [];
+    await waitFor('the big run to start', async () => {
+      later.push(await stage(client, 'gpu=1', 0.1));
+      return (await client.getRun(big)).status !== 'staged';
+    }, 20_000, 100);
+    const bigRun = await client.waitForEnd(big, 20_000);
+    for (const id of first) expect((await client.getRun(id)).endedAt!).toBeLessThanOrEqual(bigRun.startedAt!);
+    for (const id of later) {
+      const run = await client.waitForEnd(id, 20_000);
+      expect(run.startedAt!).toBeGreaterThanOrEqual(bigRun.endedAt!);
+    }
+    const lastSmallEnd = Math.max(...(await Promise.all(first.map(async (id) => (await client.getRun(id)).endedAt!))));
+    expect(bigRun.startedAt! - lastSmallEnd).toBeLessThan(2000);
+    expect(later.length).toBeGreaterThan(3);
+  });
+
+  it('holds a blocked head on one worker only; the other worker backfills', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const running = [await stage(client, 'gpu=1 cpu=1', 2), await stage(client, 'gpu=1 cpu=1', 2)];
+    await startTestWorker(queue, { name: 'w1', resources: 'gpu=2 cpu=1' });
+    await startTestWorker(queue, { name: 'w2', resources: 'gpu=2 cpu=1' });
+    await waitFor('both first runs to run', async () =>
+      (await Promise.all(running.map((id) => client.getRun(id)))).every((run) => run.status === 'running'),
+    );
+    const [big, small] = (
+      await client.stage([
+        { command: [STAMP, '0.2'], resources: 'gpu=2' },
+        { command: [STAMP, '0.2'], resources: 'gpu=1' },
+      ])
+    ).runs.map((run) => run.id) as [string, string];
+    const smallRun = await client.waitForEnd(small, 20_000);
+    const holds = await client.redis.hgetall(client.keys.holds);
+    expect(Object.keys(holds)).toEqual([big]);
+    const holder = holds[big]!;
+    expect(smallRun.worker).not.toBe(holder);
+    const firstRuns = await Promise.all(running.map((id) => client.getRun(id)));
+    expect(smallRun.startedAt!).toBeLessThan(Math.min(...firstRuns.map((run) => run.endedAt ?? Infinity)));
+    // It starts as soon as the holder (or any worker) has room for it.
+    const bigRun = await client.waitForEnd(big, 20_000);
+    const holderRun = (await Promise.all(running.map((id) => client.waitForEnd(id)))).find((run) => run.worker === holder)!;
+    expect(bigRun.startedAt!).toBeGreaterThanOrEqual(Math.min(...firstRuns.map((run) => run.startedAt!)));
+    expect(bigRun.startedAt! - holderRun.endedAt!).toBeLessThan(1500);
+    expect(await client.redis.hlen(client.keys.holds)).toBe(0);
+  });
+
+  it('lets another worker start a held run at once when it can', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=1', 3);
+    await startTestWorker(queue, { name: 'busy', resources: 'gpu=2' });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    const big = await stage(client, 'gpu=2', 0.2);
+    await waitFor('the busy worker to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'busy');
+    await startTestWorker(queue, { name: 'idle', resources: 'gpu=2' });
+    const bigRun = await client.waitForEnd(big, 20_000);
+    expect(bigRun.worker).toBe('idle');
+    expect(bigRun.startedAt!).toBeLessThan((await client.getRun(long)).endedAt ?? Infinity);
+  });
+});
+
+describe('fifo policy', () => {
+  it('blocks later runs behind the first that does not fit (head-of-line), as Dask does', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const ids = {
+      aaa: await stage(client, 'gpu0=1', 0.5),
+      bbb: await stage(client, 'gpu0=1', 0.5),
+      ddd: await stage(client, 'gpu1=1', 0.5),
+    };
+    await startTestWorker(queue, { resources: 'gpu0=1 gpu1=1', runOnce: true, policy: 'fifo' });
+    const { aaa, bbb, ddd } = await spans(client, ids);
+    expect(overlap(aaa!, ddd!)).toBe(false);
+    expect(ddd!.start).toBeGreaterThanOrEqual(aaa!.end);
+    expect(bbb!.start).toBeGreaterThanOrEqual(aaa!.end);
+  });
+});
