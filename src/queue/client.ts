@@ -180,7 +180,7 @@ export class FitqClient {
 
   private withWaitReason(run: RunRecord, workers: WorkerRecord[]): RunRecord {
     if (run.status !== 'staged') return run;
-    return { ...run, reason: whyWaiting(runDemands({ resources: run.requires }), workers).reason };
+    return { ...run, reason: whyWaiting(runDemands({ resources: run.requires }), workers, run.id).reason };
   }
 
   /**

@@ -20,8 +20,11 @@ function shortfalls(demand: Resources, available: Resources): string[] {
   return short;
 }
 
-/** Explains why a run with these demands waits, given the live workers. */
-export function whyWaiting(demand: Resources, workers: readonly WorkerRecord[]): WaitVerdict {
+/**
+ * Explains why a run with these demands waits, given the live workers (and,
+ * with its id, whether a worker holds resources for it).
+ */
+export function whyWaiting(demand: Resources, workers: readonly WorkerRecord[], runId?: string): WaitVerdict {
   if (workers.length === 0) return { runnable: false, reason: 'no live worker' };
   const names = [...demand.keys()];
   const undeclared = names.filter((name) => !workers.some((worker) => worker.capacity.has(name)));
@@ -38,13 +41,29 @@ export function whyWaiting(demand: Resources, workers: readonly WorkerRecord[]):
     const closest = byTotal.sort((a, b) => a.short.length - b.short.length)[0];
     return { runnable: false, reason: `needs more than any live worker has: ${closest?.short.join(', ')}` };
   }
+  const heldBy = runId === undefined ? undefined : fitting.find((worker) => worker.holding?.runId === runId);
   const byFree = fitting.map((worker) => ({ worker, short: shortfalls(demand, worker.free) }));
-  if (byFree.some(({ short }) => short.length === 0)) {
-    return { runnable: true, reason: 'waiting for a worker to claim it' };
+  if (heldBy) {
+    const short = shortfalls(demand, heldBy.free);
+    return { runnable: true, reason: `next in line on ${heldBy.name}: waiting for ${short.join(', ')} free` };
+  }
+  const fitsFree = byFree.filter(({ short }) => short.length === 0).map(({ worker }) => worker);
+  if (fitsFree.length > 0) {
+    // A worker holding an older blocked head lends only what that run leaves untouched.
+    const unblocked = fitsFree.find((worker) => !worker.holding || shortfalls(demand, withoutHeld(worker)).length === 0);
+    if (unblocked) return { runnable: true, reason: 'waiting for a worker to claim it' };
+    return { runnable: true, reason: `held for older run ${fitsFree[0]!.holding!.runId}` };
   }
   const best = byFree.sort((a, b) => a.short.length - b.short.length)[0];
   return {
     runnable: true,
     reason: `waiting for resources: ${best?.short.join(', ')} free on ${best?.worker.name}`,
   };
+}
+
+/** A worker's free amounts less what its blocked head holds (may go below zero). */
+function withoutHeld(worker: WorkerRecord): Resources {
+  const left = new Map(worker.free);
+  for (const [name, amount] of worker.holding?.demands ?? []) left.set(name, (left.get(name) ?? 0n) - amount);
+  return left;
 }

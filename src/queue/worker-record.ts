@@ -2,7 +2,7 @@
  * Live workers as `fitq workers` shows them, read from their hashes.
  */
 import type { Redis } from 'ioredis';
-import { formatResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
+import { formatResources, parseStoredResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
 import type { NamespaceKeys } from './keys.js';
 
 export interface WorkerRecord {
@@ -17,6 +17,8 @@ export interface WorkerRecord {
   capacity: Resources;
   free: Resources;
   runs: string[];
+  /** The blocked head this worker holds resources for, with its demands. */
+  holding?: { runId: string; demands: Resources };
 }
 
 /** Used amounts: capacity minus free, zero amounts left out. */
@@ -43,6 +45,7 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     used: resourcesToJson(usedResources(worker)),
     free: resourcesToJson(worker.free),
     runs: worker.runs,
+    holding: worker.holding?.runId,
   };
 }
 
@@ -63,7 +66,10 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
     const w = keys.worker(name);
     pipeline.hgetall(w.info).hgetall(w.capacity).hgetall(w.free).smembers(w.runs);
   }
+  pipeline.hgetall(keys.holds);
   const replies = (await pipeline.exec()) ?? [];
+  const holds = (replies[replies.length - 1]?.[1] ?? {}) as Record<string, string>;
+  const heldDemands = await readHeldDemands(redis, keys, Object.keys(holds));
   const workers: WorkerRecord[] = [];
   names.forEach(({ name, deadline }, index) => {
     const [info, capacity, free, runs] = replies.slice(index * 4, index * 4 + 4).map(([, value]) => value) as [
@@ -85,6 +91,18 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
       free: resourcesFromHash(free),
       runs: [...runs].sort(),
     });
+    const held = info.holding;
+    const demands = held === undefined ? undefined : heldDemands.get(held);
+    if (held !== undefined && holds[held] === name && demands) workers[workers.length - 1]!.holding = { runId: held, demands };
   });
   return workers;
+}
+
+/** Demands of the runs some worker holds resources for. */
+async function readHeldDemands(redis: Redis, keys: NamespaceKeys, runIds: string[]): Promise<Map<string, Resources>> {
+  if (runIds.length === 0) return new Map();
+  const pipeline = redis.pipeline();
+  for (const runId of runIds) pipeline.hget(keys.run(runId), 'resources');
+  const replies = (await pipeline.exec()) ?? [];
+  return new Map(runIds.map((runId, i) => [runId, parseStoredResources((replies[i]?.[1] as string | null) ?? '')]));
 }

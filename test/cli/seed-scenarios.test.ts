@@ -105,6 +105,26 @@ describe('seed scenarios', () => {
     for (let i = 1; i < intervals.length; i++) expect(overlap(intervals[i - 1]!, intervals[i]!)).toBe(false);
   });
 
+  it('the seed GPU scenario: aaa and ddd together, then bbb, then ccc (three run-lengths, staging order kept)', async () => {
+    const queue = newQueue();
+    for (const [id, spec] of [['aaa', 'gpu0=1'], ['bbb', 'gpu0=1'], ['ccc', 'gpu0=1 gpu1=1'], ['ddd', 'gpu1=1']] as const) {
+      const result = await fitq(['stage', '--run-id', id, '-r', spec, '--', STAMP, '0.5'], { queue });
+      expect(result.exitCode, result.stderr).toBe(0);
+    }
+    const log = await runWorker(queue, '-r', 'gpu0=1 gpu1=1');
+    expect(log.filter((line) => line.startsWith('Scheduling'))).toEqual([
+      'Scheduling run aaa (requires gpu0=1)',
+      'Scheduling run ddd (requires gpu1=1)',
+      'Scheduling run bbb (requires gpu0=1)',
+      'Scheduling run ccc (requires gpu0=1 gpu1=1)',
+    ]);
+    const client = await connectClient(queue);
+    const [aaa, bbb, ccc, ddd] = await Promise.all(['aaa', 'bbb', 'ccc', 'ddd'].map((id) => stamps(client, id)));
+    expect(overlap(aaa!, ddd!)).toBe(true);
+    expect(bbb![0]).toBeGreaterThanOrEqual(aaa![1]);
+    expect(ccc![0]).toBeGreaterThanOrEqual(Math.max(bbb![1], ddd![1]));
+  });
+
   it.each([
     ['foo', "invalid resource spec 'foo': expected NAME=VALUE"],
     ['foo=-1', "invalid resource spec 'foo=-1': value must not be negative"],

@@ -139,3 +139,26 @@ describe('fifo policy', () => {
     expect(bbb!.start).toBeGreaterThanOrEqual(aaa!.end);
   });
 });
+
+describe('why a run waits', () => {
+  it('says which run is next in line and which runs are held for it', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=1', 30);
+    await startTestWorker(queue, { name: 'box', resources: 'gpu=2', killGraceMs: 1000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    const big = await stage(client, 'gpu=2', 0.1);
+    const small = await stage(client, 'gpu=1', 0.1);
+    await waitFor('the worker to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'box');
+    expect((await client.getRun(big)).reason).toBe('next in line on box: waiting for gpu=2 > 1 free');
+    expect((await client.getRun(small)).reason).toBe(`held for older run ${big}`);
+    const listed = await client.listRuns({ statuses: ['staged'] });
+    expect(listed.map((run) => [run.id, run.reason])).toEqual([
+      [big, 'next in line on box: waiting for gpu=2 > 1 free'],
+      [small, `held for older run ${big}`],
+    ]);
+    await client.cancelRun(long, { wait: true });
+    expect((await client.waitForEnd(big, 10_000)).status).toBe('completed');
+    expect((await client.waitForEnd(small, 10_000)).status).toBe('completed');
+  });
+});
