@@ -4,7 +4,10 @@
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
+import { formatMicros } from '../resources/amount.js';
+import { parseResourceSpecs } from '../resources/spec.js';
 import { obliterateExecutorQueue } from './executor-queue.js';
+import { poolResources, readPool, type PoolResource, type PoolState } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { validateRunId } from './names.js';
@@ -89,7 +92,8 @@ export class FitqClient {
         stagedAt: String(now),
       }),
     );
-    return { runs: records, warnings: this.stageWarnings(runs, await this.listWorkers()) };
+    const warnings = this.stageWarnings(runs, await this.listWorkers(), await readPool(this.redis, this.keys));
+    return { runs: records, warnings };
   }
 
   /** Stores runs in one round trip; returns each run's staging sequence number. */
@@ -120,7 +124,7 @@ export class FitqClient {
     });
   }
 
-  private stageWarnings(runs: PreparedRun[], workers: WorkerRecord[]): string[] {
+  private stageWarnings(runs: PreparedRun[], workers: WorkerRecord[], pool: PoolState): string[] {
     const byShape = new Map<string, PreparedRun[]>();
     for (const run of runs) {
       const shape = shapeOf(run.demands);
@@ -130,12 +134,36 @@ export class FitqClient {
     }
     const warnings: string[] = [];
     for (const group of byShape.values()) {
-      const verdict = whyWaiting(group[0]!.demands, workers);
+      const verdict = whyWaiting(group[0]!.demands, workers, undefined, pool);
       if (verdict.runnable) continue;
       const which = group.length === 1 ? `run ${group[0]!.id}` : `${group.length} runs (${group[0]!.id}, ...)`;
       warnings.push(`${which} staged, but no live worker can run ${group.length === 1 ? 'it' : 'them'} yet: ${verdict.reason}`);
     }
     return warnings;
+  }
+
+  /**
+   * Sets the capacity of cluster-wide pool resources, shared by every worker
+   * of the namespace; e.g. `license=4`. Zero is allowed (nothing may take it).
+   */
+  async setPool(resources: string | readonly string[]): Promise<PoolResource[]> {
+    const specs = typeof resources === 'string' ? [resources] : [...resources];
+    const amounts = parseResourceSpecs(specs, { keepZero: true });
+    if (amounts.size === 0) throw new UsageError('name the pool resources to set, e.g. license=4');
+    await this.scripts.setPool('set', [...amounts].flatMap(([name, micros]) => [name, formatMicros(micros)]));
+    return this.listPool();
+  }
+
+  /** Removes pool resources; runs holding some keep it until they end. */
+  async removePool(names: readonly string[]): Promise<void> {
+    if (names.length === 0) throw new UsageError('name the pool resources to remove');
+    const missing = await this.scripts.setPool('remove', [...names]);
+    if (missing !== undefined) throw new UsageError(`no pool resource named '${missing}'`);
+  }
+
+  /** The pool's resources with capacity and current use. */
+  async listPool(): Promise<PoolResource[]> {
+    return poolResources(await readPool(this.redis, this.keys));
   }
 
   /** Live workers with capacity, usage and runs, after reaping any whose lease expired. */
@@ -148,16 +176,18 @@ export class FitqClient {
   /** Runs in staging order, optionally only some statuses; staged runs carry why they wait. */
   async listRuns(filter: { statuses?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
     const workers = await this.listWorkers();
+    const pool = await readPool(this.redis, this.keys);
     const ids = await this.redis.zrange(this.keys.runs, 0, -1);
     const runs = await this.getRuns(ids);
     const statuses = filter.statuses && filter.statuses.length > 0 ? new Set(filter.statuses) : undefined;
-    return runs.filter((run) => !statuses || statuses.has(run.status)).map((run) => this.withWaitReason(run, workers));
+    return runs.filter((run) => !statuses || statuses.has(run.status)).map((run) => this.withWaitReason(run, workers, pool));
   }
 
   /** One run; throws UsageError for an unknown id. */
   async getRun(runId: string): Promise<RunRecord> {
     const run = await this.readRun(this.redis, runId);
-    return run.status === 'staged' ? this.withWaitReason(run, await this.listWorkers()) : run;
+    if (run.status !== 'staged') return run;
+    return this.withWaitReason(run, await this.listWorkers(), await readPool(this.redis, this.keys));
   }
 
   /** One run as stored, read over the given connection. */
@@ -178,9 +208,9 @@ export class FitqClient {
       .map(parseRunFields);
   }
 
-  private withWaitReason(run: RunRecord, workers: WorkerRecord[]): RunRecord {
+  private withWaitReason(run: RunRecord, workers: WorkerRecord[], pool: PoolState): RunRecord {
     if (run.status !== 'staged') return run;
-    return { ...run, reason: whyWaiting(runDemands({ resources: run.requires }), workers, run.id).reason };
+    return { ...run, reason: whyWaiting(runDemands({ resources: run.requires }), workers, run.id, pool).reason };
   }
 
   /**

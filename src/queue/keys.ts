@@ -18,6 +18,10 @@ export interface NamespaceKeys {
   readonly workers: string;
   /** Hash: run id of a blocked head -> the worker holding resources for it. */
   readonly holds: string;
+  /** Hash: cluster-wide pool resource -> total amount. */
+  readonly poolCapacity: string;
+  /** Hash: cluster-wide pool resource -> amount reserved by running runs. */
+  readonly poolUsed: string;
   /** Pub/sub channel for wake-ups and cancellations. */
   readonly events: string;
   /** Prefix given to BullMQ for the per-worker execution queues. */
@@ -48,6 +52,8 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     shapes: `${base}shapes`,
     workers: `${base}workers`,
     holds: `${base}holds`,
+    poolCapacity: `${base}pool:capacity`,
+    poolUsed: `${base}pool:used`,
     events: `${base}events`,
     bullPrefix: `${prefix}:{${queue}}:bull`,
     run: (runId) => `${base}run:${runId}`,

@@ -162,7 +162,7 @@ export class Scripts {
   async claimRun(worker: string, token: string, now: number, maxRuns: number, policy: ClaimPolicy = 'backfill'): Promise<ClaimResult> {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
-      w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds,
+      w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
       this.keys.base, token, now, maxRuns, policy,
     )) as unknown[];
     switch (reply[0]) {
@@ -192,6 +192,14 @@ export class Scripts {
       this.keys.run(runId), this.keys.runLog(runId), worker, epoch, this.logMaxLines, ...args,
     );
     return Number(reply);
+  }
+
+  /** Sets pool capacities ("set"), or removes pool resources ("remove"; returns a name not in the pool). */
+  async setPool(action: 'set' | 'remove', args: string[]): Promise<string | undefined> {
+    const [code, value] = (await command(this.redis, 'fitqSetPool')(
+      this.keys.poolCapacity, this.keys.poolUsed, this.keys.base, action, ...args,
+    )) as [number, string?];
+    return code === -1 ? String(value) : undefined;
   }
 
   /** Records a run's end; false when the run had moved on (fenced). */

@@ -3,6 +3,7 @@
  */
 import { formatMicros } from '../resources/amount.js';
 import type { Resources } from '../resources/spec.js';
+import { poolShortfalls, type PoolState } from './pools.js';
 import type { WorkerRecord } from './worker-record.js';
 
 export interface WaitVerdict {
@@ -24,8 +25,18 @@ function shortfalls(demand: Resources, available: Resources): string[] {
  * Explains why a run with these demands waits, given the live workers (and,
  * with its id, whether a worker holds resources for it).
  */
-export function whyWaiting(demand: Resources, workers: readonly WorkerRecord[], runId?: string): WaitVerdict {
+export function whyWaiting(
+  fullDemand: Resources,
+  workers: readonly WorkerRecord[],
+  runId?: string,
+  pool: PoolState = { capacity: new Map(), used: new Map() },
+): WaitVerdict {
   if (workers.length === 0) return { runnable: false, reason: 'no live worker' };
+  // Pool resources come from the pool, the rest from one worker.
+  const demand = new Map([...fullDemand].filter(([name]) => !pool.capacity.has(name)));
+  const pooled = new Map([...fullDemand].filter(([name]) => pool.capacity.has(name)));
+  const overPool = shortfalls(pooled, pool.capacity);
+  if (overPool.length > 0) return { runnable: false, reason: `needs more than the pool has: ${overPool.join(', ')}` };
   const names = [...demand.keys()];
   const undeclared = names.filter((name) => !workers.some((worker) => worker.capacity.has(name)));
   if (undeclared.length > 0) {
@@ -40,6 +51,11 @@ export function whyWaiting(demand: Resources, workers: readonly WorkerRecord[], 
   if (fitting.length === 0) {
     const closest = byTotal.sort((a, b) => a.short.length - b.short.length)[0];
     return { runnable: false, reason: `needs more than any live worker has: ${closest?.short.join(', ')}` };
+  }
+  const poolShort = poolShortfalls(pooled, pool);
+  if (poolShort.length > 0) {
+    const exhausted = poolShort.map((entry) => entry.split('=')[0]).join(', ');
+    return { runnable: true, reason: `pool ${exhausted} exhausted (${poolShort.join(', ')})` };
   }
   const heldBy = runId === undefined ? undefined : fitting.find((worker) => worker.holding?.runId === runId);
   const byFree = fitting.map((worker) => ({ worker, short: shortfalls(demand, worker.free) }));

@@ -72,7 +72,7 @@ function tooLarge(): string {
  * InvalidResourceSpecError on the first bad part; a name given twice, in one
  * spec or across specs, is an error.
  */
-export function parseResourceSpecs(specs: readonly string[]): Resources {
+export function parseResourceSpecs(specs: readonly string[], options: { keepZero?: boolean } = {}): Resources {
   const seen = new Set<string>();
   const amounts = new Map<string, bigint>();
   for (const spec of specs) {
@@ -94,7 +94,7 @@ export function parseResourceSpecs(specs: readonly string[]): Resources {
       if (typeof micros === 'string') throw new InvalidResourceSpecError(part, micros);
       if (seen.has(name)) throw new InvalidResourceSpecError(part, `resource '${name}' given twice`);
       seen.add(name);
-      if (micros > 0n) amounts.set(name, micros);
+      if (micros > 0n || options.keepZero) amounts.set(name, micros);
     }
   }
   return sortResources(amounts);

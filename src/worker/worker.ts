@@ -153,7 +153,7 @@ export class FitqWorker {
     } catch {
       return;
     }
-    if (event.type === 'staged') this.wake();
+    if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased') this.wake();
     else if (event.type === 'cancel' && event.worker === this.name && event.runId) this.requestCancel(event.runId);
   }
 

@@ -10,6 +10,7 @@
   Returns {code, status}: 1 canceled, 2 requested from the worker,
   0 already ended (status tells how), -1 no such run.
 ]]
+-- @include amounts
 -- @include runs
 local base, runId, now = ARGV[1], ARGV[2], ARGV[3]
 

@@ -18,11 +18,18 @@
 local base, runId, workerName, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local status, exitCode, signal, reason, now = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
-local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "resources")
+local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "resources", "pooled")
 if run[1] ~= "running" or run[2] ~= workerName or run[3] ~= epoch then return 0 end
 
 if redis.call("EXISTS", KEYS[2]) == 1 then
-  adjustAmounts(KEYS[3], parseResourceList(run[4]), 1)
+  -- The worker's share: the demands less what came from the pool (endRun returns that).
+  local pooled = {}
+  for _, item in ipairs(parseResourceList(run[5])) do pooled[item[1]] = true end
+  local own = {}
+  for _, item in ipairs(parseResourceList(run[4])) do
+    if not pooled[item[1]] then own[#own + 1] = item end
+  end
+  adjustAmounts(KEYS[3], own, 1)
   redis.call("HINCRBY", KEYS[2], "running", -1)
 end
 redis.call("SREM", KEYS[4], runId)

@@ -9,6 +9,7 @@
   Returns {reapedNames, their executor queues, msUntilNextDeadline}; the last
   is -1 when no worker is left. Time is the Redis server's clock.
 ]]
+-- @include amounts
 -- @include runs
 -- @include clock
 local base = ARGV[1]

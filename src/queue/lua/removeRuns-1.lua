@@ -8,6 +8,7 @@
 
   Returns {1, count}, {-1, id} for an unknown run, {-4, id} for a running one.
 ]]
+-- @include amounts
 -- @include runs
 local base = ARGV[1]
 

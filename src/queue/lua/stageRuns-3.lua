@@ -13,6 +13,7 @@
 
   Returns {1, seq of the first run} or {-2, id} when a run id is taken.
 ]]
+-- @include amounts
 -- @include runs
 local base, now, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
 

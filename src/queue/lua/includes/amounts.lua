@@ -43,6 +43,13 @@ local function parseResourceList(text)
   return list
 end
 
+-- A list of {name, amount} as "a=1 b=0.5" (names in list order).
+local function formatResourceList(list)
+  local parts = {}
+  for _, item in ipairs(list) do parts[#parts + 1] = item[1] .. "=" .. formatAmount(item[2]) end
+  return table.concat(parts, " ")
+end
+
 -- A hash of name -> decimal amount, as a table of name -> amount.
 local function readAmounts(key)
   local flat = redis.call("HGETALL", key)

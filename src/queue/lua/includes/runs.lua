@@ -26,14 +26,19 @@ local function publish(base, message)
   redis.call("PUBLISH", base .. "events", cjson.encode(message))
 end
 
--- Ends a running run: sets its final fields and closes its log.
+-- Ends a running run: returns what it took from the pool, sets its final
+-- fields and closes its log. (Its worker's share is released by the caller.)
 local function endRun(base, runId, status, now, reason, logMaxLines)
   local runKey = base .. "run:" .. runId
+  local pooled = parseResourceList(redis.call("HGET", runKey, "pooled"))
+  adjustAmounts(base .. "pool:used", pooled, -1)
   redis.call("HSET", runKey, "status", status, "endedAt", now)
   if reason ~= nil and reason ~= "" then redis.call("HSET", runKey, "reason", reason) end
   redis.call("HDEL", runKey, "cancelRequested")
   endLog(base, runId, status, logMaxLines)
   publish(base, {type = "ended", runId = runId, status = status})
+  -- Pool capacity came back: workers waiting for it should look again.
+  if #pooled > 0 then publish(base, {type = "poolReleased"}) end
 end
 
 -- Forgets a worker whose lease expired (or that restarts under the same

@@ -3,6 +3,9 @@
   older), that fits its free capacity, and reserves its demands. Cost grows
   with the number of demand shapes, not with the number of staged runs.
 
+  A resource defined in the namespace's pool (`fitq pool set`) is reserved
+  from the pool, the rest from the worker, in the same step.
+
   Policies:
     backfill (default) - the first run in order that fits the worker's total
       capacity but not its free capacity is its blocked head: the worker holds
@@ -18,6 +21,8 @@
   KEYS[4] worker:runs       set of the worker's running run ids
   KEYS[5] workers           zset: worker name -> lease deadline
   KEYS[6] holds             hash: held run id -> worker holding it
+  KEYS[7] pool:capacity     hash: cluster-wide resource -> total amount
+  KEYS[8] pool:used         hash: cluster-wide resource -> amount reserved
 
   ARGV[1] base      key prefix
   ARGV[2] token     the worker's registration token (fencing)
@@ -56,6 +61,21 @@ if maxRuns > 0 and running >= maxRuns then return {4} end
 
 local capacity = readAmounts(KEYS[2])
 local free = readAmounts(KEYS[3])
+local poolCapacity = readAmounts(KEYS[7])
+local poolUsed = readAmounts(KEYS[8])
+local poolFree = {}
+for resource, total in pairs(poolCapacity) do
+  poolFree[resource] = subtractAmounts(total, poolUsed[resource] or {0, 0})
+end
+
+-- Splits a demand into what the worker provides and what the pool provides.
+local function split(demand)
+  local own, pooled = {}, {}
+  for _, item in ipairs(demand) do
+    if poolCapacity[item[1]] then pooled[#pooled + 1] = item else own[#own + 1] = item end
+  end
+  return own, pooled
+end
 
 local function fitsWithin(demand, available, held)
   for _, item in ipairs(demand) do
@@ -80,18 +100,19 @@ for _, shape in ipairs(redis.call("SMEMBERS", base .. "shapes")) do
   local demand = parseResourceList(shape)
   local missing = {}
   for _, item in ipairs(demand) do
-    if capacity[item[1]] == nil then missing[#missing + 1] = item[1] end
+    if capacity[item[1]] == nil and poolCapacity[item[1]] == nil then missing[#missing + 1] = item[1] end
   end
+  local own, pooled = split(demand)
   local stagedKey = base .. "staged:" .. shape
   if #missing > 0 then
     local newest = redis.call("ZRANGE", stagedKey, -1, -1)[1] or ""
     ignored[#ignored + 1] = shape .. "|" .. table.concat(missing, ",") .. "|" ..
       redis.call("ZCARD", stagedKey) .. ":" .. newest
-  elseif fitsWithin(demand, capacity) then
+  elseif fitsWithin(own, capacity) and fitsWithin(pooled, poolCapacity) then
     local entries = redis.call("ZRANGE", stagedKey, 0, PER_SHAPE - 1, "WITHSCORES")
     if entries[1] == nil then redis.call("SREM", base .. "shapes", shape) end
     for i = 1, #entries, 2 do
-      candidates[#candidates + 1] = {id = entries[i], score = tonumber(entries[i + 1]), shape = shape, demand = demand}
+      candidates[#candidates + 1] = {id = entries[i], score = tonumber(entries[i + 1]), shape = shape, own = own, pooled = pooled}
     end
   end
 end
@@ -100,7 +121,7 @@ table.sort(candidates, function(a, b) return a.score < b.score end)
 -- The first candidate that fits what is free (less what the blocked head holds).
 local chosen, head, held
 for _, candidate in ipairs(candidates) do
-  if fitsWithin(candidate.demand, free, held) then
+  if fitsWithin(candidate.own, free, held) and fitsWithin(candidate.pooled, poolFree) then
     chosen = candidate
     break
   end
@@ -111,7 +132,7 @@ for _, candidate in ipairs(candidates) do
   if head == nil and not heldByOther(candidate.id) then
     head = candidate
     held = {}
-    for _, item in ipairs(candidate.demand) do held[item[1]] = item[2] end
+    for _, item in ipairs(candidate.own) do held[item[1]] = item[2] end
   end
 end
 
@@ -135,9 +156,11 @@ end
 
 local runKey = base .. "run:" .. chosen.id
 unstage(base, chosen.id, chosen.shape)
-adjustAmounts(KEYS[3], chosen.demand, -1)
+adjustAmounts(KEYS[3], chosen.own, -1)
+adjustAmounts(KEYS[8], chosen.pooled, 1)
 local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
-redis.call("HSET", runKey, "status", "running", "worker", name, "startedAt", now)
+redis.call("HSET", runKey, "status", "running", "worker", name, "startedAt", now,
+  "pooled", formatResourceList(chosen.pooled))
 redis.call("HDEL", runKey, "reason")
 redis.call("SADD", KEYS[4], chosen.id)
 redis.call("HINCRBY", KEYS[1], "running", 1)

@@ -1,0 +1,15 @@
+import { FitqCommand } from '../../cli/base-command.js';
+
+export default class PoolRm extends FitqCommand {
+  static override summary = 'Remove pool resources (runs holding some keep them until they end).';
+  static override usage = 'pool rm NAME...';
+  static override strict = false;
+  static override examples = ['<%= config.bin %> pool rm license'];
+
+  async run(): Promise<void> {
+    const { argv, flags } = await this.parse(PoolRm);
+    const names = argv as string[];
+    await this.withClient(flags, (client) => client.removePool(names));
+    this.log(`Removed ${names.join(', ')} from the pool.`);
+  }
+}

@@ -1,0 +1,35 @@
+--[[
+  Sets the capacity of cluster-wide pool resources (shared by every worker of
+  the namespace), or removes them. Amounts in use are tracked apart, so a
+  pool can shrink below its use: no new run takes from it until enough is
+  returned.
+
+  KEYS[1] pool:capacity   hash: resource -> total amount
+  KEYS[2] pool:used       hash: resource -> amount reserved by running runs
+
+  ARGV[1] base; ARGV[2] "set" or "remove"; then for set: name, amount pairs;
+  for remove: names.
+
+  Returns {1} or, for remove, {-1, name} when a name is not in the pool.
+]]
+-- @include amounts
+-- @include runs
+local base, action = ARGV[1], ARGV[2]
+
+if action == "set" then
+  for i = 3, #ARGV, 2 do
+    redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+else
+  for i = 3, #ARGV do
+    if redis.call("HEXISTS", KEYS[1], ARGV[i]) == 0 then return {-1, ARGV[i]} end
+  end
+  for i = 3, #ARGV do redis.call("HDEL", KEYS[1], ARGV[i]) end
+end
+-- Drop usage entries that are back to zero, to keep redis-cli output tidy.
+local used = redis.call("HGETALL", KEYS[2])
+for i = 1, #used, 2 do
+  if used[i + 1] == "0" then redis.call("HDEL", KEYS[2], used[i]) end
+end
+publish(base, {type = "pool"})
+return {1}
