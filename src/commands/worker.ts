@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
-import { parseResourceSpecs } from '../resources/spec.js';
+import { resolveWorkerResources } from '../worker/resource-sources.js';
 import { startWorker } from '../worker/worker.js';
 
 export default class Worker extends FitqCommand {
@@ -15,6 +15,8 @@ export default class Worker extends FitqCommand {
       char: 'r',
       multiple: true,
       summary: 'Capacity, NAME=VALUE pairs separated by spaces or commas (repeatable, merged).',
+      description:
+        'Also read from FITQ_RESOURCES="gpu=2 mem=64G", FITQ_RESOURCES__GPU=2 and the config file ($FITQ_CONFIG or ~/.config/fitq/config.json); flags win over the environment, the environment over the file, name by name.',
     }),
     name: Flags.string({ summary: 'Worker name, unique among live workers. Default: hostname-pid.' }),
     concurrency: Flags.integer({ summary: 'Most runs at once; 0 = no limit. Default: number of CPU cores.' }),
@@ -34,10 +36,12 @@ export default class Worker extends FitqCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Worker);
+    const { resources, sources } = resolveWorkerResources(flags.resources ?? []);
     const worker = await startWorker({
       redisUrl: flags['redis-url'],
       queue: flags.queue,
-      resources: parseResourceSpecs(flags.resources ?? []),
+      resources,
+      resourceSources: sources,
       name: flags.name,
       concurrency: flags.concurrency,
       runOnce: flags['run-once'],

@@ -13,6 +13,8 @@ import type { LogFormat } from './logger.js';
 export interface WorkerOptions extends ClientOptions {
   /** Capacity: specs like `"gpu=2 mem=64G"`, or a map of name to amount in millionths. */
   resources?: ResourceInput;
+  /** Where each resource's value came from (flag, variable, file), logged at debug level. */
+  resourceSources?: ReadonlyMap<string, string>;
   /** Unique among live workers; default `<hostname>-<pid>`. */
   name?: string;
   /** Most runs at once; default the number of CPU cores; 0 = no limit. */

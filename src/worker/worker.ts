@@ -12,6 +12,7 @@ import { obliterateExecutorQueue } from '../queue/executor-queue.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
 import { Scripts, type ClaimResult, type WorkerRegistration } from '../queue/scripts.js';
+import { formatMicros } from '../resources/amount.js';
 import { formatResources } from '../resources/spec.js';
 import { describeDemands, Executor } from './executor.js';
 import { IgnoredRuns } from './ignored-runs.js';
@@ -127,6 +128,10 @@ export class FitqWorker {
       throw new UsageError(`a live worker is already named '${options.name}': choose another --name`);
     }
     logger.info(`Worker resources: ${formatResources(options.resources) || '(none)'}`);
+    for (const [name, amount] of options.resources) {
+      const source = input.resourceSources?.get(name);
+      if (source) logger.debug(`Resource ${name}=${formatMicros(amount)} from ${source}`);
+    }
     const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration });
     await worker.listen();
     return worker;

@@ -3,6 +3,9 @@
  * after each test, and the real CLI run as a child process.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, expect, inject } from 'vitest';
@@ -14,6 +17,7 @@ import { FitqWorker, type WorkerOptions } from '../../src/worker/worker.js';
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 export const redisUrl = (): string => inject('redisUrl');
+const EMPTY_CONFIG_HOME = mkdtempSync(join(tmpdir(), 'fitq-config-'));
 
 /** A fresh namespace, so tests never see each other's runs. */
 export function newQueue(): string {
@@ -58,7 +62,14 @@ export interface CliResult {
 /** Runs `fitq ARGS` as a real process against the test Redis. */
 export async function fitq(args: string[], options: { queue: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
   const result = await execa('node', [BIN, ...args], {
-    env: { FITQ_REDIS_URL: redisUrl(), FITQ_QUEUE: options.queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '', ...options.env },
+    env: {
+      FITQ_REDIS_URL: redisUrl(),
+      FITQ_QUEUE: options.queue,
+      FITQ_PREFIX: process.env.FITQ_PREFIX ?? '',
+      // No config file of the machine's user: tests give their own.
+      XDG_CONFIG_HOME: EMPTY_CONFIG_HOME,
+      ...options.env,
+    },
     reject: false,
     timeout: options.timeoutMs ?? 60_000,
   });
