@@ -194,6 +194,11 @@ export class Scripts {
     return Number(reply);
   }
 
+  /** Drops the hold a (stopping) worker has on its blocked head. */
+  async dropHold(worker: string): Promise<void> {
+    await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds);
+  }
+
   /** Sets pool capacities ("set"), or removes pool resources ("remove"; returns a name not in the pool). */
   async setPool(action: 'set' | 'remove', args: string[]): Promise<string | undefined> {
     const [code, value] = (await command(this.redis, 'fitqSetPool')(

@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { parseResourceSpecs, sortResources, type Resources } from '../resources/spec.js';
+import { InvalidResourceSpecError, parseResourceSpecs, sortResources, type Resources } from '../resources/spec.js';
 
 export interface SourcedResources {
   resources: Resources;
@@ -26,10 +26,10 @@ export function configPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'fitq', 'config.json');
 }
 
-/** Re-throws a spec error with where the spec came from. */
+/** Parses specs, keeping zeros (a zero overrides a lower layer); errors say where the spec came from. */
 function parseFrom(origin: string, specs: readonly string[]): Resources {
   try {
-    return parseResourceSpecs(specs);
+    return parseResourceSpecs(specs, { keepZero: true });
   } catch (error) {
     if (error instanceof UsageError) throw new UsageError(`${error.message} (from ${origin})`, { cause: error });
     throw error;
@@ -69,9 +69,12 @@ function fromEnvironment(env: NodeJS.ProcessEnv): { resources: Map<string, bigin
     const match = /^FITQ_RESOURCES__(.+)$/.exec(variable);
     if (!match || value === undefined) continue;
     const name = match[1]!.toLowerCase();
-    const parsed = parseFrom(variable, [`${name}=${value}`]);
-    resources.delete(name);
-    for (const [parsedName, amount] of parsed) resources.set(parsedName, amount);
+    const part = `${name}=${value}`;
+    // The value is one amount: "1 cpu=64" must not slip in another resource.
+    if (/[\s,]/.test(value.trim())) throw new InvalidResourceSpecError(part, `expected one amount (from ${variable})`);
+    const amount = parseFrom(variable, [part]).get(name);
+    if (amount === undefined) throw new InvalidResourceSpecError(part, `expected one amount (from ${variable})`);
+    resources.set(name, amount);
     sources.set(name, variable);
   }
   return { resources, sources };
@@ -85,13 +88,20 @@ export function resolveWorkerResources(flagSpecs: readonly string[], env: NodeJS
   ];
   const environment = fromEnvironment(env);
   layers.push(['environment', environment.resources, environment.sources]);
-  layers.push(['-r/--resources', parseFrom('-r/--resources', flagSpecs)]);
+  layers.push(['-r/--resources', parseResourceSpecs(flagSpecs, { keepZero: true })]);
   const resources = new Map<string, bigint>();
   const sources = new Map<string, string>();
   for (const [origin, layer, layerSources] of layers) {
     for (const [name, amount] of layer) {
       resources.set(name, amount);
       sources.set(name, layerSources?.get(name) ?? origin);
+    }
+  }
+  // Zero means none: it overrides a lower layer, then goes.
+  for (const [name, amount] of resources) {
+    if (amount === 0n) {
+      resources.delete(name);
+      sources.delete(name);
     }
   }
   return { resources: sortResources(resources), sources };

@@ -51,6 +51,16 @@ describe('exact amounts in Lua', () => {
     );
   });
 
+  it('formats and parses negative amounts exactly', async () => {
+    const client = await connectClient(newQueue());
+    const script = `${AMOUNTS}
+      local diff = subtractAmounts(parseAmount(ARGV[1]), parseAmount(ARGV[2]))
+      return {formatAmount(diff), formatAmount(parseAmount(formatAmount(diff)))}`;
+    expect(await client.redis.eval(script, 0, '0.3', '0.8')).toEqual(['-0.5', '-0.5']);
+    expect(await client.redis.eval(script, 0, '1', '3')).toEqual(['-2', '-2']);
+    expect(await client.redis.eval(script, 0, '2.25', '0.5')).toEqual(['1.75', '1.75']);
+  });
+
   it('ten reservations of 0.1 fit in 1 exactly, an eleventh does not', async () => {
     const client = await connectClient(newQueue());
     expect(await client.redis.eval(DRAIN, 0, '1', '0.1')).toEqual([10, '0', '1']);

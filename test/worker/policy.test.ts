@@ -123,6 +123,23 @@ describe('backfill without starvation (the default policy)', () => {
   });
 });
 
+describe('holds and stopping', () => {
+  it('a stopping worker lets go of its blocked head at once, while its runs finish', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=1', 30);
+    const { worker } = await startTestWorker(queue, { name: 'leaving', resources: 'gpu=2', killGraceMs: 1000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    const big = await stage(client, 'gpu=2', 0.1);
+    await waitFor('the worker to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'leaving');
+    const stopped = worker.stop();
+    await waitFor('the hold to go', async () => (await client.redis.hlen(client.keys.holds)) === 0);
+    expect((await client.getRun(long)).status).toBe('running');
+    await client.cancelRun(long, { wait: true });
+    await stopped;
+  });
+});
+
 describe('fifo policy', () => {
   it('blocks later runs behind the first that does not fit (head-of-line), as Dask does', async () => {
     const queue = newQueue();

@@ -29,6 +29,11 @@ describe('worker resources from flags, environment and config file', () => {
     });
   });
 
+  it('lets a zero in a higher layer remove a resource of a lower one', () => {
+    const env = { FITQ_CONFIG: configFile('{"worker": {"resources": {"gpu": 2, "mem": "8G"}}}'), FITQ_RESOURCES__MEM: '0' };
+    expect(formatResources(resolveWorkerResources(['gpu=0'], env).resources)).toBe('');
+  });
+
   it('reads the default config file under XDG_CONFIG_HOME, as a spec string too', () => {
     const home = mkdtempSync(join(tmpdir(), 'fitq-xdg-'));
     const dir = join(home, 'fitq');
@@ -41,6 +46,7 @@ describe('worker resources from flags, environment and config file', () => {
   it.each([
     [{ FITQ_RESOURCES: 'gpu' }, "invalid resource spec 'gpu': expected NAME=VALUE (from FITQ_RESOURCES)"],
     [{ FITQ_RESOURCES__GPU: '-1' }, "invalid resource spec 'gpu=-1': value must not be negative (from FITQ_RESOURCES__GPU)"],
+    [{ FITQ_RESOURCES__GPU: '1 cpu=64' }, "invalid resource spec 'gpu=1 cpu=64': expected one amount (from FITQ_RESOURCES__GPU)"],
     [{ FITQ_CONFIG: '/no/such/fitq.json' }, "config file '/no/such/fitq.json' (FITQ_CONFIG) does not exist"],
     [{ FITQ_CONFIG: configFile('{nope') }, 'is not valid JSON'],
     [{ FITQ_CONFIG: configFile('{"worker": {"resources": {"a": "x"}}}') }, "invalid resource spec 'a=x'"],

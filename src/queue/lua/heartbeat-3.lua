@@ -10,13 +10,16 @@
 
   Returns {1, cancelIds}: the worker's runs whose cancellation was requested
   (a safety net for missed cancel messages); or {-1} when the worker is not
-  registered under this token (it was reaped or replaced: fenced).
+  registered under this token, or its lease has lapsed (fenced).
 ]]
 -- @include clock
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 local now = serverNow()
 
 if redis.call("HGET", KEYS[2], "token") ~= token then return {-1} end
+-- A lapsed lease is not revived: claimRun already treats the worker as gone.
+local deadline = redis.call("ZSCORE", KEYS[1], name)
+if not deadline or tonumber(deadline) < now then return {-1} end
 redis.call("ZADD", KEYS[1], now + tonumber(ARGV[4]), name)
 redis.call("HSET", KEYS[2], "heartbeatAt", now)
 local cancels = {}

@@ -2,16 +2,24 @@
 -- in a double up to 2^53 - 1, the fraction is kept as millionths, so sums and
 -- differences never round. Amounts are stored as decimal strings ("0.1").
 local function parseAmount(text)
-  local whole, fraction = string.match(text or "0", "^(%d+)%.?(%d*)$")
+  local sign, whole, fraction = string.match(text or "0", "^(%-?)(%d+)%.?(%d*)$")
   if not whole then return {0, 0} end
-  return {tonumber(whole), tonumber((fraction .. "000000"):sub(1, 6))}
+  local micros = tonumber((fraction .. "000000"):sub(1, 6))
+  if sign == "" or (tonumber(whole) == 0 and micros == 0) then return {tonumber(whole), micros} end
+  -- Negative: {whole, micros} keeps micros in [0, 1e6), so -0.5 is {-1, 500000}.
+  if micros == 0 then return {-tonumber(whole), 0} end
+  return {-tonumber(whole) - 1, 1000000 - micros}
 end
 
 local function formatAmount(a)
-  local whole = string.format("%.0f", a[1])
-  if a[2] == 0 then return whole end
-  local fraction = string.gsub(string.format("%06d", a[2]), "0+$", "")
-  return whole .. "." .. fraction
+  local whole, micros, sign = a[1], a[2], ""
+  if whole < 0 then
+    sign = "-"
+    if micros > 0 then whole, micros = -whole - 1, 1000000 - micros else whole = -whole end
+  end
+  local text = sign .. string.format("%.0f", whole)
+  if micros == 0 then return text end
+  return text .. "." .. string.gsub(string.format("%06d", micros), "0+$", "")
 end
 
 -- -1, 0 or 1 as a is less than, equal to or greater than b.
