@@ -189,10 +189,11 @@ describe('a worker killed with SIGKILL', () => {
     expect((await victim.exited).signal).toBe('SIGKILL');
 
     // SIGTERM goes to the group at once; SIGKILL follows after --kill-grace (1 s).
-    await waitFor(
-      `run process group ${pgid} to be gone after the worker died (still alive: ${groupMembers(pgid).join(', ')})`,
-      () => groupMembers(pgid).length === 0,
-      5000,
+    await waitFor(`run process group ${pgid} to be gone after the worker died`, () => groupMembers(pgid).length === 0, 5000).catch(
+      (error: Error) => {
+        const left = groupMembers(pgid).map((pid) => `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')}`);
+        throw new Error(`${error.message}; still alive: ${left.join('; ')}; worker log:\n${victim.stdout()}\n${victim.stderr()}`);
+      },
     );
     expect(isAlive(pgid)).toBe(false);
   });
