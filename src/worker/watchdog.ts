@@ -25,12 +25,18 @@ for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
 export class Watchdog {
   private readonly child: ChildProcess;
 
-  constructor(graceSeconds: number) {
+  private closing = false;
+
+  /** `onFailure` hears when the watchdog cannot start or dies early: runs would then go unwatched. */
+  constructor(graceSeconds: number, onFailure: (message: string) => void) {
     this.child = spawn('sh', ['-c', WATCHDOG_SCRIPT, 'fitq-watchdog', String(graceSeconds)], {
       detached: true,
       stdio: ['pipe', 'ignore', 'ignore'],
     });
-    this.child.on('error', () => {});
+    this.child.on('error', (error) => onFailure(`the run watchdog could not start: ${error.message}`));
+    this.child.on('exit', (code, signal) => {
+      if (!this.closing) onFailure(`the run watchdog exited early (${signal ?? `exit code ${code}`})`);
+    });
     this.child.stdin?.on('error', () => {});
     this.child.unref();
     (this.child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
@@ -46,6 +52,7 @@ export class Watchdog {
 
   /** Ends the watchdog; groups still listed are terminated. */
   close(): void {
+    this.closing = true;
     this.child.stdin?.end();
   }
 }

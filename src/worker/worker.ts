@@ -82,7 +82,9 @@ export class FitqWorker {
     this.token = parts.registration.token;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.givenUp = new Promise((resolve) => (this.giveUp = resolve));
-    this.watchdog = new Watchdog(Math.ceil(parts.options.killGraceMs / 1000));
+    this.watchdog = new Watchdog(Math.ceil(parts.options.killGraceMs / 1000), (message) =>
+      this.logger.error(`${message}; runs of this worker would outlive it if it died`),
+    );
     this.ignoredRuns = new IgnoredRuns(parts.redis, parts.keys, parts.logger);
     this.executor = this.createExecutor(parts.registration.executorQueue);
   }
