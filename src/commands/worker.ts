@@ -22,6 +22,10 @@ export default class Worker extends FitqCommand {
     concurrency: Flags.integer({ summary: 'Most runs at once; 0 = no limit. Default: number of CPU cores.' }),
     'run-once': Flags.boolean({ summary: 'Run everything that fits, wait for it, exit when no staged run fits.' }),
     'log-format': Flags.string({ options: ['pretty', 'json'], default: 'pretty', summary: 'Log format.' }),
+    gpus: Flags.string({
+      summary: 'GPU devices to assign runs to: auto (nvidia-smi), none, or indices like 0,1,3. Sets gpu=<count>.',
+      default: 'none',
+    }),
     policy: Flags.string({
       options: ['backfill', 'fifo'],
       default: 'backfill',
@@ -46,6 +50,7 @@ export default class Worker extends FitqCommand {
       concurrency: flags.concurrency,
       runOnce: flags['run-once'],
       policy: flags.policy as 'backfill' | 'fifo',
+      gpus: flags.gpus,
       logFormat: flags['log-format'] as 'pretty' | 'json',
       leaseMs: secondsFlag('--lease', flags.lease) * 1000,
       killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,

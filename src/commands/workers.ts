@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { formatTime, renderTable } from '../cli/format.js';
-import { describeCapacity, usedResources, workerToJson } from '../queue/worker-record.js';
+import { describeCapacity, describeDevices, usedResources, workerToJson } from '../queue/worker-record.js';
 import { formatResources } from '../resources/spec.js';
 
 export default class Workers extends FitqCommand {
@@ -22,13 +22,14 @@ export default class Workers extends FitqCommand {
     }
     this.log(
       renderTable(
-        ['NAME', 'HOST', 'PID', 'CAPACITY', 'USED', 'RUNS', 'HEARTBEAT'],
+        ['NAME', 'HOST', 'PID', 'CAPACITY', 'USED', 'GPUS', 'RUNS', 'HEARTBEAT'],
         workers.map((worker) => [
           worker.name,
           worker.host,
           String(worker.pid),
           describeCapacity(worker),
           formatResources(usedResources(worker)) || '-',
+          describeDevices(worker),
           worker.runs.join(',') || '-',
           formatTime(worker.heartbeatAt),
         ]),

@@ -37,6 +37,8 @@ export interface WorkerKeys {
   readonly capacity: string;
   readonly free: string;
   readonly runs: string;
+  /** GPU device index -> free share (1 = whole device). */
+  readonly devices: string;
 }
 
 export const DEFAULT_PREFIX = 'fitq';
@@ -61,7 +63,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     staged: (shape) => `${base}staged:${shape}`,
     worker: (name) => {
       const info = `${base}worker:${name}`;
-      return { info, capacity: `${info}:capacity`, free: `${info}:free`, runs: `${info}:runs` };
+      return { info, capacity: `${info}:capacity`, free: `${info}:free`, runs: `${info}:runs`, devices: `${info}:devices` };
     },
   };
 }

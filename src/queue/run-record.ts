@@ -32,6 +32,8 @@ export interface RunRecord {
   signal?: string;
   /** Why the run waits (staged) or why it ended the way it did. */
   reason?: string;
+  /** GPU devices assigned to the run (its CUDA_VISIBLE_DEVICES), if any. */
+  devices?: number[];
   /** How many times the run was claimed; fences writers of older claims. */
   epoch?: number;
   seq: number;
@@ -83,6 +85,7 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     signal: fields.signal || undefined,
     reason: fields.reason || undefined,
     epoch: optionalNumber(fields.epoch),
+    devices: fields.devices ? fields.devices.split(',').map(Number) : undefined,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;

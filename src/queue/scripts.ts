@@ -98,6 +98,8 @@ export interface WorkerRegistration {
   resources: string;
   /** The BullMQ queue of this registration. */
   executorQueue: string;
+  /** GPU device indices the worker assigns runs to. */
+  devices?: readonly number[];
 }
 
 export interface FinishInput {
@@ -163,7 +165,7 @@ export class Scripts {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
-      this.keys.base, token, now, maxRuns, policy,
+      w.devices, this.keys.base, token, now, maxRuns, policy,
     )) as unknown[];
     switch (reply[0]) {
       case 1:
@@ -211,7 +213,7 @@ export class Scripts {
   async finishRun(input: FinishInput, now: number): Promise<boolean> {
     const w = this.keys.worker(input.worker);
     const reply = await command(this.redis, 'fitqFinishRun')(
-      this.keys.run(input.runId), w.info, w.free, w.runs,
+      this.keys.run(input.runId), w.info, w.free, w.runs, w.devices,
       this.keys.base, input.runId, input.worker, input.epoch, input.status,
       input.exitCode ?? '', input.signal ?? '', input.reason, now, this.logMaxLines,
     );
@@ -224,7 +226,7 @@ export class Scripts {
     const reply = await command(this.redis, 'fitqRegisterWorker')(
       this.keys.workers, w.info, w.capacity, w.free, w.runs,
       this.keys.base, input.name, input.token, '', input.leaseMs, input.concurrency,
-      input.host, input.pid, input.resources, this.logMaxLines, input.executorQueue,
+      input.host, input.pid, input.resources, this.logMaxLines, input.executorQueue, (input.devices ?? []).join(','),
     );
     return reply === 1;
   }

@@ -3,6 +3,7 @@
  */
 import type { Redis } from 'ioredis';
 import { formatResources, parseStoredResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
+import { formatMicros, parseDecimal } from '../resources/amount.js';
 import type { NamespaceKeys } from './keys.js';
 
 export interface WorkerRecord {
@@ -17,6 +18,8 @@ export interface WorkerRecord {
   capacity: Resources;
   free: Resources;
   runs: string[];
+  /** GPU device index -> free share (micros; 1,000,000 = whole device), if the worker has devices. */
+  devices: Map<number, bigint>;
   /** The blocked head this worker holds resources for, with its demands. */
   holding?: { runId: string; demands: Resources };
 }
@@ -45,12 +48,21 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     used: resourcesToJson(usedResources(worker)),
     free: resourcesToJson(worker.free),
     runs: worker.runs,
+    devices: Object.fromEntries([...worker.devices].map(([index, free]) => [index, { free: Number(formatMicros(free)) }])),
     holding: worker.holding?.runId,
   };
 }
 
 export function describeCapacity(worker: WorkerRecord): string {
   return formatResources(worker.capacity) || '(none)';
+}
+
+/** "0:free 1:0.5 used 2:busy" for a worker's GPU devices, or "-". */
+export function describeDevices(worker: WorkerRecord): string {
+  if (worker.devices.size === 0) return '-';
+  return [...worker.devices]
+    .map(([index, free]) => `${index}:${free === 1_000_000n ? 'free' : free === 0n ? 'busy' : `${formatMicros(1_000_000n - free)} used`}`)
+    .join(' ');
 }
 
 /** Reads every registered worker (read only; pair with a reap for liveness). */
@@ -64,7 +76,7 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
   const pipeline = redis.pipeline();
   for (const { name } of names) {
     const w = keys.worker(name);
-    pipeline.hgetall(w.info).hgetall(w.capacity).hgetall(w.free).smembers(w.runs);
+    pipeline.hgetall(w.info).hgetall(w.capacity).hgetall(w.free).smembers(w.runs).hgetall(w.devices);
   }
   pipeline.hgetall(keys.holds);
   const replies = (await pipeline.exec()) ?? [];
@@ -72,11 +84,12 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
   const heldDemands = await readHeldDemands(redis, keys, Object.keys(holds));
   const workers: WorkerRecord[] = [];
   names.forEach(({ name, deadline }, index) => {
-    const [info, capacity, free, runs] = replies.slice(index * 4, index * 4 + 4).map(([, value]) => value) as [
+    const [info, capacity, free, runs, devices] = replies.slice(index * 5, index * 5 + 5).map(([, value]) => value) as [
       Record<string, string>,
       Record<string, string>,
       Record<string, string>,
       string[],
+      Record<string, string>,
     ];
     if (!info.token) return; // deregistered between the two reads
     workers.push({
@@ -90,6 +103,11 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
       capacity: resourcesFromHash(capacity),
       free: resourcesFromHash(free),
       runs: [...runs].sort(),
+      devices: new Map(
+        Object.entries(devices)
+          .map(([index, share]) => [Number(index), parseDecimal(share)] as [number, bigint])
+          .sort(([a], [b]) => a - b),
+      ),
     });
     const held = info.holding;
     const demands = held === undefined ? undefined : heldDemands.get(held);

@@ -209,6 +209,10 @@ export class Executor {
       FITQ_WORKER: this.ctx.workerName,
       FITQ_RESOURCES: JSON.stringify(resourcesToJson(runDemands(run.fields))),
     };
+    if (run.fields.devices) {
+      env.CUDA_VISIBLE_DEVICES = run.fields.devices;
+      env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
+    }
     run.process = startRunProcess({
       command: record.command,
       shell: record.shell,

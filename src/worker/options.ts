@@ -6,13 +6,20 @@ import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import type { ClientOptions } from '../queue/client.js';
 import type { ClaimPolicy } from '../queue/scripts.js';
+import type { GpuOption } from './gpus.js';
 import { validateWorkerName } from '../queue/names.js';
-import { toResources, type ResourceInput, type Resources } from '../resources/spec.js';
+import { sortResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import type { LogFormat } from './logger.js';
 
 export interface WorkerOptions extends ClientOptions {
   /** Capacity: specs like `"gpu=2 mem=64G"`, or a map of name to amount in millionths. */
   resources?: ResourceInput;
+  /**
+   * GPU devices to assign runs to: `auto` (nvidia-smi), `none` (default), or
+   * indices like `"0,1"`. The worker then has capacity `gpu=<count>`, and each
+   * run demanding `gpu` gets devices in CUDA_VISIBLE_DEVICES.
+   */
+  gpus?: GpuOption;
   /** Where each resource's value came from (flag, variable, file), logged at debug level. */
   resourceSources?: ReadonlyMap<string, string>;
   /** Unique among live workers; default `<hostname>-<pid>`. */
@@ -42,6 +49,8 @@ export interface WorkerOptions extends ClientOptions {
 
 export interface ResolvedWorkerOptions {
   resources: Resources;
+  /** GPU device indices; empty without devices. */
+  devices: readonly number[];
   policy: ClaimPolicy;
   name: string;
   concurrency: number;
@@ -73,8 +82,18 @@ function durationMs(flag: string, value: number, minMs: number): number {
   return value;
 }
 
-export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOptions {
-  const resources = toResources(options.resources);
+/** Validates options; `devices` are the resolved GPU devices (see gpus.ts). */
+export function resolveWorkerOptions(options: WorkerOptions, devices: readonly number[] = []): ResolvedWorkerOptions {
+  const declared = toResources(options.resources);
+  const resources = new Map(declared);
+  if (devices.length > 0) {
+    const count = BigInt(devices.length) * 1_000_000n;
+    const given = declared.get('gpu');
+    if (given !== undefined && given !== count) {
+      throw new UsageError(`--gpus lists ${devices.length} devices but the resources say gpu=${Number(given) / 1e6}: give one or the other`);
+    }
+    resources.set('gpu', count);
+  }
   const name = validateWorkerName(options.name ?? `${hostname()}-${process.pid}`);
   const logFormat = options.logFormat ?? 'pretty';
   if (logFormat !== 'pretty' && logFormat !== 'json') {
@@ -85,7 +104,8 @@ export function resolveWorkerOptions(options: WorkerOptions): ResolvedWorkerOpti
     throw new UsageError(`expected --policy to be backfill or fifo, got '${String(policy)}'`);
   }
   return {
-    resources,
+    resources: sortResources(resources),
+    devices,
     policy,
     name,
     concurrency: nonNegativeInteger('--concurrency', options.concurrency ?? availableParallelism()),

@@ -21,6 +21,7 @@ export function registrationFor(options: ResolvedWorkerOptions): WorkerRegistrat
     pid: process.pid,
     resources: formatResources(options.resources),
     executorQueue: executorQueueName(options.name, token),
+    devices: options.devices,
   };
 }
 

@@ -19,6 +19,7 @@ import { IgnoredRuns } from './ignored-runs.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { registrationFor, within } from './registration.js';
+import { resolveGpus } from './gpus.js';
 import { Watchdog } from './watchdog.js';
 
 export type { WorkerOptions } from './options.js';
@@ -112,7 +113,8 @@ export class FitqWorker {
    * live worker, ConnectionError when Redis cannot be reached.
    */
   static async start(input: WorkerOptions = {}): Promise<FitqWorker> {
-    const options = resolveWorkerOptions(input);
+    resolveWorkerOptions(input); // validate before looking for devices
+    const options = resolveWorkerOptions(input, await resolveGpus(input.gpus));
     const { queue, prefix } = resolveNamespace(input);
     const keys = namespaceKeys(queue, prefix);
     const logger = (input.logger ?? createLogger(options.logFormat)).child({ worker: options.name });
@@ -130,6 +132,7 @@ export class FitqWorker {
       throw new UsageError(`a live worker is already named '${options.name}': choose another --name`);
     }
     logger.info(`Worker resources: ${formatResources(options.resources) || '(none)'}`);
+    if (options.devices.length > 0) logger.info(`GPU devices: ${options.devices.join(',')}`);
     for (const [name, amount] of options.resources) {
       const source = input.resourceSources?.get(name);
       if (source) logger.debug(`Resource ${name}=${formatMicros(amount)} from ${source}`);

@@ -27,6 +27,7 @@ export default class RunsShow extends FitqCommand {
       ['env', Object.keys(run.env).join(' ') || undefined],
       ['cwd', run.cwd],
       ['worker', run.worker],
+      ['devices', run.devices?.join(',')],
       ['staged', formatTime(run.stagedAt, now)],
       ['started', formatTime(run.startedAt, now) || undefined],
       ['ended', formatTime(run.endedAt, now) || undefined],

@@ -55,7 +55,8 @@ local function reapWorker(base, name, now, reason, logMaxLines)
   if holding and redis.call("HGET", base .. "holds", holding) == name then
     redis.call("HDEL", base .. "holds", holding)
   end
-  redis.call("DEL", workerKey, workerKey .. ":capacity", workerKey .. ":free", workerKey .. ":runs")
+  redis.call("DEL", workerKey, workerKey .. ":capacity", workerKey .. ":free", workerKey .. ":runs",
+    workerKey .. ":devices")
   redis.call("ZREM", base .. "workers", name)
   publish(base, {type = "workerLost", worker = name})
 end

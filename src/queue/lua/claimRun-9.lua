@@ -23,6 +23,12 @@
   KEYS[6] holds             hash: held run id -> worker holding it
   KEYS[7] pool:capacity     hash: cluster-wide resource -> total amount
   KEYS[8] pool:used         hash: cluster-wide resource -> amount reserved
+  KEYS[9] worker:devices    hash: GPU device index -> free share (1 = whole device)
+
+  A worker with GPU devices places a `gpu` demand on devices in the same
+  step: a whole N takes N devices that are entirely free (lowest indices
+  first); a fraction below 1 shares one device (the fullest that still fits),
+  never beyond 1 per device. The run records its `devices` and `deviceShare`.
 
   ARGV[1] base      key prefix
   ARGV[2] token     the worker's registration token (fencing)
@@ -68,6 +74,53 @@ for resource, total in pairs(poolCapacity) do
   poolFree[resource] = subtractAmounts(total, poolUsed[resource] or {0, 0})
 end
 
+-- GPU devices, if the worker declared any, by index.
+local devices = readAmounts(KEYS[9])
+local deviceIds = {}
+for id in pairs(devices) do deviceIds[#deviceIds + 1] = id end
+table.sort(deviceIds, function(a, b) return tonumber(a) < tonumber(b) end)
+local WHOLE = {1, 0}
+
+local function gpuDemand(demand)
+  for _, item in ipairs(demand) do
+    if item[1] == "gpu" then return item[2] end
+  end
+  return nil
+end
+
+-- Whether a gpu demand can ever be placed on this worker's devices.
+local function placeable(demand)
+  local need = gpuDemand(demand)
+  if #deviceIds == 0 or not need then return true end
+  if need[2] == 0 then return need[1] <= #deviceIds end
+  return need[1] == 0
+end
+
+-- The devices (and the share of each) a gpu demand gets now; {} when there
+-- is nothing to place; nil when it cannot be placed now.
+local function placeDevices(demand)
+  local need = gpuDemand(demand)
+  if #deviceIds == 0 or not need then return {}, nil end
+  if need[2] == 0 then
+    local chosen = {}
+    for _, id in ipairs(deviceIds) do
+      if compareAmounts(devices[id], WHOLE) == 0 then
+        chosen[#chosen + 1] = id
+        if #chosen == need[1] then return chosen, WHOLE end
+      end
+    end
+    return nil
+  end
+  local best
+  for _, id in ipairs(deviceIds) do
+    if compareAmounts(devices[id], need) >= 0 and (best == nil or compareAmounts(devices[id], devices[best]) < 0) then
+      best = id
+    end
+  end
+  if best then return {best}, need end
+  return nil
+end
+
 -- Splits a demand into what the worker provides and what the pool provides.
 local function split(demand)
   local own, pooled = {}, {}
@@ -108,7 +161,7 @@ for _, shape in ipairs(redis.call("SMEMBERS", base .. "shapes")) do
     local newest = redis.call("ZRANGE", stagedKey, -1, -1)[1] or ""
     ignored[#ignored + 1] = shape .. "|" .. table.concat(missing, ",") .. "|" ..
       redis.call("ZCARD", stagedKey) .. ":" .. newest
-  elseif fitsWithin(own, capacity) and fitsWithin(pooled, poolCapacity) then
+  elseif fitsWithin(own, capacity) and fitsWithin(pooled, poolCapacity) and placeable(own) then
     local entries = redis.call("ZRANGE", stagedKey, 0, PER_SHAPE - 1, "WITHSCORES")
     if entries[1] == nil then redis.call("SREM", base .. "shapes", shape) end
     for i = 1, #entries, 2 do
@@ -119,11 +172,14 @@ end
 table.sort(candidates, function(a, b) return a.score < b.score end)
 
 -- The first candidate that fits what is free (less what the blocked head holds).
-local chosen, head, held
+local chosen, head, held, placed, share
 for _, candidate in ipairs(candidates) do
   if fitsWithin(candidate.own, free, held) and fitsWithin(candidate.pooled, poolFree) then
-    chosen = candidate
-    break
+    placed, share = placeDevices(candidate.own)
+    if placed then
+      chosen = candidate
+      break
+    end
   end
   if policy == "fifo" then
     head = candidate
@@ -161,6 +217,14 @@ adjustAmounts(KEYS[8], chosen.pooled, 1)
 local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
 redis.call("HSET", runKey, "status", "running", "worker", name, "startedAt", now,
   "pooled", formatResourceList(chosen.pooled))
+if #placed > 0 then
+  for _, id in ipairs(placed) do
+    redis.call("HSET", KEYS[9], id, formatAmount(subtractAmounts(devices[id], share)))
+  end
+  redis.call("HSET", runKey, "devices", table.concat(placed, ","), "deviceShare", formatAmount(share))
+else
+  redis.call("HDEL", runKey, "devices", "deviceShare")
+end
 redis.call("HDEL", runKey, "reason")
 redis.call("SADD", KEYS[4], chosen.id)
 redis.call("HINCRBY", KEYS[1], "running", 1)

@@ -6,6 +6,7 @@
   KEYS[2] worker            hash
   KEYS[3] worker:free       hash
   KEYS[4] worker:runs       set
+  KEYS[5] worker:devices    hash: GPU device index -> free share
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] epoch,
   ARGV[5] status (completed|failed|canceled), ARGV[6] exitCode ("" if none),
@@ -18,7 +19,7 @@
 local base, runId, workerName, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local status, exitCode, signal, reason, now = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
-local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "resources", "pooled")
+local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "resources", "pooled", "devices", "deviceShare")
 if run[1] ~= "running" or run[2] ~= workerName or run[3] ~= epoch then return 0 end
 
 if redis.call("EXISTS", KEYS[2]) == 1 then
@@ -30,6 +31,12 @@ if redis.call("EXISTS", KEYS[2]) == 1 then
     if not pooled[item[1]] then own[#own + 1] = item end
   end
   adjustAmounts(KEYS[3], own, 1)
+  if run[6] and run[6] ~= "" then
+    local share = parseAmount(run[7])
+    for id in string.gmatch(run[6], "[^,]+") do
+      redis.call("HSET", KEYS[5], id, formatAmount(addAmounts(parseAmount(redis.call("HGET", KEYS[5], id)), share)))
+    end
+  end
   redis.call("HINCRBY", KEYS[2], "running", -1)
 end
 redis.call("SREM", KEYS[4], runId)

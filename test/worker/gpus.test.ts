@@ -1,0 +1,137 @@
+/**
+ * GPU devices: assigned atomically in the claim, shown to the run as
+ * CUDA_VISIBLE_DEVICES, never given beyond one whole device's worth.
+ * Workers use device lists (or a fake nvidia-smi), not real GPUs.
+ */
+import { chmodSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { FitqClient } from '../../src/queue/client.js';
+import { connectClient, FIXTURES, fitq, newQueue, parseJsonLog, startTestWorker } from '../support/fitq.js';
+
+const SHOW_AND_STAMP = `echo "dev=$CUDA_VISIBLE_DEVICES order=$CUDA_DEVICE_ORDER"; exec ${FIXTURES}stamp.sh "$1"`;
+
+interface DeviceRun {
+  id: string;
+  devices: string[];
+  order: string;
+  start: number;
+  end: number;
+  share: number;
+}
+
+async function stageGpuRuns(client: FitqClient, gpu: string, seconds: number, count: number): Promise<string[]> {
+  const { runs } = await client.stage({ command: ['sh', '-c', SHOW_AND_STAMP, 'sh', String(seconds)], resources: `gpu=${gpu}`, repeat: count });
+  return runs.map((run) => run.id);
+}
+
+async function deviceRuns(client: FitqClient, ids: string[]): Promise<DeviceRun[]> {
+  return Promise.all(
+    ids.map(async (id) => {
+      const run = await client.waitForEnd(id, 30_000);
+      expect(run.status).toBe('completed');
+      const lines = (await client.readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
+      const [, devices = '', order = ''] = /^dev=(\S*) order=(\S*)$/.exec(lines[0] ?? '') ?? [];
+      const at = (word: string) => Number(lines.find((line) => line.startsWith(`${word} `))?.split(' ')[1]);
+      expect(devices.split(',').map(Number)).toEqual(run.devices);
+      return { id, devices: devices.split(','), order, start: at('start'), end: at('end'), share: run.resources.gpu ?? 0 };
+    }),
+  );
+}
+
+/** Sums each device's shares over time: never above 1; returns the most runs seen on one device at once. */
+function checkDevices(runs: DeviceRun[]): number {
+  const events = runs.flatMap((run) => [
+    { at: run.start, delta: 1, run },
+    { at: run.end, delta: -1, run },
+  ]);
+  events.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  const load = new Map<string, { share: number; runs: number }>();
+  let peak = 0;
+  for (const { delta, run } of events) {
+    const perDevice = run.share >= 1 ? 1 : run.share;
+    for (const device of run.devices) {
+      const current = load.get(device) ?? { share: 0, runs: 0 };
+      current.share += delta * perDevice;
+      current.runs += delta;
+      load.set(device, current);
+      expect(current.share).toBeLessThanOrEqual(1 + 1e-9);
+      peak = Math.max(peak, current.runs);
+    }
+  }
+  return peak;
+}
+
+describe('GPU devices', () => {
+  it('gives whole-GPU runs distinct devices, and a gpu=2 run two of them', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const singles = await stageGpuRuns(client, '1', 0.4, 4);
+    const pair = await stageGpuRuns(client, '2', 0.2, 1);
+    await startTestWorker(queue, { name: 'gpubox', gpus: '0,1' });
+    const runs = await deviceRuns(client, [...singles, ...pair]);
+    checkDevices(runs);
+    expect(runs.every((run) => run.order === 'PCI_BUS_ID')).toBe(true);
+    expect(runs.find((run) => run.id === pair[0])!.devices).toEqual(['0', '1']);
+    const overlapping = runs.filter((a) => runs.some((b) => a !== b && Math.max(a.start, b.start) < Math.min(a.end, b.end)));
+    expect(overlapping.length).toBeGreaterThan(0); // two single-GPU runs really ran side by side
+    expect(await client.redis.hgetall(client.keys.worker('gpubox').devices)).toEqual({ 0: '1', 1: '1' });
+    const [worker] = await client.listWorkers();
+    expect(worker!.capacity.get('gpu')).toBe(2_000_000n);
+  });
+
+  it('lets fractional runs share a device, never beyond one whole device', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const halves = await stageGpuRuns(client, '0.5', 0.5, 6);
+    await startTestWorker(queue, { name: 'sharer', gpus: '0,1' });
+    const runs = await deviceRuns(client, halves);
+    expect(runs.every((run) => run.devices.length === 1)).toBe(true);
+    expect(checkDevices(runs)).toBe(2); // two halves shared a device
+  });
+
+  it('never places a run needing 1.5 GPUs on devices', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const [odd] = await stageGpuRuns(client, '1.5', 0.1, 1);
+    const { worker } = await startTestWorker(queue, { gpus: '0,1', runOnce: true });
+    await worker.done;
+    expect((await client.getRun(odd!)).status).toBe('staged');
+  });
+
+  it('--gpus auto uses nvidia-smi, limited by CUDA_VISIBLE_DEVICES; none found means none', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'fitq-fake-smi-'));
+    const smi = join(bin, 'nvidia-smi');
+    writeFileSync(
+      smi,
+      '#!/bin/sh\necho "GPU 0: Fake A100 (UUID: GPU-aaa)"\necho "GPU 1: Fake A100 (UUID: GPU-bbb)"\necho "GPU 2: Fake A100 (UUID: GPU-ccc)"\n',
+    );
+    chmodSync(smi, 0o755);
+    const path = `${bin}:${process.env.PATH}`;
+    const run = async (env: Record<string, string>) => {
+      const result = await fitq(['worker', '--gpus', 'auto', '--run-once', '--log-format', 'json'], { queue: newQueue(), env });
+      expect(result.exitCode, result.stderr).toBe(0);
+      return parseJsonLog(result.stdout).map((entry) => String(entry.msg));
+    };
+    expect(await run({ PATH: path })).toEqual(expect.arrayContaining(['Worker resources: gpu=3', 'GPU devices: 0,1,2']));
+    expect(await run({ PATH: path, CUDA_VISIBLE_DEVICES: '2,GPU-aaa' })).toEqual(
+      expect.arrayContaining(['Worker resources: gpu=2', 'GPU devices: 0,2']),
+    );
+    // A PATH with node and sh only: no nvidia-smi, even on a machine with GPUs.
+    const bare = mkdtempSync(join(tmpdir(), 'fitq-bare-path-'));
+    symlinkSync(process.execPath, join(bare, 'node'));
+    symlinkSync('/bin/sh', join(bare, 'sh'));
+    expect(await run({ PATH: bare })).toContain('Worker resources: (none)');
+  });
+
+  it.each([
+    [['--gpus', 'a,b'], "invalid --gpus 'a,b': expected auto, none or device indices like 0,1,3"],
+    [['--gpus', '0,0'], "invalid --gpus '0,0': a device is listed twice"],
+    [['--gpus', '0,1', '-r', 'gpu=3'], '--gpus lists 2 devices but the resources say gpu=3: give one or the other'],
+  ])('refuses fitq worker %j', async (args, message) => {
+    const result = await fitq(['worker', '--run-once', ...args], { queue: newQueue() });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim()).toBe(`Error: ${message}`);
+  });
+});
