@@ -142,6 +142,23 @@ async function claimCost(depth) {
   return evalsha ? Number(evalsha[2]) / Number(evalsha[1]) : NaN;
 }
 
+/** The seed GPU scenario (aaa gpu0, bbb gpu0, ccc gpu0+gpu1, ddd gpu1; 0.3 s each): wall time under a policy. */
+async function seedScenarioMakespan(policy) {
+  const queue = newQueue();
+  const client = await FitqClient.connect({ redisUrl: redis.url, queue });
+  for (const resources of ['gpu0=1', 'gpu0=1', 'gpu0=1 gpu1=1', 'gpu1=1']) {
+    await client.stage({ command: ['sleep', '0.3'], resources });
+  }
+  const start = performance.now();
+  const worker = await startWorker({
+    redisUrl: redis.url, queue, resources: 'gpu0=1 gpu1=1', runOnce: true, policy, logger: silent, echoOutput: false,
+  });
+  await worker.done;
+  const elapsed = performance.now() - start;
+  await client.close();
+  return elapsed;
+}
+
 console.log(`fitq benchmarks: ${RUNS} runs per throughput case, ${LATENCY_SAMPLES} latency samples, Redis ${redis.url}\n`);
 for (const concurrency of [1, 4]) {
   const spawn = await rawSpawn(concurrency);
@@ -154,6 +171,7 @@ const fitqLatency = await fitqWakeLatency();
 const bullLatency = await bullmqWakeLatency();
 report('idle worker: staged -> command running, median', median(fitqLatency), Math.max(1, median(bullLatency)), 'ms', '< 100 ms');
 report('idle worker: staged -> command running, p95', p95(fitqLatency), Math.max(1, p95(bullLatency)), 'ms', '< 100 ms');
+report('seed GPU scenario, backfill vs fifo (wall time)', await seedScenarioMakespan('backfill'), await seedScenarioMakespan('fifo'), 'ms', '≈ 0.75× (3 run-lengths vs 4)');
 const shallow = await claimCost(100);
 const deep = await claimCost(20_000);
 report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
