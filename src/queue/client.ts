@@ -235,6 +235,8 @@ export class FitqClient {
   async waitForEnd(runId: string, timeoutMs = 60_000): Promise<RunRecord> {
     const deadline = Date.now() + timeoutMs;
     const follower = await connectRedis(this.options, true);
+    // Reaps over the follower too, so waiting survives a Redis restart.
+    const followerScripts = new Scripts(follower, this.keys, this.logMaxLines);
     try {
       for (;;) {
         const last = await follower.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
@@ -243,7 +245,7 @@ export class FitqClient {
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw new UsageError(`run '${runId}' did not end within ${Math.round(timeoutMs / 1000)} s`);
         const entries = await waitLogEntries(follower, this.keys, runId, last[0]?.[0] ?? '0', Math.min(remaining, 5000));
-        if (entries.length === 0) await new Scripts(follower, this.keys, this.logMaxLines).reapWorkers();
+        if (entries.length === 0) await followerScripts.reapWorkers();
       }
     } finally {
       await closeRedis(follower);

@@ -92,6 +92,9 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
       Record<string, string>,
     ];
     if (!info.token) return; // deregistered between the two reads
+    // The blocked head it holds, if the holds hash agrees.
+    const held = info.holding;
+    const heldDemandsOfRun = held !== undefined && holds[held] === name ? heldDemands.get(held) : undefined;
     workers.push({
       name,
       host: info.host ?? '',
@@ -108,10 +111,8 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
           .map(([index, share]) => [Number(index), parseDecimal(share)] as [number, bigint])
           .sort(([a], [b]) => a - b),
       ),
+      ...(held !== undefined && heldDemandsOfRun ? { holding: { runId: held, demands: heldDemandsOfRun } } : {}),
     });
-    const held = info.holding;
-    const demands = held === undefined ? undefined : heldDemands.get(held);
-    if (held !== undefined && holds[held] === name && demands) workers[workers.length - 1]!.holding = { runId: held, demands };
   });
   return workers;
 }
