@@ -229,7 +229,10 @@ describe('a worker killed with SIGKILL', () => {
     expect(lost.epoch).toBe(1);
     expect(lost.endedAt).toBeGreaterThanOrEqual(killedAt);
     expect(elapsed, `ms from SIGKILL to lost`).toBeLessThan(2000 + 1500);
-    expect(messages(observer.logs)).toContain('Worker victim stopped renewing its lease: its runs are lost');
+    // The observer logs once its reap call has returned, a moment after Redis shows the run lost.
+    await waitFor('the observer to report the dead worker', () =>
+      messages(observer.logs).includes('Worker victim stopped renewing its lease: its runs are lost'),
+    );
     const log = await client.readLog(runId);
     expect(log.at(-1)).toMatchObject({ kind: 'end', status: 'lost' });
 
