@@ -11,6 +11,7 @@ export default class Stage extends FitqCommand {
     '<%= config.bin %> stage -r foo=5 -- python train.py --lr 0.1',
     '<%= config.bin %> stage -r "foo=1 bar=2" -r baz=1 --repeat 10 -- ./sweep.sh',
     '<%= config.bin %> stage -r gpu=1,mem=8G --priority 5 --label team=vision -- python eval.py',
+    '<%= config.bin %> stage -r gpu=1 --gpus 3 -- python train.py',
     '<%= config.bin %> stage --shell -- "make data && python train.py"',
   ];
   static override flags = {
@@ -25,6 +26,9 @@ export default class Stage extends FitqCommand {
     env: Flags.string({ multiple: true, summary: "KEY=VALUE added to the worker's environment for this run (repeatable)." }),
     cwd: Flags.string({ summary: 'Working directory of the run. Default: the current directory.' }),
     shell: Flags.boolean({ summary: 'Run COMMAND with sh -c; without it the argv runs with no shell.' }),
+    gpus: Flags.string({
+      summary: 'Pin the run to these GPU devices, like 0,1: a worker with devices gives it exactly these; on one without, they only set CUDA_VISIBLE_DEVICES.',
+    }),
     repeat: Flags.integer({ summary: 'Stage this many identical runs.', default: 1 }),
     json: Flags.boolean({ summary: 'Print the staged runs as a JSON array.' }),
   };
@@ -50,6 +54,7 @@ export default class Stage extends FitqCommand {
       cwd: flags.cwd,
       shell: flags.shell,
       repeat: flags.repeat,
+      gpus: flags.gpus,
     };
     const result = await this.withClient(flags, (client) => client.stage(request));
     for (const warning of result.warnings) process.stderr.write(`Warning: ${warning}\n`);

@@ -98,7 +98,7 @@ export class FitqClient {
 
   /** Stores runs in one round trip; returns each run's staging sequence number. */
   private async storeRuns(runs: PreparedRun[], now: number): Promise<number[]> {
-    const scriptRuns = runs.map((run) => ({ id: run.id, shape: shapeOf(run.demands), priority: run.priority, fields: run.fields }));
+    const scriptRuns = runs.map((run) => ({ id: run.id, shape: shapeOf(run.demands, run.gpus), priority: run.priority, fields: run.fields }));
     const chunks: (typeof scriptRuns)[] = [];
     for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
     let replies: ({ firstSeq: number } | { taken: string } | undefined)[];
@@ -127,14 +127,14 @@ export class FitqClient {
   private stageWarnings(runs: PreparedRun[], workers: WorkerRecord[], pool: PoolState): string[] {
     const byShape = new Map<string, PreparedRun[]>();
     for (const run of runs) {
-      const shape = shapeOf(run.demands);
+      const shape = shapeOf(run.demands, run.gpus);
       const group = byShape.get(shape);
       if (group) group.push(run);
       else byShape.set(shape, [run]);
     }
     const warnings: string[] = [];
     for (const group of byShape.values()) {
-      const verdict = whyWaiting(group[0]!.demands, workers, undefined, pool);
+      const verdict = whyWaiting({ demands: group[0]!.demands, gpus: group[0]!.gpus }, workers, pool);
       if (verdict.runnable) continue;
       const which = group.length === 1 ? `run ${group[0]!.id}` : `${group.length} runs (${group[0]!.id}, ...)`;
       warnings.push(`${which} staged, but no live worker can run ${group.length === 1 ? 'it' : 'them'} yet: ${verdict.reason}`);
@@ -210,7 +210,8 @@ export class FitqClient {
 
   private withWaitReason(run: RunRecord, workers: WorkerRecord[], pool: PoolState): RunRecord {
     if (run.status !== 'staged') return run;
-    return { ...run, reason: whyWaiting(runDemands({ resources: run.requires }), workers, run.id, pool).reason };
+    const waiting = { id: run.id, demands: runDemands({ resources: run.requires }), gpus: run.pinnedGpus ?? [] };
+    return { ...run, reason: whyWaiting(waiting, workers, pool).reason };
   }
 
   /**

@@ -34,6 +34,8 @@ export interface RunRecord {
   reason?: string;
   /** GPU devices assigned to the run (its CUDA_VISIBLE_DEVICES), if any. */
   devices?: number[];
+  /** GPU devices the run is pinned to (`fitq stage --gpus`), if any. */
+  pinnedGpus?: number[];
   /** How many times the run was claimed; fences writers of older claims. */
   epoch?: number;
   seq: number;
@@ -61,6 +63,10 @@ function parseJson<T>(value: string | undefined, fallback: T): T {
   }
 }
 
+function deviceList(value: string | undefined): number[] | undefined {
+  return value ? value.split(',').map(Number) : undefined;
+}
+
 /** Builds a RunRecord from the run's hash as HGETALL returns it. */
 export function parseRunFields(fields: Record<string, string>): RunRecord {
   const record: RunRecord = {
@@ -85,7 +91,8 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     signal: fields.signal || undefined,
     reason: fields.reason || undefined,
     epoch: optionalNumber(fields.epoch),
-    devices: fields.devices ? fields.devices.split(',').map(Number) : undefined,
+    devices: deviceList(fields.devices),
+    pinnedGpus: deviceList(fields.gpus),
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;

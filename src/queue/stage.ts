@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
+import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import { validateRunId } from './names.js';
 
@@ -36,12 +38,19 @@ export interface StageRequest {
   shell?: boolean;
   /** Stage this many identical runs; default 1. */
   repeat?: number;
+  /**
+   * GPU devices to pin the run to, like "0,1": on a worker with devices it
+   * needs exactly these; on one without, they only set CUDA_VISIBLE_DEVICES.
+   */
+  gpus?: string;
 }
 
 /** A validated run, ready for the stage script. */
 export interface PreparedRun {
   id: string;
   demands: Resources;
+  /** Pinned GPU devices (empty: any). */
+  gpus: readonly number[];
   priority: number;
   fields: Record<string, string>;
 }
@@ -96,6 +105,7 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   const labels = request.labels ?? {};
   validateEntries('label', labels, LABEL_KEY_PATTERN);
   const demands = toResources(request.resources);
+  const gpus = request.gpus === undefined ? [] : parsePinnedGpus(request.gpus, demands);
   const fields: Record<string, string> = {
     command: commandJson,
     shell: request.shell ? '1' : '0',
@@ -104,15 +114,41 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
     labels: JSON.stringify(labels),
     resources: formatResources(demands),
   };
+  if (gpus.length > 0) fields.gpus = gpus.join(',');
   return Array.from({ length: repeat }, () => ({
     id: request.runId ?? newRunId(),
     demands,
+    gpus,
     priority,
     fields,
   }));
 }
 
-/** The staged-index shape of some demands: "a=1,b=2", or "none". */
-export function shapeOf(demands: Resources): string {
-  return formatResources(demands, ',') || 'none';
+/**
+ * A `--gpus` pin must agree with the run's gpu demand, if it has one: a whole
+ * gpu=N needs N devices, a fraction shares exactly one.
+ */
+function parsePinnedGpus(text: string, demands: Resources): number[] {
+  const gpus = parseDeviceList(text, '--gpus');
+  const demand = demands.get('gpu');
+  if (demand === undefined) return gpus;
+  const whole = demand % MICROS_PER_UNIT === 0n;
+  const wanted = whole ? Number(demand / MICROS_PER_UNIT) : 1;
+  if (gpus.length !== wanted) {
+    const asked = `gpu=${formatMicros(demand)}`;
+    throw new UsageError(
+      `--gpus '${text}' pins ${gpus.length} device${gpus.length === 1 ? '' : 's'} but the run demands ${asked}` +
+        (whole ? `: list ${wanted} device${wanted === 1 ? '' : 's'}` : ': a fractional gpu shares exactly one device'),
+    );
+  }
+  return gpus;
+}
+
+/**
+ * The staged-index shape of some demands: "a=1,b=2", or "none"; a run pinned
+ * to GPU devices gets its own shape, "gpu=1;gpus=3".
+ */
+export function shapeOf(demands: Resources, gpus: readonly number[] = []): string {
+  const shape = formatResources(demands, ',') || 'none';
+  return gpus.length > 0 ? `${shape};gpus=${gpus.join(',')}` : shape;
 }

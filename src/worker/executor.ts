@@ -209,8 +209,10 @@ export class Executor {
       FITQ_WORKER: this.ctx.workerName,
       FITQ_RESOURCES: JSON.stringify(resourcesToJson(runDemands(run.fields))),
     };
-    if (run.fields.devices) {
-      env.CUDA_VISIBLE_DEVICES = run.fields.devices;
+    // Devices placed by the claim; on a worker without devices, the run's pin.
+    const devices = run.fields.devices || run.fields.gpus;
+    if (devices) {
+      env.CUDA_VISIBLE_DEVICES = devices;
       env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
     }
     run.process = startRunProcess({

@@ -4,19 +4,9 @@
  * `none`, or a list like `0,1,3`.
  */
 import { execa } from 'execa';
-import { UsageError } from '../errors.js';
+import { parseDeviceList } from '../resources/devices.js';
 
 export type GpuOption = 'auto' | 'none' | string | readonly number[];
-
-function parseList(text: string): number[] {
-  const parts = text.split(',').map((part) => part.trim());
-  const devices = parts.map((part) => {
-    if (!/^\d+$/.test(part)) throw new UsageError(`invalid --gpus '${text}': expected auto, none or device indices like 0,1,3`);
-    return Number(part);
-  });
-  if (new Set(devices).size !== devices.length) throw new UsageError(`invalid --gpus '${text}': a device is listed twice`);
-  return devices.sort((a, b) => a - b);
-}
 
 /** `nvidia-smi -L` lines: "GPU 0: NVIDIA A100 (UUID: GPU-…)" -> [{index, uuid}]. */
 export function parseNvidiaSmi(output: string): { index: number; uuid: string }[] {
@@ -42,6 +32,6 @@ export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<
 export async function resolveGpus(option: GpuOption | undefined): Promise<number[]> {
   if (option === undefined || option === 'none') return [];
   if (option === 'auto') return detectGpus();
-  if (typeof option === 'string') return parseList(option);
-  return parseList(option.join(','));
+  const list = typeof option === 'string' ? option : option.join(',');
+  return parseDeviceList(list, '--gpus', 'auto, none or device indices like 0,1,3');
 }

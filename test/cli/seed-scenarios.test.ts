@@ -27,6 +27,12 @@ async function stamps(client: FitqClient, runId: string): Promise<[number, numbe
   return [at('start'), at('end')];
 }
 
+/** The CUDA_VISIBLE_DEVICES a run's own process saw. */
+async function seenDevices(client: FitqClient, runId: string): Promise<string> {
+  const lines = (await client.readLog(runId)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
+  return lines.find((line) => line.startsWith('devices '))?.slice('devices '.length) ?? '';
+}
+
 const overlap = (a: [number, number], b: [number, number]) => Math.max(a[0], b[0]) < Math.min(a[1], b[1]);
 
 describe('seed scenarios', () => {
@@ -105,12 +111,30 @@ describe('seed scenarios', () => {
     for (let i = 1; i < intervals.length; i++) expect(overlap(intervals[i - 1]!, intervals[i]!)).toBe(false);
   });
 
-  it('the seed GPU scenario: aaa and ddd together, then bbb, then ccc (three run-lengths, staging order kept)', async () => {
-    const queue = newQueue();
-    for (const [id, spec] of [['aaa', 'gpu0=1'], ['bbb', 'gpu0=1'], ['ccc', 'gpu0=1 gpu1=1'], ['ddd', 'gpu1=1']] as const) {
-      const result = await fitq(['stage', '--run-id', id, '-r', spec, '--', STAMP, '0.5'], { queue });
+  /** Stages aaa, bbb, ccc, ddd as the seed does, pinned with --gpus, with these demands. */
+  async function stageSeedGpuRuns(queue: string, demands: Record<string, string>): Promise<void> {
+    const pins = { aaa: '0', bbb: '0', ccc: '0,1', ddd: '1' };
+    for (const [id, gpus] of Object.entries(pins)) {
+      const result = await fitq(['stage', '--run-id', id, '--gpus', gpus, '-r', demands[id]!, '--', STAMP, '0.5'], { queue });
       expect(result.exitCode, result.stderr).toBe(0);
     }
+  }
+
+  /** aaa and ddd together, then bbb, then ccc; each saw its pinned devices. */
+  async function expectSeedGpuOrder(queue: string): Promise<void> {
+    const client = await connectClient(queue);
+    const [aaa, bbb, ccc, ddd] = await Promise.all(['aaa', 'bbb', 'ccc', 'ddd'].map((id) => stamps(client, id)));
+    expect(overlap(aaa!, ddd!)).toBe(true);
+    expect(bbb![0]).toBeGreaterThanOrEqual(aaa![1]);
+    expect(ccc![0]).toBeGreaterThanOrEqual(Math.max(bbb![1], ddd![1]));
+    const devices = await Promise.all(['aaa', 'bbb', 'ccc', 'ddd'].map((id) => seenDevices(client, id)));
+    expect(devices).toEqual(['0', '0', '0,1', '1']);
+  }
+
+  it('the seed GPU scenario: aaa and ddd together, then bbb, then ccc (three run-lengths, staging order kept)', async () => {
+    const queue = newQueue();
+    await stageSeedGpuRuns(queue, { aaa: 'gpu0=1', bbb: 'gpu0=1', ccc: 'gpu0=1 gpu1=1', ddd: 'gpu1=1' });
+    // The worker declares no devices: the pins only set CUDA_VISIBLE_DEVICES.
     const log = await runWorker(queue, '-r', 'gpu0=1 gpu1=1');
     expect(log.filter((line) => line.startsWith('Scheduling'))).toEqual([
       'Scheduling run aaa (requires gpu0=1)',
@@ -118,11 +142,22 @@ describe('seed scenarios', () => {
       'Scheduling run bbb (requires gpu0=1)',
       'Scheduling run ccc (requires gpu0=1 gpu1=1)',
     ]);
+    await expectSeedGpuOrder(queue);
+  });
+
+  it('the seed GPU scenario with devices: --gpus 0,1 on the worker, gpu=1 and gpu=2 pinned runs, same order', async () => {
+    const queue = newQueue();
+    await stageSeedGpuRuns(queue, { aaa: 'gpu=1', bbb: 'gpu=1', ccc: 'gpu=2', ddd: 'gpu=1' });
+    const log = await runWorker(queue, '--gpus', '0,1');
+    expect(log.filter((line) => line.startsWith('Scheduling'))).toEqual([
+      'Scheduling run aaa (requires gpu=1)',
+      'Scheduling run ddd (requires gpu=1)',
+      'Scheduling run bbb (requires gpu=1)',
+      'Scheduling run ccc (requires gpu=2)',
+    ]);
+    await expectSeedGpuOrder(queue);
     const client = await connectClient(queue);
-    const [aaa, bbb, ccc, ddd] = await Promise.all(['aaa', 'bbb', 'ccc', 'ddd'].map((id) => stamps(client, id)));
-    expect(overlap(aaa!, ddd!)).toBe(true);
-    expect(bbb![0]).toBeGreaterThanOrEqual(aaa![1]);
-    expect(ccc![0]).toBeGreaterThanOrEqual(Math.max(bbb![1], ddd![1]));
+    expect((await client.getRun('ccc')).devices).toEqual([0, 1]);
   });
 
   it.each([

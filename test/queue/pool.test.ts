@@ -39,6 +39,31 @@ describe('pools', () => {
     expect(await client.listPool()).toEqual([{ name: 'license', capacity: 2_000_000n, used: 0n }]);
   });
 
+  it('lets a blocked head keep its pool share: later runs on other workers do not take it', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await client.setPool('license=1');
+    const stamp = (seconds: number, resources: string) =>
+      client.stage({ command: [`${FIXTURES}stamp.sh`, String(seconds)], resources }).then(({ runs }) => runs[0]!.id);
+    await startTestWorker(queue, { name: 'cpubox', resources: 'cpu=1' });
+    await startTestWorker(queue, { name: 'gpubox', resources: 'gpu=1' });
+    const first = await stamp(1, 'license=1 cpu=1');
+    await waitFor('the first run to hold the licence', async () => (await client.getRun(first)).status === 'running');
+    const head = await stamp(0.2, 'license=1 gpu=1');
+    await waitFor('gpubox to hold the head', async () => (await client.redis.hget(client.keys.holds, head)) === 'gpubox');
+    const later = await Promise.all([0, 1, 2].map(() => stamp(0.1, 'license=1 cpu=1')));
+    const spans = new Map<string, [number, number]>();
+    for (const id of [first, head, ...later]) {
+      expect((await client.waitForEnd(id, 20_000)).status).toBe('completed');
+      const lines = (await client.readLog(id)).flatMap((e) => (e.kind === 'line' ? [e.line] : []));
+      const at = (word: string) => Number(lines.find((line) => line.startsWith(`${word} `))?.split(' ')[1]);
+      spans.set(id, [at('start'), at('end')]);
+    }
+    // cpubox was free for the later runs as soon as the first ended, but the licence went to the head.
+    expect(spans.get(head)![0]).toBeGreaterThanOrEqual(spans.get(first)![1]);
+    for (const id of later) expect(spans.get(id)![0]).toBeGreaterThanOrEqual(spans.get(head)![1]);
+  });
+
   it('says the pool is exhausted, and returns a dead worker’s share', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);

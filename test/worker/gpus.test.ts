@@ -100,6 +100,38 @@ describe('GPU devices', () => {
     expect((await client.getRun(odd!)).status).toBe('staged');
   });
 
+  it('gives a pinned run exactly its devices; one without a gpu demand takes them whole', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const command = ['sh', '-c', SHOW_AND_STAMP, 'sh', '0.3'];
+    const { runs: onThree } = await client.stage({ command, resources: 'gpu=1', gpus: '3', repeat: 2 });
+    const { runs: wholeTwo } = await client.stage({ command, gpus: '2' });
+    const { runs: halves } = await client.stage({ command, resources: 'gpu=0.5', gpus: '1', repeat: 2 });
+    const { runs: elsewhere } = await client.stage({ command, resources: 'gpu=1', gpus: '7' });
+    await startTestWorker(queue, { name: 'pinbox', gpus: '0,1,2,3' });
+    const runs = await deviceRuns(client, [...onThree, ...wholeTwo, ...halves].map((run) => run.id));
+    checkDevices(runs);
+    expect(runs.map((run) => run.devices.join(','))).toEqual(['3', '3', '2', '1', '1']);
+    const [first, second] = runs;
+    expect(Math.max(first!.start, second!.start)).toBeGreaterThanOrEqual(Math.min(first!.end, second!.end)); // one after the other
+    expect((await client.getRun(wholeTwo[0]!.id)).pinnedGpus).toEqual([2]);
+    // Device 7 is not on the worker: the run stays staged, and says why.
+    expect(await client.getRun(elsewhere[0]!.id)).toMatchObject({ status: 'staged', reason: 'no live worker has GPU device 7' });
+  });
+
+  it.each([
+    [['--gpus', '0,x'], "invalid --gpus '0,x': expected device indices like 0,1,3 (0 to 1023)"],
+    [['--gpus', '1,1'], "invalid --gpus '1,1': a device is listed twice"],
+    [['--gpus', '0,1', '-r', 'gpu=1'], "--gpus '0,1' pins 2 devices but the run demands gpu=1: list 1 device"],
+    [['--gpus', '0,1', '-r', 'gpu=0.5'], "--gpus '0,1' pins 2 devices but the run demands gpu=0.5: a fractional gpu shares exactly one device"],
+  ])('refuses fitq stage %j, staging nothing', async (args, message) => {
+    const queue = newQueue();
+    const result = await fitq(['stage', ...args, '--', 'true'], { queue });
+    expect(result).toMatchObject({ exitCode: 2, stdout: '' });
+    expect(result.stderr.trim()).toBe(`Error: ${message}`);
+    expect(await (await connectClient(queue)).listRuns()).toEqual([]);
+  });
+
   it('--gpus auto uses nvidia-smi, limited by CUDA_VISIBLE_DEVICES; none found means none', async () => {
     const bin = mkdtempSync(join(tmpdir(), 'fitq-fake-smi-'));
     const smi = join(bin, 'nvidia-smi');
@@ -126,7 +158,7 @@ describe('GPU devices', () => {
   });
 
   it.each([
-    [['--gpus', 'a,b'], "invalid --gpus 'a,b': expected auto, none or device indices like 0,1,3"],
+    [['--gpus', 'a,b'], "invalid --gpus 'a,b': expected auto, none or device indices like 0,1,3 (0 to 1023)"],
     [['--gpus', '0,0'], "invalid --gpus '0,0': a device is listed twice"],
     [['--gpus', '0,1', '-r', 'gpu=3'], '--gpus lists 2 devices but the resources say gpu=3: give one or the other'],
   ])('refuses fitq worker %j', async (args, message) => {

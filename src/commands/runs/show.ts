@@ -28,6 +28,7 @@ export default class RunsShow extends FitqCommand {
       ['cwd', run.cwd],
       ['worker', run.worker],
       ['devices', run.devices?.join(',')],
+      ['pinned to', run.pinnedGpus && `gpus ${run.pinnedGpus.join(',')}`],
       ['staged', formatTime(run.stagedAt, now)],
       ['started', formatTime(run.startedAt, now) || undefined],
       ['ended', formatTime(run.endedAt, now) || undefined],

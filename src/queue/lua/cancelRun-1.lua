@@ -14,11 +14,11 @@
 -- @include runs
 local base, runId, now = ARGV[1], ARGV[2], ARGV[3]
 
-local run = redis.call("HMGET", KEYS[1], "status", "worker", "resources")
+local run = redis.call("HMGET", KEYS[1], "status", "worker")
 local status = run[1]
 if not status then return {-1, ""} end
 if status == "staged" then
-  unstage(base, runId, run[3])
+  unstage(base, runId, storedShape(KEYS[1]))
   endRun(base, runId, "canceled", now, "canceled while staged", ARGV[4])
   return {1, "canceled"}
 end

@@ -28,7 +28,13 @@
   A worker with GPU devices places a `gpu` demand on devices in the same
   step: a whole N takes N devices that are entirely free (lowest indices
   first); a fraction below 1 shares one device (the fullest that still fits),
-  never beyond 1 per device. The run records its `devices` and `deviceShare`.
+  never beyond 1 per device. A run pinned to devices (`fitq stage --gpus`)
+  needs exactly those; without a gpu demand it takes them whole. On a worker
+  without devices a pin only sets CUDA_VISIBLE_DEVICES. The run records its
+  `devices`, `deviceShare` and the worker share it `reserved`.
+
+  A blocked head also holds its share of pool resources: runs after it, on
+  any worker, may not take what it waits for.
 
   ARGV[1] base      key prefix
   ARGV[2] token     the worker's registration token (fencing)
@@ -88,23 +94,41 @@ local function gpuDemand(demand)
   return nil
 end
 
--- Whether a gpu demand can ever be placed on this worker's devices.
-local function placeable(demand)
+local function isDevice(id) return devices[id] ~= nil end
+
+-- Whether a gpu demand (pinned to some devices, or not) can ever be placed
+-- on this worker's devices.
+local function placeable(demand, pinned)
   local need = gpuDemand(demand)
   if #deviceIds == 0 or not need then return true end
+  if #pinned > 0 then
+    for _, id in ipairs(pinned) do
+      if not isDevice(id) then return false end
+    end
+    if need[2] == 0 then return need[1] == #pinned end
+    return need[1] == 0 and #pinned == 1
+  end
   if need[2] == 0 then return need[1] <= #deviceIds end
   return need[1] == 0
 end
 
--- The devices (and the share of each) a gpu demand gets now; {} when there
--- is nothing to place; nil when it cannot be placed now.
-local function placeDevices(demand)
+-- The devices (and the share of each) a gpu demand gets now, leaving alone
+-- the devices in `spare`; {} when there is nothing to place; nil when it
+-- cannot be placed now.
+local function placeDevices(demand, pinned, spare)
   local need = gpuDemand(demand)
   if #deviceIds == 0 or not need then return {}, nil end
+  local share = need[2] == 0 and WHOLE or need
+  if #pinned > 0 then
+    for _, id in ipairs(pinned) do
+      if spare[id] or compareAmounts(devices[id], share) < 0 then return nil end
+    end
+    return pinned, share
+  end
   if need[2] == 0 then
     local chosen = {}
     for _, id in ipairs(deviceIds) do
-      if compareAmounts(devices[id], WHOLE) == 0 then
+      if not spare[id] and compareAmounts(devices[id], WHOLE) == 0 then
         chosen[#chosen + 1] = id
         if #chosen == need[1] then return chosen, WHOLE end
       end
@@ -113,7 +137,8 @@ local function placeDevices(demand)
   end
   local best
   for _, id in ipairs(deviceIds) do
-    if compareAmounts(devices[id], need) >= 0 and (best == nil or compareAmounts(devices[id], devices[best]) < 0) then
+    if not spare[id] and compareAmounts(devices[id], need) >= 0 and
+        (best == nil or compareAmounts(devices[id], devices[best]) < 0) then
       best = id
     end
   end
@@ -130,6 +155,8 @@ local function split(demand)
   return own, pooled
 end
 
+-- Whether every demanded amount is within what is available, less what is
+-- held (for a blocked head) in `held`.
 local function fitsWithin(demand, available, held)
   for _, item in ipairs(demand) do
     local limit = available[item[1]]
@@ -139,43 +166,85 @@ local function fitsWithin(demand, available, held)
   return true
 end
 
-local function heldByOther(runId)
-  local holder = redis.call("HGET", KEYS[6], runId)
-  if not holder or holder == name then return false end
+local function liveHolder(holder)
   local until_ = redis.call("ZSCORE", KEYS[5], holder)
   return until_ ~= false and tonumber(until_) >= clock
+end
+
+local function heldByOther(runId)
+  local holder = redis.call("HGET", KEYS[6], runId)
+  return holder ~= false and holder ~= name and liveHolder(holder)
+end
+
+-- Pool resources held by the blocked heads of other live workers: later
+-- runs may not take them. Each entry: {score, pooled demand list}.
+local poolHolds = {}
+if next(poolCapacity) ~= nil then
+  local holds = redis.call("HGETALL", KEYS[6])
+  for i = 1, #holds, 2 do
+    if holds[i + 1] ~= name and liveHolder(holds[i + 1]) then
+      local runKey = base .. "run:" .. holds[i]
+      local score = tonumber(redis.call("HGET", runKey, "score"))
+      local demandText = splitShape(storedShape(runKey))
+      local _, pooled = split(parseResourceList(demandText))
+      if score and #pooled > 0 then poolHolds[#poolHolds + 1] = {score, pooled} end
+    end
+  end
+end
+
+-- What older blocked heads hold of the pool, for a run with this score.
+local function poolHeldBefore(score)
+  local held = {}
+  for _, hold in ipairs(poolHolds) do
+    if hold[1] < score then
+      for _, item in ipairs(hold[2]) do held[item[1]] = addAmounts(held[item[1]] or {0, 0}, item[2]) end
+    end
+  end
+  return held
 end
 
 -- Candidates: the first runs of every shape that fits the total capacity.
 local candidates = {}
 local ignored = {}
 for _, shape in ipairs(redis.call("SMEMBERS", base .. "shapes")) do
-  local demand = parseResourceList(shape)
+  local demandText, pinned = splitShape(shape)
+  local demand = parseResourceList(demandText)
   local missing = {}
   for _, item in ipairs(demand) do
     if capacity[item[1]] == nil and poolCapacity[item[1]] == nil then missing[#missing + 1] = item[1] end
   end
   local own, pooled = split(demand)
+  -- On a worker with devices, a pinned run without a gpu demand takes its
+  -- devices whole.
+  if #pinned > 0 and #deviceIds > 0 and not gpuDemand(own) then own[#own + 1] = {"gpu", {#pinned, 0}} end
   local stagedKey = base .. "staged:" .. shape
   if #missing > 0 then
     local newest = redis.call("ZRANGE", stagedKey, -1, -1)[1] or ""
     ignored[#ignored + 1] = shape .. "|" .. table.concat(missing, ",") .. "|" ..
       redis.call("ZCARD", stagedKey) .. ":" .. newest
-  elseif fitsWithin(own, capacity) and fitsWithin(pooled, poolCapacity) and placeable(own) then
+  elseif fitsWithin(own, capacity) and fitsWithin(pooled, poolCapacity) and placeable(own, pinned) then
     local entries = redis.call("ZRANGE", stagedKey, 0, PER_SHAPE - 1, "WITHSCORES")
     if entries[1] == nil then redis.call("SREM", base .. "shapes", shape) end
     for i = 1, #entries, 2 do
-      candidates[#candidates + 1] = {id = entries[i], score = tonumber(entries[i + 1]), shape = shape, own = own, pooled = pooled}
+      candidates[#candidates + 1] = {id = entries[i], score = tonumber(entries[i + 1]), shape = shape,
+        own = own, pooled = pooled, pinned = pinned}
     end
   end
 end
 table.sort(candidates, function(a, b) return a.score < b.score end)
 
--- The first candidate that fits what is free (less what the blocked head holds).
-local chosen, head, held, placed, share
+-- The first candidate that fits what is free, less what blocked heads hold:
+-- this worker's head holds its worker resources, its pinned devices and its
+-- pool share; other workers' heads hold their pool share.
+local chosen, head, placed, share
+local held, heldPool, spareDevices = nil, nil, {}
 for _, candidate in ipairs(candidates) do
-  if fitsWithin(candidate.own, free, held) and fitsWithin(candidate.pooled, poolFree) then
-    placed, share = placeDevices(candidate.own)
+  local poolHeld = poolHeldBefore(candidate.score)
+  for resource, amount in pairs(heldPool or {}) do
+    poolHeld[resource] = addAmounts(poolHeld[resource] or {0, 0}, amount)
+  end
+  if fitsWithin(candidate.own, free, held) and fitsWithin(candidate.pooled, poolFree, poolHeld) then
+    placed, share = placeDevices(candidate.own, candidate.pinned, spareDevices)
     if placed then
       chosen = candidate
       break
@@ -187,8 +256,14 @@ for _, candidate in ipairs(candidates) do
   end
   if head == nil and not heldByOther(candidate.id) then
     head = candidate
-    held = {}
+    held, heldPool = {}, {}
     for _, item in ipairs(candidate.own) do held[item[1]] = item[2] end
+    for _, item in ipairs(candidate.pooled) do heldPool[item[1]] = item[2] end
+    -- A pinned head holds its devices, not a count of any devices.
+    if #candidate.pinned > 0 and #deviceIds > 0 then
+      held.gpu = nil
+      for _, id in ipairs(candidate.pinned) do spareDevices[id] = true end
+    end
   end
 end
 
@@ -204,6 +279,12 @@ if head and policy ~= "fifo" then
 else
   redis.call("HDEL", KEYS[1], "holding")
 end
+-- Under fifo the blocked head holds nothing, but everything after it waits.
+if head and policy == "fifo" and chosen == nil then
+  redis.call("HSET", KEYS[1], "blockedBy", head.id)
+else
+  redis.call("HDEL", KEYS[1], "blockedBy")
+end
 
 if chosen == nil then
   if #candidates > 0 then return {2, ignored, headId} end
@@ -216,7 +297,7 @@ adjustAmounts(KEYS[3], chosen.own, -1)
 adjustAmounts(KEYS[8], chosen.pooled, 1)
 local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
 redis.call("HSET", runKey, "status", "running", "worker", name, "startedAt", now,
-  "pooled", formatResourceList(chosen.pooled))
+  "reserved", formatResourceList(chosen.own), "pooled", formatResourceList(chosen.pooled))
 if #placed > 0 then
   for _, id in ipairs(placed) do
     redis.call("HSET", KEYS[9], id, formatAmount(subtractAmounts(devices[id], share)))

@@ -19,16 +19,22 @@
 local base, runId, workerName, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local status, exitCode, signal, reason, now = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
-local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "resources", "pooled", "devices", "deviceShare")
+local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "resources", "pooled", "devices", "deviceShare",
+  "reserved")
 if run[1] ~= "running" or run[2] ~= workerName or run[3] ~= epoch then return 0 end
 
 if redis.call("EXISTS", KEYS[2]) == 1 then
-  -- The worker's share: the demands less what came from the pool (endRun returns that).
-  local pooled = {}
-  for _, item in ipairs(parseResourceList(run[5])) do pooled[item[1]] = true end
+  -- The worker's share, as the claim recorded it (older records: the demands
+  -- less what came from the pool). endRun returns the pool's share.
   local own = {}
-  for _, item in ipairs(parseResourceList(run[4])) do
-    if not pooled[item[1]] then own[#own + 1] = item end
+  if run[8] then
+    own = parseResourceList(run[8])
+  else
+    local pooled = {}
+    for _, item in ipairs(parseResourceList(run[5])) do pooled[item[1]] = true end
+    for _, item in ipairs(parseResourceList(run[4])) do
+      if not pooled[item[1]] then own[#own + 1] = item end
+    end
   end
   adjustAmounts(KEYS[3], own, 1)
   if run[6] and run[6] ~= "" then

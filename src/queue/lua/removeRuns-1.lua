@@ -20,8 +20,7 @@ end
 for i = 2, #ARGV do
   local runId = ARGV[i]
   local runKey = base .. "run:" .. runId
-  local run = redis.call("HMGET", runKey, "status", "resources")
-  if run[1] == "staged" then unstage(base, runId, run[2]) end
+  if redis.call("HGET", runKey, "status") == "staged" then unstage(base, runId, storedShape(runKey)) end
   redis.call("DEL", runKey, runKey .. ":log")
   redis.call("ZREM", KEYS[1], runId)
 end

@@ -8,7 +8,7 @@
   ARGV[1] base     key prefix, e.g. "fitq:{default}:"
   ARGV[2] now      epoch ms
   ARGV[3] count    number of runs; then, for each run, 4 arguments:
-          id, shape ("a=1,b=2" or "none"), priority (integer),
+          id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
           fields (JSON object of string fields for the run hash)
 
   Returns {1, seq of the first run} or {-2, id} when a run id is taken.
@@ -32,7 +32,7 @@ for i = 0, count - 1 do
   -- Higher priority first, then staging order; exact while |priority| <= 2^20.
   local score = string.format("%.0f", -priority * 4294967296 + seq)
   local args = {"id", id, "status", "staged", "seq", seq, "score", score,
-    "priority", ARGV[6 + i * 4], "stagedAt", now}
+    "priority", ARGV[6 + i * 4], "stagedAt", now, "shape", shape}
   for name, value in pairs(fields) do
     args[#args + 1] = name
     args[#args + 1] = value

@@ -6,10 +6,25 @@ local function shapeOf(resources)
   return (string.gsub(resources, " ", ","))
 end
 
--- Removes a staged run from its shape's index, dropping the shape when
--- empty. Takes the run's resources ("a=1 b=2") or its shape ("a=1,b=2").
-local function unstage(base, runId, resources)
-  local shape = shapeOf(resources)
+-- A shape's demands ("a=1,b=2" or "none") and the GPU devices its runs are
+-- pinned to ("gpu=1;gpus=0,3" -> "gpu=1", {"0", "3"}; none: {}).
+local function splitShape(shape)
+  local demands, pinned = string.match(shape, "^(.-);gpus=(.*)$")
+  if not demands then return shape, {} end
+  local devices = {}
+  for id in string.gmatch(pinned, "[^,]+") do devices[#devices + 1] = id end
+  return demands, devices
+end
+
+-- The staged-index shape of a stored run: its "shape" field (older records:
+-- derived from its resources).
+local function storedShape(runKey)
+  local fields = redis.call("HMGET", runKey, "shape", "resources")
+  return fields[1] or shapeOf(fields[2])
+end
+
+-- Removes a staged run from its shape's index, dropping the shape when empty.
+local function unstage(base, runId, shape)
   local stagedKey = base .. "staged:" .. shape
   redis.call("ZREM", stagedKey, runId)
   if redis.call("ZCARD", stagedKey) == 0 then redis.call("SREM", base .. "shapes", shape) end
