@@ -100,6 +100,8 @@ export interface WorkerRegistration {
   executorQueue: string;
   /** GPU device indices the worker assigns runs to. */
   devices?: readonly number[];
+  /** Its claim policy, shown to users judging why runs wait. */
+  policy?: string;
 }
 
 export interface FinishInput {
@@ -225,7 +227,7 @@ export class Scripts {
     const w = this.keys.worker(input.name);
     const reply = await command(this.redis, 'fitqRegisterWorker')(
       this.keys.workers, w.info, w.capacity, w.free, w.runs,
-      this.keys.base, input.name, input.token, '', input.leaseMs, input.concurrency,
+      this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, input.executorQueue, (input.devices ?? []).join(','),
     );
     return reply === 1;

@@ -22,6 +22,10 @@ export interface WorkerRecord {
   devices: Map<number, bigint>;
   /** The blocked head this worker holds resources for, with its demands. */
   holding?: { runId: string; demands: Resources };
+  /** "backfill" or "fifo". */
+  policy: string;
+  /** Under fifo: the blocked head every later run waits behind. */
+  blockedBy?: string;
 }
 
 /** Used amounts: capacity minus free, zero amounts left out. */
@@ -50,6 +54,7 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     runs: worker.runs,
     devices: Object.fromEntries([...worker.devices].map(([index, free]) => [index, { free: Number(formatMicros(free)) }])),
     holding: worker.holding?.runId,
+    policy: worker.policy,
   };
 }
 
@@ -106,6 +111,8 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
       capacity: resourcesFromHash(capacity),
       free: resourcesFromHash(free),
       runs: [...runs].sort(),
+      policy: info.policy || 'backfill',
+      ...(info.blockedBy ? { blockedBy: info.blockedBy } : {}),
       devices: new Map(
         Object.entries(devices)
           .map(([index, share]) => [Number(index), parseDecimal(share)] as [number, bigint])

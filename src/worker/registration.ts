@@ -22,6 +22,7 @@ export function registrationFor(options: ResolvedWorkerOptions): WorkerRegistrat
     resources: formatResources(options.resources),
     executorQueue: executorQueueName(options.name, token),
     devices: options.devices,
+    policy: options.policy,
   };
 }
 

@@ -178,4 +178,37 @@ describe('why a run waits', () => {
     expect((await client.waitForEnd(big, 10_000)).status).toBe('completed');
     expect((await client.waitForEnd(small, 10_000)).status).toBe('completed');
   });
+
+  it('says when a fifo head blocks a run, when every fitting worker is full, and when devices cannot take a demand', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=1', 30);
+    await startTestWorker(queue, { name: 'strict', resources: 'gpu=2 cpu=1', policy: 'fifo', killGraceMs: 1000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    const big = await stage(client, 'gpu=2', 0.1);
+    const small = await stage(client, 'cpu=1', 0.1);
+    await waitFor('the fifo worker to block on the big run', async () => (await client.listWorkers())[0]?.blockedBy === big);
+    expect((await client.getRun(big)).reason).toBe('waiting for resources: gpu=2 > 1 free on strict');
+    expect((await client.getRun(small)).reason).toBe(`behind older run ${big} on strict (policy fifo)`);
+    await client.cancelRun(long, { wait: true });
+    await client.waitForEnd(small, 10_000);
+
+    const queue2 = newQueue();
+    const client2 = await connectClient(queue2);
+    const busy = await stage(client2, 'cpu=1', 30);
+    await startTestWorker(queue2, { name: 'single', resources: 'cpu=4', concurrency: 1, killGraceMs: 1000 });
+    await waitFor('the busy run to run', async () => (await client2.getRun(busy)).status === 'running');
+    const next = await stage(client2, 'cpu=1', 0.1);
+    expect((await client2.getRun(next)).reason).toBe('waiting for a run slot: single runs its maximum of 1');
+    await client2.cancelRun(busy, { wait: true });
+    await client2.waitForEnd(next, 10_000);
+
+    const queue3 = newQueue();
+    const client3 = await connectClient(queue3);
+    await startTestWorker(queue3, { name: 'gpus', gpus: '0,1' });
+    const { runs, warnings } = await client3.stage({ command: ['true'], resources: 'gpu=1.5' });
+    expect(warnings).toEqual([
+      `run ${runs[0]!.id} staged, but no live worker can run it yet: needs more than any live worker has: gpu=1.5 cannot be placed on GPU devices (use a whole number, or a fraction below 1)`,
+    ]);
+  });
 });
