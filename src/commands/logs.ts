@@ -11,6 +11,7 @@ export default class Logs extends FitqCommand {
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Logs);
     const print = (entry: LogEntry) => {
+      if (entry.kind === 'restaged') process.stderr.write(`--- fitq: re-staged (${entry.reason}); the next attempt's output follows ---\n`);
       if (entry.kind !== 'line') return;
       (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
     };

@@ -29,6 +29,10 @@ export default class Stage extends FitqCommand {
     gpus: Flags.string({
       summary: 'Pin the run to these GPU devices, like 0,1: a worker with devices gives it exactly these; on one without, they only set CUDA_VISIBLE_DEVICES.',
     }),
+    retries: Flags.integer({
+      summary: 'Re-stage the run, at its place in the order, up to this many times if its worker dies under it.',
+      default: 0,
+    }),
     repeat: Flags.integer({ summary: 'Stage this many identical runs.', default: 1 }),
     json: Flags.boolean({ summary: 'Print the staged runs as a JSON array.' }),
   };
@@ -55,6 +59,7 @@ export default class Stage extends FitqCommand {
       shell: flags.shell,
       repeat: flags.repeat,
       gpus: flags.gpus,
+      retries: flags.retries,
     };
     const result = await this.withClient(flags, (client) => client.stage(request));
     for (const warning of result.warnings) process.stderr.write(`Warning: ${warning}\n`);

@@ -15,12 +15,18 @@ export interface LogLine {
   line: string;
 }
 
-export type LogEntry = { id: string } & ({ kind: 'line'; stream: 'stdout' | 'stderr'; line: string } | { kind: 'end'; status: string });
+export type LogEntry = { id: string } & (
+  | { kind: 'line'; stream: 'stdout' | 'stderr'; line: string }
+  | { kind: 'end'; status: string }
+  /** Its worker died and it went back to staged; output of the next attempt follows. */
+  | { kind: 'restaged'; reason: string }
+);
 
 function toEntry(id: string, flat: string[]): LogEntry {
   const fields: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
   if (fields.event === 'end') return { id, kind: 'end', status: fields.status ?? '' };
+  if (fields.event === 'restaged') return { id, kind: 'restaged', reason: fields.reason ?? '' };
   return { id, kind: 'line', stream: fields.stream === 'stderr' ? 'stderr' : 'stdout', line: fields.line ?? '' };
 }
 

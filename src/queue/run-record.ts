@@ -36,6 +36,11 @@ export interface RunRecord {
   devices?: number[];
   /** GPU devices the run is pinned to (`fitq stage --gpus`), if any. */
   pinnedGpus?: number[];
+  /** Times it may be re-staged when its worker dies under it. */
+  retries?: number;
+  /** Times it was re-staged, and why the last time. */
+  restaged?: number;
+  restagedReason?: string;
   /** How many times the run was claimed; fences writers of older claims. */
   epoch?: number;
   seq: number;
@@ -93,6 +98,9 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     epoch: optionalNumber(fields.epoch),
     devices: deviceList(fields.devices),
     pinnedGpus: deviceList(fields.gpus),
+    retries: optionalNumber(fields.retries),
+    restaged: optionalNumber(fields.restaged),
+    restagedReason: fields.restagedReason || undefined,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;

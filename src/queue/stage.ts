@@ -13,6 +13,7 @@ import { validateRunId } from './names.js';
 
 export const MAX_PRIORITY = 1_000_000;
 export const MAX_REPEAT = 100_000;
+export const MAX_RETRIES = 100;
 /** Limits on what one run may carry, in bytes of UTF-8. */
 export const MAX_COMMAND_BYTES = 128 * 1024;
 export const MAX_ENV_BYTES = 128 * 1024;
@@ -43,6 +44,8 @@ export interface StageRequest {
    * needs exactly these; on one without, they only set CUDA_VISIBLE_DEVICES.
    */
   gpus?: string;
+  /** Times the run is re-staged when its worker dies under it; default 0. */
+  retries?: number;
 }
 
 /** A validated run, ready for the stage script. */
@@ -94,6 +97,10 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > MAX_REPEAT) {
     throw new UsageError(`expected --repeat to be an integer from 1 to ${MAX_REPEAT}, got '${repeat}'`);
   }
+  const retries = request.retries ?? 0;
+  if (!Number.isInteger(retries) || retries < 0 || retries > MAX_RETRIES) {
+    throw new UsageError(`expected --retries to be an integer from 0 to ${MAX_RETRIES}, got '${retries}'`);
+  }
   if (request.runId !== undefined && repeat > 1) throw new UsageError('--run-id cannot be combined with --repeat');
   if (request.runId !== undefined) validateRunId(request.runId);
   const env = request.env ?? {};
@@ -115,6 +122,7 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
     resources: formatResources(demands),
   };
   if (gpus.length > 0) fields.gpus = gpus.join(',');
+  if (retries > 0) fields.retries = String(retries);
   return Array.from({ length: repeat }, () => ({
     id: request.runId ?? newRunId(),
     demands,

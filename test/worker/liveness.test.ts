@@ -281,6 +281,78 @@ describe('a worker killed with SIGKILL', () => {
   });
 });
 
+describe('runs staged with --retries', () => {
+  it('are re-staged at their place when their worker dies, and a worker restarted under the same name starts clean', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = tempDir();
+    const pidFile = join(dir, 'pid');
+    const marker = join(dir, 'attempted');
+    // The first attempt records its pid and hangs; the second finishes at once.
+    const script = `if [ -e '${marker}' ]; then echo "second attempt"; exit 0; fi; touch '${marker}'; echo "first attempt"`;
+    const staged = await fitq(['stage', '--retries', '1', '-r', 'foo=2', '--', ...pidScript(pidFile, `${script}; sleep 60`)], { queue });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    const retried = staged.stdout.trim();
+    const victim = spawnCliWorker(queue, ['-r', 'foo=2', '--name', 'victim', '--lease', '2', '--kill-grace', '1']);
+    const firstPid = await waitUntilRunning(client, retried, pidFile);
+    const later = (await client.stage({ command: ['true'], resources: 'foo=2' })).runs[0]!.id;
+    await waitFor('the first attempt to print', async () => (await client.readLog(retried)).length > 0);
+
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    // Listing workers reaps the dead one: the run goes back to staged, ahead of the later run.
+    const restaged = await waitFor('the run to be re-staged', async () => {
+      await client.listWorkers();
+      const run = await client.getRun(retried);
+      return run.status === 'staged' ? run : undefined;
+    }, 10_000, 100);
+    expect(restaged).toMatchObject({ retries: 1, restaged: 1, epoch: 1 });
+    expect(restaged.restagedReason).toMatch(/victim.*lease.*re-staged 1 of 1/);
+    expect(restaged.worker).toBeUndefined();
+    await waitFor(`the first attempt's process ${firstPid} to be gone`, () => groupMembers(firstPid).length === 0, 5000);
+
+    const again = await fitq(['worker', '-r', 'foo=2', '--name', 'victim', '--run-once', '--concurrency', '1', '--log-format', 'json'], {
+      queue,
+      timeoutMs: 20_000,
+    });
+    expect(again.exitCode, again.stderr).toBe(0);
+    const log = messages(parseJsonLog(again.stdout));
+    expect(log.indexOf(`Run ${retried} completed`)).toBeGreaterThan(-1);
+    expect(log.indexOf(`Run ${retried} completed`)).toBeLessThan(log.indexOf(`Run ${later} started`));
+    expect(await client.getRun(retried)).toMatchObject({ status: 'completed', epoch: 2, restaged: 1, worker: 'victim' });
+    const entries = await client.readLog(retried);
+    expect(entries.map((e) => (e.kind === 'line' ? e.line : e.kind))).toEqual(['first attempt', 'restaged', 'second attempt', 'end']);
+    expect(await client.getRun(later)).toMatchObject({ status: 'completed' });
+  });
+
+  it('move on from a worker cut off past its lease (SIGSTOP); once back, that worker kills its copy and records nothing over it', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = tempDir();
+    const pidFile = join(dir, 'pid');
+    const marker = join(dir, 'attempted');
+    const script = `if [ -e '${marker}' ]; then echo "second attempt"; sleep 1; echo "second done"; exit 0; fi; touch '${marker}'; echo "first attempt"; sleep 60; echo "first done"`;
+    const { runs } = await client.stage({ command: pidScript(pidFile, script), resources: 'foo=2', retries: 1 });
+    const runId = runs[0]!.id;
+    const sleeper = spawnCliWorker(queue, ['-r', 'foo=2', '--name', 'sleeper', '--lease', '2', '--kill-grace', '1']);
+    const firstPid = await waitUntilRunning(client, runId, pidFile);
+    await waitFor('the first attempt to print', async () => (await client.readLog(runId)).length > 0);
+
+    sleeper.process.kill('SIGSTOP');
+    const observer = await startTestWorker(queue, { name: 'observer', resources: 'foo=2', leaseMs: 1000 });
+    await waitFor('the run to move to the observer', async () => (await client.getRun(runId)).epoch === 2, 10_000);
+    sleeper.process.kill('SIGCONT');
+
+    await sleeper.waitForMessage('Worker sleeper lost its registration (lease expired or Redis lost its data); stopping its runs');
+    await waitFor(`the first attempt's process ${firstPid} to be killed`, () => groupMembers(firstPid).length === 0, 10_000);
+    const done = await client.waitForEnd(runId, 15_000);
+    expect(done).toMatchObject({ status: 'completed', worker: 'observer', epoch: 2, restaged: 1 });
+    const lines = (await client.readLog(runId)).flatMap((e) => (e.kind === 'line' ? [e.line] : []));
+    expect(lines).toEqual(['first attempt', 'second attempt', 'second done']);
+    expect(messages(observer.logs)).toContain(`Run ${runId} completed`);
+  });
+});
+
 describe('worker names', () => {
   it('refuses `fitq worker --name X` while a live worker is named X, leaving that worker alone', async () => {
     const queue = newQueue();

@@ -36,6 +36,8 @@ export default class RunsShow extends FitqCommand {
       ['exit code', run.exitCode?.toString()],
       ['signal', run.signal],
       ['reason', run.reason],
+      ['retries', run.retries === undefined ? undefined : `${run.restaged ?? 0} of ${run.retries} used`],
+      ['re-staged', run.restagedReason],
     ];
     for (const [label, value] of rows) if (value !== undefined && value !== '') this.log(`${`${label}:`.padEnd(11)}${value}`);
   }

@@ -56,13 +56,34 @@ local function endRun(base, runId, status, now, reason, logMaxLines)
   if #pooled > 0 then publish(base, {type = "poolReleased"}) end
 end
 
+-- Puts a running run whose worker died back at its place in the order, if
+-- it has retries left; returns whether it did. What it reserved goes back
+-- with the worker's keys and, for the pool, here.
+local function restageRun(base, runId, reason, logMaxLines)
+  local runKey = base .. "run:" .. runId
+  local run = redis.call("HMGET", runKey, "retries", "restaged", "pooled", "score")
+  local retries, restaged = tonumber(run[1] or "0"), tonumber(run[2] or "0")
+  if restaged >= retries then return false end
+  adjustAmounts(base .. "pool:used", parseResourceList(run[3]), -1)
+  redis.call("HDEL", runKey, "worker", "startedAt", "devices", "deviceShare", "reserved", "pooled",
+    "cancelRequested")
+  redis.call("HSET", runKey, "status", "staged", "restaged", restaged + 1,
+    "restagedReason", reason .. " (re-staged " .. (restaged + 1) .. " of " .. retries .. ")")
+  local shape = storedShape(runKey)
+  redis.call("ZADD", base .. "staged:" .. shape, run[4], runId)
+  redis.call("SADD", base .. "shapes", shape)
+  redis.call("XADD", runKey .. ":log", "MAXLEN", "~", logMaxLines, "*", "event", "restaged", "reason", reason)
+  publish(base, {type = "staged", count = 1})
+  return true
+end
+
 -- Forgets a worker whose lease expired (or that restarts under the same
 -- name): its running runs end as lost, its keys go.
 local function reapWorker(base, name, now, reason, logMaxLines)
   local workerKey = base .. "worker:" .. name
   for _, runId in ipairs(redis.call("SMEMBERS", workerKey .. ":runs")) do
     local run = redis.call("HMGET", base .. "run:" .. runId, "status", "worker")
-    if run[1] == "running" and run[2] == name then
+    if run[1] == "running" and run[2] == name and not restageRun(base, runId, reason, logMaxLines) then
       endRun(base, runId, "lost", now, reason, logMaxLines)
     end
   end
