@@ -14,3 +14,9 @@ export class ConnectionError extends Error {
   override name = 'ConnectionError';
   readonly exitCode = 1;
 }
+
+/** Something did not happen in time (a worker that will not stop); exits 1. */
+export class TimeoutError extends Error {
+  override name = 'TimeoutError';
+  readonly exitCode = 1;
+}

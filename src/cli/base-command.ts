@@ -3,13 +3,36 @@
  * for user mistakes, 1 when Redis is unreachable) and no stack traces for them.
  */
 import { Command, Flags } from '@oclif/core';
-import { ConnectionError, UsageError } from '../errors.js';
+import { ConnectionError, TimeoutError, UsageError } from '../errors.js';
 import { FitqClient } from '../queue/client.js';
+import type { ConnectionOptions } from '../queue/connection.js';
+import { resolveTlsOptions } from '../queue/tls-options.js';
+
+/** The connection flags every command has. */
+export interface ConnectionFlags {
+  'redis-url'?: string | undefined;
+  'redis-ca'?: string | undefined;
+  'redis-cert'?: string | undefined;
+  'redis-key'?: string | undefined;
+  queue?: string | undefined;
+}
 
 export abstract class FitqCommand extends Command {
   static override baseFlags = {
     'redis-url': Flags.string({
       summary: 'Redis URL (default: FITQ_REDIS_URL, REDIS_URL, redis://127.0.0.1:6379).',
+      helpGroup: 'CONNECTION',
+    }),
+    'redis-ca': Flags.string({
+      summary: 'CA certificate (PEM file) to verify a rediss:// server with (default: FITQ_REDIS_CA, else the system CAs).',
+      helpGroup: 'CONNECTION',
+    }),
+    'redis-cert': Flags.string({
+      summary: 'Client certificate (PEM file) for a rediss:// server that requires one; with --redis-key (default: FITQ_REDIS_CERT).',
+      helpGroup: 'CONNECTION',
+    }),
+    'redis-key': Flags.string({
+      summary: 'Private key (PEM file) of --redis-cert (default: FITQ_REDIS_KEY).',
       helpGroup: 'CONNECTION',
     }),
     queue: Flags.string({
@@ -18,12 +41,16 @@ export abstract class FitqCommand extends Command {
     }),
   };
 
+  /** URL and TLS options from the flags and their environment fallbacks; UsageError for bad TLS files. */
+  protected connectionOptions(flags: ConnectionFlags): ConnectionOptions {
+    const redisUrl = flags['redis-url'];
+    const tls = { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] };
+    return { redisUrl, redisOptions: resolveTlsOptions(redisUrl, tls) };
+  }
+
   /** Connects, runs fn with a client, always closes. */
-  protected async withClient<T>(
-    flags: { 'redis-url'?: string | undefined; queue?: string | undefined },
-    fn: (client: FitqClient) => Promise<T>,
-  ): Promise<T> {
-    const client = await FitqClient.connect({ redisUrl: flags['redis-url'], queue: flags.queue });
+  protected async withClient<T>(flags: ConnectionFlags, fn: (client: FitqClient) => Promise<T>): Promise<T> {
+    const client = await FitqClient.connect({ ...this.connectionOptions(flags), queue: flags.queue });
     try {
       return await fn(client);
     } finally {
@@ -32,12 +59,32 @@ export abstract class FitqCommand extends Command {
   }
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
-    if (error instanceof UsageError || error instanceof ConnectionError) {
+    if (error instanceof UsageError || error instanceof ConnectionError || error instanceof TimeoutError) {
       process.stderr.write(`Error: ${error.message}\n`);
       return this.exit(error.exitCode);
     }
+    const refusal = redisRefusal(error);
+    if (refusal) {
+      process.stderr.write(`Error: ${refusal}\n`);
+      return this.exit(1);
+    }
     return super.catch(error);
   }
+}
+
+/**
+ * One line for a command Redis refused to the connection's user (an ACL
+ * without a permission fitq needs), instead of a stack trace.
+ */
+function redisRefusal(error: Error): string | undefined {
+  if (error.name !== 'ReplyError') return undefined;
+  // Scripts report a refused command, key or channel as "ERR The user executing the script can't …".
+  if (!/\b(NOPERM|NOAUTH)\b|user executing the script can't/.test(error.message)) return undefined;
+  const reason = error.message
+    .replace(/\s+/g, ' ')
+    .replace(/ script: [0-9a-f]{40}, on @user_script:\d+\.?$/, '')
+    .trim();
+  return `Redis refused a command: ${reason} (the Redis user lacks a permission fitq needs)`;
 }
 
 /** Parses repeated KEY=VALUE flags into an object; a key given twice is an error. */

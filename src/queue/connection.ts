@@ -20,6 +20,11 @@ export function resolveRedisUrl(url?: string, env: NodeJS.ProcessEnv = process.e
   return url || env.FITQ_REDIS_URL || env.REDIS_URL || DEFAULT_REDIS_URL;
 }
 
+/** Whether the URL asks for TLS (`rediss://`, in any case). */
+export function isTlsUrl(url: string): boolean {
+  return /^rediss:\/\//i.test(url.trim());
+}
+
 /** The URL with any password (user info or `?password=`) replaced by `***`, for messages. */
 export function redactRedisUrl(url: string): string {
   try {
@@ -53,9 +58,14 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
     maxRetriesPerRequest: resilient ? null : 1,
     retryStrategy: (attempt) => (resilient && connectedOnce ? Math.min(attempt * 100, 2000) : null),
     ...options.redisOptions,
+    // ioredis turns TLS on for a lower-case `rediss://` only; never talk in clear to a `REDISS://` URL.
+    ...(isTlsUrl(url) && !options.redisOptions?.tls ? { tls: {} } : {}),
   });
-  redis.on('error', () => {
+  // Why the first connect failed: ioredis rejects it with a bare "Connection is closed".
+  let lastError: Error | undefined;
+  redis.on('error', (error: Error) => {
     // Reported through failed commands and reconnects; ioredis would otherwise print it.
+    if (!connectedOnce) lastError = error;
   });
   redis.once('ready', () => {
     connectedOnce = true;
@@ -67,10 +77,34 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
   } catch (error) {
     redis.disconnect();
     openConnections.delete(redis);
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ConnectionError(`cannot reach Redis at ${redactRedisUrl(url)}: ${reason}`, { cause: error });
+    throw new ConnectionError(connectFailure(redactRedisUrl(url), lastError ?? error), { cause: lastError ?? error });
   }
   return redis;
+}
+
+/** Error codes Node gives when the server's certificate cannot be verified or TLS fails. */
+const TLS_ERROR = /CERT|SIGNATURE|ERR_TLS|ERR_SSL|ERR_OSSL|EPROTO/;
+
+/**
+ * The reason in an OpenSSL error string, e.g. "tlsv13 alert certificate
+ * required" out of "806C…:error:0A00045C:SSL routines:ssl3_read_bytes:tlsv13
+ * alert certificate required:../deps/…/rec_layer_s3.c:1601:SSL alert number 116".
+ */
+export function opensslReason(message: string): string {
+  const line = message.split('\n')[0]!.trim();
+  return /(?:^|:)error:[0-9A-Fa-f]+:[^:]*:[^:]*:([^:]+)/.exec(line)?.[1]?.trim() || line;
+}
+
+/** One line saying why the first connect failed: unreachable, TLS, or login refused. */
+function connectFailure(shownUrl: string, error: unknown): string {
+  const reason = opensslReason(error instanceof Error ? error.message : String(error));
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (/^(WRONGPASS|NOAUTH)\b/.test(reason)) return `Redis at ${shownUrl} refused the login: ${reason}`;
+  if (/^NOPERM\b/.test(reason)) return `Redis at ${shownUrl} refused a command: ${reason}`;
+  if ((typeof code === 'string' && TLS_ERROR.test(code)) || /\b(certificate|SSL|TLS)\b/i.test(reason)) {
+    return `TLS connection to Redis at ${shownUrl} failed: ${reason}`;
+  }
+  return `cannot reach Redis at ${shownUrl}: ${reason}`;
 }
 
 /** Closes a connection, politely if it is up. */

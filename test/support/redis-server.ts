@@ -1,12 +1,15 @@
 /**
- * A real redis-server for tests, on a free port, stopped and restarted at will.
+ * A real redis-server for tests, on a free port, stopped and restarted at will;
+ * optionally TLS only (with a throwaway CA and certificates made by openssl)
+ * and with ACL users.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -19,9 +22,42 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** PEM files made for a TLS server, all in its data directory. */
+export interface TlsFiles {
+  /** The CA that signed the server's and the client's certificates. */
+  readonly ca: string;
+  /** A client certificate signed by `ca`, and its key. */
+  readonly cert: string;
+  readonly key: string;
+  /** Another CA, which signed nothing this server shows: verifying with it fails. */
+  readonly otherCa: string;
+}
+
+export interface RedisServerOptions {
+  /** Keep data across restarts. */
+  appendonly?: boolean;
+  /**
+   * Serve TLS only (the plain port is off) with certificates made at start.
+   * `authClients`: whether clients must show a certificate signed by the CA
+   * (`yes`), may (`optional`, the default) or need not (`no`).
+   */
+  tls?: boolean | { authClients?: 'yes' | 'optional' | 'no' };
+  /**
+   * ACL users besides `default`, which stays on with no password and every
+   * permission: name -> rules separated by spaces, e.g.
+   * `{ alice: 'on >secret ~fitq:* &fitq:* +@all' }`.
+   */
+  users?: Record<string, string>;
+}
+
 export interface RedisServer {
+  /** `redis://127.0.0.1:PORT`, or `rediss://…` for a TLS server. */
   readonly url: string;
   readonly port: number;
+  /** The certificates of a TLS server. */
+  readonly tls: TlsFiles | undefined;
+  /** `url` with a user name and password (URL-encoded). */
+  urlFor(user: string, password: string): string;
   /** Stops the server (SIGTERM: with appendonly, it flushes first); its data directory stays. */
   stop(): Promise<void>;
   /** Starts it again on the same port and data directory. */
@@ -30,7 +66,7 @@ export interface RedisServer {
   dispose(): Promise<void>;
 }
 
-async function waitForPing(port: number, child: ChildProcess): Promise<void> {
+async function waitForPing(port: number, child: ChildProcess, tls: RedisOptions['tls'], output: () => string): Promise<void> {
   const deadline = Date.now() + 10_000;
   let spawnError: Error | undefined;
   child.once('error', (error) => (spawnError = error));
@@ -38,8 +74,8 @@ async function waitForPing(port: number, child: ChildProcess): Promise<void> {
     if (spawnError) {
       throw new Error(`cannot start redis-server (${spawnError.message}): install it, e.g. apt-get install redis-server`);
     }
-    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}:\n${output()}`);
+    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, tls });
     probe.on('error', () => {});
     try {
       await probe.connect();
@@ -54,21 +90,80 @@ async function waitForPing(port: number, child: ChildProcess): Promise<void> {
   throw new Error(`redis-server on port ${port} did not answer within 10 s`);
 }
 
-/** Starts redis-server on a free port; `appendonly` keeps data across restarts. */
-export async function startRedisServer(options: { appendonly?: boolean } = {}): Promise<RedisServer> {
+function openssl(dir: string, args: string[]): void {
+  try {
+    execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (error) {
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+    throw new Error(`openssl ${args[0]} failed: ${(error as Error).message}\n${stderr}`);
+  }
+}
+
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
+/** Makes a self-signed CA `<name>.crt`/`<name>.key` in dir. */
+function makeCa(dir: string, name: string): void {
+  openssl(dir, [
+    'req', '-x509', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=fitq test ${name}`,
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+}
+
+/** Makes `<name>.crt`/`<name>.key` signed by ca.crt, with the given extensions. */
+function makeLeaf(dir: string, name: string, subject: string, extensions: string[]): void {
+  openssl(dir, ['req', '-new', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
+  writeFileSync(join(dir, `${name}.ext`), `${['basicConstraints=CA:FALSE', ...extensions].join('\n')}\n`);
+  openssl(dir, [
+    'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', `0x${randomBytes(8).toString('hex')}`,
+    '-days', '2', '-out', `${name}.crt`, '-extfile', `${name}.ext`,
+  ]);
+}
+
+/** A throwaway CA, a server certificate for 127.0.0.1/localhost, a client certificate, and an unrelated CA. */
+function makeCertificates(dir: string): TlsFiles {
+  makeCa(dir, 'ca');
+  makeCa(dir, 'other-ca');
+  makeLeaf(dir, 'server', '/CN=127.0.0.1', ['subjectAltName=IP:127.0.0.1,DNS:localhost', 'extendedKeyUsage=serverAuth']);
+  makeLeaf(dir, 'client', '/CN=fitq test client', ['extendedKeyUsage=clientAuth']);
+  return { ca: join(dir, 'ca.crt'), cert: join(dir, 'client.crt'), key: join(dir, 'client.key'), otherCa: join(dir, 'other-ca.crt') };
+}
+
+/**
+ * Starts redis-server on a free port; `appendonly` keeps data across
+ * restarts, `tls` serves TLS only, `users` adds ACL users.
+ */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'fitq-redis-'));
+  const tls = options.tls ? makeCertificates(dir) : undefined;
+  const authClients = typeof options.tls === 'object' ? (options.tls.authClients ?? 'optional') : 'optional';
+  const args = ['--bind', '127.0.0.1', '--save', '', '--appendonly', options.appendonly ? 'yes' : 'no', '--dir', dir];
+  if (tls) {
+    args.push('--port', '0', '--tls-port', String(port), '--tls-auth-clients', authClients);
+    args.push('--tls-cert-file', join(dir, 'server.crt'), '--tls-key-file', join(dir, 'server.key'), '--tls-ca-cert-file', tls.ca);
+  } else {
+    args.push('--port', String(port));
+  }
+  for (const [user, rules] of Object.entries(options.users ?? {})) {
+    args.push('--user', user, ...rules.split(/\s+/).filter(Boolean));
+  }
+  // The readiness probe shows the client certificate, which any authClients setting accepts.
+  const probeTls = tls && { ca: readFileSync(tls.ca), cert: readFileSync(tls.cert), key: readFileSync(tls.key) };
+  const scheme = tls ? 'rediss' : 'redis';
   let child: ChildProcess | undefined;
   const server: RedisServer = {
-    url: `redis://127.0.0.1:${port}`,
+    url: `${scheme}://127.0.0.1:${port}`,
     port,
+    tls,
+    urlFor: (user, password) => `${scheme}://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}`,
     async start() {
-      child = spawn(
-        'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', options.appendonly ? 'yes' : 'no', '--dir', dir],
-        { stdio: 'ignore' },
-      );
-      await waitForPing(port, child);
+      // Its output, the last of it kept, says why it did not start (e.g. a bad ACL rule).
+      let log = '';
+      const keep = (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000));
+      child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout?.on('data', keep);
+      child.stderr?.on('data', keep);
+      await waitForPing(port, child, probeTls, () => log);
     },
     async stop() {
       const running = child;
@@ -84,6 +179,11 @@ export async function startRedisServer(options: { appendonly?: boolean } = {}): 
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  await server.start();
+  try {
+    await server.start();
+  } catch (error) {
+    await server.dispose();
+    throw error;
+  }
   return server;
 }
