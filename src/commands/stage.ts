@@ -1,7 +1,9 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
+import { FitqClient } from '../queue/client.js';
 import { parseResourceSpecs } from '../resources/spec.js';
+import { cliSecret } from '../security/secret.js';
 
 export default class Stage extends FitqCommand {
   static override summary = 'Stage a run: a command with resource demands, started by the first worker it fits.';
@@ -35,6 +37,10 @@ export default class Stage extends FitqCommand {
     }),
     repeat: Flags.integer({ summary: 'Stage this many identical runs.', default: 1 }),
     json: Flags.boolean({ summary: 'Print the staged runs as a JSON array.' }),
+    'secret-file': Flags.string({
+      summary: 'Sign the runs with the shared secret in this file, for workers that require signed runs.',
+      description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: the runs are not signed.',
+    }),
   };
 
   async run(): Promise<void> {
@@ -61,7 +67,9 @@ export default class Stage extends FitqCommand {
       gpus: flags.gpus,
       retries: flags.retries,
     };
-    const result = await this.withClient(flags, (client) => client.stage(request));
+    const secret = cliSecret(flags['secret-file']);
+    const client = await FitqClient.connect({ ...this.connectionOptions(flags), queue: flags.queue, secret });
+    const result = await client.stage(request).finally(() => client.close());
     for (const warning of result.warnings) process.stderr.write(`Warning: ${warning}\n`);
     if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
     else for (const run of result.runs) this.log(run.id);

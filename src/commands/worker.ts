@@ -1,6 +1,10 @@
+import { rmSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
+import { removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
 import { UsageError } from '../errors.js';
+import { cliSecret } from '../security/secret.js';
+import { resolveNamespace } from '../queue/client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
 import { startWorker } from '../worker/worker.js';
 
@@ -36,13 +40,32 @@ export default class Worker extends FitqCommand {
       default: '30',
     }),
     'kill-grace': Flags.string({ summary: 'Seconds between SIGTERM and SIGKILL when runs are stopped.', default: '10' }),
+    'secret-file': Flags.string({
+      summary: 'Require runs signed with the shared secret in this file; others end rejected and never start.',
+      description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: every run runs, signed or not.',
+    }),
+    detach: Flags.boolean({
+      summary: 'Run in the background: return once the worker has registered; its log and pidfile go to the state directory.',
+      description: 'State directory: FITQ_STATE_DIR, else $XDG_STATE_HOME/fitq, else ~/.local/state/fitq; one folder per queue. Stop it with `fitq stop`.',
+    }),
+    pidfile: Flags.string({ summary: 'With --detach: pidfile path. Default: <state dir>/<queue>/<name>.pid.' }),
+    'log-file': Flags.string({ summary: 'With --detach: log file path. Default: <state dir>/<queue>/<name>.log.' }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Worker);
+    // Read before anything else, so a bad secret file fails at once, --detach or not.
+    const secret = cliSecret(flags['secret-file']);
+    if (!flags.detach && (flags.pidfile !== undefined || flags['log-file'] !== undefined)) {
+      throw new UsageError(`${flags.pidfile === undefined ? '--log-file' : '--pidfile'} goes with --detach`);
+    }
+    if (flags.detach) {
+      await this.detach(flags);
+      return;
+    }
     const { resources, sources } = resolveWorkerResources(flags.resources ?? []);
     const worker = await startWorker({
-      redisUrl: flags['redis-url'],
+      ...this.connectionOptions(flags),
       queue: flags.queue,
       resources,
       resourceSources: sources,
@@ -54,7 +77,9 @@ export default class Worker extends FitqCommand {
       logFormat: flags['log-format'] as 'pretty' | 'json',
       leaseMs: secondsFlag('--lease', flags.lease) * 1000,
       killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,
+      secret,
     });
+    removePidfileOnExit(worker.name, queueName(flags.queue));
     let signals = 0;
     const onSignal = () => {
       signals += 1;
@@ -71,6 +96,40 @@ export default class Worker extends FitqCommand {
       this.exit(1);
     }
   }
+
+  /** Starts this same command in the background and returns once it has registered (or failed). */
+  private async detach(flags: { name?: string; pidfile?: string; 'log-file'?: string; queue?: string; 'run-once'?: boolean }): Promise<void> {
+    const queue = queueName(flags.queue);
+    const args = this.argv.filter((arg) => arg !== '--detach');
+    const started = spawnDetachedWorker({
+      bin: process.argv[1]!,
+      args,
+      queue,
+      name: flags.name,
+      pidfile: flags.pidfile,
+      logFile: flags['log-file'],
+    });
+    const registered = this.withClient(flags, async (client) => {
+      for (;;) {
+        const worker = (await client.listWorkers()).find((w) => w.name === started.name && w.pid === started.pid);
+        if (worker) return;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    });
+    const exitCode = await Promise.race([registered.then(() => undefined), started.exited]);
+    if (exitCode !== undefined) {
+      // It failed the way a foreground worker would have: say why, with its exit code.
+      rmSync(started.pidfile, { force: true });
+      const why = tail(started.logFile, 1) || `exited with code ${exitCode}`;
+      process.stderr.write(`${why.startsWith('Error: ') ? why : `Error: ${why}`} (background worker, log ${started.logFile})\n`);
+      this.exit(exitCode);
+    }
+    this.log(`Worker ${started.name} started in the background: pid ${started.pid}, log ${started.logFile}, pidfile ${started.pidfile}`);
+  }
+}
+
+function queueName(flag: string | undefined): string {
+  return resolveNamespace({ queue: flag }).queue;
 }
 
 function secondsFlag(flag: string, value: string): number {

@@ -2,7 +2,7 @@
  * FitqClient: stage, inspect, cancel and remove runs of one namespace.
  */
 import type { Redis } from 'ioredis';
-import { UsageError } from '../errors.js';
+import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs } from '../resources/spec.js';
@@ -10,12 +10,14 @@ import { obliterateExecutorQueue } from './executor-queue.js';
 import { poolResources, readPool, type PoolResource, type PoolState } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
-import { validateRunId } from './names.js';
+import { validateRunId, validateWorkerName } from './names.js';
 import { isEnded, parseRunFields, runDemands, type RunRecord, type RunStatus } from './run-record.js';
 import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
+import { secretKey, type Secret } from '../security/secret.js';
+import { signRuns } from '../security/signing.js';
 
 export interface ClientOptions extends ConnectionOptions {
   /** Namespace; default `FITQ_QUEUE` or "default". */
@@ -24,6 +26,11 @@ export interface ClientOptions extends ConnectionOptions {
   prefix?: string;
   /** Lines of output kept per run; default 10,000. */
   logMaxLines?: number;
+  /**
+   * Shared secret (text or bytes): a client signs the runs it stages; a worker
+   * refuses, as `rejected`, runs not signed with it. Never logged.
+   */
+  secret?: Secret;
 }
 
 export interface StageResult {
@@ -61,6 +68,7 @@ export class FitqClient {
   /** Connects to Redis; throws ConnectionError with one clear line when it cannot. */
   static async connect(options: ClientOptions = {}): Promise<FitqClient> {
     namespaceKeys(resolveNamespace(options).queue); // validate before connecting
+    secretKey(options.secret);
     return new FitqClient(await connectRedis(options), options);
   }
 
@@ -74,7 +82,7 @@ export class FitqClient {
    */
   async stage(requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
     const list = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
-    const runs = list.flatMap((request) => prepareRuns(request));
+    const runs = signRuns(list.flatMap((request) => prepareRuns(request)), this.keys.base, secretKey(this.options.secret));
     const ids = new Set<string>();
     for (const run of runs) {
       if (ids.has(run.id)) throw new UsageError(`run id '${run.id}' given twice`);
@@ -171,6 +179,28 @@ export class FitqClient {
     const { reaped } = await this.scripts.reapWorkers();
     for (const { executorQueue } of reaped) await obliterateExecutorQueue(this.redis, this.keys, executorQueue);
     return readWorkers(this.redis, this.keys);
+  }
+
+  /**
+   * Asks live workers, on any machine, to stop: gracefully (their runs
+   * finish) or `now` (their runs are terminated first). An unknown name is a
+   * UsageError and nothing is asked of anyone. With `wait`, resolves once
+   * they have all left.
+   */
+  async stopWorkers(names: readonly string[], options: { now?: boolean; wait?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    names.forEach(validateWorkerName);
+    const live = new Set((await this.listWorkers()).map((worker) => worker.name));
+    const unknown = names.filter((name) => !live.has(name));
+    if (unknown.length > 0) throw new UsageError(`unknown worker '${unknown[0]}' (no live worker has that name)`);
+    for (const name of names) await this.scripts.requestStop(name, options.now ? 'now' : 'graceful');
+    if (!options.wait) return;
+    const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
+    for (;;) {
+      const left = new Set((await this.listWorkers()).map((worker) => worker.name));
+      if (!names.some((name) => left.has(name))) return;
+      if (Date.now() > deadline) throw new TimeoutError(`worker '${names.find((name) => left.has(name))}' has not stopped yet`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   /** Runs in staging order, optionally only some statuses; staged runs carry why they wait. */

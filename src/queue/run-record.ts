@@ -4,9 +4,10 @@
  */
 import { parseStoredResources, resourcesToJson, type Resources } from '../resources/spec.js';
 
-export const RUN_STATUSES = ['staged', 'running', 'completed', 'failed', 'canceled', 'lost'] as const;
+/** `rejected`: a worker that requires signed runs refused it (unsigned or altered); it never started. */
+export const RUN_STATUSES = ['staged', 'running', 'completed', 'failed', 'canceled', 'lost', 'rejected'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled', 'lost'];
+export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled', 'lost', 'rejected'];
 
 export interface RunRecord {
   id: string;

@@ -87,6 +87,9 @@ export interface IgnoredShape {
   version: string;
 }
 
+/** How a worker is asked to stop: let its runs finish, or terminate them first. */
+export type StopMode = 'graceful' | 'now';
+
 export interface WorkerRegistration {
   name: string;
   token: string;
@@ -108,7 +111,7 @@ export interface FinishInput {
   runId: string;
   worker: string;
   epoch: string;
-  status: 'completed' | 'failed' | 'canceled';
+  status: 'completed' | 'failed' | 'canceled' | 'rejected';
   exitCode?: number | undefined;
   signal?: string | undefined;
   reason: string;
@@ -233,13 +236,24 @@ export class Scripts {
     return reply === 1;
   }
 
-  /** Renews a lease; returns run ids whose cancellation is pending, or undefined when fenced. */
-  async heartbeat(name: string, token: string, leaseMs: number): Promise<string[] | undefined> {
+  /**
+   * Renews a lease; returns run ids whose cancellation is pending and any
+   * stop request, or undefined when fenced.
+   */
+  async heartbeat(name: string, token: string, leaseMs: number): Promise<{ cancels: string[]; stop?: StopMode } | undefined> {
     const w = this.keys.worker(name);
     const reply = (await command(this.redis, 'fitqHeartbeat')(
       this.keys.workers, w.info, w.runs, this.keys.base, name, token, leaseMs,
-    )) as [number, string[]?];
-    return reply[0] === 1 ? (reply[1] ?? []) : undefined;
+    )) as [number, string[]?, string?];
+    if (reply[0] !== 1) return undefined;
+    const stop = reply[2];
+    return { cancels: reply[1] ?? [], ...(stop === 'graceful' || stop === 'now' ? { stop } : {}) };
+  }
+
+  /** Asks a live worker to stop; false when no live worker has the name. */
+  async requestStop(name: string, mode: StopMode): Promise<boolean> {
+    const w = this.keys.worker(name);
+    return (await command(this.redis, 'fitqRequestStop')(this.keys.workers, w.info, this.keys.base, name, mode)) === 1;
   }
 
   /** Reaps expired workers; returns them and how long until the next lease runs out (if any). */

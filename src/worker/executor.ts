@@ -11,6 +11,8 @@ import type { NamespaceKeys } from '../queue/keys.js';
 import { parseRunFields, runDemands } from '../queue/run-record.js';
 import type { Scripts } from '../queue/scripts.js';
 import { formatResources, resourcesToJson } from '../resources/spec.js';
+import { claimMismatch } from '../security/claim-check.js';
+import { verifyRun } from '../security/signing.js';
 import { startRunProcess, type RunOutcome, type RunProcess } from './child.js';
 import { OutputBuffer } from './output.js';
 import type { LogFormat } from './logger.js';
@@ -53,7 +55,15 @@ export interface ExecutorContext {
   logFormat: LogFormat;
   /** Called after a run has ended and been recorded. */
   onRunEnded: () => void;
+  /**
+   * Shared secret: runs not signed with it end `rejected` without starting.
+   * Without one, every run runs (signed or not).
+   */
+  secret?: Buffer | undefined;
 }
+
+/** How a run ended: as its process did, or rejected before it could start. */
+type RunEnding = Omit<RunOutcome, 'status'> & { status: RunOutcome['status'] | 'rejected' };
 
 interface BullParts {
   queue: Queue;
@@ -72,6 +82,7 @@ export class Executor {
   private readonly supervisor: Promise<void>;
 
   constructor(private readonly ctx: ExecutorContext) {
+    if (ctx.secret) ctx.logger.info('Runs must be signed: unsigned or altered runs are rejected');
     this.parts = this.connectParts();
     this.supervisor = this.keepProcessing();
   }
@@ -198,12 +209,21 @@ export class Executor {
       await this.record(run, { status: 'failed', reason: run.abandoned ? `not started: ${run.abandoned}` : 'not started' });
       return;
     }
+    // Checked on the very fields it is started with, as the claim read them.
+    if (this.ctx.secret) {
+      const verdict = verifyRun(this.ctx.secret, { namespace: this.ctx.keys.base, runId: run.runId, fields: run.fields });
+      const mismatch = verdict.ok ? claimMismatch(run.fields) : verdict.reason;
+      if (mismatch !== undefined) {
+        await this.record(run, { status: 'rejected', reason: mismatch });
+        return;
+      }
+    }
     const record = parseRunFields(run.fields);
     const output = new OutputBuffer(this.ctx.scripts, run.runId, this.ctx.workerName, run.epoch, this.ctx.logMaxLines, (error) =>
       log.warn({ err: error }, `Could not store output of run ${run.runId}`),
     );
     const env: Record<string, string> = {
-      ...(process.env as Record<string, string>),
+      ...inheritedEnv(),
       ...record.env,
       FITQ_RUN_ID: run.runId,
       FITQ_WORKER: this.ctx.workerName,
@@ -242,9 +262,9 @@ export class Executor {
   }
 
   /** Records the end of a run, releasing its reservation, and reports it. */
-  private async record(run: ActiveRun, outcome: RunOutcome): Promise<void> {
+  private async record(run: ActiveRun, outcome: RunEnding): Promise<void> {
     const log = this.ctx.logger.child({ runId: run.runId });
-    const canceled = run.cancelRequested;
+    const canceled = run.cancelRequested && outcome.status !== 'rejected';
     const status = canceled ? 'canceled' : outcome.status;
     const reason = canceled ? `canceled (${outcome.reason})` : outcome.reason;
     try {
@@ -266,6 +286,7 @@ export class Executor {
     }
     if (status === 'completed') log.info(`Run ${run.runId} completed`);
     else if (status === 'canceled') log.info(`Run ${run.runId} canceled`);
+    else if (status === 'rejected') log.warn(`Run ${run.runId} ${reason}`);
     else log.info(`Run ${run.runId} failed (${describeFailure(outcome)})`);
     this.active.delete(run.runId);
     if (this.active.size === 0) {
@@ -277,7 +298,14 @@ export class Executor {
   }
 }
 
-function describeFailure(outcome: RunOutcome): string {
+/** The worker's environment for a run, less FITQ_SECRET: a run printing its environment must not put the secret in Redis. */
+function inheritedEnv(): Record<string, string> {
+  const env = { ...(process.env as Record<string, string>) };
+  delete env.FITQ_SECRET;
+  return env;
+}
+
+function describeFailure(outcome: RunEnding): string {
   if (outcome.exitCode !== undefined) return `exit code ${outcome.exitCode}`;
   if (outcome.signal) return `signal ${outcome.signal}`;
   return outcome.reason;

@@ -8,6 +8,7 @@ import type { ClientOptions } from '../queue/client.js';
 import type { ClaimPolicy } from '../queue/scripts.js';
 import type { GpuOption } from './gpus.js';
 import { validateWorkerName } from '../queue/names.js';
+import { secretKey } from '../security/secret.js';
 import { sortResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import type { LogFormat } from './logger.js';
 
@@ -60,6 +61,8 @@ export interface ResolvedWorkerOptions {
   pollIntervalMs: number;
   logFormat: LogFormat;
   echoOutput: boolean;
+  /** With a secret, runs must be signed with it (see src/security/signing.ts); without, every run runs. */
+  secret: Buffer | undefined;
 }
 
 function nonNegativeInteger(flag: string, value: number): number {
@@ -115,5 +118,6 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     pollIntervalMs: durationMs('pollIntervalMs', options.pollIntervalMs ?? 5_000, 50),
     logFormat,
     echoOutput: options.echoOutput ?? true,
+    secret: secretKey(options.secret),
   };
 }

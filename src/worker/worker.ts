@@ -58,6 +58,7 @@ export class FitqWorker {
   private stopping = false;
   private released = false;
   private shutdown: Promise<void> | undefined;
+  private stopRequested: 'graceful' | 'now' | undefined;
   /** Resolves when a forced stop stops waiting for Redis. */
   private readonly givenUp: Promise<void>;
   private giveUp!: () => void;
@@ -105,6 +106,7 @@ export class FitqWorker {
       echoOutput: this.options.echoOutput,
       logFormat: this.options.logFormat,
       onRunEnded: () => this.wake(),
+      secret: this.options.secret,
     });
   }
 
@@ -157,7 +159,7 @@ export class FitqWorker {
   }
 
   private onEvent(message: string): void {
-    let event: { type?: string; runId?: string; worker?: string };
+    let event: { type?: string; runId?: string; worker?: string; now?: boolean };
     try {
       event = JSON.parse(message) as typeof event;
     } catch {
@@ -165,6 +167,15 @@ export class FitqWorker {
     }
     if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased') this.wake();
     else if (event.type === 'cancel' && event.worker === this.name && event.runId) this.requestCancel(event.runId);
+    else if (event.type === 'stop' && event.worker === this.name) this.stopOnRequest(event.now === true);
+  }
+
+  /** `fitq stop`, from any machine: once per mode (a later "now" still terminates the runs). */
+  private stopOnRequest(now: boolean): void {
+    if (now ? this.stopRequested === 'now' : this.stopRequested !== undefined) return;
+    this.stopRequested = now ? 'now' : 'graceful';
+    this.logger.info(`Stop requested through Redis${now ? ': terminating runs' : ': letting runs finish'}`);
+    void this.stop({ now });
   }
 
   private requestCancel(runId: string): void {
@@ -232,12 +243,13 @@ export class FitqWorker {
   private async heartbeat(): Promise<void> {
     try {
       const token = this.token;
-      const cancels = await this.scripts.heartbeat(this.name, token, this.options.leaseMs);
-      if (cancels === undefined) {
+      const reply = await this.scripts.heartbeat(this.name, token, this.options.leaseMs);
+      if (reply === undefined) {
         await this.onFenced(token);
         this.wake();
       } else {
-        cancels.forEach((runId) => this.requestCancel(runId));
+        reply.cancels.forEach((runId) => this.requestCancel(runId));
+        if (reply.stop) this.stopOnRequest(reply.stop === 'now');
       }
       await this.reap();
     } catch (error) {

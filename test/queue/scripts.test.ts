@@ -41,7 +41,7 @@ describe('heartbeat', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     const registration = { name: 'slow', token: 'tok', leaseMs: 300, concurrency: 0, host: 'h', pid: 1, resources: '', executorQueue: '' };
     expect(await scripts.registerWorker(registration)).toBe(true);
-    expect(await scripts.heartbeat('slow', 'tok', 300)).toEqual([]);
+    expect(await scripts.heartbeat('slow', 'tok', 300)).toEqual({ cancels: [] });
     await waitFor('the lease to lapse (by the Redis clock)', async () => {
       const [seconds, micros] = await client.redis.time();
       const deadline = Number(await client.redis.zscore(client.keys.workers, 'slow'));

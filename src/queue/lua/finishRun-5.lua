@@ -9,7 +9,7 @@
   KEYS[5] worker:devices    hash: GPU device index -> free share
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] epoch,
-  ARGV[5] status (completed|failed|canceled), ARGV[6] exitCode ("" if none),
+  ARGV[5] status (completed|failed|canceled|rejected), ARGV[6] exitCode ("" if none),
   ARGV[7] signal ("" if none), ARGV[8] reason, ARGV[9] now, ARGV[10] logMaxLines
 
   Returns 1 when recorded, 0 when the run had moved on (nothing changed).

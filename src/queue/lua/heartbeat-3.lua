@@ -8,8 +8,9 @@
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] leaseMs
   (the new deadline is the Redis server's clock + leaseMs)
 
-  Returns {1, cancelIds}: the worker's runs whose cancellation was requested
-  (a safety net for missed cancel messages); or {-1} when the worker is not
+  Returns {1, cancelIds, stopRequested}: the worker's runs whose cancellation
+  was requested, and "graceful", "now" or "" (safety nets for missed cancel
+  and stop messages); or {-1} when the worker is not
   registered under this token, or its lease has lapsed (fenced).
 ]]
 -- @include clock
@@ -28,4 +29,4 @@ for _, runId in ipairs(redis.call("SMEMBERS", KEYS[3])) do
     cancels[#cancels + 1] = runId
   end
 end
-return {1, cancels}
+return {1, cancels, redis.call("HGET", KEYS[2], "stopRequested") or ""}

@@ -1,0 +1,122 @@
+/**
+ * `fitq worker --detach`: the worker runs on in the background, its output
+ * in a log file and its pid in a pidfile, both under the state directory
+ * (FITQ_STATE_DIR, else $XDG_STATE_HOME/fitq, else ~/.local/state/fitq), one
+ * folder per queue. `fitq stop` without a name finds them there.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, hostname } from 'node:os';
+import { join } from 'node:path';
+import { UsageError } from '../errors.js';
+
+/** Set in a detached worker's environment: the pidfile it removes when it exits. */
+export const PIDFILE_ENV = 'FITQ_PIDFILE';
+
+export function stateDir(queue: string, env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.FITQ_STATE_DIR || join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'fitq');
+  return join(base, queue);
+}
+
+export interface DetachedWorker {
+  name: string;
+  pid: number;
+  pidfile: string;
+  logFile: string;
+}
+
+export interface StartedWorker extends DetachedWorker {
+  /** Resolves with the exit code if the background worker exits while this process runs. */
+  exited: Promise<number>;
+}
+
+/**
+ * Starts `fitq worker ARGS` (without --detach) in the background and returns
+ * at once; the caller waits for it to register. The default worker name,
+ * hostname-pid, is the child's, so it is known as soon as the child exists.
+ */
+export function spawnDetachedWorker(options: {
+  bin: string;
+  args: readonly string[];
+  queue: string;
+  name?: string;
+  pidfile?: string;
+  logFile?: string;
+}): StartedWorker {
+  const dir = stateDir(options.queue);
+  mkdirSync(dir, { recursive: true });
+  // Until the name is known, the log goes to a temporary name in the same folder.
+  const startingLog = options.logFile ?? join(dir, `.starting-${process.pid}-${Date.now()}.log`);
+  let fd: number;
+  try {
+    fd = openSync(startingLog, 'a');
+  } catch (error) {
+    throw new UsageError(`cannot open log file '${startingLog}': ${(error as Error).message}`);
+  }
+  const child = spawn(process.execPath, [options.bin, 'worker', ...options.args], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, [PIDFILE_ENV]: options.pidfile ?? '' },
+  });
+  closeSync(fd);
+  const pid = child.pid;
+  if (pid === undefined) throw new UsageError('could not start a background worker');
+  const exited = new Promise<number>((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+  child.unref();
+  const name = options.name ?? `${hostname()}-${pid}`;
+  const logFile = options.logFile ?? join(dir, `${name}.log`);
+  if (logFile !== startingLog) renameSync(startingLog, logFile);
+  const pidfile = options.pidfile ?? join(dir, `${name}.pid`);
+  writeFileSync(pidfile, `${pid}\n${name}\n${logFile}\n`);
+  return { name, pid, pidfile, logFile, exited };
+}
+
+/** Removes this process's pidfile when it exits, if the file still names it. */
+export function removePidfileOnExit(name: string, queue: string, env: NodeJS.ProcessEnv = process.env): void {
+  if (env[PIDFILE_ENV] === undefined) return;
+  const pidfile = env[PIDFILE_ENV] || join(stateDir(queue, env), `${name}.pid`);
+  process.once('exit', () => {
+    try {
+      if (readFileSync(pidfile, 'utf8').split('\n')[0] === String(process.pid)) rmSync(pidfile);
+    } catch {
+      // already gone
+    }
+  });
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Detached workers of this queue on this machine whose process still runs. */
+export function localDetachedWorkers(queue: string): DetachedWorker[] {
+  const dir = stateDir(queue);
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const workers: DetachedWorker[] = [];
+  for (const entry of entries.filter((file) => file.endsWith('.pid'))) {
+    const pidfile = join(dir, entry);
+    const [pidText = '', name = '', logFile = ''] = readFileSync(pidfile, 'utf8').split('\n');
+    const pid = Number(pidText);
+    if (Number.isInteger(pid) && pid > 0 && name && isRunning(pid)) workers.push({ name, pid, pidfile, logFile });
+  }
+  return workers;
+}
+
+/** The last lines of a file, for explaining why a background worker exited. */
+export function tail(file: string, lines = 5): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * `fitq worker --detach` (pidfile, log file) and `fitq stop`, which reaches
+ * workers through Redis, whatever machine they run on.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectClient, fitq, messages, newQueue, startTestWorker } from '../support/fitq.js';
+import { waitFor } from '../support/wait.js';
+
+const stateDirs: string[] = [];
+const backgroundPids: number[] = [];
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function newStateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fitq-state-'));
+  stateDirs.push(dir);
+  return dir;
+}
+
+afterEach(() => {
+  // A failed test must not leave background workers behind.
+  for (const pid of backgroundPids.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+  for (const dir of stateDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('fitq worker --detach and fitq stop', () => {
+  it('runs a worker in the background with a pidfile and a log; `fitq stop` lets its run finish, then it is gone', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const env = { XDG_STATE_HOME: newStateDir() };
+    const started = await fitq(['worker', '--detach', '-r', 'foo=1', '--name', 'bg1'], { queue, env });
+    expect(started.exitCode, started.stderr).toBe(0);
+    const dir = join(env.XDG_STATE_HOME, 'fitq', queue);
+    const pidfile = join(dir, 'bg1.pid');
+    const logFile = join(dir, 'bg1.log');
+    expect(started.stdout.trim()).toMatch(new RegExp(`^Worker bg1 started in the background: pid \\d+, log ${logFile}, pidfile ${pidfile}$`));
+    const pid = Number(readFileSync(pidfile, 'utf8').split('\n')[0]);
+    backgroundPids.push(pid);
+    expect(isRunning(pid)).toBe(true);
+    expect((await client.listWorkers()).map((worker) => [worker.name, worker.pid])).toEqual([['bg1', pid]]);
+
+    const { runs } = await client.stage({ command: ['sh', '-c', 'echo begun; sleep 1; echo finished'], resources: 'foo=1' });
+    await waitFor('the run to start', async () => (await client.readLog(runs[0]!.id)).length > 0);
+    const stopped = await fitq(['stop'], { queue, env });
+    expect(stopped.exitCode, stopped.stderr).toBe(0);
+    expect(stopped.stdout.trim()).toBe('Stopped worker bg1');
+    expect(await client.getRun(runs[0]!.id)).toMatchObject({ status: 'completed' });
+    expect(await client.listWorkers()).toEqual([]);
+    await waitFor('the background process to exit', () => !isRunning(pid));
+    expect(existsSync(pidfile)).toBe(false);
+    const log = readFileSync(logFile, 'utf8');
+    expect(log).toContain('Stop requested through Redis: letting runs finish');
+    expect(log).toContain('Worker bg1 stopped');
+  });
+
+  it('`fitq stop NAME --now` reaches a worker through Redis alone and terminates its runs first', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    // An in-process worker: it hears of the stop only through Redis, as one on another machine would.
+    const { worker, logs } = await startTestWorker(queue, { name: 'remote', resources: 'foo=1', killGraceMs: 1000 });
+    const { runs } = await client.stage({ command: ['sleep', '60'], resources: 'foo=1' });
+    await waitFor('the run to start', async () => (await client.getRun(runs[0]!.id)).status === 'running');
+    const stopped = await fitq(['stop', 'remote', '--now'], { queue });
+    expect(stopped.exitCode, stopped.stderr).toBe(0);
+    expect(stopped.stdout.trim()).toBe('Stopped worker remote');
+    await worker.done;
+    const run = await client.getRun(runs[0]!.id);
+    expect(run.status).toBe('failed');
+    expect(run.signal).toBe('SIGTERM');
+    expect(messages(logs)).toContain('Stop requested through Redis: terminating runs');
+    expect(await client.listWorkers()).toEqual([]);
+  });
+
+  it('a worker that missed the stop message hears of it at its next heartbeat', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { worker, logs } = await startTestWorker(queue, { name: 'deaf', resources: 'foo=1', leaseMs: 600 });
+    // As the requestStop script leaves it, without the pub/sub message.
+    await client.redis.hset(client.keys.worker('deaf').info, 'stopRequested', 'graceful');
+    await worker.done;
+    expect(messages(logs)).toContain('Stop requested through Redis: letting runs finish');
+  });
+
+  it.each([
+    [['stop', 'nosuch'], "Error: unknown worker 'nosuch' (no live worker has that name)"],
+    [['stop', 'bad name!'], "Error: invalid worker name 'bad name!'"],
+    [['stop'], "Error: no worker named, and no background worker of queue 'QUEUE' runs on this machine"],
+    [['stop', 'a', '--all'], 'Error: give worker names or --all, not both'],
+    [['worker', '--pidfile', '/tmp/x.pid'], 'Error: --pidfile goes with --detach'],
+    [['worker', '--detach', '-r', 'foo=-1'], /^Error: invalid resource spec 'foo=-1': value must not be negative \(background worker, log \/.+\.log\)$/],
+  ])('refuses fitq %j with one line and exit 2, leaving nothing behind', async (args, message) => {
+    const queue = newQueue();
+    const env = { XDG_STATE_HOME: newStateDir() };
+    const result = await fitq(args, { queue, env });
+    expect(result.exitCode).toBe(2);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    if (typeof message === 'string') expect(lines[0]!.startsWith(message.replace('QUEUE', queue)), lines[0]).toBe(true);
+    else expect(lines[0]).toMatch(message);
+    const dir = join(env.XDG_STATE_HOME, 'fitq', queue);
+    // No pidfile of a worker that never ran.
+    const left = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.pid')) : [];
+    expect(left).toEqual([]);
+    expect(await (await connectClient(queue)).listWorkers()).toEqual([]);
+  });
+});
