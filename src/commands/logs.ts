@@ -1,9 +1,14 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import type { LogEntry } from '../queue/logs.js';
+import { readLogEntries, type LogEntry } from '../queue/logs.js';
+
+/** Entries read per round trip when printing a whole log. */
+const PAGE = 1000;
 
 export default class Logs extends FitqCommand {
   static override summary = "Print a run's output (stdout and stderr, the last 10,000 lines at least).";
+  static override description =
+    'Lines longer than 16,384 characters were stored in pieces, one per line; bytes that were not UTF-8 are shown as U+FFFD.';
   static override examples = ['<%= config.bin %> logs 3f2a9c81d0e4', '<%= config.bin %> logs 3f2a9c81d0e4 -f'];
   static override args = { id: Args.string({ required: true, description: 'Run id.' }) };
   static override flags = { follow: Flags.boolean({ char: 'f', summary: 'Keep printing new output until the run ends.' }) };
@@ -17,8 +22,14 @@ export default class Logs extends FitqCommand {
     };
     await this.withClient(flags, async (client) => {
       if (!flags.follow) {
-        (await client.readLog(args.id)).forEach(print);
-        return;
+        await client.getRun(args.id); // an unknown or invalid id is refused
+        // Page by page, so a huge log is never held whole.
+        for (let after = '0'; ; ) {
+          const page = await readLogEntries(client.redis, client.keys, args.id, after, PAGE);
+          page.forEach(print);
+          if (page.length < PAGE) return;
+          after = page[page.length - 1]!.id;
+        }
       }
       const abort = new AbortController();
       const onSignal = () => abort.abort();

@@ -6,12 +6,57 @@
 import { UsageError } from '../errors.js';
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-const MAX_NAME_LENGTH = 128;
+export const MAX_NAME_LENGTH = 128;
+
+/** Values longer than this are shown cut, with their length. */
+const MAX_QUOTED_LENGTH = 200;
+
+/**
+ * A value as error messages show it: in single quotes, on one line (control
+ * characters escaped, like \n or \x1b), and cut after 200 characters.
+ */
+export function quote(value: string): string {
+  let shown = value;
+  let suffix = '';
+  if (value.length > MAX_QUOTED_LENGTH) {
+    // Never cut a surrogate pair in two.
+    const end = /[\uD800-\uDBFF]/.test(value.charAt(MAX_QUOTED_LENGTH - 1)) ? MAX_QUOTED_LENGTH - 1 : MAX_QUOTED_LENGTH;
+    shown = `${value.slice(0, end)}…`;
+    suffix = ` (${value.length} characters)`;
+  }
+  return `'${oneLine(shown)}'${suffix}`;
+}
+
+/** The value with control characters escaped (\n, \x1b...), so it prints on one line and cannot drive a terminal. */
+export function oneLine(value: string): string {
+  return Array.from(value, escapeChar).join('');
+}
+
+/** Control characters (C0, DEL, C1) and the Unicode line separators would break the line. */
+function isLineBreaking(code: number): boolean {
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+}
+
+function escapeChar(char: string): string {
+  if (!isLineBreaking(char.charCodeAt(0))) return char;
+  switch (char) {
+    case '\n':
+      return '\\n';
+    case '\r':
+      return '\\r';
+    case '\t':
+      return '\\t';
+    default: {
+      const code = char.charCodeAt(0);
+      return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    }
+  }
+}
 
 function validateName(kind: string, value: string): string {
-  if (!NAME_PATTERN.test(value) || value.length > MAX_NAME_LENGTH) {
+  if (typeof value !== 'string' || !NAME_PATTERN.test(value) || value.length > MAX_NAME_LENGTH) {
     throw new UsageError(
-      `invalid ${kind} '${value}': use letters, digits, '.', '_' and '-', starting with a letter or digit (at most ${MAX_NAME_LENGTH} characters)`,
+      `invalid ${kind} ${quote(String(value))}: use letters, digits, '.', '_' and '-', starting with a letter or digit (at most ${MAX_NAME_LENGTH} characters)`,
     );
   }
   return value;

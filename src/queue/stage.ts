@@ -9,7 +9,7 @@ import { UsageError } from '../errors.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
-import { validateRunId } from './names.js';
+import { MAX_NAME_LENGTH, quote, validateRunId } from './names.js';
 
 export const MAX_PRIORITY = 1_000_000;
 export const MAX_REPEAT = 100_000;
@@ -17,6 +17,15 @@ export const MAX_RETRIES = 100;
 /** Limits on what one run may carry, in bytes of UTF-8. */
 export const MAX_COMMAND_BYTES = 128 * 1024;
 export const MAX_ENV_BYTES = 128 * 1024;
+/** Labels of one run: at most this many, with keys of at most 128 characters, and this many bytes of JSON in all. */
+export const MAX_LABELS = 100;
+export const MAX_LABELS_BYTES = 64 * 1024;
+/**
+ * Everything one stage request stores, over all its repeats (command,
+ * environment, labels, working directory...), in bytes: so a batch can
+ * neither exhaust this process's memory nor Redis's.
+ */
+export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LABEL_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
@@ -62,55 +71,119 @@ export function newRunId(): string {
   return randomBytes(6).toString('hex');
 }
 
-function validateEntries(kind: string, entries: Record<string, string>, pattern: RegExp): void {
+function validateEntries(kind: string, entries: Record<string, string>, pattern: RegExp, rule: string): void {
+  if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) {
+    throw new UsageError(`invalid ${kind}s: expected an object of strings`);
+  }
   for (const [key, value] of Object.entries(entries)) {
-    if (!pattern.test(key)) throw new UsageError(`invalid ${kind} name '${key}'`);
-    if (typeof value !== 'string') throw new UsageError(`invalid ${kind} '${key}': value must be a string`);
+    if (!pattern.test(key) || key.length > MAX_NAME_LENGTH) {
+      throw new UsageError(`invalid ${kind} name ${quote(key)}: ${rule} (at most ${MAX_NAME_LENGTH} characters)`);
+    }
+    if (typeof value !== 'string') throw new UsageError(`invalid ${kind} ${quote(key)}: value must be a string`);
   }
 }
 
+/** Bytes of UTF-8. */
+const bytes = (text: string): number => Buffer.byteLength(text);
+
+/** The entry with the largest value, to name in a "too large" error. */
+function largest(entries: Record<string, string>): string {
+  const [name = '', value = ''] = Object.entries(entries).sort(([, a], [, b]) => bytes(b) - bytes(a))[0] ?? [];
+  return `${quote(name)} (${bytes(value)} bytes)`;
+}
+
+/** A NUL byte cannot be passed to a process (argv, environment, path): refuse it when staging, not when the run starts. */
+function refuseNul(what: string, value: string): void {
+  if (value.includes('\0')) throw new UsageError(`invalid ${what} ${quote(value)}: contains a NUL character`);
+}
+
+function validateCommand(command: string[], shell: boolean): string {
+  if (command.some((arg) => typeof arg !== 'string')) throw new UsageError('invalid command: every argument must be a string');
+  const first = command[0];
+  if (first === undefined) throw new UsageError('missing command: fitq stage [flags] -- COMMAND [ARGS...]');
+  if (first.trim() === '') throw new UsageError(`missing command: ${quote(first)} is blank: fitq stage [flags] -- COMMAND [ARGS...]`);
+  command.forEach((arg) => refuseNul('command argument', arg));
+  const commandJson = JSON.stringify(shell ? [command.join(' ')] : command);
+  if (bytes(commandJson) > MAX_COMMAND_BYTES) {
+    throw new UsageError(
+      `command too large: ${bytes(commandJson)} bytes of JSON (at most ${MAX_COMMAND_BYTES}), ` +
+        `${command.length} argument${command.length === 1 ? '' : 's'} starting with ${quote(first)}`,
+    );
+  }
+  return commandJson;
+}
+
+function validateEnv(env: Record<string, string>): string {
+  validateEntries('environment variable', env, ENV_NAME_PATTERN, "use letters, digits and '_', not starting with a digit");
+  for (const [name, value] of Object.entries(env)) refuseNul(`environment variable ${quote(name)} value`, value);
+  const envJson = JSON.stringify(env);
+  if (bytes(envJson) > MAX_ENV_BYTES) {
+    throw new UsageError(
+      `environment too large: ${bytes(envJson)} bytes of JSON (at most ${MAX_ENV_BYTES}); the largest variable is ${largest(env)}`,
+    );
+  }
+  return envJson;
+}
+
+function validateLabels(labels: Record<string, string>): string {
+  validateEntries('label', labels, LABEL_KEY_PATTERN, "use letters, digits, '.', '_', '/' and '-', starting with a letter or digit");
+  const keys = Object.keys(labels);
+  if (keys.length > MAX_LABELS) {
+    throw new UsageError(`too many labels: ${keys.length}, the last ${quote(keys[keys.length - 1] ?? '')} (at most ${MAX_LABELS})`);
+  }
+  const labelsJson = JSON.stringify(labels);
+  if (bytes(labelsJson) > MAX_LABELS_BYTES) {
+    throw new UsageError(`labels too large: ${bytes(labelsJson)} bytes of JSON (at most ${MAX_LABELS_BYTES}); the largest is ${largest(labels)}`);
+  }
+  return labelsJson;
+}
+
 function validateCwd(cwd: string): string {
+  if (typeof cwd !== 'string' || cwd === '') throw new UsageError("--cwd '' is empty: give a directory");
+  refuseNul('--cwd', cwd);
   const absolute = resolve(cwd);
   let isDirectory = false;
   try {
     isDirectory = statSync(absolute).isDirectory();
   } catch {
-    throw new UsageError(`--cwd '${cwd}' does not exist`);
+    throw new UsageError(`--cwd ${quote(cwd)} does not exist`);
   }
-  if (!isDirectory) throw new UsageError(`--cwd '${cwd}' is not a directory`);
+  if (!isDirectory) throw new UsageError(`--cwd ${quote(cwd)} is not a directory`);
   return absolute;
+}
+
+/**
+ * An integer flag from its text, so a value that is not exact as a number
+ * (`--priority 99999999999999999999`) is refused quoting what was typed.
+ */
+export function parseIntegerOption(flag: string, text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^[+-]?\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`expected ${flag} to be an integer from ${min} to ${max}, got ${quote(text)}`);
+  }
+  return value;
 }
 
 /** Validates a request and expands it into `repeat` runs. Throws UsageError. */
 export function prepareRuns(request: StageRequest): PreparedRun[] {
-  const command = [...request.command];
-  if (command.length === 0 || command[0] === '') throw new UsageError('missing command: fitq stage [flags] -- COMMAND [ARGS...]');
-  const commandJson = JSON.stringify(request.shell ? [command.join(' ')] : command);
-  if (Buffer.byteLength(commandJson) > MAX_COMMAND_BYTES) {
-    throw new UsageError(`command too large: ${Buffer.byteLength(commandJson)} bytes (at most ${MAX_COMMAND_BYTES})`);
-  }
+  if (!Array.isArray(request.command)) throw new UsageError('missing command: fitq stage [flags] -- COMMAND [ARGS...]');
+  const commandJson = validateCommand([...request.command], request.shell === true);
   const priority = request.priority ?? 0;
   if (!Number.isInteger(priority) || Math.abs(priority) > MAX_PRIORITY) {
-    throw new UsageError(`expected --priority to be an integer within ±${MAX_PRIORITY}, got '${priority}'`);
+    throw new UsageError(`expected --priority to be an integer within ±${MAX_PRIORITY}, got ${quote(String(priority))}`);
   }
   const repeat = request.repeat ?? 1;
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > MAX_REPEAT) {
-    throw new UsageError(`expected --repeat to be an integer from 1 to ${MAX_REPEAT}, got '${repeat}'`);
+    throw new UsageError(`expected --repeat to be an integer from 1 to ${MAX_REPEAT}, got ${quote(String(repeat))}`);
   }
   const retries = request.retries ?? 0;
   if (!Number.isInteger(retries) || retries < 0 || retries > MAX_RETRIES) {
-    throw new UsageError(`expected --retries to be an integer from 0 to ${MAX_RETRIES}, got '${retries}'`);
+    throw new UsageError(`expected --retries to be an integer from 0 to ${MAX_RETRIES}, got ${quote(String(retries))}`);
   }
   if (request.runId !== undefined && repeat > 1) throw new UsageError('--run-id cannot be combined with --repeat');
   if (request.runId !== undefined) validateRunId(request.runId);
-  const env = request.env ?? {};
-  validateEntries('environment variable', env, ENV_NAME_PATTERN);
-  const envJson = JSON.stringify(env);
-  if (Buffer.byteLength(envJson) > MAX_ENV_BYTES) {
-    throw new UsageError(`environment too large: ${Buffer.byteLength(envJson)} bytes (at most ${MAX_ENV_BYTES})`);
-  }
-  const labels = request.labels ?? {};
-  validateEntries('label', labels, LABEL_KEY_PATTERN);
+  const envJson = validateEnv(request.env ?? {});
+  const labelsJson = validateLabels(request.labels ?? {});
   const demands = toResources(request.resources);
   const gpus = request.gpus === undefined ? [] : parsePinnedGpus(request.gpus, demands);
   const fields: Record<string, string> = {
@@ -118,11 +191,17 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
     shell: request.shell ? '1' : '0',
     cwd: validateCwd(request.cwd ?? process.cwd()),
     env: envJson,
-    labels: JSON.stringify(labels),
+    labels: labelsJson,
     resources: formatResources(demands),
   };
   if (gpus.length > 0) fields.gpus = gpus.join(',');
   if (retries > 0) fields.retries = String(retries);
+  const runBytes = bytes(JSON.stringify(fields));
+  if (repeat * runBytes > MAX_BATCH_BYTES) {
+    throw new UsageError(
+      `batch too large: --repeat ${repeat} of ${runBytes} bytes each is ${repeat * runBytes} bytes (at most ${MAX_BATCH_BYTES}): stage fewer or smaller runs`,
+    );
+  }
   return Array.from({ length: repeat }, () => ({
     id: request.runId ?? newRunId(),
     demands,
@@ -145,7 +224,7 @@ function parsePinnedGpus(text: string, demands: Resources): number[] {
   if (gpus.length !== wanted) {
     const asked = `gpu=${formatMicros(demand)}`;
     throw new UsageError(
-      `--gpus '${text}' pins ${gpus.length} device${gpus.length === 1 ? '' : 's'} but the run demands ${asked}` +
+      `--gpus ${quote(text)} pins ${gpus.length} device${gpus.length === 1 ? '' : 's'} but the run demands ${asked}` +
         (whole ? `: list ${wanted} device${wanted === 1 ? '' : 's'}` : ': a fractional gpu shares exactly one device'),
     );
   }

@@ -3,6 +3,7 @@
  * and the devices a run is pinned to (`fitq stage --gpus`).
  */
 import { UsageError } from '../errors.js';
+import { quote } from '../queue/names.js';
 
 /** Device indices above this are surely typos. */
 export const MAX_DEVICE_INDEX = 1023;
@@ -12,10 +13,10 @@ export function parseDeviceList(text: string, flag: string, expected = 'device i
   const parts = text.split(',').map((part) => part.trim());
   const devices = parts.map((part) => {
     if (!/^\d{1,4}$/.test(part) || Number(part) > MAX_DEVICE_INDEX) {
-      throw new UsageError(`invalid ${flag} '${text}': expected ${expected} (0 to ${MAX_DEVICE_INDEX})`);
+      throw new UsageError(`invalid ${flag} ${quote(text)}: expected ${expected} (0 to ${MAX_DEVICE_INDEX})`);
     }
     return Number(part);
   });
-  if (new Set(devices).size !== devices.length) throw new UsageError(`invalid ${flag} '${text}': a device is listed twice`);
+  if (new Set(devices).size !== devices.length) throw new UsageError(`invalid ${flag} ${quote(text)}: a device is listed twice`);
   return devices.sort((a, b) => a - b);
 }

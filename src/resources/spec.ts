@@ -4,6 +4,7 @@
  * "no demand" and is dropped.
  */
 import { UsageError } from '../errors.js';
+import { quote } from '../queue/names.js';
 import { formatMicros, MAX_MICROS, microsToNumber, parseDecimal } from './amount.js';
 
 /** Resource name -> amount in micros, names sorted. Never holds zero amounts. */
@@ -33,7 +34,7 @@ export class InvalidResourceSpecError extends UsageError {
     readonly part: string,
     readonly problem: string,
   ) {
-    super(`invalid resource spec '${part}': ${problem}`);
+    super(`invalid resource spec ${quote(part)}: ${problem}`);
   }
 }
 

@@ -1,10 +1,16 @@
 /**
  * Runs one run's command as a child process in its own process group (so the
- * whole tree can be signalled), streaming its output line by line.
+ * whole tree can be signalled), streaming its output line by line: lines of
+ * at most 16,384 characters (longer ones continue in the next), bytes that
+ * are not UTF-8 replaced by U+FFFD, and read no faster than the worker can
+ * store them (see waitForOutputRoom), so its memory stays bounded.
  */
-import { statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { oneLine } from '../queue/names.js';
 import { LineSplitter } from './line-splitter.js';
+import { waitForOutputRoom } from './output.js';
 
 export interface RunProcessSpec {
   command: readonly string[];
@@ -47,10 +53,40 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-function spawnFailure(code: string | undefined, file: string, message: string): RunOutcome {
-  if (code === 'ENOENT') return { status: 'failed', reason: `command not found: ${file}` };
+/** Why a command could not start, in the words of a shell: "command not found: foo". */
+function spawnFailure(code: string | undefined, command: string, cwd: string, message: string): RunOutcome {
+  // A name without a slash is looked up in PATH; a path is relative to the run's directory.
+  const path = command.includes('/') ? resolve(cwd, command) : undefined;
+  // Shown in logs and tables: on one line, whatever the name holds.
+  const file = oneLine(command);
+  if (path !== undefined && isDirectory(path)) return { status: 'failed', reason: `is a directory: ${file}` };
+  if (code === 'ENOENT') {
+    // The file is there, so what is missing is what runs it.
+    if (path !== undefined && existsSync(path)) {
+      const interpreter = scriptInterpreter(path);
+      if (interpreter) return { status: 'failed', reason: `bad interpreter: ${file} (${oneLine(interpreter)} not found)` };
+      return { status: 'failed', reason: `could not start ${file}: its interpreter or dynamic loader was not found` };
+    }
+    return { status: 'failed', reason: `command not found: ${file}` };
+  }
   if (code === 'EACCES') return { status: 'failed', reason: `permission denied: ${file}` };
   return { status: 'failed', reason: `could not start ${file}: ${message}` };
+}
+
+/** The `#!` interpreter of a script, as written (a stray \r of a CRLF script included). */
+function scriptInterpreter(path: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const head = Buffer.alloc(256);
+    const text = head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString('utf8');
+    const match = /^#![ \t]*([^ \t\n]+)/.exec(text);
+    return match?.[1];
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 function isDirectory(path: string): boolean {
@@ -81,27 +117,39 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
   const pid = subprocess.pid;
   if (pid !== undefined) liveProcesses.add(pid);
 
-  for (const stream of ['stdout', 'stderr'] as const) {
+  let killTimer: NodeJS.Timeout | undefined;
+  let exited = false;
+  const readables = [subprocess.stdout, subprocess.stderr];
+  for (const [index, stream] of (['stdout', 'stderr'] as const).entries()) {
     const splitter = new LineSplitter();
-    const readable = subprocess[stream];
-    readable?.on('data', (chunk: Buffer) => splitter.push(chunk).forEach((line) => spec.onLine(stream, line)));
+    const readable = readables[index];
+    readable?.on('data', (chunk: Buffer) => {
+      splitter.push(chunk).forEach((line) => spec.onLine(stream, line));
+      // Too much output waiting to be stored: stop reading (the run blocks
+      // writing, as on a full pipe) until there is room again. Once the
+      // process has exited, what is left in the pipe is read at once.
+      const room = exited ? undefined : waitForOutputRoom();
+      if (room) {
+        readable.pause();
+        void room.then(() => readable.resume());
+      }
+    });
     readable?.on('end', () => splitter.end().forEach((line) => spec.onLine(stream, line)));
   }
 
-  let killTimer: NodeJS.Timeout | undefined;
-  let exited = false;
   // When the main process exits, whatever it left in its group goes too:
   // the run's resources are released, so nothing of it may keep using them.
   subprocess.once('exit', () => {
     exited = true;
     if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+    for (const readable of readables) readable?.resume();
   });
 
   const outcome = subprocess.then((result): RunOutcome => {
     if (killTimer) clearTimeout(killTimer);
     if (pid !== undefined) liveProcesses.delete(pid);
     if (pid === undefined || (result.failed && result.exitCode === undefined && !result.signal)) {
-      return spawnFailure(result.code, file, result.originalMessage ?? result.shortMessage ?? 'unknown error');
+      return spawnFailure(result.code, file, spec.cwd, result.originalMessage ?? result.shortMessage ?? 'unknown error');
     }
     if (result.signal) return { status: 'failed', signal: result.signal, reason: `killed by signal ${result.signal}` };
     const exitCode = result.exitCode ?? 0;

@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
 import { formatDuration, formatTime, renderTable } from '../../cli/format.js';
+import { oneLine } from '../../queue/names.js';
 import { RUN_STATUSES, type RunRecord, type RunStatus } from '../../queue/run-record.js';
 
 export default class Runs extends FitqCommand {
@@ -34,7 +35,7 @@ export default class Runs extends FitqCommand {
           formatTime(run.startedAt, now),
           formatDuration(run.startedAt === undefined ? undefined : (run.endedAt ?? now) - run.startedAt),
           run.exitCode !== undefined ? String(run.exitCode) : (run.signal ?? ''),
-          run.status === 'completed' ? '' : (run.reason ?? ''),
+          run.status === 'completed' ? '' : oneLine(run.reason ?? ''),
         ]),
       ),
     );

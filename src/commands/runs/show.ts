@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
 import { formatDuration, formatTime } from '../../cli/format.js';
+import { oneLine } from '../../queue/names.js';
 import { describeResources } from './index.js';
 
 export default class RunsShow extends FitqCommand {
@@ -23,9 +24,9 @@ export default class RunsShow extends FitqCommand {
       ['command', run.shell ? `sh -c ${JSON.stringify(run.command[0] ?? '')}` : run.command.map(quoteArg).join(' ')],
       ['requires', describeResources(run)],
       ['priority', String(run.priority)],
-      ['labels', Object.entries(run.labels).map(([k, v]) => `${k}=${v}`).join(' ') || undefined],
+      ['labels', Object.entries(run.labels).map(([k, v]) => `${k}=${/[\s'"]/.test(v) ? JSON.stringify(v) : oneLine(v)}`).join(' ') || undefined],
       ['env', Object.keys(run.env).join(' ') || undefined],
-      ['cwd', run.cwd],
+      ['cwd', oneLine(run.cwd)],
       ['worker', run.worker],
       ['devices', run.devices?.join(',')],
       ['pinned to', run.pinnedGpus && `gpus ${run.pinnedGpus.join(',')}`],
@@ -44,5 +45,8 @@ export default class RunsShow extends FitqCommand {
 }
 
 function quoteArg(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+  if (/^[\w@%+=:,./-]+$/.test(arg)) return arg;
+  // An argument with a line break or another control character is shown escaped, on one line.
+  if (oneLine(arg) !== arg) return JSON.stringify(arg);
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
