@@ -4,6 +4,7 @@
  */
 import { Command, Flags } from '@oclif/core';
 import { ConnectionError, TimeoutError, UsageError } from '../errors.js';
+import { quote } from '../queue/names.js';
 import { FitqClient } from '../queue/client.js';
 import type { ConnectionOptions } from '../queue/connection.js';
 import { resolveTlsOptions } from '../queue/tls-options.js';
@@ -63,6 +64,11 @@ export abstract class FitqCommand extends Command {
       process.stderr.write(`Error: ${error.message}\n`);
       return this.exit(error.exitCode);
     }
+    const parseError = oclifParseError(error);
+    if (parseError) {
+      process.stderr.write(`Error: ${parseError}\n`);
+      return this.exit(2);
+    }
     const refusal = redisRefusal(error);
     if (refusal) {
       process.stderr.write(`Error: ${refusal}\n`);
@@ -70,6 +76,20 @@ export abstract class FitqCommand extends Command {
     }
     return super.catch(error);
   }
+}
+
+/**
+ * oclif's own flag and argument errors (unknown flag, bad option, missing
+ * argument) as one line; they are user mistakes, so exit 2.
+ */
+function oclifParseError(error: Error & { oclif?: { exit?: number } }): string | undefined {
+  const parserErrors = ['RequiredArgsError', 'NonExistentFlagsError', 'UnexpectedArgsError', 'FlagInvalidOptionError', 'ArgInvalidOptionError', 'FailedFlagValidationError', 'CLIParseError', 'CLIError'];
+  if (!parserErrors.includes(error.constructor.name) || error.oclif?.exit !== 2) return undefined;
+  const lines = error.message
+    .split('\n')
+    .map((line) => line.replace(/^[\s›]+/, '').trim())
+    .filter((line) => line !== '' && !/^See more help with/.test(line) && !/^The following errors? occurred:?$/.test(line));
+  return lines.join(' ').replace(/\s+/g, ' ') || 'invalid arguments (see --help)';
 }
 
 /**
@@ -92,10 +112,11 @@ export function parseKeyValues(flag: string, values: readonly string[] | undefin
   const result: Record<string, string> = {};
   for (const entry of values ?? []) {
     const eq = entry.indexOf('=');
-    if (eq <= 0) throw new UsageError(`invalid ${flag} '${entry}': expected KEY=VALUE`);
+    if (eq <= 0) throw new UsageError(`invalid ${flag} ${quote(entry)}: expected KEY=VALUE`);
     const key = entry.slice(0, eq);
-    if (key in result) throw new UsageError(`invalid ${flag} '${entry}': '${key}' given twice`);
-    result[key] = entry.slice(eq + 1);
+    // Own keys only: `constructor` or `__proto__` are names like any other.
+    if (Object.hasOwn(result, key)) throw new UsageError(`invalid ${flag} ${quote(entry)}: ${quote(key)} given twice`);
+    Object.defineProperty(result, key, { value: entry.slice(eq + 1), enumerable: true, writable: true, configurable: true });
   }
   return result;
 }

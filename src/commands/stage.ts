@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
 import { FitqClient } from '../queue/client.js';
+import { MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption } from '../queue/stage.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 
@@ -20,22 +21,23 @@ export default class Stage extends FitqCommand {
     resources: Flags.string({
       char: 'r',
       multiple: true,
+      multipleNonGreedy: true,
       summary: 'Resource demands, NAME=VALUE pairs separated by spaces or commas (repeatable, merged).',
     }),
     'run-id': Flags.string({ summary: 'Id for the run (must be new). Default: a random id.' }),
-    priority: Flags.integer({ summary: 'Higher runs first.', default: 0 }),
-    label: Flags.string({ multiple: true, summary: 'KEY=VALUE label (repeatable).' }),
-    env: Flags.string({ multiple: true, summary: "KEY=VALUE added to the worker's environment for this run (repeatable)." }),
+    priority: Flags.string({ summary: `Higher runs first: an integer within ±${MAX_PRIORITY}.`, default: '0' }),
+    label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'KEY=VALUE label (repeatable).' }),
+    env: Flags.string({ multiple: true, multipleNonGreedy: true, summary: "KEY=VALUE added to the worker's environment for this run (repeatable)." }),
     cwd: Flags.string({ summary: 'Working directory of the run. Default: the current directory.' }),
     shell: Flags.boolean({ summary: 'Run COMMAND with sh -c; without it the argv runs with no shell.' }),
     gpus: Flags.string({
       summary: 'Pin the run to these GPU devices, like 0,1: a worker with devices gives it exactly these; on one without, they only set CUDA_VISIBLE_DEVICES.',
     }),
-    retries: Flags.integer({
-      summary: 'Re-stage the run, at its place in the order, up to this many times if its worker dies under it.',
-      default: 0,
+    retries: Flags.string({
+      summary: `Re-stage the run, at its place in the order, up to this many times (at most ${MAX_RETRIES}) if its worker dies under it.`,
+      default: '0',
     }),
-    repeat: Flags.integer({ summary: 'Stage this many identical runs.', default: 1 }),
+    repeat: Flags.string({ summary: `Stage this many identical runs (at most ${MAX_REPEAT}).`, default: '1' }),
     json: Flags.boolean({ summary: 'Print the staged runs as a JSON array.' }),
     'secret-file': Flags.string({
       summary: 'Sign the runs with the shared secret in this file, for workers that require signed runs.',
@@ -58,14 +60,14 @@ export default class Stage extends FitqCommand {
       command,
       resources: parseResourceSpecs(flags.resources ?? []),
       runId: flags['run-id'],
-      priority: flags.priority,
+      priority: parseIntegerOption('--priority', flags.priority, -MAX_PRIORITY, MAX_PRIORITY),
       labels: parseKeyValues('--label', flags.label),
       env: parseKeyValues('--env', flags.env),
       cwd: flags.cwd,
       shell: flags.shell,
-      repeat: flags.repeat,
+      repeat: parseIntegerOption('--repeat', flags.repeat, 1, MAX_REPEAT),
       gpus: flags.gpus,
-      retries: flags.retries,
+      retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
     };
     const secret = cliSecret(flags['secret-file']);
     const client = await FitqClient.connect({ ...this.connectionOptions(flags), queue: flags.queue, secret });

@@ -44,8 +44,9 @@ const STAGE_CHUNK = 2000;
 
 export function resolveNamespace(options: ClientOptions): { queue: string; prefix: string } {
   return {
-    queue: options.queue || process.env.FITQ_QUEUE || DEFAULT_QUEUE,
-    prefix: options.prefix || process.env.FITQ_PREFIX || DEFAULT_PREFIX,
+    // An empty --queue is a mistake (refused by validation); an empty variable counts as unset.
+    queue: options.queue ?? (process.env.FITQ_QUEUE || DEFAULT_QUEUE),
+    prefix: options.prefix ?? (process.env.FITQ_PREFIX || DEFAULT_PREFIX),
   };
 }
 
@@ -67,7 +68,8 @@ export class FitqClient {
 
   /** Connects to Redis; throws ConnectionError with one clear line when it cannot. */
   static async connect(options: ClientOptions = {}): Promise<FitqClient> {
-    namespaceKeys(resolveNamespace(options).queue); // validate before connecting
+    const { queue, prefix } = resolveNamespace(options);
+    namespaceKeys(queue, prefix); // validate before connecting
     secretKey(options.secret);
     return new FitqClient(await connectRedis(options), options);
   }

@@ -3,7 +3,7 @@
  * the hash tag `{queue}`, so each Lua script touches a single cluster slot.
  * docs/redis-keys.md describes each of them.
  */
-import { validateQueueName } from './names.js';
+import { validateKeyPrefix, validateQueueName } from './names.js';
 
 export interface NamespaceKeys {
   /** Prefix of every key in the namespace, e.g. `fitq:{default}:`. */
@@ -46,6 +46,7 @@ export const DEFAULT_QUEUE = 'default';
 
 export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DEFAULT_PREFIX): NamespaceKeys {
   validateQueueName(queue);
+  validateKeyPrefix(prefix);
   const base = `${prefix}:{${queue}}:`;
   return {
     base,

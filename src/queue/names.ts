@@ -63,5 +63,6 @@ function validateName(kind: string, value: string): string {
 }
 
 export const validateQueueName = (value: string): string => validateName('queue name', value);
+export const validateKeyPrefix = (value: string): string => validateName('key prefix (FITQ_PREFIX)', value);
 export const validateRunId = (value: string): string => validateName('run id', value);
 export const validateWorkerName = (value: string): string => validateName('worker name', value);

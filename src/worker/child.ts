@@ -5,9 +5,9 @@
  * are not UTF-8 replaced by U+FFFD, and read no faster than the worker can
  * store them (see waitForOutputRoom), so its memory stays bounded.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { execa } from 'execa';
 import { oneLine } from '../queue/names.js';
 import { LineSplitter } from './line-splitter.js';
 import { waitForOutputRoom } from './output.js';
@@ -33,6 +33,12 @@ export interface RunOutcome {
 export interface RunProcess {
   /** The child's pid, which is also its process group id; undefined if it never started. */
   readonly pid: number | undefined;
+  /**
+   * Lets the command run. Until then the child waits at a gate, so a worker
+   * that dies before its watchdog knows the process group never leaves a run
+   * behind: the gate's pipe closes with the worker and the child just exits.
+   */
+  release(): void;
   readonly outcome: Promise<RunOutcome>;
   /** SIGTERM to the process group now, SIGKILL after graceMs if still alive. */
   terminate(graceMs: number): void;
@@ -97,23 +103,60 @@ function isDirectory(path: string): boolean {
   }
 }
 
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why the command could not be started, found before spawning (the gate
+ * below runs it with `exec`, whose failure would only be an exit code): a
+ * name looked up in PATH, or a path, that is missing, not executable, a
+ * directory, or a script whose interpreter is missing.
+ */
+function preflight(file: string, cwd: string, env: Record<string, string>): RunOutcome | undefined {
+  if (!file.includes('/')) {
+    const candidates = (env.PATH ?? '').split(':').map((dir) => resolve(cwd, dir || '.', file));
+    if (candidates.some(isExecutableFile)) return undefined;
+    const present = candidates.some((path) => existsSync(path) && !isDirectory(path));
+    return spawnFailure(present ? 'EACCES' : 'ENOENT', file, cwd, '');
+  }
+  const path = resolve(cwd, file);
+  if (!existsSync(path)) return spawnFailure('ENOENT', file, cwd, '');
+  if (isDirectory(path)) return spawnFailure('EISDIR', file, cwd, '');
+  if (!isExecutableFile(path)) return spawnFailure('EACCES', file, cwd, '');
+  const interpreter = scriptInterpreter(path);
+  if (interpreter !== undefined && isAbsolute(interpreter) && !isExecutableFile(interpreter)) return spawnFailure('ENOENT', file, cwd, '');
+  return undefined;
+}
+
+/** Waits for a line on fd 3 (the worker's go-ahead), then becomes the command. */
+const GATE = 'IFS= read -r _ <&3 || exit 125; exec 3<&-; exec "$@"';
+
 export function startRunProcess(spec: RunProcessSpec): RunProcess {
   const [file = '', ...args] = spec.shell ? ['sh', '-c', spec.command.join(' ')] : spec.command;
+  const notStarted = (failure: RunOutcome): RunProcess => ({ pid: undefined, outcome: Promise.resolve(failure), release: () => {}, terminate: () => {} });
   // Spawning in a missing directory fails with ENOENT too: say which is missing.
-  if (!isDirectory(spec.cwd)) {
-    const outcome = Promise.resolve<RunOutcome>({ status: 'failed', reason: `working directory not found: ${spec.cwd}` });
-    return { pid: undefined, outcome, terminate: () => {} };
-  }
-  const subprocess: ResultPromise = execa(file, args, {
+  if (!isDirectory(spec.cwd)) return notStarted({ status: 'failed', reason: `working directory not found: ${spec.cwd}` });
+  const failure = preflight(file, spec.cwd, spec.env);
+  if (failure) return notStarted(failure);
+  const subprocess = execa('sh', ['-c', GATE, 'fitq-run', file, ...args], {
     cwd: spec.cwd,
     env: spec.env,
     extendEnv: false,
     detached: true,
-    stdin: 'ignore',
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     buffer: false,
     reject: false,
     stripFinalNewline: false,
   });
+  // Node makes fd 3 a socket pair, writable from this side (execa types it as output).
+  const gate = subprocess.stdio[3] as unknown as NodeJS.WritableStream | undefined;
+  gate?.on('error', () => {}); // the child may be gone already (terminated at the gate)
   const pid = subprocess.pid;
   if (pid !== undefined) liveProcesses.add(pid);
 
@@ -161,6 +204,9 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
   return {
     pid,
     outcome,
+    release() {
+      gate?.end('go\n');
+    },
     terminate(graceMs: number) {
       // Once it has exited, its group id may belong to someone else.
       if (pid === undefined || killTimer || exited) return;

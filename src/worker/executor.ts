@@ -246,7 +246,9 @@ export class Executor {
       },
     });
     if (run.process.pid !== undefined) {
-      this.ctx.watchdog.watch(run.process.pid);
+      // The command waits at a gate until its group is known to the watchdog.
+      await this.ctx.watchdog.watch(run.process.pid);
+      run.process.release();
       log.info(`Run ${run.runId} started`);
     }
     const outcome = await run.process.outcome;

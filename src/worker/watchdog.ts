@@ -42,8 +42,13 @@ export class Watchdog {
     (this.child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   }
 
-  watch(processGroup: number): void {
-    this.child.stdin?.write(`+${processGroup}\n`);
+  /** Resolves once the watchdog's pipe has the group (it may then let the run go). */
+  watch(processGroup: number): Promise<void> {
+    return new Promise((resolve) => {
+      const stdin = this.child.stdin;
+      if (!stdin || stdin.destroyed) return resolve();
+      stdin.write(`+${processGroup}\n`, () => resolve());
+    });
   }
 
   release(processGroup: number): void {

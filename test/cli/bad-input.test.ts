@@ -327,8 +327,8 @@ describe.concurrent('values too large', () => {
   const big = (n: number) => long(n, 'x');
 
   it.each([
-    [['stage', '--priority', '1000001', '--', 'true'], ["expected --priority to be an integer within ±1000000, got '1000001'"]],
-    [['stage', '--priority=-1000001', '--', 'true'], ["expected --priority to be an integer within ±1000000, got '-1000001'"]],
+    [['stage', '--priority', '1000001', '--', 'true'], ["expected --priority to be an integer from -1000000 to 1000000, got '1000001'"]],
+    [['stage', '--priority=-1000001', '--', 'true'], ["expected --priority to be an integer from -1000000 to 1000000, got '-1000001'"]],
     [['stage', '--repeat', '100001', '--', 'true'], ["expected --repeat to be an integer from 1 to 100000, got '100001'"]],
     [['stage', '--repeat=-5', '--', 'true'], ["expected --repeat to be an integer from 1 to 100000, got '-5'"]],
     [['stage', '--retries', '101', '--', 'true'], ["expected --retries to be an integer from 0 to 100, got '101'"]],
@@ -344,12 +344,13 @@ describe.concurrent('values too large', () => {
     await refusedInFreshQueue(args as string[], fragments as string[]);
   });
 
-  it('--priority 99999999999999999999 (not exact as a number) is refused in one line', async () => {
-    const queue = newQueue();
-    const result = await fitq(['stage', '--priority', '99999999999999999999', '--', 'true'], { queue });
-    // oclif parses the integer before fitq sees it, so the message shows it rounded (1e20).
-    expectRefused(result, 'expected --priority to be an integer');
-    expect(await snapshot(queue)).toEqual({});
+  it.each([
+    ['--priority', '99999999999999999999'],
+    ['--priority', 'abc'],
+    ['--repeat', '1.5'],
+    ['--retries', '1e3'],
+  ])('%s %j (not an exact integer) is refused in one line, quoting it as given', async (flag, value) => {
+    await refusedInFreshQueue(['stage', flag, value, '--', 'true'], [`expected ${flag} to be an integer`, `got '${value}'`]);
   });
 
   it('accepts the limits themselves', async () => {
@@ -382,4 +383,32 @@ describe('staging 100,000 runs at once', () => {
       for (let i = 0; i < keys.length; i += 5000) await redis.unlink(...keys.slice(i, i + 5000));
     }
   }, 60_000);
+});
+
+describe.concurrent('flags and arguments oclif refuses', () => {
+  it.each([
+    [['stage', '--nosuch', '--', 'true'], ['Nonexistent flag: --nosuch']],
+    [['runs', '--status', 'bogus'], ['Expected --status=bogus to be one of: staged']],
+    [['runs', 'show'], ['Missing 1 required arg: id']],
+    [['worker', '--concurrency', 'two'], ['two']],
+    [['stage', '-r', 'a=1', 'echo', 'hi'], ["missing '--' before the command 'echo'"]],
+    [['runs', '--queue', ''], ["invalid queue name ''"]],
+  ])('fitq %j is one line, exit 2, changing nothing', async (args, fragments) => {
+    await refusedInFreshQueue(args, fragments);
+  });
+
+  it('a FITQ_PREFIX that could forge keys is refused', async () => {
+    await refusedInFreshQueue(['runs'], ["invalid key prefix (FITQ_PREFIX) 'a}b'"], { FITQ_PREFIX: 'a}b' });
+  });
+
+  it('labels and variables named like object properties (constructor, __proto__) are plain names', async () => {
+    const queue = newQueue();
+    const staged = await fitq(['stage', '--label', 'constructor=x', '--label', 'toString=y', '--env', '__proto__=z', '--', 'true'], { queue });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    const shown = await fitq(['runs', 'show', staged.stdout.trim(), '--json'], { queue });
+    const run = JSON.parse(shown.stdout) as { labels: Record<string, string>; env: Record<string, string> };
+    expect(Object.entries(run.labels)).toEqual([['constructor', 'x'], ['toString', 'y']]);
+    expect(Object.entries(run.env)).toEqual([['__proto__', 'z']]);
+    await refusedInFreshQueue(['stage', '--label', 'constructor=x', '--label', 'constructor=y', '--', 'true'], ["invalid --label 'constructor=y': 'constructor' given twice"]);
+  });
 });

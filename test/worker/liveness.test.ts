@@ -198,6 +198,28 @@ describe('a worker killed with SIGKILL', () => {
     expect(isAlive(pgid)).toBe(false);
   });
 
+  it('leaves no run behind even when killed the moment the run starts (the run waits at a gate until the watchdog knows it)', async () => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const queue = newQueue();
+      const client = await connectClient(queue);
+      const pidFile = join(tempDir(), 'pid');
+      const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 30'), resources: 'foo=1' });
+      const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', `quick${attempt}`, '--lease', '2', '--kill-grace', '1']);
+      // Kill as soon as the run's own process has written its pid: no later.
+      const pid = await waitFor(`run ${runs[0]!.id} to write its pid`, () => {
+        try {
+          return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
+        } catch {
+          return undefined;
+        }
+      }, 10_000, 1);
+      victim.process.kill('SIGKILL');
+      await victim.exited;
+      runGroups.add(pid);
+      await waitFor(`run process group ${pid} to be gone (attempt ${attempt})`, () => groupMembers(pid).length === 0, 5000);
+    }
+  });
+
   it('has its runs marked lost within the lease, its reservation released, and nothing re-run; its name is free again', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
