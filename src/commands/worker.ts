@@ -6,7 +6,6 @@ import { UsageError } from '../errors.js';
 import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
-import { startWorker } from '../worker/worker.js';
 
 export default class Worker extends FitqCommand {
   static override summary = 'Start a worker: it runs staged runs whose demands fit its remaining capacity.';
@@ -64,6 +63,9 @@ export default class Worker extends FitqCommand {
       return;
     }
     const { resources, sources } = resolveWorkerResources(flags.resources ?? []);
+    // Loaded here, not at the top: oclif loads every command to find one, and
+    // the worker (BullMQ) is slow to load for commands that do not need it.
+    const { startWorker } = await import('../worker/worker.js');
     const worker = await startWorker({
       ...this.connectionOptions(flags),
       queue: flags.queue,

@@ -60,7 +60,7 @@ describe('fitq stage', () => {
     [['stage', '--cwd', '/no/such/dir', '--', 'true'], "--cwd '/no/such/dir' does not exist"],
     [['stage', '--label', 'novalue', '--', 'true'], "invalid --label 'novalue': expected KEY=VALUE"],
     [['stage', '--env', '1X=2', '--', 'true'], "invalid environment variable name '1X'"],
-    [['stage', '--priority', '2000000', '--', 'true'], "expected --priority to be an integer within ±1000000, got '2000000'"],
+    [['stage', '--priority', '2000000', '--', 'true'], "expected --priority to be an integer from -1000000 to 1000000, got '2000000'"],
     [['stage', '--repeat', '0', '--', 'true'], "expected --repeat to be an integer from 1 to 100000, got '0'"],
     [['stage', '--queue', 'a{b}', '--', 'true'], "invalid queue name 'a{b}'"],
   ])('refuses %j with a clear error and exit 2', async (args, message) => {
