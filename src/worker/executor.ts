@@ -55,6 +55,8 @@ export interface ExecutorContext {
   logFormat: LogFormat;
   /** Called after a run has ended and been recorded. */
   onRunEnded: () => void;
+  /** Called when the execution queue can never work (Redis refuses it a command). */
+  onFatal: (message: string) => void;
   /**
    * Shared secret: runs not signed with it end `rejected` without starting.
    * Without one, every run runs (signed or not).
@@ -96,7 +98,7 @@ export class Executor {
     const options = { connection: this.ctx.redis, prefix: this.ctx.keys.bullPrefix };
     while (!this.closing) {
       const queue = new Queue(this.ctx.queueName, options);
-      queue.on('error', (error) => this.ctx.logger.debug({ err: error }, 'executor queue error'));
+      queue.on('error', (error) => this.onBullError('executor queue error', error));
       const worker = new BullWorker(this.ctx.queueName, (job: Job<JobData>) => this.process(job), {
         ...options,
         concurrency: this.ctx.concurrency > 0 ? this.ctx.concurrency : 10_000,
@@ -105,7 +107,7 @@ export class Executor {
         maxStalledCount: 0,
         autorun: false,
       });
-      worker.on('error', (error) => this.ctx.logger.debug({ err: error }, 'executor worker error'));
+      worker.on('error', (error) => this.onBullError('executor worker error', error));
       try {
         await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]);
         return { queue, worker };
@@ -116,6 +118,18 @@ export class Executor {
       }
     }
     return undefined;
+  }
+
+  /**
+   * BullMQ errors are mostly passing (a connection drop, retried); a command
+   * Redis refuses to the worker's user never passes, and a run would wait on
+   * it forever, so that one is fatal.
+   */
+  private onBullError(what: string, error: Error): void {
+    this.ctx.logger.debug({ err: error }, what);
+    if (/\bNOPERM\b|user executing the script can't/.test(error.message)) {
+      this.ctx.onFatal(`Redis refused a command the execution queue needs: ${error.message.replace(/\s+/g, ' ').trim()} (the Redis user lacks a permission fitq needs)`);
+    }
   }
 
   /** Runs the BullMQ worker loop, restarting it if a connection failure ends it. */

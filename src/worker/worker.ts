@@ -106,6 +106,12 @@ export class FitqWorker {
       echoOutput: this.options.echoOutput,
       logFormat: this.options.logFormat,
       onRunEnded: () => this.wake(),
+      onFatal: (message) => {
+        if (this.failure !== undefined) return;
+        this.failure = message;
+        this.logger.error(`${message}; stopping`);
+        void this.stop({ now: true });
+      },
       secret: this.options.secret,
     });
   }

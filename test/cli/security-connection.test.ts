@@ -221,6 +221,8 @@ describe('ACL users', () => {
         elsewhere: `on >${PASSWORD} ~other:* &${PREFIX}:* +@all`,
         // fitq's commands and keys, but no pub/sub channel.
         deaf: `on >${PASSWORD} ${FITQ_ACL_RULES.replace(`&${PREFIX}:*`, '')}`,
+        // Everything but the command BullMQ fetches jobs with.
+        nofetch: `on >${PASSWORD} ${FITQ_ACL_RULES.replace('+bzpopmin', '')}`,
       },
     });
     // The default user stays on, with every permission: it reads the ACL log.
@@ -309,5 +311,14 @@ describe('ACL users', () => {
     for (const result of [readerStage, readerRuns, elsewhereRuns, deafWorker]) {
       expect(result.stderr + result.stdout).not.toContain(PASSWORD);
     }
+  });
+
+  it('a worker whose user cannot run what its execution queue needs stops with one line, exit 1, instead of hanging', async () => {
+    const queue = newQueue();
+    const env = envFor(server.urlFor('nofetch', PASSWORD));
+    const staged = await fitq(['stage', '-r', 'slot=1', '--', 'true'], { queue, env });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    const worker = await fitq(['worker', '-r', 'slot=1', '--name', 'nofetch-1', '--kill-grace', '1'], { queue, env, timeoutMs: 30_000 });
+    expectOneLine(worker, 1, 'Redis refused a command the execution queue needs', 'bzpopmin');
   });
 });
