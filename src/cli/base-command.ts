@@ -5,8 +5,8 @@
 import { Command, Flags } from '@oclif/core';
 import { ConnectionError, TimeoutError, UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
-import { FitqClient } from '../queue/client.js';
-import type { ConnectionOptions } from '../queue/connection.js';
+import { FitqClient, type ClientOptions } from '../queue/client.js';
+import { describeAclRefusal, type ConnectionOptions } from '../queue/connection.js';
 import { resolveTlsOptions } from '../queue/tls-options.js';
 
 /** The connection flags every command has. */
@@ -49,9 +49,13 @@ export abstract class FitqCommand extends Command {
     return { redisUrl, redisOptions: resolveTlsOptions(redisUrl, tls) };
   }
 
-  /** Connects, runs fn with a client, always closes. */
-  protected async withClient<T>(flags: ConnectionFlags, fn: (client: FitqClient) => Promise<T>): Promise<T> {
-    const client = await FitqClient.connect({ ...this.connectionOptions(flags), queue: flags.queue });
+  /** Connects (with any further client options, e.g. a secret), runs fn with a client, always closes. */
+  protected async withClient<T>(
+    flags: ConnectionFlags,
+    fn: (client: FitqClient) => Promise<T>,
+    options: Omit<ClientOptions, keyof ConnectionOptions | 'queue'> = {},
+  ): Promise<T> {
+    const client = await FitqClient.connect({ ...this.connectionOptions(flags), queue: flags.queue, ...options });
     try {
       return await fn(client);
     } finally {
@@ -69,7 +73,7 @@ export abstract class FitqCommand extends Command {
       process.stderr.write(`Error: ${parseError}\n`);
       return this.exit(2);
     }
-    const refusal = redisRefusal(error);
+    const refusal = describeAclRefusal(error);
     if (refusal) {
       process.stderr.write(`Error: ${refusal}\n`);
       return this.exit(1);
@@ -90,21 +94,6 @@ function oclifParseError(error: Error & { oclif?: { exit?: number } }): string |
     .map((line) => line.replace(/^[\s›]+/, '').trim())
     .filter((line) => line !== '' && !/^See more help with/.test(line) && !/^The following errors? occurred:?$/.test(line));
   return lines.join(' ').replace(/\s+/g, ' ') || 'invalid arguments (see --help)';
-}
-
-/**
- * One line for a command Redis refused to the connection's user (an ACL
- * without a permission fitq needs), instead of a stack trace.
- */
-function redisRefusal(error: Error): string | undefined {
-  if (error.name !== 'ReplyError') return undefined;
-  // Scripts report a refused command, key or channel as "ERR The user executing the script can't …".
-  if (!/\b(NOPERM|NOAUTH)\b|user executing the script can't/.test(error.message)) return undefined;
-  const reason = error.message
-    .replace(/\s+/g, ' ')
-    .replace(/ script: [0-9a-f]{40}, on @user_script:\d+\.?$/, '')
-    .trim();
-  return `Redis refused a command: ${reason} (the Redis user lacks a permission fitq needs)`;
 }
 
 /** Parses repeated KEY=VALUE flags into an object; a key given twice is an error. */

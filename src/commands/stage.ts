@@ -1,7 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
-import { FitqClient } from '../queue/client.js';
 import { MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption } from '../queue/stage.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
@@ -70,8 +69,7 @@ export default class Stage extends FitqCommand {
       retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
     };
     const secret = cliSecret(flags['secret-file']);
-    const client = await FitqClient.connect({ ...this.connectionOptions(flags), queue: flags.queue, secret });
-    const result = await client.stage(request).finally(() => client.close());
+    const result = await this.withClient(flags, (client) => client.stage(request), { secret });
     for (const warning of result.warnings) process.stderr.write(`Warning: ${warning}\n`);
     if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
     else for (const run of result.runs) this.log(run.id);

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
-import { UsageError } from '../errors.js';
+import { TimeoutError, UsageError } from '../errors.js';
 import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
@@ -111,15 +111,20 @@ export default class Worker extends FitqCommand {
       pidfile: flags.pidfile,
       logFile: flags['log-file'],
     });
-    const registered = this.withClient(flags, async (client) => {
-      for (;;) {
-        const worker = (await client.listWorkers()).find((w) => w.name === started.name && w.pid === started.pid);
-        if (worker) return;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+    const exitedEarly = new AbortController();
+    void started.exited.then(() => exitedEarly.abort());
+    const registered = await this.withClient(flags, (client) =>
+      client.waitForWorkers(
+        (workers) => workers.some((worker) => worker.name === started.name && worker.pid === started.pid),
+        REGISTER_TIMEOUT_MS,
+        exitedEarly.signal,
+      ),
+    );
+    if (!registered) {
+      const exitCode = exitedEarly.signal.aborted ? await started.exited : undefined;
+      if (exitCode === undefined) {
+        throw new TimeoutError(`the background worker has not registered within ${REGISTER_TIMEOUT_MS / 1000} s (pid ${started.pid}, log ${started.logFile})`);
       }
-    });
-    const exitCode = await Promise.race([registered.then(() => undefined), started.exited]);
-    if (exitCode !== undefined) {
       // It failed the way a foreground worker would have: say why, with its exit code.
       rmSync(started.pidfile, { force: true });
       const why = tail(started.logFile, 1) || `exited with code ${exitCode}`;
@@ -129,6 +134,9 @@ export default class Worker extends FitqCommand {
     this.log(`Worker ${started.name} started in the background: pid ${started.pid}, log ${started.logFile}, pidfile ${started.pidfile}`);
   }
 }
+
+/** How long `--detach` waits for the background worker to register. */
+const REGISTER_TIMEOUT_MS = 120_000;
 
 function queueName(flag: string | undefined): string {
   return resolveNamespace({ queue: flag }).queue;

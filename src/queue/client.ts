@@ -196,12 +196,51 @@ export class FitqClient {
     if (unknown.length > 0) throw new UsageError(`unknown worker '${unknown[0]}' (no live worker has that name)`);
     for (const name of names) await this.scripts.requestStop(name, options.now ? 'now' : 'graceful');
     if (!options.wait) return;
-    const deadline = Date.now() + (options.timeoutMs ?? 10 * 60_000);
-    for (;;) {
-      const left = new Set((await this.listWorkers()).map((worker) => worker.name));
-      if (!names.some((name) => left.has(name))) return;
-      if (Date.now() > deadline) throw new TimeoutError(`worker '${names.find((name) => left.has(name))}' has not stopped yet`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+    let left: WorkerRecord[] = [];
+    const gone = await this.waitForWorkers((workers) => {
+      left = workers.filter((worker) => names.includes(worker.name));
+      return left.length === 0;
+    }, options.timeoutMs ?? 10 * 60_000);
+    if (!gone) throw new TimeoutError(`worker '${left[0]?.name}' has not stopped yet`);
+  }
+
+  /**
+   * Waits until `done` holds for the live workers: checked at once, whenever
+   * a worker joins or leaves (pub/sub), and every second besides (a dead
+   * worker leaves only once someone reaps it). Resolves false after
+   * `timeoutMs`, or when `signal` aborts.
+   */
+  async waitForWorkers(done: (workers: WorkerRecord[]) => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const subscriber = await connectRedis(this.options, true);
+    let changed = false;
+    let wake = () => {};
+    subscriber.on('message', (_channel: string, message: string) => {
+      if (/"type":"worker(Joined|Lost)"/.test(message)) {
+        changed = true;
+        wake();
+      }
+    });
+    signal?.addEventListener('abort', () => wake(), { once: true });
+    try {
+      await subscriber.subscribe(this.keys.events);
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        changed = false;
+        if (signal?.aborted) return false;
+        if (done(await this.listWorkers())) return true;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) return false;
+        if (changed) continue; // something happened while we looked
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(1000, remaining));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } finally {
+      await closeRedis(subscriber);
     }
   }
 

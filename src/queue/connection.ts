@@ -116,3 +116,18 @@ export async function closeRedis(redis: Redis): Promise<void> {
   }
   openConnections.delete(redis);
 }
+
+/**
+ * One line for a command Redis refused to the connection's user (an ACL
+ * without a permission fitq needs), or undefined for any other error.
+ * `refused` says what was refused, e.g. "a command the execution queue needs".
+ */
+export function describeAclRefusal(error: Error, refused = 'a command'): string | undefined {
+  // Scripts report a refused command, key or channel as "ERR The user executing the script can't …".
+  if (!/\b(NOPERM|NOAUTH)\b|user executing the script can't/.test(error.message)) return undefined;
+  const reason = error.message
+    .replace(/\s+/g, ' ')
+    .replace(/ script: [0-9a-f]{40}, on @user_script:\d+\.?$/, '')
+    .trim();
+  return `Redis refused ${refused}: ${reason} (the Redis user lacks a permission fitq needs)`;
+}

@@ -11,6 +11,7 @@ import type { NamespaceKeys } from '../queue/keys.js';
 import { parseRunFields, runDemands } from '../queue/run-record.js';
 import type { Scripts } from '../queue/scripts.js';
 import { formatResources, resourcesToJson } from '../resources/spec.js';
+import { describeAclRefusal } from '../queue/connection.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
 import { startRunProcess, type RunOutcome, type RunProcess } from './child.js';
@@ -127,9 +128,8 @@ export class Executor {
    */
   private onBullError(what: string, error: Error): void {
     this.ctx.logger.debug({ err: error }, what);
-    if (/\bNOPERM\b|user executing the script can't/.test(error.message)) {
-      this.ctx.onFatal(`Redis refused a command the execution queue needs: ${error.message.replace(/\s+/g, ' ').trim()} (the Redis user lacks a permission fitq needs)`);
-    }
+    const refusal = describeAclRefusal(error, 'a command the execution queue needs');
+    if (refusal) this.ctx.onFatal(refusal);
   }
 
   /** Runs the BullMQ worker loop, restarting it if a connection failure ends it. */

@@ -106,12 +106,7 @@ export class FitqWorker {
       echoOutput: this.options.echoOutput,
       logFormat: this.options.logFormat,
       onRunEnded: () => this.wake(),
-      onFatal: (message) => {
-        if (this.failure !== undefined) return;
-        this.failure = message;
-        this.logger.error(`${message}; stopping`);
-        void this.stop({ now: true });
-      },
+      onFatal: (message) => this.fail(message),
       secret: this.options.secret,
     });
   }
@@ -301,14 +296,20 @@ export class FitqWorker {
     await within(old.close(true), GIVE_UP_AFTER_GRACE_MS);
     const registration = registrationFor(this.options);
     if (!(await this.scripts.registerWorker(registration))) {
-      this.failure = `another live worker took the name '${this.name}'`;
-      this.logger.error(`Another live worker took the name ${this.name}; stopping`);
-      void this.stop({ now: true });
+      this.fail(`another live worker took the name '${this.name}'`);
       return;
     }
     this.token = registration.token;
     this.executor = this.createExecutor(registration.executorQueue);
     this.logger.info(`Worker ${this.name} registered again`);
+  }
+
+  /** Stops for good, terminating runs; `failure` becomes the CLI's one-line error (exit 1). */
+  private fail(failure: string): void {
+    if (this.failure !== undefined) return;
+    this.failure = failure;
+    this.logger.error(`${failure}; stopping`);
+    void this.stop({ now: true });
   }
 
   /**

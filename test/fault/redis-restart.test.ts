@@ -2,6 +2,9 @@
  * Redis restarts with persistence (appendonly): nothing acknowledged is lost,
  * and workers and `fitq logs -f` carry on by themselves.
  */
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
@@ -31,6 +34,7 @@ describe('a Redis restart with appendonly', () => {
   it('loses no staged run, record or log line; a run that ends while Redis is down is recorded when it is back; logs -f follows through', async () => {
     server = await startRedisServer({ appendonly: true });
     const queue = newQueue();
+    const goFile = join(mkdtempSync(join(tmpdir(), 'fitq-restart-')), 'go');
     const env = { FITQ_REDIS_URL: server.url, FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '' };
     const worker = execa('node', [BIN, 'worker', '-r', 'cpu=1', '--name', 'steady', '--log-format', 'json'], { env, reject: false });
     try {
@@ -39,7 +43,8 @@ describe('a Redis restart with appendonly', () => {
       const done = (await client.stage({ command: ['echo', 'done before'], resources: 'cpu=1' })).runs[0]!.id;
       await client.waitForEnd(done, 20_000);
       const spanning = (await client.stage({
-        command: ['sh', '-c', 'echo before; while [ ! -e "$0" ]; do sleep 0.05; done; echo after', `/tmp/fitq-restart-${queue}`],
+        // Waits for the go file, prints its last line, and leaves a done file as it exits.
+        command: ['sh', '-c', 'echo before; while [ ! -e "$0" ]; do sleep 0.05; done; echo after; touch "$0.done"', goFile],
         resources: 'cpu=1',
       })).runs[0]!.id;
       await waitFor('the first line to be stored', async () => (await lines(client, spanning)).includes('before'));
@@ -51,8 +56,8 @@ describe('a Redis restart with appendonly', () => {
 
       await server.stop();
       // The run ends while Redis is down: it prints its last line and exits.
-      await execa('touch', [`/tmp/fitq-restart-${queue}`]);
-      await new Promise((resolve) => setTimeout(resolve, 1500)); // an outage of some length is the point here
+      writeFileSync(goFile, '');
+      await waitFor('the run to end while Redis is down', () => existsSync(`${goFile}.done`));
       await server.start();
 
       for (const old of clients.splice(0)) await old.close();

@@ -124,16 +124,19 @@ function pidScript(pidFile: string, rest: string): string[] {
   return ['sh', '-c', `echo $$ > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'; ${rest}`];
 }
 
+/** The pid a run's pidScript wrote, once it has. */
+function writtenPid(pidFile: string): number | undefined {
+  try {
+    const value = Number(readFileSync(pidFile, 'utf8').trim());
+    return Number.isInteger(value) && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Waits until the run is running and its process has written its pid. */
 async function waitUntilRunning(client: FitqClient, runId: string, pidFile: string): Promise<number> {
-  const pid = await waitFor(`run ${runId} to write its pid file`, () => {
-    try {
-      const value = Number(readFileSync(pidFile, 'utf8').trim());
-      return Number.isInteger(value) && value > 0 ? value : undefined;
-    } catch {
-      return undefined;
-    }
-  });
+  const pid = await waitFor(`run ${runId} to write its pid file`, () => writtenPid(pidFile));
   runGroups.add(pid);
   expect((await client.getRun(runId)).status).toBe('running');
   return pid;
@@ -206,13 +209,7 @@ describe('a worker killed with SIGKILL', () => {
       const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 30'), resources: 'foo=1' });
       const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', `quick${attempt}`, '--lease', '2', '--kill-grace', '1']);
       // Kill as soon as the run's own process has written its pid: no later.
-      const pid = await waitFor(`run ${runs[0]!.id} to write its pid`, () => {
-        try {
-          return Number(readFileSync(pidFile, 'utf8').trim()) || undefined;
-        } catch {
-          return undefined;
-        }
-      }, 10_000, 1);
+      const pid = await waitFor(`run ${runs[0]!.id} to write its pid`, () => writtenPid(pidFile), 10_000, 1);
       victim.process.kill('SIGKILL');
       await victim.exited;
       runGroups.add(pid);
