@@ -21,7 +21,9 @@ export default class Worker extends FitqCommand {
         'Also read from FITQ_RESOURCES="gpu=2 mem=64G", FITQ_RESOURCES__GPU=2 and the config file ($FITQ_CONFIG or ~/.config/fitq/config.json); flags win over the environment, the environment over the file, name by name.',
     }),
     name: Flags.string({ summary: 'Worker name, unique among live workers. Default: hostname-pid.' }),
-    concurrency: Flags.integer({ summary: 'Most runs at once; 0 = no limit. Default: number of CPU cores.' }),
+    concurrency: Flags.integer({
+      summary: 'Most runs at once; 0 = no limit. Default: no limit with --gpus devices (they limit the runs), else the number of CPU cores.',
+    }),
     'run-once': Flags.boolean({ summary: 'Run everything that fits, wait for it, exit when no staged run fits.' }),
     'log-format': Flags.string({ options: ['pretty', 'json'], default: 'pretty', summary: 'Log format.' }),
     gpus: Flags.string({
