@@ -24,8 +24,8 @@ export default class Stage extends FitqCommand {
     resources: Flags.string({
       char: 'r',
       multiple: true,
-      summary: 'Resource demands, NAME=VALUE pairs separated by spaces or commas (repeatable, merged).',
-      description: "Takes every word up to the next flag or '--', as fitq worker -r does: -r gpu=1 mem=8G is two demands.",
+      summary: 'Resource demands, NAME=VALUE pairs separated by spaces or commas, every word up to the next flag or -- (repeatable, merged).',
+      description: 'As with fitq worker -r, -r gpu=1 mem=8G is two demands.',
     }),
     'run-id': Flags.string({ summary: 'Id for the run (must be new). Default: a random id.' }),
     priority: Flags.string({ summary: `Higher runs first: an integer within ±${MAX_PRIORITY}.`, default: '0' }),
