@@ -48,10 +48,10 @@ export function checkWordsBeforeSeparator(words: readonly ParsedWord[], commandW
  * The commands of a --from-file (a path, or `-` for stdin): one shell command
  * per line; blank lines and lines starting with `#` are skipped.
  */
-export function readCommandFile(path: string): string[] {
+export async function readCommandFile(path: string): Promise<string[]> {
   let text: string;
   try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+    text = path === '-' ? await readStdin() : readFileSync(path, 'utf8');
   } catch (error) {
     throw new UsageError(`cannot read --from-file ${quote(path)}: ${describeReadError(error as NodeJS.ErrnoException)}`);
   }
@@ -63,6 +63,13 @@ export function readCommandFile(path: string): string[] {
     throw new UsageError(`no commands in --from-file ${quote(path)}: give one shell command per line (blank lines and # comments are skipped)`);
   }
   return commands;
+}
+
+/** All of stdin, as a stream: reading fd 0 at once fails (EAGAIN) when it is non-blocking. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function describeReadError(error: NodeJS.ErrnoException): string {

@@ -85,7 +85,7 @@ export default class Stage extends FitqCommand {
     const requests =
       fromFile === undefined
         ? [{ ...common, command: command ?? [], shell: flags.shell }]
-        : readCommandFile(fromFile).map((line) => ({ ...common, command: [line], shell: true }));
+        : (await readCommandFile(fromFile)).map((line) => ({ ...common, command: [line], shell: true }));
     const warnings = fromFile === undefined && !flags.shell ? [shellSyntaxWarning(command ?? [])] : [];
     const secret = cliSecret(flags['secret-file']);
     const result = await this.withClient(flags, (client) => client.stage(requests), { secret });
