@@ -34,6 +34,6 @@ fitq(['stage', '-r', 'cpu=1', '--repeat', '3', '--shell', '--', job('preprocess'
 fitq(['stage', '-r', 'license=1', '--run-id', `${queue}-needs-license`, '--', 'true']);
 const status = fitq(['worker', '-r', 'gpu=2 mem=32G cpu=2', '--name', 'demo-worker', '--run-once']);
 fitq(['runs']);
-if (!redis.throwaway) console.log(`# The runs stay in namespace ${queue}: FITQ_QUEUE=${queue} npx fitq runs`);
+if (!redis.throwaway) console.log(`# The runs stay in namespace ${queue}: FITQ_QUEUE=${queue} fitq runs`);
 redis.stop();
 process.exit(status ?? 1);

@@ -8,6 +8,7 @@ import { quote } from '../queue/names.js';
 import { FitqClient, type ClientOptions } from '../queue/client.js';
 import { describeAclRefusal, type ConnectionOptions } from '../queue/connection.js';
 import { resolveTlsOptions } from '../queue/tls-options.js';
+import { closest } from './suggest.js';
 
 /** The connection flags every command has. */
 export interface ConnectionFlags {
@@ -68,9 +69,10 @@ export abstract class FitqCommand extends Command {
       process.stderr.write(`Error: ${error.message}\n`);
       return this.exit(error.exitCode);
     }
-    const parseError = oclifParseError(error);
+    const parseError = oclifParseError(error, this.flagNames());
     if (parseError) {
-      process.stderr.write(`Error: ${parseError}\n`);
+      const hint = this.parseErrorHint(error);
+      process.stderr.write(`Error: ${parseError}${hint ? `; ${hint}` : ''}\n`);
       return this.exit(2);
     }
     const refusal = describeAclRefusal(error);
@@ -80,15 +82,39 @@ export abstract class FitqCommand extends Command {
     }
     return super.catch(error);
   }
+
+  /** A hint added to oclif's flag and argument errors; `fitq stage` adds one about '--'. */
+  protected parseErrorHint(_error: Error): string | undefined {
+    return undefined;
+  }
+
+  /** This command's long flag names, for "did you mean". */
+  private flagNames(): string[] {
+    return Object.keys({ ...this.ctor.baseFlags, ...this.ctor.flags });
+  }
+}
+
+/** `Nonexistent flag: --x`, with the closest real flag for each unknown one. */
+function describeUnknownFlags(typed: readonly string[], known: readonly string[]): string {
+  const suggestions = typed.flatMap((flag) => {
+    const name = /^--([^=]+)/.exec(flag)?.[1];
+    const match = name === undefined ? undefined : closest(name, known);
+    return match === undefined ? [] : [`--${match}`];
+  });
+  const message = `Nonexistent flag${typed.length === 1 ? '' : 's'}: ${typed.join(', ')}`;
+  return suggestions.length > 0 ? `${message} (did you mean ${suggestions.join(', ')}?)` : message;
 }
 
 /**
  * oclif's own flag and argument errors (unknown flag, bad option, missing
  * argument) as one line; they are user mistakes, so exit 2.
  */
-function oclifParseError(error: Error & { oclif?: { exit?: number } }): string | undefined {
+function oclifParseError(error: Error & { oclif?: { exit?: number }; flags?: unknown }, knownFlags: readonly string[]): string | undefined {
   const parserErrors = ['RequiredArgsError', 'NonExistentFlagsError', 'UnexpectedArgsError', 'FlagInvalidOptionError', 'ArgInvalidOptionError', 'FailedFlagValidationError', 'CLIParseError', 'CLIError'];
   if (!parserErrors.includes(error.constructor.name) || error.oclif?.exit !== 2) return undefined;
+  if (error.constructor.name === 'NonExistentFlagsError' && Array.isArray(error.flags)) {
+    return describeUnknownFlags(error.flags.map(String), knownFlags);
+  }
   const lines = error.message
     .split('\n')
     .map((line) => line.replace(/^[\s›]+/, '').trim())

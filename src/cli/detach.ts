@@ -26,6 +26,8 @@ export interface DetachedWorker {
 }
 
 export interface StartedWorker extends DetachedWorker {
+  /** Where the worker logs until it has registered (the log file itself when given). */
+  startingLog: string;
   /** Resolves with the exit code if the background worker exits while this process runs. */
   exited: Promise<number>;
 }
@@ -34,6 +36,8 @@ export interface StartedWorker extends DetachedWorker {
  * Starts `fitq worker ARGS` (without --detach) in the background and returns
  * at once; the caller waits for it to register. The default worker name,
  * hostname-pid, is the child's, so it is known as soon as the child exists.
+ * Its pidfile and log keep their names only once it has registered (see
+ * adoptDetachedFiles): until then another live worker may hold that name.
  */
 export function spawnDetachedWorker(options: {
   bin: string;
@@ -45,7 +49,6 @@ export function spawnDetachedWorker(options: {
 }): StartedWorker {
   const dir = stateDir(options.queue);
   mkdirSync(dir, { recursive: true });
-  // Until the name is known, the log goes to a temporary name in the same folder.
   const startingLog = options.logFile ?? join(dir, `.starting-${process.pid}-${Date.now()}.log`);
   let fd: number;
   try {
@@ -65,23 +68,43 @@ export function spawnDetachedWorker(options: {
   child.unref();
   const name = options.name ?? `${hostname()}-${pid}`;
   const logFile = options.logFile ?? join(dir, `${name}.log`);
-  if (logFile !== startingLog) renameSync(startingLog, logFile);
   const pidfile = options.pidfile ?? join(dir, `${name}.pid`);
-  writeFileSync(pidfile, `${pid}\n${name}\n${logFile}\n`);
-  return { name, pid, pidfile, logFile, exited };
+  return { name, pid, pidfile, logFile, startingLog, exited };
+}
+
+/** Once the worker has registered, the name is its own: its log and pidfile take the name. */
+export function adoptDetachedFiles(worker: StartedWorker): void {
+  if (worker.startingLog !== worker.logFile) renameSync(worker.startingLog, worker.logFile);
+  writeFileSync(worker.pidfile, `${worker.pid}\n${worker.name}\n${worker.logFile}\n`);
+  // It may have exited already (a --run-once worker with nothing to do): no pidfile of a dead worker.
+  if (!isRunning(worker.pid)) removePidfileOf(worker.pidfile, worker.pid);
+}
+
+/**
+ * A worker that failed to start leaves its log as `<name>.failed.log`, next
+ * to (never over) the files of a live worker of that name; returns its path.
+ */
+export function keepFailedLog(worker: StartedWorker): string {
+  if (worker.startingLog === worker.logFile) return worker.logFile;
+  const failedLog = worker.logFile.replace(/(\.log)?$/, '.failed.log');
+  renameSync(worker.startingLog, failedLog);
+  return failedLog;
+}
+
+/** Removes a pidfile if it still names this pid. */
+function removePidfileOf(pidfile: string, pid: number): void {
+  try {
+    if (readFileSync(pidfile, 'utf8').split('\n')[0] === String(pid)) rmSync(pidfile);
+  } catch {
+    // already gone
+  }
 }
 
 /** Removes this process's pidfile when it exits, if the file still names it. */
 export function removePidfileOnExit(name: string, queue: string, env: NodeJS.ProcessEnv = process.env): void {
   if (env[PIDFILE_ENV] === undefined) return;
   const pidfile = env[PIDFILE_ENV] || join(stateDir(queue, env), `${name}.pid`);
-  process.once('exit', () => {
-    try {
-      if (readFileSync(pidfile, 'utf8').split('\n')[0] === String(process.pid)) rmSync(pidfile);
-    } catch {
-      // already gone
-    }
-  });
+  process.once('exit', () => removePidfileOf(pidfile, process.pid));
 }
 
 function isRunning(pid: number): boolean {

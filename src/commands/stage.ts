@@ -1,13 +1,16 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
+import { shellSyntaxWarning } from '../cli/shell-syntax.js';
+import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, STAGE_USAGE } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
+import { quote } from '../queue/names.js';
 import { MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption } from '../queue/stage.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 
 export default class Stage extends FitqCommand {
   static override summary = 'Stage a run: a command with resource demands, started by the first worker it fits.';
-  static override usage = 'stage [FLAGS] -- COMMAND [ARGS...]';
+  static override usage = ['stage [FLAGS] -- COMMAND [ARGS...]', 'stage [FLAGS] --from-file FILE'];
   static override strict = false;
   static override examples = [
     '<%= config.bin %> stage -r foo=5 -- python train.py --lr 0.1',
@@ -15,18 +18,22 @@ export default class Stage extends FitqCommand {
     '<%= config.bin %> stage -r gpu=1,mem=8G --priority 5 --label team=vision -- python eval.py',
     '<%= config.bin %> stage -r gpu=1 --gpus 3 -- python train.py',
     '<%= config.bin %> stage --shell -- "make data && python train.py"',
+    '<%= config.bin %> stage -r gpu=1 --from-file sweep.txt',
   ];
   static override flags = {
     resources: Flags.string({
       char: 'r',
       multiple: true,
-      multipleNonGreedy: true,
-      summary: 'Resource demands, NAME=VALUE pairs separated by spaces or commas (repeatable, merged).',
+      summary: 'Resource demands, NAME=VALUE pairs separated by spaces or commas, every word up to the next flag or -- (repeatable, merged).',
+      description: 'As with fitq worker -r, -r gpu=1 mem=8G is two demands.',
     }),
     'run-id': Flags.string({ summary: 'Id for the run (must be new). Default: a random id.' }),
     priority: Flags.string({ summary: `Higher runs first: an integer within ±${MAX_PRIORITY}.`, default: '0' }),
-    label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'KEY=VALUE label (repeatable).' }),
-    env: Flags.string({ multiple: true, multipleNonGreedy: true, summary: "KEY=VALUE added to the worker's environment for this run (repeatable)." }),
+    label: Flags.string({ multiple: true, summary: 'KEY=VALUE labels, every word up to the next flag or -- (repeatable).' }),
+    env: Flags.string({
+      multiple: true,
+      summary: "KEY=VALUE added to the worker's environment for this run, every word up to the next flag or -- (repeatable).",
+    }),
     cwd: Flags.string({ summary: 'Working directory of the run. Default: the current directory.' }),
     shell: Flags.boolean({ summary: 'Run COMMAND with sh -c; without it the argv runs with no shell.' }),
     gpus: Flags.string({
@@ -36,6 +43,10 @@ export default class Stage extends FitqCommand {
       summary: `Re-stage the run, at its place in the order, up to this many times (at most ${MAX_RETRIES}) if its worker dies under it.`,
       default: '0',
     }),
+    'from-file': Flags.string({
+      summary: 'Stage one run per line of this file (- for stdin), each run with sh -c, all with the same flags, in one batch.',
+      description: 'Blank lines and lines starting with # are skipped. All the runs are staged, or none.',
+    }),
     repeat: Flags.string({ summary: `Stage this many identical runs (at most ${MAX_REPEAT}).`, default: '1' }),
     json: Flags.boolean({ summary: 'Print the staged runs as a JSON array.' }),
     'secret-file': Flags.string({
@@ -44,34 +55,48 @@ export default class Stage extends FitqCommand {
     }),
   };
 
+  /** The words as typed: parsing replaces this.argv with the words it was given. */
+  private readonly typed = [...this.argv];
+
   async run(): Promise<void> {
-    const { flags, argv } = await this.parse(Stage);
-    const separator = this.argv.indexOf('--');
-    if (separator < 0) {
-      throw new UsageError(
-        argv.length > 0
-          ? `missing '--' before the command '${String(argv[0])}': fitq stage [FLAGS] -- COMMAND [ARGS...]`
-          : 'missing command: fitq stage [FLAGS] -- COMMAND [ARGS...]',
-      );
+    // oclif only sees the words before '--': the command is never parsed as flags.
+    const { flagWords, command } = splitAtSeparator(this.argv);
+    const { flags, raw } = await this.parse(Stage, flagWords);
+    const fromFile = flags['from-file'];
+    checkWordsBeforeSeparator(raw, command === undefined && fromFile === undefined);
+    if (fromFile !== undefined && command !== undefined) {
+      throw new UsageError(`give the command after '--' or --from-file ${quote(fromFile)}, not both`);
     }
-    const command = this.argv.slice(separator + 1);
-    const request = {
-      command,
+    if (fromFile !== undefined && flags['run-id'] !== undefined) {
+      throw new UsageError(`--run-id ${quote(flags['run-id'])} names one run: it does not go with --from-file`);
+    }
+    const common = {
       resources: parseResourceSpecs(flags.resources ?? []),
       runId: flags['run-id'],
       priority: parseIntegerOption('--priority', flags.priority, -MAX_PRIORITY, MAX_PRIORITY),
       labels: parseKeyValues('--label', flags.label),
       env: parseKeyValues('--env', flags.env),
       cwd: flags.cwd,
-      shell: flags.shell,
       repeat: parseIntegerOption('--repeat', flags.repeat, 1, MAX_REPEAT),
       gpus: flags.gpus,
       retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
     };
+    // Each line of a file is shell text, as in other spoolers' job files.
+    const requests =
+      fromFile === undefined
+        ? [{ ...common, command: command ?? [], shell: flags.shell }]
+        : (await readCommandFile(fromFile)).map((line) => ({ ...common, command: [line], shell: true }));
+    const warnings = fromFile === undefined && !flags.shell ? [shellSyntaxWarning(command ?? [])] : [];
     const secret = cliSecret(flags['secret-file']);
-    const result = await this.withClient(flags, (client) => client.stage(request), { secret });
-    for (const warning of result.warnings) process.stderr.write(`Warning: ${warning}\n`);
+    const result = await this.withClient(flags, (client) => client.stage(requests), { secret });
+    for (const warning of [...warnings, ...result.warnings]) if (warning) process.stderr.write(`Warning: ${warning}\n`);
     if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
     else for (const run of result.runs) this.log(run.id);
+  }
+
+  /** Without '--', an unknown flag is most likely the command's own. */
+  protected override parseErrorHint(error: Error): string | undefined {
+    if (error.constructor.name !== 'NonExistentFlagsError' || this.typed.includes('--')) return undefined;
+    return `put '--' before the command: ${STAGE_USAGE}`;
   }
 }

@@ -1,7 +1,6 @@
-import { rmSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
+import { adoptDetachedFiles, keepFailedLog, removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
 import { TimeoutError, UsageError } from '../errors.js';
 import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
@@ -22,7 +21,9 @@ export default class Worker extends FitqCommand {
         'Also read from FITQ_RESOURCES="gpu=2 mem=64G", FITQ_RESOURCES__GPU=2 and the config file ($FITQ_CONFIG or ~/.config/fitq/config.json); flags win over the environment, the environment over the file, name by name.',
     }),
     name: Flags.string({ summary: 'Worker name, unique among live workers. Default: hostname-pid.' }),
-    concurrency: Flags.integer({ summary: 'Most runs at once; 0 = no limit. Default: number of CPU cores.' }),
+    concurrency: Flags.integer({
+      summary: 'Most runs at once; 0 = no limit. Default: no limit with --gpus devices (they limit the runs), else the number of CPU cores.',
+    }),
     'run-once': Flags.boolean({ summary: 'Run everything that fits, wait for it, exit when no staged run fits.' }),
     'log-format': Flags.string({ options: ['pretty', 'json'], default: 'pretty', summary: 'Log format.' }),
     gpus: Flags.string({
@@ -123,14 +124,15 @@ export default class Worker extends FitqCommand {
     if (!registered) {
       const exitCode = exitedEarly.signal.aborted ? await started.exited : undefined;
       if (exitCode === undefined) {
-        throw new TimeoutError(`the background worker has not registered within ${REGISTER_TIMEOUT_MS / 1000} s (pid ${started.pid}, log ${started.logFile})`);
+        throw new TimeoutError(`the background worker has not registered within ${REGISTER_TIMEOUT_MS / 1000} s (pid ${started.pid}, log ${started.startingLog})`);
       }
       // It failed the way a foreground worker would have: say why, with its exit code.
-      rmSync(started.pidfile, { force: true });
-      const why = tail(started.logFile, 1) || `exited with code ${exitCode}`;
-      process.stderr.write(`${why.startsWith('Error: ') ? why : `Error: ${why}`} (background worker, log ${started.logFile})\n`);
+      const log = keepFailedLog(started);
+      const why = tail(log, 1) || `exited with code ${exitCode}`;
+      process.stderr.write(`${why.startsWith('Error: ') ? why : `Error: ${why}`} (background worker, log ${log})\n`);
       this.exit(exitCode);
     }
+    adoptDetachedFiles(started);
     this.log(`Worker ${started.name} started in the background: pid ${started.pid}, log ${started.logFile}, pidfile ${started.pidfile}`);
   }
 }

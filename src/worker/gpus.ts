@@ -4,6 +4,7 @@
  * `none`, or a list like `0,1,3`.
  */
 import { execa } from 'execa';
+import { oneLine, quote } from '../queue/names.js';
 import { parseDeviceList } from '../resources/devices.js';
 
 export type GpuOption = 'auto' | 'none' | string | readonly number[];
@@ -18,20 +19,43 @@ export function parseNvidiaSmi(output: string): { index: number; uuid: string }[
   return devices;
 }
 
-/** The devices `nvidia-smi -L` lists that CUDA_VISIBLE_DEVICES (indices or UUIDs) allows; none without nvidia-smi. */
-export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<number[]> {
-  const result = await execa('nvidia-smi', ['-L'], { reject: false, env, timeout: 10_000 });
-  if (result.exitCode !== 0) return [];
-  const listed = parseNvidiaSmi(String(result.stdout));
-  const visible = env.CUDA_VISIBLE_DEVICES;
-  if (visible === undefined) return listed.map((device) => device.index);
-  const allowed = new Set(visible.split(',').map((entry) => entry.trim()).filter(Boolean));
-  return listed.filter((device) => allowed.has(String(device.index)) || allowed.has(device.uuid)).map((device) => device.index);
+/** Devices found; with none, why (nvidia-smi missing or failing, or all hidden), for the worker to say. */
+export interface GpuDetection {
+  devices: number[];
+  whyNone?: string;
 }
 
-export async function resolveGpus(option: GpuOption | undefined): Promise<number[]> {
-  if (option === undefined || option === 'none') return [];
+const NVIDIA_SMI_TIMEOUT_MS = 10_000;
+
+/** The devices `nvidia-smi -L` lists that CUDA_VISIBLE_DEVICES (indices or UUIDs) allows; none without nvidia-smi. */
+export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<GpuDetection> {
+  const result = await execa('nvidia-smi', ['-L'], { reject: false, env, timeout: NVIDIA_SMI_TIMEOUT_MS });
+  // Set when it could not be started at all (ENOENT, EACCES...).
+  const spawnError = result.failed && 'code' in result && result.code !== undefined ? String(result.code) : undefined;
+  if (spawnError === 'ENOENT') return { devices: [], whyNone: 'nvidia-smi not found on PATH' };
+  if (result.timedOut) return { devices: [], whyNone: `nvidia-smi failed: no answer within ${NVIDIA_SMI_TIMEOUT_MS / 1000} s` };
+  if (result.exitCode !== 0) {
+    const said = firstLine(String(result.stderr)) || firstLine(String(result.stdout));
+    const how = result.exitCode === undefined ? (result.signal ?? spawnError ?? 'could not run') : `exit code ${result.exitCode}`;
+    return { devices: [], whyNone: `nvidia-smi failed: ${said ? `${said} (${how})` : how}` };
+  }
+  const listed = parseNvidiaSmi(String(result.stdout));
+  if (listed.length === 0) return { devices: [], whyNone: 'nvidia-smi -L lists no devices' };
+  const visible = env.CUDA_VISIBLE_DEVICES;
+  if (visible === undefined) return { devices: listed.map((device) => device.index) };
+  const allowed = new Set(visible.split(',').map((entry) => entry.trim()).filter(Boolean));
+  const devices = listed.filter((device) => allowed.has(String(device.index)) || allowed.has(device.uuid)).map((device) => device.index);
+  return devices.length > 0 ? { devices } : { devices, whyNone: `CUDA_VISIBLE_DEVICES=${quote(visible)} hides every device` };
+}
+
+/** The first line of what nvidia-smi said, on one line and cut short. */
+function firstLine(text: string): string {
+  return oneLine((text.trim().split('\n')[0] ?? '').trim().slice(0, 200));
+}
+
+export async function resolveGpus(option: GpuOption | undefined): Promise<GpuDetection> {
+  if (option === undefined || option === 'none') return { devices: [] };
   if (option === 'auto') return detectGpus();
   const list = typeof option === 'string' ? option : option.join(',');
-  return parseDeviceList(list, '--gpus', 'auto, none or device indices like 0,1,3');
+  return { devices: parseDeviceList(list, '--gpus', 'auto, none or device indices like 0,1,3') };
 }

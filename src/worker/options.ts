@@ -25,7 +25,7 @@ export interface WorkerOptions extends ClientOptions {
   resourceSources?: ReadonlyMap<string, string>;
   /** Unique among live workers; default `<hostname>-<pid>`. */
   name?: string;
-  /** Most runs at once; default the number of CPU cores; 0 = no limit. */
+  /** Most runs at once; 0 = no limit. Default: no limit with GPU devices, else the number of CPU cores. */
   concurrency?: number;
   /** Run what fits, wait for those runs, exit when no staged run fits the total capacity. */
   runOnce?: boolean;
@@ -111,7 +111,8 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     devices,
     policy,
     name,
-    concurrency: nonNegativeInteger('--concurrency', options.concurrency ?? availableParallelism()),
+    // With devices, the devices limit the runs: a CPU-count limit would leave GPUs idle.
+    concurrency: nonNegativeInteger('--concurrency', options.concurrency ?? (devices.length > 0 ? 0 : availableParallelism())),
     runOnce: options.runOnce ?? false,
     leaseMs: durationMs('--lease', options.leaseMs ?? 30_000, 300),
     killGraceMs: durationMs('--kill-grace', options.killGraceMs ?? 10_000, 0),

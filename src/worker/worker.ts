@@ -117,7 +117,8 @@ export class FitqWorker {
    */
   static async start(input: WorkerOptions = {}): Promise<FitqWorker> {
     resolveWorkerOptions(input); // validate before looking for devices
-    const options = resolveWorkerOptions(input, await resolveGpus(input.gpus));
+    const gpus = await resolveGpus(input.gpus);
+    const options = resolveWorkerOptions(input, gpus.devices);
     const { queue, prefix } = resolveNamespace(input);
     const keys = namespaceKeys(queue, prefix);
     const logger = (input.logger ?? createLogger(options.logFormat)).child({ worker: options.name });
@@ -134,6 +135,7 @@ export class FitqWorker {
       await closeRedis(redis);
       throw new UsageError(`a live worker is already named '${options.name}': choose another --name`);
     }
+    if (gpus.whyNone) logger.warn(`--gpus auto found no GPU devices: ${gpus.whyNone}`);
     logger.info(`Worker resources: ${formatResources(options.resources) || '(none)'}`);
     if (options.devices.length > 0) logger.info(`GPU devices: ${options.devices.join(',')}`);
     for (const [name, amount] of options.resources) {

@@ -63,6 +63,42 @@ describe('fitq worker --detach and fitq stop', () => {
     expect(log).toContain('Worker bg1 stopped');
   });
 
+  it('a second --detach under a live name is refused and leaves the live worker its pidfile and log', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const env = { XDG_STATE_HOME: newStateDir() };
+    const dir = join(env.XDG_STATE_HOME, 'fitq', queue);
+    const pidfile = join(dir, 'dw.pid');
+    const logFile = join(dir, 'dw.log');
+    const first = await fitq(['worker', '--detach', '-r', 'foo=1', '--name', 'dw'], { queue, env });
+    expect(first.exitCode, first.stderr).toBe(0);
+    const pidfileText = readFileSync(pidfile, 'utf8');
+    const pid = Number(pidfileText.split('\n')[0]);
+    backgroundPids.push(pid);
+    const logBefore = readFileSync(logFile, 'utf8');
+
+    const second = await fitq(['worker', '--detach', '-r', 'foo=1', '--name', 'dw'], { queue, env });
+    expect(second.exitCode).toBe(2);
+    expect(existsSync(pidfile) && readFileSync(pidfile, 'utf8')).toBe(pidfileText);
+    expect(readFileSync(logFile, 'utf8').startsWith(logBefore)).toBe(true);
+    expect(readFileSync(logFile, 'utf8')).not.toContain('already named');
+    const failedLog = join(dir, 'dw.failed.log');
+    expect(second.stderr.trim()).toBe(`Error: a live worker is already named 'dw': choose another --name (background worker, log ${failedLog})`);
+    expect(readFileSync(failedLog, 'utf8')).toContain("a live worker is already named 'dw'");
+
+    // The live worker still logs to its file, and `fitq stop` without a name still finds it.
+    const { runs } = await client.stage({ command: ['echo', 'still-logging'], resources: 'foo=1' });
+    expect((await client.waitForEnd(runs[0]!.id, 30_000)).status).toBe('completed');
+    const stopped = await fitq(['stop'], { queue, env });
+    expect(stopped.exitCode, stopped.stderr).toBe(0);
+    expect(stopped.stdout.trim()).toBe('Stopped worker dw');
+    await waitFor('the background process to exit', () => !isRunning(pid));
+    const log = readFileSync(logFile, 'utf8');
+    expect(log).toContain('still-logging');
+    expect(log).toContain('Worker dw stopped');
+    expect(existsSync(pidfile)).toBe(false);
+  });
+
   it('`fitq stop NAME --now` reaches a worker through Redis alone and terminates its runs first', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);

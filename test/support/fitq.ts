@@ -60,7 +60,10 @@ export interface CliResult {
 }
 
 /** Runs `fitq ARGS` as a real process against the test Redis. */
-export async function fitq(args: string[], options: { queue: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
+export async function fitq(
+  args: string[],
+  options: { queue: string; env?: Record<string, string>; timeoutMs?: number; input?: string },
+): Promise<CliResult> {
   const result = await execa('node', [BIN, ...args], {
     env: {
       FITQ_REDIS_URL: redisUrl(),
@@ -72,6 +75,7 @@ export async function fitq(args: string[], options: { queue: string; env?: Recor
     },
     reject: false,
     timeout: options.timeoutMs ?? 60_000,
+    ...(options.input === undefined ? {} : { input: options.input }),
   });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }

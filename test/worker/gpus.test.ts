@@ -4,7 +4,7 @@
  * Workers use device lists (or a fake nvidia-smi), not real GPUs.
  */
 import { chmodSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
@@ -155,6 +155,53 @@ describe('GPU devices', () => {
     symlinkSync(process.execPath, join(bare, 'node'));
     symlinkSync('/bin/sh', join(bare, 'sh'));
     expect(await run({ PATH: bare })).toContain('Worker resources: (none)');
+  });
+
+  it('says why --gpus auto found no devices: nvidia-smi missing or failing, or every device hidden', async () => {
+    const run = async (env: Record<string, string>) => {
+      const result = await fitq(['worker', '--gpus', 'auto', '--run-once', '--log-format', 'json'], { queue: newQueue(), env });
+      expect(result.exitCode, result.stderr).toBe(0);
+      const logs = parseJsonLog(result.stdout);
+      expect(logs.map((entry) => String(entry.msg))).toContain('Worker resources: (none)');
+      return logs.filter((entry) => entry.level === 40).map((entry) => String(entry.msg));
+    };
+    const bare = mkdtempSync(join(tmpdir(), 'fitq-bare-path-'));
+    symlinkSync(process.execPath, join(bare, 'node'));
+    symlinkSync('/bin/sh', join(bare, 'sh'));
+    expect(await run({ PATH: bare })).toEqual(['--gpus auto found no GPU devices: nvidia-smi not found on PATH']);
+
+    const broken = mkdtempSync(join(tmpdir(), 'fitq-broken-smi-'));
+    writeFileSync(
+      join(broken, 'nvidia-smi'),
+      "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"\nexit 9\n",
+    );
+    chmodSync(join(broken, 'nvidia-smi'), 0o755);
+    expect(await run({ PATH: `${broken}:${bare}` })).toEqual([
+      "--gpus auto found no GPU devices: nvidia-smi failed: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. (exit code 9)",
+    ]);
+
+    const fake = mkdtempSync(join(tmpdir(), 'fitq-fake-smi-'));
+    writeFileSync(join(fake, 'nvidia-smi'), '#!/bin/sh\necho "GPU 0: Fake A100 (UUID: GPU-aaa)"\n');
+    chmodSync(join(fake, 'nvidia-smi'), 0o755);
+    expect(await run({ PATH: `${fake}:${bare}`, CUDA_VISIBLE_DEVICES: '3,GPU-zzz' })).toEqual([
+      "--gpus auto found no GPU devices: CUDA_VISIBLE_DEVICES='3,GPU-zzz' hides every device",
+    ]);
+  });
+
+  it('a worker with devices has no run-count limit by default, so no device waits for a run slot', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await startTestWorker(queue, { name: 'fourgpus', gpus: '0,1,2,3', concurrency: undefined });
+    await startTestWorker(queue, { name: 'cpubox', resources: 'cpu=1', concurrency: undefined });
+    const limits = Object.fromEntries((await client.listWorkers()).map((worker) => [worker.name, worker.concurrency]));
+    expect(limits).toEqual({ fourgpus: 0, cpubox: availableParallelism() });
+    // Four one-GPU runs that each end only once all four have started: they run side by side.
+    const dir = mkdtempSync(join(tmpdir(), 'fitq-side-by-side-'));
+    const script = 'touch "$0/$FITQ_RUN_ID"; i=0; while [ "$(ls "$0" | wc -l)" -lt 4 ]; do i=$((i+1)); [ $i -gt 600 ] && exit 1; sleep 0.05; done';
+    const { runs } = await client.stage({ command: ['sh', '-c', script, dir], resources: 'gpu=1', repeat: 4 });
+    const ended = await Promise.all(runs.map((run) => client.waitForEnd(run.id, 60_000)));
+    expect(ended.map((run) => [run.status, run.worker])).toEqual(Array.from({ length: 4 }, () => ['completed', 'fourgpus']));
+    expect(ended.flatMap((run) => run.devices ?? []).sort()).toEqual([0, 1, 2, 3]);
   });
 
   it.each([
