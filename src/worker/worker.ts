@@ -365,7 +365,7 @@ export class FitqWorker {
     const idle = await Promise.race([this.executor.whenIdle().then(() => true), this.givenUp.then(() => false)]);
     if (!idle) {
       this.logger.error(
-        `Could not record the end of ${this.executor.size} run(s) (is Redis reachable?); they will end as lost when the lease runs out`,
+        `Could not record the end of ${this.executor.size} run(s) (is Redis reachable?); they end lost, or are re-staged per their retries, when the lease runs out`,
       );
     }
     this.released = true;

@@ -101,6 +101,17 @@ describe('finishRun and appendLog of a worker cut off past its lease', () => {
     expect(await client.getRun(id)).toMatchObject({ status: 'lost' });
     await scripts.deregisterWorker('cut', 'tok2', Date.now());
   });
+
+  it('a worker deregistering after its lease ran out ends its runs with the lease reason', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    const id = (await client.stage({ command: ['true'], resources: 'x=1' })).runs[0]!.id;
+    expect(await scripts.registerWorker(registrationOf('late', 'tok', 300, 'x=1'))).toBe(true);
+    expect(await scripts.claimRun('late', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
+    await waitForLapse(client, 'late');
+    expect(await scripts.deregisterWorker('late', 'tok', Date.now())).toBe(true);
+    expect(await client.getRun(id)).toMatchObject({ status: 'lost', reason: 'worker late stopped renewing its lease' });
+  });
 });
 
 describe('finishRun of a run its worker stopped', () => {
