@@ -74,7 +74,7 @@ describe('finishRun and appendLog of a worker cut off past its lease', () => {
     const { runs } = await client.stage({ command: ['true'], resources: 'x=1' });
     const retried = (await client.stage({ command: ['true'], resources: 'x=1', retries: 1 })).runs[0]!.id;
     const id = runs[0]!.id;
-    expect(await scripts.registerWorker(registrationOf('cut', 'tok', 400, 'x=2'))).toBe(true);
+    expect(await scripts.registerWorker(registrationOf('cut', 'tok', 1000, 'x=2'))).toBe(true);
     expect(await scripts.claimRun('cut', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
     expect(await scripts.claimRun('cut', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: retried });
     const finish = { runId: id, worker: 'cut', token: 'tok', epoch: '1', status: 'failed' as const, signal: 'SIGTERM', reason: 'killed by signal SIGTERM' };
@@ -106,7 +106,7 @@ describe('finishRun and appendLog of a worker cut off past its lease', () => {
     const client = await connectClient(newQueue());
     const scripts = new Scripts(client.redis, client.keys, 100);
     const id = (await client.stage({ command: ['true'], resources: 'x=1' })).runs[0]!.id;
-    expect(await scripts.registerWorker(registrationOf('late', 'tok', 300, 'x=1'))).toBe(true);
+    expect(await scripts.registerWorker(registrationOf('late', 'tok', 1000, 'x=1'))).toBe(true);
     expect(await scripts.claimRun('late', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
     await waitForLapse(client, 'late');
     expect(await scripts.deregisterWorker('late', 'tok', Date.now())).toBe(true);
