@@ -24,7 +24,10 @@ export async function startWithInterrupts(start: () => Promise<FitqWorker>): Pro
     if (early > 1) {
       release();
       process.kill(process.pid, signal);
+      return;
     }
+    // No logger yet: the worker's own log starts once it is up.
+    process.stderr.write('Stopping as soon as the worker has registered; press Ctrl-C again to quit now\n');
   }
   SIGNALS.forEach((signal) => process.on(signal, onSignal));
   try {

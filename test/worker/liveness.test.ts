@@ -7,6 +7,7 @@
  * which are re-staged or end lost, never failed).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -394,6 +395,30 @@ describe('stopping a CLI worker with SIGTERM', () => {
     expect(worker.messages()).not.toContain(`Scheduling run ${later} (requires foo=1)`);
     expect(await client.listWorkers()).toEqual([]);
     expect(groupMembers(pgid)).toEqual([]);
+  });
+
+  it('a Ctrl-C while the worker still registers is not lost: it says it stops once up, and a second one ends it at once', async () => {
+    // A "Redis" that accepts the connection and never answers: the worker stays in its start.
+    let connections = 0;
+    const silent = createServer((socket) => {
+      connections += 1;
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const worker = spawnCliWorker(newQueue(), ['-r', 'foo=1'], `redis://127.0.0.1:${port}`);
+      await waitFor('the worker to connect', () => connections > 0);
+      process.kill(worker.pid, 'SIGINT');
+      await waitFor('the worker to say it stops once up', () =>
+        worker.stderr().includes('Stopping as soon as the worker has registered; press Ctrl-C again to quit now'),
+      );
+      expect(worker.process.exitCode).toBeNull();
+      process.kill(worker.pid, 'SIGINT');
+      expect(await worker.exited).toEqual({ exitCode: undefined, signal: 'SIGINT' });
+    } finally {
+      silent.close();
+    }
   });
 
   it('says there is nothing to wait for when no run is running, and exits 0', async () => {
