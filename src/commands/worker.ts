@@ -67,7 +67,8 @@ export default class Worker extends FitqCommand {
     // Loaded here, not at the top: oclif loads every command to find one, and
     // the worker (BullMQ) is slow to load for commands that do not need it.
     const { startWorker } = await import('../worker/worker.js');
-    const worker = await startWorker({
+    const { startWithInterrupts } = await import('../worker/interrupts.js');
+    const worker = await startWithInterrupts(() => startWorker({
       ...this.connectionOptions(flags),
       queue: flags.queue,
       resources,
@@ -81,19 +82,10 @@ export default class Worker extends FitqCommand {
       leaseMs: secondsFlag('--lease', flags.lease) * 1000,
       killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,
       secret,
-    });
+    }));
     removePidfileOnExit(worker.name, queueName(flags.queue));
-    let signals = 0;
-    const onSignal = () => {
-      signals += 1;
-      // First signal: finish what runs. Second: terminate the runs too.
-      void worker.stop({ now: signals > 1 });
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    // The first Ctrl-C or SIGTERM lets the runs finish, the next terminates them.
     await worker.done;
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     if (worker.failure) {
       process.stderr.write(`Error: ${worker.failure}\n`);
       this.exit(1);

@@ -110,12 +110,26 @@ export interface WorkerRegistration {
 export interface FinishInput {
   runId: string;
   worker: string;
+  /** The registration token of the worker: only a live registration may record. */
+  token: string;
   epoch: string;
-  status: 'completed' | 'failed' | 'canceled' | 'rejected';
+  /** `stopped`: its worker terminated it (or never started it) because the worker was stopped. */
+  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'stopped';
   exitCode?: number | undefined;
   signal?: string | undefined;
   reason: string;
 }
+
+/**
+ * What finishRun did: recorded the end (a stopped run: re-staged or lost);
+ * found the run no longer held by this claim (`status`: what it is now,
+ * undefined when it is gone); or refused a worker whose registration is gone
+ * or whose lease has run out.
+ */
+export type FinishResult =
+  | { outcome: 'recorded'; status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'staged' | 'lost' }
+  | { outcome: 'movedOn'; status: string | undefined }
+  | { outcome: 'fenced' };
 
 /** Reads the stage script's reply: {1, firstSeq} or {-2, takenId}. */
 export function parseStageReply(reply: unknown): { firstSeq: number } | { taken: string } {
@@ -191,12 +205,16 @@ export class Scripts {
     }
   }
 
-  /** Appends output lines of a run, unless the claim that produced them has moved on; returns lines written. */
-  async appendLog(runId: string, worker: string, epoch: string, lines: readonly LogLine[]): Promise<number> {
+  /**
+   * Appends output lines of a run, unless the claim that produced them has
+   * moved on or its worker no longer holds its lease; returns lines written.
+   */
+  async appendLog(runId: string, worker: string, token: string, epoch: string, lines: readonly LogLine[]): Promise<number> {
     const args: string[] = [];
     for (const { stream, line } of lines) args.push(stream, line);
     const reply = await command(this.redis, 'fitqAppendLog')(
-      this.keys.run(runId), this.keys.runLog(runId), worker, epoch, this.logMaxLines, ...args,
+      this.keys.run(runId), this.keys.runLog(runId), this.keys.worker(worker).info, this.keys.workers,
+      worker, token, epoch, this.logMaxLines, ...args,
     );
     return Number(reply);
   }
@@ -214,15 +232,17 @@ export class Scripts {
     return code === -1 ? String(value) : undefined;
   }
 
-  /** Records a run's end; false when the run had moved on (fenced). */
-  async finishRun(input: FinishInput, now: number): Promise<boolean> {
+  /** Records a run's end, only for the current claim of a live registration; see FinishResult. */
+  async finishRun(input: FinishInput, now: number): Promise<FinishResult> {
     const w = this.keys.worker(input.worker);
-    const reply = await command(this.redis, 'fitqFinishRun')(
-      this.keys.run(input.runId), w.info, w.free, w.runs, w.devices,
-      this.keys.base, input.runId, input.worker, input.epoch, input.status,
+    const [code, status] = (await command(this.redis, 'fitqFinishRun')(
+      this.keys.run(input.runId), w.info, w.free, w.runs, w.devices, this.keys.workers,
+      this.keys.base, input.runId, input.worker, input.token, input.epoch, input.status,
       input.exitCode ?? '', input.signal ?? '', input.reason, now, this.logMaxLines,
-    );
-    return reply === 1;
+    )) as [number, string];
+    if (code === 1) return { outcome: 'recorded', status: status as Extract<FinishResult, { outcome: 'recorded' }>['status'] };
+    if (code === 0) return { outcome: 'movedOn', status: status || undefined };
+    return { outcome: 'fenced' };
   }
 
   /** Registers a worker; false when a live worker holds the name. Leases use the Redis server's clock. */

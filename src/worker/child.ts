@@ -42,6 +42,8 @@ export interface RunProcess {
   readonly outcome: Promise<RunOutcome>;
   /** SIGTERM to the process group now, SIGKILL after graceMs if still alive. */
   terminate(graceMs: number): void;
+  /** Whether terminate() signalled it before it exited (so its outcome is fitq's doing). */
+  readonly terminated: boolean;
 }
 
 const liveProcesses = new Set<number>();
@@ -139,7 +141,13 @@ const GATE = 'IFS= read -r _ <&3 || exit 125; exec 3<&-; exec "$@"';
 
 export function startRunProcess(spec: RunProcessSpec): RunProcess {
   const [file = '', ...args] = spec.shell ? ['sh', '-c', spec.command.join(' ')] : spec.command;
-  const notStarted = (failure: RunOutcome): RunProcess => ({ pid: undefined, outcome: Promise.resolve(failure), release: () => {}, terminate: () => {} });
+  const notStarted = (failure: RunOutcome): RunProcess => ({
+    pid: undefined,
+    outcome: Promise.resolve(failure),
+    release: () => {},
+    terminate: () => {},
+    terminated: false,
+  });
   // Spawning in a missing directory fails with ENOENT too: say which is missing.
   if (!isDirectory(spec.cwd)) return notStarted({ status: 'failed', reason: `working directory not found: ${spec.cwd}` });
   const failure = preflight(file, spec.cwd, spec.env);
@@ -213,6 +221,9 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
       signalGroup(pid, 'SIGTERM');
       killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
       killTimer.unref();
+    },
+    get terminated() {
+      return killTimer !== undefined;
     },
   };
 }

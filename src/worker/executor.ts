@@ -2,20 +2,21 @@
  * Executes claimed runs. A claimed run is handed to this worker's own BullMQ
  * queue (job id = run id + claim epoch, so the hand-off is idempotent) and
  * run by a BullMQ Worker processor: the child process, its output, and the
- * final record, fenced by the claim epoch.
+ * final record, fenced by the claim epoch and the registration's lease.
  */
 import { Queue, Worker as BullWorker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { parseRunFields, runDemands } from '../queue/run-record.js';
-import type { Scripts } from '../queue/scripts.js';
+import type { FinishResult, Scripts } from '../queue/scripts.js';
 import { formatResources, resourcesToJson } from '../resources/spec.js';
 import { describeAclRefusal } from '../queue/connection.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
-import { startRunProcess, type RunOutcome, type RunProcess } from './child.js';
+import { startRunProcess, type RunProcess } from './child.js';
 import { OutputBuffer } from './output.js';
+import { endingMessage, endingToRecord, type RunEnding } from './run-ending.js';
 import type { LogFormat } from './logger.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -47,6 +48,8 @@ export interface ExecutorContext {
   watchdog: Watchdog;
   logger: Logger;
   workerName: string;
+  /** The token of the registration this executor runs for: its writes are refused once that is gone. */
+  token: string;
   /** BullMQ queue name of this worker, unique per worker process. */
   queueName: string;
   concurrency: number;
@@ -64,9 +67,6 @@ export interface ExecutorContext {
    */
   secret?: Buffer | undefined;
 }
-
-/** How a run ended: as its process did, or rejected before it could start. */
-type RunEnding = Omit<RunOutcome, 'status'> & { status: RunOutcome['status'] | 'rejected' };
 
 interface BullParts {
   queue: Queue;
@@ -189,7 +189,8 @@ export class Executor {
 
   /**
    * Terminates every run and keeps runs not yet started from starting, e.g.
-   * on a second stop signal or when the worker was fenced.
+   * on a second stop signal or when the worker was fenced. `reason` is
+   * recorded for them (they end lost or are re-staged, never failed).
    */
   abandonAll(reason: string): void {
     for (const run of this.active.values()) {
@@ -220,7 +221,7 @@ export class Executor {
     if (!run || run.epoch !== job.data.epoch) return; // a hand-off from an older claim
     const log = this.ctx.logger.child({ runId: run.runId });
     if (run.cancelRequested || run.abandoned) {
-      await this.record(run, { status: 'failed', reason: run.abandoned ? `not started: ${run.abandoned}` : 'not started' });
+      await this.record(run, { status: 'failed', reason: 'not started' });
       return;
     }
     // Checked on the very fields it is started with, as the claim read them.
@@ -233,7 +234,7 @@ export class Executor {
       }
     }
     const record = parseRunFields(run.fields);
-    const output = new OutputBuffer(this.ctx.scripts, run.runId, this.ctx.workerName, run.epoch, this.ctx.logMaxLines, (error) =>
+    const output = new OutputBuffer(this.ctx.scripts, run.runId, this.ctx.workerName, this.ctx.token, run.epoch, this.ctx.logMaxLines, (error) =>
       log.warn({ err: error }, `Could not store output of run ${run.runId}`),
     );
     const env: Record<string, string> = {
@@ -277,33 +278,34 @@ export class Executor {
     else process.stdout.write(`${runId} | ${line}\n`);
   }
 
-  /** Records the end of a run, releasing its reservation, and reports it. */
+  /** Records the end of a run, releasing its reservation, and says what was recorded (or why nothing was). */
   private async record(run: ActiveRun, outcome: RunEnding): Promise<void> {
-    const log = this.ctx.logger.child({ runId: run.runId });
-    const canceled = run.cancelRequested && outcome.status !== 'rejected';
-    const status = canceled ? 'canceled' : outcome.status;
-    const reason = canceled ? `canceled (${outcome.reason})` : outcome.reason;
+    const ending = {
+      cancelRequested: run.cancelRequested,
+      abandoned: run.abandoned,
+      started: run.process !== undefined,
+      terminated: run.process?.terminated ?? false,
+    };
+    const toRecord = endingToRecord(ending, outcome);
+    let result: FinishResult | Error;
     try {
-      const recorded = await this.ctx.scripts.finishRun(
+      result = await this.ctx.scripts.finishRun(
         {
           runId: run.runId,
           worker: this.ctx.workerName,
+          token: this.ctx.token,
           epoch: run.epoch,
-          status,
+          ...toRecord,
           exitCode: outcome.exitCode,
           signal: outcome.signal,
-          reason,
         },
         Date.now(),
       );
-      if (!recorded) log.warn(`Run ${run.runId} had moved on (no longer held by this worker); its result was not recorded`);
     } catch (error) {
-      log.error({ err: error }, `Could not record the end of run ${run.runId}`);
+      result = error instanceof Error ? error : new Error(String(error));
     }
-    if (status === 'completed') log.info(`Run ${run.runId} completed`);
-    else if (status === 'canceled') log.info(`Run ${run.runId} canceled`);
-    else if (status === 'rejected') log.warn(`Run ${run.runId} ${reason}`);
-    else log.info(`Run ${run.runId} failed (${describeFailure(outcome)})`);
+    const { level, message } = endingMessage(run.runId, ending, outcome, toRecord, result);
+    this.ctx.logger.child({ runId: run.runId })[level](result instanceof Error ? { err: result } : {}, message);
     this.active.delete(run.runId);
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;
@@ -319,12 +321,6 @@ function inheritedEnv(): Record<string, string> {
   const env = { ...(process.env as Record<string, string>) };
   delete env.FITQ_SECRET;
   return env;
-}
-
-function describeFailure(outcome: RunEnding): string {
-  if (outcome.exitCode !== undefined) return `exit code ${outcome.exitCode}`;
-  if (outcome.signal) return `signal ${outcome.signal}`;
-  return outcome.reason;
 }
 
 /** "a=1 b=2" for logs, or "no resources". */

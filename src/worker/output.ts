@@ -76,8 +76,9 @@ export class OutputBuffer {
   constructor(
     private readonly scripts: Scripts,
     private readonly runId: string,
-    /** Who produced the output: stored only while the run is still theirs. */
+    /** Who produced the output (worker, registration token, claim epoch): stored only while the run is still theirs. */
     private readonly worker: string,
+    private readonly token: string,
     private readonly epoch: string,
     private readonly maxLines: number,
     private readonly onError: (error: unknown) => void,
@@ -153,7 +154,7 @@ export class OutputBuffer {
         this.dropped = 0;
       }
       try {
-        await this.scripts.appendLog(this.runId, this.worker, this.epoch, batch);
+        await this.scripts.appendLog(this.runId, this.worker, this.token, this.epoch, batch);
       } catch (error) {
         this.onError(error);
       } finally {

@@ -14,12 +14,14 @@ import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
 import { Scripts, type ClaimResult, type WorkerRegistration } from '../queue/scripts.js';
 import { formatMicros } from '../resources/amount.js';
 import { formatResources } from '../resources/spec.js';
+import { watchConnection } from './connection-watch.js';
 import { describeDemands, Executor } from './executor.js';
 import { IgnoredRuns } from './ignored-runs.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { registrationFor, within } from './registration.js';
 import { resolveGpus } from './gpus.js';
+import { stoppedReason } from './run-ending.js';
 import { Watchdog } from './watchdog.js';
 
 export type { WorkerOptions } from './options.js';
@@ -72,6 +74,9 @@ export class FitqWorker {
   private readonly ignoredRuns: IgnoredRuns;
   private readonly timers: NodeJS.Timeout[] = [];
   private reapTimer: NodeJS.Timeout | undefined;
+  private unwatchConnection: (() => void) | undefined;
+  /** Interrupts (Ctrl-C, SIGTERM) received so far. */
+  private interrupts = 0;
 
   private constructor(parts: WorkerParts) {
     this.options = parts.options;
@@ -99,6 +104,7 @@ export class FitqWorker {
       watchdog: this.watchdog,
       logger: this.logger,
       workerName: this.name,
+      token: this.token,
       queueName,
       concurrency: this.options.concurrency,
       killGraceMs: this.options.killGraceMs,
@@ -149,6 +155,7 @@ export class FitqWorker {
 
   /** Subscribes to wake-ups and starts the heartbeat and the safety-net poll. */
   private async listen(): Promise<void> {
+    this.unwatchConnection = watchConnection(this.redis, this.logger);
     this.subscriber = this.redis.duplicate();
     this.subscriber.on('error', () => {});
     this.subscriber.on('message', (_channel: string, message: string) => this.onEvent(message));
@@ -178,7 +185,7 @@ export class FitqWorker {
     if (now ? this.stopRequested === 'now' : this.stopRequested !== undefined) return;
     this.stopRequested = now ? 'now' : 'graceful';
     this.logger.info(`Stop requested through Redis${now ? ': terminating runs' : ': letting runs finish'}`);
-    void this.stop({ now });
+    void this.stop({ now, why: now ? 'fitq stop --now' : undefined });
   }
 
   private requestCancel(runId: string): void {
@@ -311,18 +318,36 @@ export class FitqWorker {
     if (this.failure !== undefined) return;
     this.failure = failure;
     this.logger.error(`${failure}; stopping`);
-    void this.stop({ now: true });
+    void this.stop({ now: true, why: failure });
+  }
+
+  /**
+   * A foreground worker's Ctrl-C or SIGTERM: the first stops it gracefully,
+   * the next terminates its runs.
+   */
+  interrupt(): Promise<void> {
+    this.interrupts += 1;
+    const runs = this.executor.size;
+    const plural = runs === 1 ? 'run' : 'runs';
+    if (this.interrupts > 1) {
+      this.logger.info(`Interrupted again: terminating ${runs} ${plural}`);
+      return this.stop({ now: true, why: 'second interrupt' });
+    }
+    this.logger.info(runs === 0 ? 'Stopping: no runs to wait for' : `Stopping: letting ${runs} ${plural} finish; press Ctrl-C again to terminate them`);
+    return this.stop();
   }
 
   /**
    * Stops claiming and waits for the runs to finish; with `now`, terminates
    * them first (SIGTERM to each process group, SIGKILL after the grace
    * period) and, if Redis stays unreachable, gives up recording them soon
-   * after. Resolves when everything is released.
+   * after. Runs it terminates did not fail: they are re-staged if they have
+   * retries left, else they end lost, with the reason "its worker W was
+   * stopped (`why`)". Resolves when everything is released.
    */
-  stop(options: { now?: boolean } = {}): Promise<void> {
+  stop(options: { now?: boolean; why?: string | undefined } = {}): Promise<void> {
     if (options.now) {
-      this.executor.abandonAll('its worker was stopped');
+      this.executor.abandonAll(stoppedReason(this.name, options.why));
       this.giveUpTimer ??= setTimeout(this.giveUp, this.options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
     }
     if (!this.shutdown) {
@@ -342,10 +367,11 @@ export class FitqWorker {
     const idle = await Promise.race([this.executor.whenIdle().then(() => true), this.givenUp.then(() => false)]);
     if (!idle) {
       this.logger.error(
-        `Could not record the end of ${this.executor.size} run(s) (is Redis reachable?); they will end as lost when the lease runs out`,
+        `Could not record the end of ${this.executor.size} run(s) (is Redis reachable?); they end lost, or are re-staged per their retries, when the lease runs out`,
       );
     }
     this.released = true;
+    this.unwatchConnection?.();
     this.timers.forEach(clearInterval);
     if (this.reapTimer) clearTimeout(this.reapTimer);
     if (this.giveUpTimer) clearTimeout(this.giveUpTimer);

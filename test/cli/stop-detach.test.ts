@@ -99,21 +99,27 @@ describe('fitq worker --detach and fitq stop', () => {
     expect(existsSync(pidfile)).toBe(false);
   });
 
-  it('`fitq stop NAME --now` reaches a worker through Redis alone and terminates its runs first', async () => {
+  it('`fitq stop NAME --now` reaches a worker through Redis alone and terminates its runs first: they end lost, or are re-staged, never failed', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     // An in-process worker: it hears of the stop only through Redis, as one on another machine would.
-    const { worker, logs } = await startTestWorker(queue, { name: 'remote', resources: 'foo=1', killGraceMs: 1000 });
-    const { runs } = await client.stage({ command: ['sleep', '60'], resources: 'foo=1' });
-    await waitFor('the run to start', async () => (await client.getRun(runs[0]!.id)).status === 'running');
+    const { worker, logs } = await startTestWorker(queue, { name: 'remote', resources: 'foo=2', killGraceMs: 1000 });
+    const plain = (await client.stage({ command: ['sleep', '60'], resources: 'foo=1' })).runs[0]!.id;
+    const retried = (await client.stage({ command: ['sleep', '60'], resources: 'foo=1', retries: 3 })).runs[0]!.id;
+    for (const id of [plain, retried]) {
+      await waitFor('the run to start', async () => messages(logs).includes(`Run ${id} started`));
+    }
     const stopped = await fitq(['stop', 'remote', '--now'], { queue });
     expect(stopped.exitCode, stopped.stderr).toBe(0);
     expect(stopped.stdout.trim()).toBe('Stopped worker remote');
     await worker.done;
-    const run = await client.getRun(runs[0]!.id);
-    expect(run.status).toBe('failed');
-    expect(run.signal).toBe('SIGTERM');
+    const why = 'its worker remote was stopped (fitq stop --now)';
+    const run = await client.getRun(plain);
+    expect(run).toMatchObject({ status: 'lost', reason: why, worker: 'remote' });
+    expect(run.signal).toBeUndefined();
+    expect(await client.getRun(retried)).toMatchObject({ status: 'staged', restaged: 1, restagedReason: `${why} (re-staged 1 of 3)` });
     expect(messages(logs)).toContain('Stop requested through Redis: terminating runs');
+    expect(messages(logs)).toContain(`Run ${plain} terminated (signal SIGTERM) as ${why}: lost`);
     expect(await client.listWorkers()).toEqual([]);
   });
 

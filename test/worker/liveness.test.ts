@@ -3,17 +3,20 @@
  * leaves no run process behind (its watchdog ends them), its runs end as
  * `lost` within the lease and are never re-run, its reservation goes, and its
  * name can be taken again. Also: a name held by a live worker is refused, and
- * SIGTERM stops a worker gracefully (a second SIGTERM terminates its runs).
+ * SIGTERM stops a worker gracefully (a second SIGTERM terminates its runs,
+ * which are re-staged or end lost, never failed).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/queue/client.js';
 import type { RunRecord } from '../../src/queue/run-record.js';
 import { waitFor } from '../support/wait.js';
-import { BIN, connectClient, fitq, messages, newQueue, parseJsonLog, redisUrl, startTestWorker } from '../support/fitq.js';
+import { spawnCliWorker } from '../support/cli-worker.js';
+import { startRedisServer } from '../support/redis-server.js';
+import { connectClient, fitq, messages, newQueue, parseJsonLog, startTestWorker } from '../support/fitq.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -67,51 +70,8 @@ function isAlive(pid: number): boolean {
   }
 }
 
-interface CliWorker {
-  readonly process: ResultPromise;
-  readonly pid: number;
-  /** Everything the worker printed on stdout so far. */
-  stdout(): string;
-  stderr(): string;
-  /** Messages of its JSON log lines so far (not run output). */
-  messages(): string[];
-  waitForMessage(message: string, timeoutMs?: number): Promise<void>;
-  /** Resolves with the exit code (or signal) once the process has ended. */
-  readonly exited: Promise<{ exitCode: number | undefined; signal: string | undefined }>;
-}
-
-const cliWorkers: CliWorker[] = [];
 const runGroups = new Set<number>();
 const tempDirs: string[] = [];
-
-/** Starts `fitq worker ARGS --log-format json` as a real process. */
-function spawnCliWorker(queue: string, args: string[]): CliWorker {
-  const subprocess = execa('node', [BIN, 'worker', ...args, '--log-format', 'json'], {
-    env: { FITQ_REDIS_URL: redisUrl(), FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '' },
-    stdin: 'ignore',
-    buffer: false,
-    reject: false,
-  });
-  let stdout = '';
-  let stderr = '';
-  subprocess.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  subprocess.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const worker: CliWorker = {
-    process: subprocess,
-    pid: subprocess.pid!,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    messages: () => messages(parseJsonLog(stdout)),
-    async waitForMessage(message, timeoutMs = 10_000) {
-      await waitFor(`worker log "${message}" (stdout so far:\n${stdout}\nstderr:\n${stderr})`, () =>
-        worker.messages().includes(message),
-      timeoutMs);
-    },
-    exited: subprocess.then((result) => ({ exitCode: result.exitCode, signal: result.signal })),
-  };
-  cliWorkers.push(worker);
-  return worker;
-}
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'fitq-liveness-'));
@@ -154,11 +114,7 @@ async function waitForStatus(client: FitqClient, runId: string, statuses: string
 }
 
 afterEach(async () => {
-  // Whatever a failed test left behind: worker processes, run process groups, files.
-  for (const worker of cliWorkers.splice(0)) {
-    if (worker.process.exitCode === null && worker.process.signalCode === null) worker.process.kill('SIGKILL');
-    await worker.exited;
-  }
+  // Whatever a failed test left behind (worker processes go in cli-worker.ts): run process groups, files.
   for (const pgid of runGroups) {
     if (groupMembers(pgid).length > 0) {
       try {
@@ -369,6 +325,12 @@ describe('runs staged with --retries', () => {
     const lines = (await client.readLog(runId)).flatMap((e) => (e.kind === 'line' ? [e.line] : []));
     expect(lines).toEqual(['first attempt', 'second attempt', 'second done']);
     expect(messages(observer.logs)).toContain(`Run ${runId} completed`);
+    // The cut-off worker says its copy's end was not recorded, and why; it never claims it failed.
+    await sleeper.waitForMessage(new RegExp(`^Run ${runId} was killed by signal SIGTERM but its result was not recorded: `));
+    expect(sleeper.messages().filter((message) => message.startsWith(`Run ${runId} `))).toEqual([
+      `Run ${runId} started`,
+      `Run ${runId} was killed by signal SIGTERM but its result was not recorded: this worker no longer holds its registration (its lease ran out, or Redis lost its data); the run ends when that registration is reaped`,
+    ]);
   });
 });
 
@@ -414,6 +376,7 @@ describe('stopping a CLI worker with SIGTERM', () => {
 
     process.kill(worker.pid, 'SIGTERM');
     await worker.waitForMessage(`Stopping worker ${name}`);
+    expect(worker.messages()).toContain('Stopping: letting 1 run finish; press Ctrl-C again to terminate them');
     // A run staged now is not claimed by the stopping worker.
     const later = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
     // The run is still going, and so is the worker, waiting for it.
@@ -434,31 +397,140 @@ describe('stopping a CLI worker with SIGTERM', () => {
     expect(groupMembers(pgid)).toEqual([]);
   });
 
-  it('terminates the runs on a second SIGTERM (to their process group) and still exits 0', async () => {
+  it('a Ctrl-C while the worker still registers is not lost: it says it stops once up, and a second one ends it at once', async () => {
+    // A "Redis" that accepts the connection and never answers: the worker stays in its start.
+    let connections = 0;
+    const silent = createServer((socket) => {
+      connections += 1;
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const worker = spawnCliWorker(newQueue(), ['-r', 'foo=1'], `redis://127.0.0.1:${port}`);
+      await waitFor('the worker to connect', () => connections > 0);
+      process.kill(worker.pid, 'SIGINT');
+      await waitFor('the worker to say it stops once up', () =>
+        worker.stderr().includes('Stopping as soon as the worker has registered; press Ctrl-C again to quit now'),
+      );
+      expect(worker.process.exitCode).toBeNull();
+      process.kill(worker.pid, 'SIGINT');
+      expect(await worker.exited).toEqual({ exitCode: undefined, signal: 'SIGINT' });
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('says there is nothing to wait for when no run is running, and exits 0', async () => {
+    const queue = newQueue();
+    const name = `idle-${queue}`;
+    const worker = spawnCliWorker(queue, ['-r', 'foo=1', '--name', name]);
+    await worker.waitForMessage(`Worker resources: foo=1`);
+    process.kill(worker.pid, 'SIGINT');
+    expect(await worker.exited, worker.stderr()).toEqual({ exitCode: 0, signal: undefined });
+    expect(worker.messages()).toEqual(expect.arrayContaining(['Stopping: no runs to wait for', `Worker ${name} stopped`]));
+    expect(worker.stdout()).not.toContain('Ctrl-C again');
+  });
+
+  it('terminates the runs on a second SIGTERM (to their process group): re-staged at their place with retries left, else lost, never failed', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const dir = tempDir();
-    const pidFile = join(dir, 'pid');
     const name = `impatient-${queue}`;
-    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60 & wait'), resources: 'foo=1' });
-    const runId = runs[0]!.id;
-    // A long grace period: the run must end from SIGTERM, not from a later SIGKILL.
+    const pidFiles = [join(dir, 'retried'), join(dir, 'plain')];
+    // Its first attempt hangs; the next one ends at once.
+    const marker = join(dir, 'attempted');
+    const once = `if [ -e '${marker}' ]; then exit 0; fi; touch '${marker}'; sleep 60 & wait`;
+    const retried = (await client.stage({ command: pidScript(pidFiles[0]!, once), resources: 'foo=1', retries: 1 })).runs[0]!.id;
+    const plain = (await client.stage({ command: pidScript(pidFiles[1]!, 'sleep 60 & wait'), resources: 'foo=1' })).runs[0]!.id;
+    // A long grace period: the runs must end from SIGTERM, not from a later SIGKILL.
     const worker = spawnCliWorker(queue, ['-r', 'foo=2', '--name', name, '--kill-grace', '30']);
-    const pgid = await waitUntilRunning(client, runId, pidFile);
-    await waitFor('the run to have its background child', () => groupMembers(pgid).length >= 2);
+    const pgids = [await waitUntilRunning(client, retried, pidFiles[0]!), await waitUntilRunning(client, plain, pidFiles[1]!)];
+    for (const pgid of pgids) await waitFor('the run to have its background child', () => groupMembers(pgid).length >= 2);
+    // Staged after them, with the same demands: it waits behind the re-staged run.
+    const later = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
 
     process.kill(worker.pid, 'SIGTERM');
-    await worker.waitForMessage(`Stopping worker ${name}`);
-    expect((await client.getRun(runId)).status).toBe('running');
+    await worker.waitForMessage('Stopping: letting 2 runs finish; press Ctrl-C again to terminate them');
+    expect((await client.getRun(retried)).status).toBe('running');
 
     const secondAt = Date.now();
     process.kill(worker.pid, 'SIGTERM');
     const exit = await worker.exited;
     expect(exit, worker.stderr()).toEqual({ exitCode: 0, signal: undefined });
     expect(Date.now() - secondAt).toBeLessThan(10_000);
-    expect(await client.getRun(runId)).toMatchObject({ status: 'failed', signal: 'SIGTERM', worker: name });
-    expect(groupMembers(pgid)).toEqual([]);
-    expect(worker.messages()).toEqual(expect.arrayContaining([`Run ${runId} failed (signal SIGTERM)`, `Worker ${name} stopped`]));
+    for (const pgid of pgids) expect(groupMembers(pgid)).toEqual([]);
+
+    const why = `its worker ${name} was stopped (second interrupt)`;
+    const restaged = await client.getRun(retried);
+    expect(restaged).toMatchObject({ status: 'staged', retries: 1, restaged: 1, restagedReason: `${why} (re-staged 1 of 1)`, epoch: 1 });
+    expect(restaged.worker).toBeUndefined();
+    expect(await client.redis.zrange(client.keys.staged('foo=1'), 0, -1)).toEqual([retried, later]);
+    const lost = await client.getRun(plain);
+    expect(lost).toMatchObject({ status: 'lost', reason: why, worker: name });
+    expect(lost.signal).toBeUndefined();
+    expect(lost.exitCode).toBeUndefined();
+    expect(worker.messages()).toEqual(
+      expect.arrayContaining([
+        'Interrupted again: terminating 2 runs',
+        `Run ${retried} terminated (signal SIGTERM) as ${why}: re-staged`,
+        `Run ${plain} terminated (signal SIGTERM) as ${why}: lost`,
+        `Worker ${name} stopped`,
+      ]),
+    );
+    expect(worker.messages().join('\n')).not.toMatch(/failed/);
     expect(await client.listWorkers()).toEqual([]);
+
+    // Its retry is used: the next worker runs it before the later run.
+    const again = await fitq(['worker', '-r', 'foo=1', '--run-once', '--concurrency', '1', '--log-format', 'json'], { queue, timeoutMs: 20_000 });
+    expect(again.exitCode, again.stderr).toBe(0);
+    const log = messages(parseJsonLog(again.stdout));
+    expect(log.indexOf(`Run ${retried} started`)).toBeGreaterThan(-1);
+    expect(log.indexOf(`Run ${retried} started`)).toBeLessThan(log.indexOf(`Run ${later} started`));
+  });
+
+  it('still records a run that failed on its own just before the second SIGTERM as failed, its end still on its way to Redis', async () => {
+    // A Redis of its own: it is paused below.
+    const own = await startRedisServer();
+    const queue = newQueue();
+    const client = await FitqClient.connect({ redisUrl: own.url, queue });
+    try {
+      const dir = tempDir();
+      const go = join(dir, 'go');
+      const name = `pausing-${queue}`;
+      const pidFiles = [join(dir, 'failing'), join(dir, 'hanging')];
+      const waitForGo = `while [ ! -e '${go}' ]; do sleep 0.02; done; echo "giving up"; exit 3`;
+      const failing = (await client.stage({ command: pidScript(pidFiles[0]!, waitForGo), resources: 'foo=1' })).runs[0]!.id;
+      const hanging = (await client.stage({ command: pidScript(pidFiles[1]!, 'sleep 60 & wait'), resources: 'foo=1' })).runs[0]!.id;
+      const worker = spawnCliWorker(queue, ['-r', 'foo=2', '--name', name, '--kill-grace', '30'], own.url);
+      const failingPid = await waitUntilRunning(client, failing, pidFiles[0]!);
+      await waitUntilRunning(client, hanging, pidFiles[1]!);
+
+      // Redis holds every command for a while, so the failing run's output and end wait to be written.
+      const PAUSE_MS = 6000;
+      await client.redis.call('CLIENT', 'PAUSE', PAUSE_MS, 'ALL');
+      const pausedAt = Date.now();
+      writeFileSync(go, '');
+      await waitFor('the failing run to exit on its own', () => !isAlive(failingPid));
+      process.kill(worker.pid, 'SIGTERM');
+      await worker.waitForMessage('Stopping: letting 2 runs finish; press Ctrl-C again to terminate them');
+      process.kill(worker.pid, 'SIGTERM');
+      await worker.waitForMessage('Interrupted again: terminating 2 runs');
+      // Only telling while Redis is still paused: the failing run's end is not yet written.
+      expect(Date.now() - pausedAt, 'ms from the pause to the second SIGTERM').toBeLessThan(PAUSE_MS - 1000);
+
+      expect(await worker.exited, worker.stderr()).toEqual({ exitCode: 0, signal: undefined });
+      expect(await client.getRun(failing)).toMatchObject({ status: 'failed', exitCode: 3, reason: 'exit code 3' });
+      const why = `its worker ${name} was stopped (second interrupt)`;
+      expect(await client.getRun(hanging)).toMatchObject({ status: 'lost', reason: why });
+      expect(worker.messages()).toEqual(
+        expect.arrayContaining([`Run ${failing} failed (exit code 3)`, `Run ${hanging} terminated (signal SIGTERM) as ${why}: lost`]),
+      );
+      const printed = (await client.readLog(failing)).flatMap((e) => (e.kind === 'line' ? [e.line] : []));
+      expect(printed).toEqual(['giving up']);
+    } finally {
+      await client.close();
+      await own.dispose();
+    }
   });
 });

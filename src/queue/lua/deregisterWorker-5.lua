@@ -1,6 +1,8 @@
 --[[
-  Removes a stopping worker. Runs it still holds (none after a graceful stop)
-  end as lost.
+  Removes a stopping worker. Runs it still holds (none after a graceful stop
+  whose ends were recorded) end as lost, or are re-staged per their retries;
+  the reason says whether the worker stopped while holding its lease or had
+  already lost it (its late ends were refused).
 
   KEYS[1] workers, KEYS[2] worker, KEYS[3] worker:capacity, KEYS[4] worker:free,
   KEYS[5] worker:runs
@@ -11,8 +13,11 @@
 ]]
 -- @include amounts
 -- @include runs
+-- @include clock
+-- @include lease
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
 if redis.call("HGET", KEYS[2], "token") ~= token then return 0 end
-reapWorker(base, name, ARGV[4], "worker " .. name .. " stopped", ARGV[5])
+local reason = holdsLease(KEYS[2], KEYS[1], name, token) and ("worker " .. name .. " stopped") or leaseLapsedReason(name)
+reapWorker(base, name, ARGV[4], reason, ARGV[5])
 return 1

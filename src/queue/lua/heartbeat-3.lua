@@ -14,13 +14,12 @@
   registered under this token, or its lease has lapsed (fenced).
 ]]
 -- @include clock
+-- @include lease
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
-local now = serverNow()
 
-if redis.call("HGET", KEYS[2], "token") ~= token then return {-1} end
 -- A lapsed lease is not revived: claimRun already treats the worker as gone.
-local deadline = redis.call("ZSCORE", KEYS[1], name)
-if not deadline or tonumber(deadline) < now then return {-1} end
+if not holdsLease(KEYS[2], KEYS[1], name, token) then return {-1} end
+local now = serverNow()
 redis.call("ZADD", KEYS[1], now + tonumber(ARGV[4]), name)
 redis.call("HSET", KEYS[2], "heartbeatAt", now)
 local cancels = {}

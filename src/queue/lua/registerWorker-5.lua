@@ -20,12 +20,17 @@
 -- @include amounts
 -- @include runs
 -- @include clock
+-- @include lease
 local base, name, token, leaseMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[5])
 local now = serverNow()
 
 local deadline = redis.call("ZSCORE", KEYS[1], name)
 if deadline and tonumber(deadline) > now then return -3 end
-if deadline or redis.call("EXISTS", KEYS[2]) == 1 then
+-- A lapsed registration (the worker died, or was cut off and is back) is
+-- reaped as any reaper would; leftovers without a lease, as a restart.
+if deadline then
+  reapWorker(base, name, now, leaseLapsedReason(name), ARGV[10])
+elseif redis.call("EXISTS", KEYS[2]) == 1 then
   reapWorker(base, name, now, "worker " .. name .. " restarted", ARGV[10])
 end
 

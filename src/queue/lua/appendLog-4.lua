@@ -1,0 +1,25 @@
+--[[
+  Appends output lines to a run's log, only while the run is still running
+  under the claim that produced them and its worker still holds its lease:
+  output of a lost or removed run, or of a worker cut off past its lease, is
+  dropped, never written after its end marker.
+
+  KEYS[1] run       hash
+  KEYS[2] run:log   stream
+  KEYS[3] worker    hash
+  KEYS[4] workers   zset: worker name -> lease deadline
+
+  ARGV[1] worker name, ARGV[2] token, ARGV[3] epoch, ARGV[4] logMaxLines,
+  then pairs: stream ("stdout"|"stderr"), line
+
+  Returns the number of lines written (0 when fenced).
+]]
+-- @include clock
+-- @include lease
+if not holdsLease(KEYS[3], KEYS[4], ARGV[1], ARGV[2]) then return 0 end
+local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch")
+if run[1] ~= "running" or run[2] ~= ARGV[1] or run[3] ~= ARGV[3] then return 0 end
+for i = 5, #ARGV, 2 do
+  redis.call("XADD", KEYS[2], "MAXLEN", "~", ARGV[4], "*", "stream", ARGV[i], "line", ARGV[i + 1])
+end
+return (#ARGV - 4) / 2

@@ -1,0 +1,90 @@
+/**
+ * How a worker ends a run: which end it records (its process's own outcome,
+ * a rejection, a cancellation, or a stop by its worker) and what it says in
+ * its log about what was, or was not, recorded.
+ */
+import type { FinishInput, FinishResult } from '../queue/scripts.js';
+import type { RunOutcome } from './child.js';
+
+/** How a run ended: as its process did, or rejected before it could start. */
+export type RunEnding = Omit<RunOutcome, 'status'> & { status: RunOutcome['status'] | 'rejected' };
+
+/** What the executor knows of a run when it ends. */
+export interface EndingRun {
+  cancelRequested: boolean;
+  /** Why the worker gave the run up (it is stopping, or was fenced), if it did. */
+  abandoned?: string | undefined;
+  /** Whether it started: a run given up before it started never ran. */
+  started: boolean;
+  /** Whether the worker terminated its process before it exited. */
+  terminated: boolean;
+}
+
+/** The reason recorded for runs a stopped worker ended: "its worker w1 was stopped (second interrupt)". */
+export function stoppedReason(worker: string, why?: string): string {
+  return `its worker ${worker} was stopped${why ? ` (${why})` : ''}`;
+}
+
+/**
+ * The end to record. A run the worker terminated (or never started) because
+ * it was giving the run up did not fail: it is `stopped`, which re-stages it
+ * or ends it lost. A run that exited on its own first keeps its own outcome,
+ * and a cancellation wins over both.
+ */
+export function endingToRecord(run: EndingRun, outcome: RunEnding): Pick<FinishInput, 'status' | 'reason'> {
+  if (outcome.status === 'rejected') return { status: 'rejected', reason: outcome.reason };
+  if (run.cancelRequested) return { status: 'canceled', reason: `canceled (${outcome.reason})` };
+  if (run.abandoned !== undefined && (!run.started || run.terminated)) return { status: 'stopped', reason: run.abandoned };
+  return { status: outcome.status, reason: outcome.reason };
+}
+
+function describeFailure(outcome: RunEnding): string {
+  if (outcome.exitCode !== undefined) return `exit code ${outcome.exitCode}`;
+  if (outcome.signal) return `signal ${outcome.signal}`;
+  return outcome.reason;
+}
+
+/** What the run's process did, for a sentence: "exited 0", "was killed by signal SIGTERM". */
+function describeProcess(run: EndingRun, outcome: RunEnding): string {
+  if (outcome.status === 'rejected') return `was rejected (${outcome.reason})`;
+  if (!run.started) return 'was not started';
+  if (outcome.exitCode !== undefined) return `exited ${outcome.exitCode}`;
+  if (outcome.signal) return `was killed by signal ${outcome.signal}`;
+  return `did not start (${outcome.reason})`;
+}
+
+/** Why a result was not recorded. */
+function whyNotRecorded(result: Exclude<FinishResult, { outcome: 'recorded' }> | Error): string {
+  if (result instanceof Error) return result.message;
+  if (result.outcome === 'fenced') {
+    return 'this worker no longer holds its registration (its lease ran out, or Redis lost its data); the run ends when that registration is reaped';
+  }
+  return result.status ? `the run is no longer this claim's (it is ${result.status} now)` : 'the run no longer exists';
+}
+
+/** The worker's log line about a run's end, saying what was recorded, or that nothing was and why. */
+export function endingMessage(
+  runId: string,
+  run: EndingRun,
+  outcome: RunEnding,
+  recorded: Pick<FinishInput, 'status' | 'reason'>,
+  result: FinishResult | Error,
+): { level: 'info' | 'warn'; message: string } {
+  if (result instanceof Error || result.outcome !== 'recorded') {
+    return { level: 'warn', message: `Run ${runId} ${describeProcess(run, outcome)} but its result was not recorded: ${whyNotRecorded(result)}` };
+  }
+  switch (result.status) {
+    case 'completed':
+      return { level: 'info', message: `Run ${runId} completed` };
+    case 'canceled':
+      return { level: 'info', message: `Run ${runId} canceled` };
+    case 'rejected':
+      return { level: 'warn', message: `Run ${runId} ${recorded.reason}` };
+    case 'failed':
+      return { level: 'info', message: `Run ${runId} failed (${describeFailure(outcome)})` };
+    default: {
+      const how = run.started ? `terminated (${describeFailure(outcome)})` : 'not started';
+      return { level: 'info', message: `Run ${runId} ${how} as ${recorded.reason}: ${result.status === 'staged' ? 're-staged' : 'lost'}` };
+    }
+  }
+}
