@@ -55,9 +55,11 @@ export default class Stage extends FitqCommand {
       );
     }
     const command = this.argv.slice(separator + 1);
+    const specs = flags.resources ?? [];
+    parseResourceSpecs(specs); // refused before connecting; the run keeps the specs as typed
     const request = {
       command,
-      resources: parseResourceSpecs(flags.resources ?? []),
+      resources: specs,
       runId: flags['run-id'],
       priority: parseIntegerOption('--priority', flags.priority, -MAX_PRIORITY, MAX_PRIORITY),
       labels: parseKeyValues('--label', flags.label),
