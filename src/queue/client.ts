@@ -53,6 +53,11 @@ interface StoredRun {
   demands: Resources;
 }
 
+/** The one error for a run id that names no run. */
+function unknownRun(ref: string): UsageError {
+  return new UsageError(`unknown run ${quote(ref)}`);
+}
+
 /** Candidates named when a run id prefix is ambiguous. */
 const SHOWN_CANDIDATES = 5;
 
@@ -303,7 +308,7 @@ export class FitqClient {
     const found = await this.scripts.resolveRunIds(refs, SHOWN_CANDIDATES);
     return refs.map((ref, i) => {
       const ids = found[i] ?? [];
-      if (ids.length === 0) throw new UsageError(`unknown run ${quote(ref)}`);
+      if (ids.length === 0) throw unknownRun(ref);
       if (ids.length > 1) {
         const more = ids.length > SHOWN_CANDIDATES ? ', …' : '';
         throw new UsageError(`run id prefix ${quote(ref)} is ambiguous: ${ids.slice(0, SHOWN_CANDIDATES).join(', ')}${more}`);
@@ -322,7 +327,7 @@ export class FitqClient {
   private async readRun(redis: Redis, runId: string): Promise<StoredRun> {
     validateRunId(runId);
     const fields = await redis.hgetall(this.keys.run(runId));
-    if (!fields.id) throw new UsageError(`unknown run '${runId}'`);
+    if (!fields.id) throw unknownRun(runId);
     return { run: parseRunFields(fields), demands: runDemands(fields) };
   }
 
@@ -350,7 +355,7 @@ export class FitqClient {
    */
   async cancelRun(runId: string, options: { wait?: boolean; timeoutMs?: number } = {}): Promise<RunRecord> {
     const [result] = await this.cancelRuns([runId], options);
-    if (!result?.run) throw new UsageError(`unknown run ${quote(runId)}`);
+    if (!result?.run) throw unknownRun(runId);
     if (result.outcome === 'ended') throw new UsageError(`run '${runId}' already ended (${result.run.status})`);
     return result.run;
   }
@@ -368,7 +373,7 @@ export class FitqClient {
     const exists = this.redis.pipeline();
     for (const id of ids) exists.exists(this.keys.run(id));
     const missing = ((await exists.exec()) ?? []).findIndex(([, count]) => count !== 1);
-    if (missing >= 0) throw new UsageError(`unknown run ${quote(ids[missing]!)}`);
+    if (missing >= 0) throw unknownRun(ids[missing]!);
     // Every cancellation is requested before waiting for any, so running runs stop together.
     const outcomes: { id: string; outcome: CancelResult['outcome'] }[] = [];
     for (const id of ids) {
@@ -416,12 +421,12 @@ export class FitqClient {
   async removeRuns(runIds: readonly string[], options: { force?: boolean } = {}): Promise<number> {
     runIds.forEach(validateRunId);
     if (options.force) {
-      for (const { run } of await this.getRuns(runIds)) {
-        if (run.status === 'running') await this.cancelRun(run.id, { wait: true });
-      }
+      const running = (await this.getRuns(runIds)).filter(({ run }) => run.status === 'running').map(({ run }) => run.id);
+      // Stopped together; one that ends meanwhile is fine.
+      if (running.length > 0) await this.cancelRuns(running, { wait: true });
     }
     const result = await this.scripts.removeRuns([...new Set(runIds)]);
-    if ('unknown' in result) throw new UsageError(`unknown run '${result.unknown}'`);
+    if ('unknown' in result) throw unknownRun(result.unknown);
     if ('running' in result) throw new UsageError(`run '${result.running}' is running: cancel it first, or use --force`);
     return result.removed;
   }
