@@ -2,6 +2,8 @@ import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../../cli/base-command.js';
 import { renderTable } from '../../cli/format.js';
 import { COLUMN_NAMES, DEFAULT_COLUMNS, parseColumns, runTable } from '../../cli/run-table.js';
+import { UsageError } from '../../errors.js';
+import { quote } from '../../queue/names.js';
 import { RUN_STATUSES, type RunStatus } from '../../queue/run-record.js';
 
 export default class Runs extends FitqCommand {
@@ -19,13 +21,16 @@ export default class Runs extends FitqCommand {
   static override flags = {
     status: Flags.string({ multiple: true, options: [...RUN_STATUSES], summary: 'Only runs with this status (repeatable).' }),
     label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Only runs with this KEY=VALUE label (repeatable: all must match).' }),
-    columns: Flags.string({ summary: 'Columns to show, comma separated, e.g. id,status,command.', exclusive: ['json'] }),
-    wide: Flags.boolean({ summary: 'Every column (or those of --columns), nothing cut.', exclusive: ['json'] }),
-    json: Flags.boolean({ summary: 'Print the runs as a JSON array.' }),
+    columns: Flags.string({ summary: 'Columns to show, comma separated, e.g. id,status,command.' }),
+    wide: Flags.boolean({ summary: 'Every column (or those of --columns), nothing cut.' }),
+    json: Flags.boolean({ summary: 'Print the runs as a JSON array (every field; not with --columns or --wide).' }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Runs);
+    if (flags.json && (flags.columns !== undefined || flags.wide)) {
+      throw new UsageError(`--json prints every field: it takes no ${flags.wide ? '--wide' : `--columns ${quote(flags.columns ?? '')}`}`);
+    }
     const filter = { statuses: flags.status as RunStatus[] | undefined, labels: parseKeyValues('--label', flags.label) };
     const columns = flags.columns !== undefined ? parseColumns(flags.columns) : flags.wide ? COLUMN_NAMES : DEFAULT_COLUMNS;
     const runs = await this.withClient(flags, (client) => client.listRuns(filter));
