@@ -10,7 +10,7 @@ export default class Logs extends FitqCommand {
   static override description =
     'Lines longer than 16,384 characters were stored in pieces, one per line; bytes that were not UTF-8 are shown as U+FFFD.';
   static override examples = ['<%= config.bin %> logs 3f2a9c81d0e4', '<%= config.bin %> logs 3f2a9c81d0e4 -f'];
-  static override args = { id: Args.string({ required: true, description: 'Run id.' }) };
+  static override args = { id: Args.string({ required: true, description: 'Run id, or a unique prefix of one.' }) };
   static override flags = { follow: Flags.boolean({ char: 'f', summary: 'Keep printing new output until the run ends.' }) };
 
   async run(): Promise<void> {
@@ -21,11 +21,11 @@ export default class Logs extends FitqCommand {
       (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
     };
     await this.withClient(flags, async (client) => {
+      const id = await client.resolveRunId(args.id); // an unknown, ambiguous or invalid id is refused
       if (!flags.follow) {
-        await client.getRun(args.id); // an unknown or invalid id is refused
         // Page by page, so a huge log is never held whole.
         for (let after = '0'; ; ) {
-          const page = await readLogEntries(client.redis, client.keys, args.id, after, PAGE);
+          const page = await readLogEntries(client.redis, client.keys, id, after, PAGE);
           page.forEach(print);
           if (page.length < PAGE) return;
           after = page[page.length - 1]!.id;
@@ -35,7 +35,7 @@ export default class Logs extends FitqCommand {
       const onSignal = () => abort.abort();
       process.once('SIGINT', onSignal);
       try {
-        await client.followLog(args.id, print, abort.signal);
+        await client.followLog(id, print, abort.signal);
       } finally {
         process.off('SIGINT', onSignal);
       }

@@ -70,8 +70,10 @@ export default class Stage extends FitqCommand {
     if (fromFile !== undefined && flags['run-id'] !== undefined) {
       throw new UsageError(`--run-id ${quote(flags['run-id'])} names one run: it does not go with --from-file`);
     }
+    const specs = flags.resources ?? [];
+    parseResourceSpecs(specs); // refused before connecting; the runs keep the specs as typed
     const common = {
-      resources: parseResourceSpecs(flags.resources ?? []),
+      resources: specs,
       runId: flags['run-id'],
       priority: parseIntegerOption('--priority', flags.priority, -MAX_PRIORITY, MAX_PRIORITY),
       labels: parseKeyValues('--label', flags.label),

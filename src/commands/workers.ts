@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { formatTime, renderTable } from '../cli/format.js';
 import { describeCapacity, describeDevices, usedResources, workerToJson } from '../queue/worker-record.js';
-import { formatResources } from '../resources/spec.js';
+import { formatHumanResources } from '../resources/spec.js';
 
 export default class Workers extends FitqCommand {
   static override summary = 'List live workers: capacity, what is in use, their runs and last heartbeat.';
@@ -28,7 +28,7 @@ export default class Workers extends FitqCommand {
           worker.host,
           String(worker.pid),
           describeCapacity(worker),
-          formatResources(usedResources(worker)) || '-',
+          formatHumanResources(usedResources(worker)) || '-',
           describeDevices(worker),
           worker.runs.join(',') || '-',
           formatTime(worker.heartbeatAt),

@@ -5,13 +5,13 @@ import type { Redis } from 'ioredis';
 import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
-import { parseResourceSpecs } from '../resources/spec.js';
+import { parseResourceSpecs, type Resources } from '../resources/spec.js';
 import { obliterateExecutorQueue } from './executor-queue.js';
 import { poolResources, readPool, type PoolResource, type PoolState } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
-import { validateRunId, validateWorkerName } from './names.js';
-import { isEnded, parseRunFields, runDemands, type RunRecord, type RunStatus } from './run-record.js';
+import { quote, validateRunId, validateWorkerName } from './names.js';
+import { isEnded, matchesFilter, parseRunFields, runDemands, type RunFilter, type RunRecord } from './run-record.js';
 import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
@@ -38,6 +38,28 @@ export interface StageResult {
   /** One line per group of runs that no live worker could ever start. */
   warnings: string[];
 }
+
+/** What cancelRuns did to one run, and the run as it is now. */
+export interface CancelResult {
+  id: string;
+  outcome: 'canceled' | 'requested' | 'ended' | 'removed';
+  /** Absent once the run has been removed. */
+  run?: RunRecord;
+}
+
+/** A run with its exact demands (the record's are numbers, for JSON). */
+interface StoredRun {
+  run: RunRecord;
+  demands: Resources;
+}
+
+/** The one error for a run id that names no run. */
+function unknownRun(ref: string): UsageError {
+  return new UsageError(`unknown run ${quote(ref)}`);
+}
+
+/** Candidates named when a run id prefix is ambiguous. */
+const SHOWN_CANDIDATES = 5;
 
 /** Runs staged per script call; a larger batch goes as several calls in one MULTI. */
 const STAGE_CHUNK = 2000;
@@ -244,59 +266,127 @@ export class FitqClient {
     }
   }
 
-  /** Runs in staging order, optionally only some statuses; staged runs carry why they wait. */
-  async listRuns(filter: { statuses?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
+  /** Runs in staging order, optionally only some statuses and labels; staged runs carry why they wait. */
+  async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     const workers = await this.listWorkers();
     const pool = await readPool(this.redis, this.keys);
-    const ids = await this.redis.zrange(this.keys.runs, 0, -1);
-    const runs = await this.getRuns(ids);
-    const statuses = filter.statuses && filter.statuses.length > 0 ? new Set(filter.statuses) : undefined;
-    return runs.filter((run) => !statuses || statuses.has(run.status)).map((run) => this.withWaitReason(run, workers, pool));
+    return (await this.selectRuns(filter)).map(({ run, demands }) => this.withWaitReason(run, demands, workers, pool));
+  }
+
+  /**
+   * The runs that references name (full ids or unique prefixes, resolved
+   * first: see resolveRunIds) and, with a filter, every run matching it; in
+   * that order, each once.
+   */
+  async selectRunIds(refs: readonly string[], filter?: RunFilter): Promise<string[]> {
+    const named = await this.resolveRunIds(refs);
+    const matching = filter ? (await this.selectRuns(filter)).map(({ run }) => run.id) : [];
+    return [...new Set([...named, ...matching])];
+  }
+
+  /** Runs matching a filter, in staging order, with their exact demands. */
+  private async selectRuns(filter: RunFilter): Promise<StoredRun[]> {
+    const runs = await this.getRuns(await this.redis.zrange(this.keys.runs, 0, -1));
+    return runs.filter(({ run }) => matchesFilter(run, filter));
   }
 
   /** One run; throws UsageError for an unknown id. */
   async getRun(runId: string): Promise<RunRecord> {
-    const run = await this.readRun(this.redis, runId);
+    const { run, demands } = await this.readRun(this.redis, runId);
     if (run.status !== 'staged') return run;
-    return this.withWaitReason(run, await this.listWorkers(), await readPool(this.redis, this.keys));
+    return this.withWaitReason(run, demands, await this.listWorkers(), await readPool(this.redis, this.keys));
+  }
+
+  /**
+   * The run ids that references name: each a full id, or a prefix of exactly
+   * one run id (a full id wins over the longer ids it prefixes). An unknown
+   * or ambiguous reference is a UsageError, naming it (the candidates too).
+   */
+  async resolveRunIds(refs: readonly string[]): Promise<string[]> {
+    refs.forEach(validateRunId);
+    if (refs.length === 0) return [];
+    const found = await this.scripts.resolveRunIds(refs, SHOWN_CANDIDATES);
+    return refs.map((ref, i) => {
+      const ids = found[i] ?? [];
+      if (ids.length === 0) throw unknownRun(ref);
+      if (ids.length > 1) {
+        const more = ids.length > SHOWN_CANDIDATES ? ', …' : '';
+        throw new UsageError(`run id prefix ${quote(ref)} is ambiguous: ${ids.slice(0, SHOWN_CANDIDATES).join(', ')}${more}`);
+      }
+      return ids[0]!;
+    });
+  }
+
+  /** resolveRunIds for one reference. */
+  async resolveRunId(ref: string): Promise<string> {
+    const [id] = await this.resolveRunIds([ref]);
+    return id!;
   }
 
   /** One run as stored, read over the given connection. */
-  private async readRun(redis: Redis, runId: string): Promise<RunRecord> {
+  private async readRun(redis: Redis, runId: string): Promise<StoredRun> {
     validateRunId(runId);
     const fields = await redis.hgetall(this.keys.run(runId));
-    if (!fields.id) throw new UsageError(`unknown run '${runId}'`);
-    return parseRunFields(fields);
+    if (!fields.id) throw unknownRun(runId);
+    return { run: parseRunFields(fields), demands: runDemands(fields) };
   }
 
-  private async getRuns(ids: readonly string[]): Promise<RunRecord[]> {
+  private async getRuns(ids: readonly string[]): Promise<StoredRun[]> {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
     const replies = (await pipeline.exec()) ?? [];
     return replies
       .map(([, fields]) => fields as Record<string, string>)
       .filter((fields) => fields.id)
-      .map(parseRunFields);
+      .map((fields) => ({ run: parseRunFields(fields), demands: runDemands(fields) }));
   }
 
-  private withWaitReason(run: RunRecord, workers: WorkerRecord[], pool: PoolState): RunRecord {
+  private withWaitReason(run: RunRecord, demands: Resources, workers: WorkerRecord[], pool: PoolState): RunRecord {
     if (run.status !== 'staged') return run;
-    const waiting = { id: run.id, demands: runDemands({ resources: run.requires }), gpus: run.pinnedGpus ?? [] };
+    const waiting = { id: run.id, demands, gpus: run.pinnedGpus ?? [] };
     return { ...run, reason: whyWaiting(waiting, workers, pool).reason };
   }
 
   /**
    * Cancels a run: a staged one at once; a running one is stopped by its
    * worker (SIGTERM to its process group, SIGKILL after a grace period).
-   * With `wait`, resolves once the run has ended.
+   * With `wait`, resolves once the run has ended. A run that has already
+   * ended is a UsageError.
    */
   async cancelRun(runId: string, options: { wait?: boolean; timeoutMs?: number } = {}): Promise<RunRecord> {
-    validateRunId(runId);
-    const { outcome, status } = await this.scripts.cancelRun(runId, Date.now());
-    if (outcome === 'unknown') throw new UsageError(`unknown run '${runId}'`);
-    if (outcome === 'ended') throw new UsageError(`run '${runId}' already ended (${status})`);
-    if (outcome === 'requested' && options.wait) await this.waitForEnd(runId, options.timeoutMs);
-    return this.getRun(runId);
+    const [result] = await this.cancelRuns([runId], options);
+    if (!result?.run) throw unknownRun(runId);
+    if (result.outcome === 'ended') throw new UsageError(`run '${runId}' already ended (${result.run.status})`);
+    return result.run;
+  }
+
+  /**
+   * Cancels runs, each as cancelRun does; the ids are all checked first, so
+   * an unknown one (UsageError) cancels nothing. Reports per run what
+   * happened and the run as it is now: `canceled` (it was staged),
+   * `requested` (it was running: with `wait`, it has ended since), `ended`
+   * (it had already ended) or `removed` (removed meanwhile: no run).
+   */
+  async cancelRuns(runIds: readonly string[], options: { wait?: boolean; timeoutMs?: number } = {}): Promise<CancelResult[]> {
+    const ids = [...new Set(runIds)];
+    ids.forEach(validateRunId);
+    const exists = this.redis.pipeline();
+    for (const id of ids) exists.exists(this.keys.run(id));
+    const missing = ((await exists.exec()) ?? []).findIndex(([, count]) => count !== 1);
+    if (missing >= 0) throw unknownRun(ids[missing]!);
+    // Every cancellation is requested before waiting for any, so running runs stop together.
+    const outcomes: { id: string; outcome: CancelResult['outcome'] }[] = [];
+    for (const id of ids) {
+      const { outcome } = await this.scripts.cancelRun(id, Date.now());
+      outcomes.push({ id, outcome: outcome === 'unknown' ? 'removed' : outcome });
+    }
+    const results: CancelResult[] = [];
+    for (const { id, outcome } of outcomes) {
+      if (outcome === 'removed') results.push({ id, outcome });
+      else if (outcome === 'requested' && options.wait) results.push({ id, outcome, run: await this.waitForEnd(id, options.timeoutMs) });
+      else results.push({ id, outcome, run: await this.getRun(id).catch(() => undefined) });
+    }
+    return results;
   }
 
   /**
@@ -312,7 +402,7 @@ export class FitqClient {
     try {
       for (;;) {
         const last = await follower.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
-        const run = await this.readRun(follower, runId);
+        const { run } = await this.readRun(follower, runId);
         if (isEnded(run)) return run;
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw new UsageError(`run '${runId}' did not end within ${Math.round(timeoutMs / 1000)} s`);
@@ -331,12 +421,12 @@ export class FitqClient {
   async removeRuns(runIds: readonly string[], options: { force?: boolean } = {}): Promise<number> {
     runIds.forEach(validateRunId);
     if (options.force) {
-      for (const run of await this.getRuns(runIds)) {
-        if (run.status === 'running') await this.cancelRun(run.id, { wait: true });
-      }
+      const running = (await this.getRuns(runIds)).filter(({ run }) => run.status === 'running').map(({ run }) => run.id);
+      // Stopped together; one that ends meanwhile is fine.
+      if (running.length > 0) await this.cancelRuns(running, { wait: true });
     }
     const result = await this.scripts.removeRuns([...new Set(runIds)]);
-    if ('unknown' in result) throw new UsageError(`unknown run '${result.unknown}'`);
+    if ('unknown' in result) throw unknownRun(result.unknown);
     if ('running' in result) throw new UsageError(`run '${result.running}' is running: cancel it first, or use --force`);
     return result.removed;
   }
@@ -371,14 +461,14 @@ export class FitqClient {
         for (const entry of entries) {
           onEntry(entry);
           after = entry.id;
-          if (entry.kind === 'end') return this.readRun(follower, runId);
+          if (entry.kind === 'end') return (await this.readRun(follower, runId)).run;
         }
         if (entries.length === 0) {
-          const run = await this.readRun(follower, runId);
+          const { run } = await this.readRun(follower, runId);
           if (isEnded(run)) return run;
         }
       }
-      return await this.readRun(this.redis, runId);
+      return (await this.readRun(this.redis, runId)).run;
     } finally {
       signal?.removeEventListener('abort', onAbort);
       await closeRedis(follower);

@@ -12,6 +12,8 @@ export interface NamespaceKeys {
   readonly seq: string;
   /** Zset of every run id, scored by staging sequence. */
   readonly runs: string;
+  /** Zset of every run id, score 0: looked up by prefix with ZRANGE BYLEX. */
+  readonly ids: string;
   /** Set of demand shapes that have staged runs. */
   readonly shapes: string;
   /** Zset of live workers, scored by lease deadline (epoch ms). */
@@ -52,6 +54,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     base,
     seq: `${base}seq`,
     runs: `${base}runs`,
+    ids: `${base}ids`,
     shapes: `${base}shapes`,
     workers: `${base}workers`,
     holds: `${base}holds`,

@@ -2,7 +2,7 @@
  * The run record: how a run is stored (a Redis hash of plain fields) and how
  * it is shown (RunRecord, the JSON of `fitq runs --json`).
  */
-import { parseStoredResources, resourcesToJson, type Resources } from '../resources/spec.js';
+import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Resources } from '../resources/spec.js';
 
 /** `rejected`: a worker that requires signed runs refused it (unsigned or altered); it never started. */
 export const RUN_STATUSES = ['staged', 'running', 'completed', 'failed', 'canceled', 'lost', 'rejected'] as const;
@@ -20,7 +20,10 @@ export interface RunRecord {
   env: Record<string, string>;
   /** Demanded amounts, by resource name. */
   resources: Record<string, number>;
-  /** The same demands, exact: "gpu=1 mem=8000000000" (empty for none). */
+  /**
+   * The same demands as text: as typed when staged ("gpu=1 mem=8G"), else in
+   * human units; empty for none.
+   */
   requires: string;
   priority: number;
   labels: Record<string, string>;
@@ -47,6 +50,19 @@ export interface RunRecord {
   seq: number;
 }
 
+/** Which runs to list, cancel or remove: every given condition must hold. */
+export interface RunFilter {
+  /** Any of these statuses (none given: any status). */
+  statuses?: readonly RunStatus[];
+  /** Every one of these labels, with exactly this value. */
+  labels?: Readonly<Record<string, string>>;
+}
+
+export function matchesFilter(run: RunRecord, filter: RunFilter): boolean {
+  if (filter.statuses && filter.statuses.length > 0 && !filter.statuses.includes(run.status)) return false;
+  return Object.entries(filter.labels ?? {}).every(([key, value]) => Object.hasOwn(run.labels, key) && run.labels[key] === value);
+}
+
 export function isEnded(run: RunRecord): boolean {
   return (ENDED_STATUSES as readonly string[]).includes(run.status);
 }
@@ -54,6 +70,23 @@ export function isEnded(run: RunRecord): boolean {
 /** Demands of a stored run, exact. */
 export function runDemands(fields: Record<string, string>): Resources {
   return parseStoredResources(fields.resources);
+}
+
+/**
+ * The demands as typed (the `requires` field), if they still say exactly what
+ * `resources` holds: the typed text is not signed, so an altered one is never
+ * shown. Otherwise the amounts in human units.
+ */
+function requiresText(fields: Record<string, string>, demands: Resources): string {
+  const typed = fields.requires;
+  if (typed) {
+    try {
+      if (sameResources(parseResourceSpecs([typed]), demands)) return typed;
+    } catch {
+      // not a spec: fall through to the stored amounts
+    }
+  }
+  return formatHumanResources(demands);
 }
 
 function optionalNumber(value: string | undefined): number | undefined {
@@ -75,6 +108,7 @@ function deviceList(value: string | undefined): number[] | undefined {
 
 /** Builds a RunRecord from the run's hash as HGETALL returns it. */
 export function parseRunFields(fields: Record<string, string>): RunRecord {
+  const demands = runDemands(fields);
   const record: RunRecord = {
     id: fields.id ?? '',
     status: (fields.status ?? 'staged') as RunStatus,
@@ -82,8 +116,8 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     shell: fields.shell === '1',
     cwd: fields.cwd ?? '',
     env: parseJson<Record<string, string>>(fields.env, {}),
-    resources: resourcesToJson(runDemands(fields)),
-    requires: fields.resources ?? '',
+    resources: resourcesToJson(demands),
+    requires: requiresText(fields, demands),
     priority: Number(fields.priority ?? 0),
     labels: parseJson<Record<string, string>>(fields.labels, {}),
     stagedAt: Number(fields.stagedAt ?? 0),

@@ -308,6 +308,14 @@ export class Scripts {
     return { outcome, status };
   }
 
+  /**
+   * For each reference, the run it names in full, else the runs it is a
+   * prefix of (at most `most` + 1); see resolveRunIds-2.lua.
+   */
+  async resolveRunIds(refs: readonly string[], most: number): Promise<string[][]> {
+    return (await command(this.redis, 'fitqResolveRunIds')(this.keys.runs, this.keys.ids, this.keys.base, most, ...refs)) as string[][];
+  }
+
   /** Removes runs; returns the offending id when one is unknown or running. */
   async removeRuns(runIds: string[]): Promise<{ removed: number } | { unknown: string } | { running: string }> {
     const [code, value] = (await command(this.redis, 'fitqRemoveRuns')(

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
-import { formatResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
+import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
 import { MAX_NAME_LENGTH, quote, validateRunId } from './names.js';
 
 export const MAX_PRIORITY = 1_000_000;
@@ -33,7 +33,10 @@ const LABEL_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
 export interface StageRequest {
   /** The argv to run (or, with `shell`, the words joined into one `sh -c` script). */
   command: readonly string[];
-  /** Demands: specs like `"gpu=1 mem=8G"`, or a map of name to amount in millionths. */
+  /**
+   * Demands: specs like `"gpu=1 mem=8G"` (kept as typed, for display), or a
+   * map of name to amount in millionths.
+   */
   resources?: ResourceInput;
   /** An id of your choosing; must be new. Default: a random id. */
   runId?: string;
@@ -194,6 +197,9 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
     labels: labelsJson,
     resources: formatResources(demands),
   };
+  // The demands as typed, for display; not signed: workers go by `resources`.
+  const typed = typedSpecText(request.resources);
+  if (typed !== '') fields.requires = typed;
   if (gpus.length > 0) fields.gpus = gpus.join(',');
   if (retries > 0) fields.retries = String(retries);
   const runBytes = bytes(JSON.stringify(fields));

@@ -2,7 +2,7 @@
  * Live workers as `fitq workers` shows them, read from their hashes.
  */
 import type { Redis } from 'ioredis';
-import { formatResources, parseStoredResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
+import { formatHumanResources, parseStoredResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
 import { formatMicros, parseDecimal } from '../resources/amount.js';
 import type { NamespaceKeys } from './keys.js';
 
@@ -58,8 +58,9 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
   };
 }
 
+/** Capacity in human units: "gpu=4 mem=64G". */
 export function describeCapacity(worker: WorkerRecord): string {
-  return formatResources(worker.capacity) || '(none)';
+  return formatHumanResources(worker.capacity) || '(none)';
 }
 
 /** "0:free 1:0.5 used 2:busy" for a worker's GPU devices, or "-". */

@@ -29,6 +29,31 @@ export function formatMicros(micros: bigint): string {
   return `${sign}${whole}.${digits}`;
 }
 
+/** Decimal suffixes for display, largest first (the parser also takes Ki Mi Gi Ti). */
+const DISPLAY_SUFFIXES: readonly [string, bigint][] = [
+  ['T', 1000n ** 4n],
+  ['G', 1000n ** 3n],
+  ['M', 1000n ** 2n],
+  ['K', 1000n],
+];
+
+/**
+ * An amount in human units, exact: the largest of K M G T that leaves a whole
+ * part of at least 1 and at most 3 decimals, when that is shorter than the
+ * plain number (8000000000n * 10^6 micros -> "8G", 1536 -> "1536", 0.5 ->
+ * "0.5"). Never rounds, so it parses back to the same amount.
+ */
+export function formatHumanAmount(micros: bigint): string {
+  const plain = formatMicros(micros);
+  const abs = micros < 0n ? -micros : micros;
+  const suffix = DISPLAY_SUFFIXES.find(([, unit]) => abs >= unit * MICROS_PER_UNIT && abs % ((unit * MICROS_PER_UNIT) / 1000n) === 0n);
+  if (!suffix) return plain;
+  const [name, unit] = suffix;
+  // micros / unit is an amount in micros of the suffixed unit, with at most 3 decimals.
+  const human = `${formatMicros(micros / unit)}${name}`;
+  return human.length < plain.length ? human : plain;
+}
+
 /** Parses a canonical decimal string written by fitq ("12", "0.5") into micros. */
 export function parseDecimal(text: string): bigint {
   const match = /^(-?)(\d+)(?:\.(\d{1,6}))?$/.exec(text);

@@ -5,7 +5,7 @@
  */
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
-import { formatMicros, MAX_MICROS, microsToNumber, parseDecimal } from './amount.js';
+import { formatHumanAmount, formatMicros, MAX_MICROS, microsToNumber, parseDecimal } from './amount.js';
 
 /** Resource name -> amount in micros, names sorted. Never holds zero amounts. */
 export type Resources = ReadonlyMap<string, bigint>;
@@ -77,8 +77,7 @@ export function parseResourceSpecs(specs: readonly string[], options: { keepZero
   const seen = new Set<string>();
   const amounts = new Map<string, bigint>();
   for (const spec of specs) {
-    const parts = spec.split(/[\s,]+/).filter((part) => part !== '');
-    for (const part of parts) {
+    for (const part of specParts(spec)) {
       const eq = part.indexOf('=');
       if (eq < 0) throw new InvalidResourceSpecError(part, 'expected NAME=VALUE');
       const name = part.slice(0, eq);
@@ -101,6 +100,22 @@ export function parseResourceSpecs(specs: readonly string[], options: { keepZero
   return sortResources(amounts);
 }
 
+/** The NAME=VALUE parts of one spec, as typed. */
+function specParts(spec: string): string[] {
+  return spec.split(/[\s,]+/).filter((part) => part !== '');
+}
+
+/**
+ * Specs as the user typed them, merged: each part kept verbatim, one space
+ * between parts (`-r gpu=1,mem=8G -r x=0.5` -> "gpu=1 mem=8G x=0.5"); "" for
+ * a map of amounts, which has no typed form.
+ */
+export function typedSpecText(input: ResourceInput | undefined): string {
+  if (typeof input === 'string') return specParts(input).join(' ');
+  if (Array.isArray(input)) return (input as readonly string[]).flatMap(specParts).join(' ');
+  return '';
+}
+
 /** Same as parseResourceSpecs, for a single spec string. */
 export function parseResourceSpec(spec: string): Resources {
   return parseResourceSpecs([spec]);
@@ -113,6 +128,16 @@ export function sortResources(amounts: ReadonlyMap<string, bigint>): Resources {
 /** "a=1 b=2.5", sorted by name; "" for no resources. The form stored in Redis and logged. */
 export function formatResources(resources: Resources, separator = ' '): string {
   return [...sortResources(resources)].map(([name, micros]) => `${name}=${formatMicros(micros)}`).join(separator);
+}
+
+/** Like formatResources, in human units: "gpu=1 mem=8G". For display only. */
+export function formatHumanResources(resources: Resources): string {
+  return [...sortResources(resources)].map(([name, micros]) => `${name}=${formatHumanAmount(micros)}`).join(' ');
+}
+
+/** Whether two sets of demands are the same amounts of the same resources. */
+export function sameResources(a: Resources, b: Resources): boolean {
+  return a.size === b.size && [...a].every(([name, micros]) => b.get(name) === micros);
 }
 
 /** Parses the canonical form written by formatResources (trusted input from Redis). */

@@ -1,20 +1,39 @@
 import { Flags } from '@oclif/core';
-import { FitqCommand } from '../../cli/base-command.js';
-import { formatDuration, formatTime, renderTable } from '../../cli/format.js';
-import { oneLine } from '../../queue/names.js';
-import { RUN_STATUSES, type RunRecord, type RunStatus } from '../../queue/run-record.js';
+import { FitqCommand, parseKeyValues } from '../../cli/base-command.js';
+import { renderTable } from '../../cli/format.js';
+import { COLUMN_NAMES, DEFAULT_COLUMNS, parseColumns, runTable } from '../../cli/run-table.js';
+import { UsageError } from '../../errors.js';
+import { quote } from '../../queue/names.js';
+import { RUN_STATUSES, type RunStatus } from '../../queue/run-record.js';
 
 export default class Runs extends FitqCommand {
-  static override summary = 'List runs: status, demands, worker, timing, and why each staged run waits.';
-  static override examples = ['<%= config.bin %> runs', '<%= config.bin %> runs --status staged --status running', '<%= config.bin %> runs --json'];
+  static override summary = 'List runs: status, demands, command, worker, timing, and why each staged run waits.';
+  static override description =
+    `Columns: ${COLUMN_NAMES.join(', ')} (default: ${DEFAULT_COLUMNS.join(', ')}). ` +
+    'COMMAND and LABELS are cut to 40 characters unless --wide.';
+  static override examples = [
+    '<%= config.bin %> runs',
+    '<%= config.bin %> runs --status staged --status running --label sweep=lr',
+    '<%= config.bin %> runs --columns id,status,command,labels',
+    '<%= config.bin %> runs --wide',
+    '<%= config.bin %> runs --json',
+  ];
   static override flags = {
     status: Flags.string({ multiple: true, options: [...RUN_STATUSES], summary: 'Only runs with this status (repeatable).' }),
-    json: Flags.boolean({ summary: 'Print the runs as a JSON array.' }),
+    label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Only runs with this KEY=VALUE label (repeatable: all must match).' }),
+    columns: Flags.string({ summary: 'Columns to show, comma separated, e.g. id,status,command.' }),
+    wide: Flags.boolean({ summary: 'Every column (or those of --columns), nothing cut.' }),
+    json: Flags.boolean({ summary: 'Print the runs as a JSON array (every field; not with --columns or --wide).' }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Runs);
-    const runs = await this.withClient(flags, (client) => client.listRuns({ statuses: flags.status as RunStatus[] | undefined }));
+    if (flags.json && (flags.columns !== undefined || flags.wide)) {
+      throw new UsageError(`--json prints every field: it takes no ${flags.wide ? '--wide' : `--columns ${quote(flags.columns ?? '')}`}`);
+    }
+    const filter = { statuses: flags.status as RunStatus[] | undefined, labels: parseKeyValues('--label', flags.label) };
+    const columns = flags.columns !== undefined ? parseColumns(flags.columns) : flags.wide ? COLUMN_NAMES : DEFAULT_COLUMNS;
+    const runs = await this.withClient(flags, (client) => client.listRuns(filter));
     if (flags.json) {
       this.log(JSON.stringify(runs, null, 2));
       return;
@@ -23,25 +42,7 @@ export default class Runs extends FitqCommand {
       this.log('No runs.');
       return;
     }
-    const now = Date.now();
-    this.log(
-      renderTable(
-        ['ID', 'STATUS', 'REQUIRES', 'WORKER', 'STARTED', 'DURATION', 'EXIT', 'WHY'],
-        runs.map((run) => [
-          run.id,
-          run.status,
-          describeResources(run),
-          run.worker ?? '',
-          formatTime(run.startedAt, now),
-          formatDuration(run.startedAt === undefined ? undefined : (run.endedAt ?? now) - run.startedAt),
-          run.exitCode !== undefined ? String(run.exitCode) : (run.signal ?? ''),
-          run.status === 'completed' ? '' : oneLine(run.reason ?? ''),
-        ]),
-      ),
-    );
+    const { header, rows } = runTable(runs, columns, flags.wide);
+    this.log(renderTable(header, rows));
   }
-}
-
-export function describeResources(run: RunRecord): string {
-  return run.requires || '-';
 }

@@ -1,18 +1,18 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
 import { formatDuration, formatTime } from '../../cli/format.js';
+import { describeDemands, formatCommand, formatLabels } from '../../cli/run-table.js';
 import { oneLine } from '../../queue/names.js';
-import { describeResources } from './index.js';
 
 export default class RunsShow extends FitqCommand {
   static override summary = 'Show one run in full.';
   static override examples = ['<%= config.bin %> runs show 3f2a9c81d0e4', '<%= config.bin %> runs show 3f2a9c81d0e4 --json'];
-  static override args = { id: Args.string({ required: true, description: 'Run id.' }) };
+  static override args = { id: Args.string({ required: true, description: 'Run id, or a unique prefix of one.' }) };
   static override flags = { json: Flags.boolean({ summary: 'Print the run as JSON.' }) };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(RunsShow);
-    const run = await this.withClient(flags, (client) => client.getRun(args.id));
+    const run = await this.withClient(flags, async (client) => client.getRun(await client.resolveRunId(args.id)));
     if (flags.json) {
       this.log(JSON.stringify(run, null, 2));
       return;
@@ -21,10 +21,10 @@ export default class RunsShow extends FitqCommand {
     const rows: [string, string | undefined][] = [
       ['id', run.id],
       ['status', run.status],
-      ['command', run.shell ? `sh -c ${JSON.stringify(run.command[0] ?? '')}` : run.command.map(quoteArg).join(' ')],
-      ['requires', describeResources(run)],
+      ['command', formatCommand(run)],
+      ['requires', describeDemands(run)],
       ['priority', String(run.priority)],
-      ['labels', Object.entries(run.labels).map(([k, v]) => `${k}=${/[\s'"]/.test(v) ? JSON.stringify(v) : oneLine(v)}`).join(' ') || undefined],
+      ['labels', formatLabels(run.labels) || undefined],
       ['env', Object.keys(run.env).join(' ') || undefined],
       ['cwd', oneLine(run.cwd)],
       ['worker', run.worker],
@@ -44,9 +44,3 @@ export default class RunsShow extends FitqCommand {
   }
 }
 
-function quoteArg(arg: string): string {
-  if (/^[\w@%+=:,./-]+$/.test(arg)) return arg;
-  // An argument with a line break or another control character is shown escaped, on one line.
-  if (oneLine(arg) !== arg) return JSON.stringify(arg);
-  return `'${arg.replace(/'/g, `'\\''`)}'`;
-}

@@ -2,7 +2,7 @@
   Removes runs and their logs, all or nothing. Running runs are refused:
   cancel them first.
 
-  KEYS[1] runs   zset of every run id
+  KEYS[1] runs   zset of every run id (and base .. "ids", its lexicographic index)
 
   ARGV[1] base; ARGV[2..] run ids
 
@@ -23,5 +23,6 @@ for i = 2, #ARGV do
   if redis.call("HGET", runKey, "status") == "staged" then unstage(base, runId, storedShape(runKey)) end
   redis.call("DEL", runKey, runKey .. ":log")
   redis.call("ZREM", KEYS[1], runId)
+  redis.call("ZREM", base .. "ids", runId)
 end
 return {1, #ARGV - 1}

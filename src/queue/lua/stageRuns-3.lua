@@ -4,6 +4,7 @@
   KEYS[1] seq      counter of staged runs (staging order)
   KEYS[2] runs     zset of every run id, scored by seq
   KEYS[3] shapes   set of demand shapes that have staged runs
+  (and base .. "ids", the lexicographic index of run ids, score 0)
 
   ARGV[1] base     key prefix, e.g. "fitq:{default}:"
   ARGV[2] now      epoch ms
@@ -41,6 +42,7 @@ for i = 0, count - 1 do
   redis.call("ZADD", base .. "staged:" .. shape, score, id)
   redis.call("SADD", KEYS[3], shape)
   redis.call("ZADD", KEYS[2], seq, id)
+  redis.call("ZADD", base .. "ids", 0, id)
 end
 publish(base, {type = "staged", count = count})
 return {1, firstSeq}
