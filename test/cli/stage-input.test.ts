@@ -29,8 +29,9 @@ describe('fitq stage: words before --', () => {
     const queue = newQueue();
     const staged = await fitq(['stage', '--json', '-r', 'gpu=1', 'mem=8G', '--', 'echo', 'hi'], { queue });
     expect(staged.exitCode, staged.stderr).toBe(0);
-    const [run] = JSON.parse(staged.stdout) as { id: string; requires: string }[];
-    expect(run!.requires).toBe('gpu=1 mem=8000000000');
+    const [run] = JSON.parse(staged.stdout) as { id: string; requires: string; resources: Record<string, number> }[];
+    expect(run!.requires).toBe('gpu=1 mem=8G');
+    expect(run!.resources).toEqual({ gpu: 1, mem: 8_000_000_000 });
     // A worker given the same words has exactly that capacity, and runs it.
     const worker = await fitq(['worker', '-r', 'gpu=1', 'mem=8G', '--run-once', '--log-format', 'json'], { queue });
     expect(worker.exitCode, worker.stderr).toBe(0);
