@@ -43,7 +43,7 @@ describe('inspection commands', () => {
     const followed = await fitq(['logs', id, '-f'], { queue });
     expect(followed.exitCode, followed.stderr).toBe(0);
     expect(followed.stdout).toBe('one\ntwo');
-    expect(followed.stderr).toBe('err');
+    expect(followed.stderr).toBe(`err\nrun ${id} completed`);
     const printed = await fitq(['logs', id], { queue });
     expect(printed.stdout).toBe('one\ntwo');
   });
