@@ -19,7 +19,7 @@ local reaped = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. now, "LIMIT",
 local queues = {}
 for i, name in ipairs(reaped) do
   queues[i] = redis.call("HGET", base .. "worker:" .. name, "executorQueue") or ""
-  reapWorker(base, name, now, "worker " .. name .. " stopped renewing its lease", ARGV[3])
+  reapWorker(base, name, lastSeenAlive(base, name, now), "worker " .. name .. " stopped renewing its lease", ARGV[3])
 end
 local soonest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
 return {reaped, queues, soonest[2] and (tonumber(soonest[2]) - now) or -1}

@@ -26,7 +26,7 @@ local now = serverNow()
 local deadline = redis.call("ZSCORE", KEYS[1], name)
 if deadline and tonumber(deadline) > now then return -3 end
 if deadline or redis.call("EXISTS", KEYS[2]) == 1 then
-  reapWorker(base, name, now, "worker " .. name .. " restarted", ARGV[10])
+  reapWorker(base, name, lastSeenAlive(base, name, now), "worker " .. name .. " restarted", ARGV[10])
 end
 
 redis.call("HSET", KEYS[2], "name", name, "token", token, "host", ARGV[7], "pid", ARGV[8],
