@@ -11,8 +11,10 @@
 ]]
 -- @include amounts
 -- @include runs
+-- @include namespace
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
 if redis.call("HGET", KEYS[2], "token") ~= token then return 0 end
 reapWorker(base, name, ARGV[4], "worker " .. name .. " stopped", ARGV[5])
+forgetIfEmpty(base)
 return 1

@@ -12,6 +12,7 @@
 -- @include amounts
 -- @include runs
 -- @include clock
+-- @include namespace
 local base = ARGV[1]
 local now = serverNow()
 
@@ -21,5 +22,6 @@ for i, name in ipairs(reaped) do
   queues[i] = redis.call("HGET", base .. "worker:" .. name, "executorQueue") or ""
   reapWorker(base, name, lastSeenAlive(base, name, now), "worker " .. name .. " stopped renewing its lease", ARGV[3])
 end
+if #reaped > 0 then forgetIfEmpty(base) end
 local soonest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
 return {reaped, queues, soonest[2] and (tonumber(soonest[2]) - now) or -1}

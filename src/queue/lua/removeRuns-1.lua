@@ -1,6 +1,6 @@
 --[[
   Removes runs and their logs, all or nothing. Running runs are refused:
-  cancel them first.
+  cancel them first. A namespace left empty is forgotten entirely.
 
   KEYS[1] runs   zset of every run id
 
@@ -10,6 +10,7 @@
 ]]
 -- @include amounts
 -- @include runs
+-- @include namespace
 local base = ARGV[1]
 
 for i = 2, #ARGV do
@@ -24,4 +25,5 @@ for i = 2, #ARGV do
   redis.call("DEL", runKey, runKey .. ":log")
   redis.call("ZREM", KEYS[1], runId)
 end
+forgetIfEmpty(base)
 return {1, #ARGV - 1}
