@@ -195,10 +195,11 @@ export class FitqClient {
    * read is reaped too, never shown as alive.
    */
   async listWorkers(): Promise<WorkerRecord[]> {
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       await this.reap();
       const workers = await readWorkers(this.redis, this.keys);
-      if (workers.every((worker) => worker.liveness.leaseLeftMs >= 0)) return workers;
+      const live = workers.filter((worker) => worker.liveness.leaseLeftMs >= 0);
+      if (live.length === workers.length || attempt === 3) return live;
     }
   }
 
@@ -340,6 +341,7 @@ export class FitqClient {
    * soon as the lease runs out). Survives Redis restarts.
    */
   async waitForEnd(runId: string, timeoutMs = 60_000): Promise<RunRecord> {
+    validateRunId(runId);
     const last = await this.redis.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
     return this.watchRun(runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs });
   }

@@ -4,8 +4,9 @@
 -- next run staged may take seq 1 again.
 local function forgetIfEmpty(base)
   if redis.call("EXISTS", base .. "runs", base .. "workers", base .. "pool:capacity") > 0 then return end
-  for _, amount in ipairs(redis.call("HVALS", base .. "pool:used")) do
-    if amount ~= "0" then return end
+  local used = redis.call("HGETALL", base .. "pool:used")
+  for i = 2, #used, 2 do
+    if used[i] ~= "0" then return end
   end
   redis.call("DEL", base .. "seq", base .. "pool:used")
 end
