@@ -6,7 +6,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs } from '../resources/spec.js';
-import { obliterateExecutorQueue } from './executor-queue.js';
+import { loadBullmq, obliterateExecutorQueue } from './executor-queue.js';
 import { poolResources, readPool, type PoolResource, type PoolState } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
@@ -426,6 +426,7 @@ export class FitqClient {
           if (performance.now() >= deadline) {
             throw new UsageError(`run '${runId}' did not end within ${Math.round((timeoutMs ?? 0) / 1000)} s`);
           }
+          if (run.status === 'running') loadBullmq().catch(() => {}); // its worker may have to be reaped
           const wait = run.status === 'running' && msUntilNext !== undefined ? msUntilNext + LAPSE_MARGIN_MS : STAGED_CHECK_MS;
           checkAt = performance.now() + Math.min(Math.max(wait, 0), MAX_CHECK_MS);
         }

@@ -321,13 +321,13 @@ describe('`fitq logs -f` on a run whose worker is killed with SIGKILL', () => {
       stdin: 'ignore',
       buffer: false,
       reject: false,
-      timeout: 15_000,
+      timeout: 40_000,
     });
     let stdout = '';
     let stderr = '';
     follower.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     follower.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    await waitFor('the follower to print the run\'s output', () => stdout.includes('started\n'), 15_000);
+    await waitFor('the follower to print the run\'s output', () => stdout.includes('started\n'), 30_000);
 
     const killedAt = Date.now();
     victim.process.kill('SIGKILL');
