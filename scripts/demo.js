@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // fitq's main job end to end: stage runs with resource demands, run a worker
-// until they are done, show the runs. Uses the configured Redis, or starts a
-// throwaway local redis-server when none answers.
+// until they are done, show the runs. Uses the Redis named by FITQ_REDIS_URL or
+// REDIS_URL, else a throwaway local redis-server of its own.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { redactRedisUrl } from '../dist/queue/connection.js';
 import { configuredOrThrowawayRedis } from './local-redis.js';
 
 const bin = fileURLToPath(new URL('../bin/run.js', import.meta.url));
@@ -11,13 +12,13 @@ let redis;
 try {
   redis = await configuredOrThrowawayRedis();
 } catch (error) {
-  console.error(`No Redis answers and none could be started: ${error.message}`);
+  console.error(`No Redis for the demo: ${error.message}`);
   process.exit(1);
 }
 const url = redis.url;
 const queue = `demo-${Date.now().toString(36)}`;
 const env = { ...process.env, FITQ_REDIS_URL: url, FITQ_QUEUE: queue };
-console.log(`# Redis: ${redis.throwaway ? `throwaway redis-server at ${url}` : url}; namespace: ${queue}\n`);
+console.log(`# Redis: ${redis.throwaway ? `throwaway redis-server at ${url}` : redactRedisUrl(url)}; namespace: ${queue}\n`);
 
 function fitq(args, options = {}) {
   console.log(`$ fitq ${args.map((a) => (/\s/.test(a) ? `'${a}'` : a)).join(' ')}`);

@@ -1,5 +1,5 @@
-// A Redis for the demo and the benchmarks: the configured one if it answers,
-// else a throwaway local redis-server on a free port.
+// A Redis for the demo and the benchmarks: the one configured in the
+// environment, else a throwaway local redis-server on a free port.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
@@ -44,9 +44,13 @@ export async function throwawayRedis() {
   throw new Error(`redis-server on port ${port} did not answer`);
 }
 
-/** The configured Redis (FITQ_REDIS_URL, REDIS_URL, local default) if it answers, else a throwaway one. */
+/**
+ * The Redis named by FITQ_REDIS_URL or REDIS_URL, which must answer; without
+ * either, a throwaway one (never whatever happens to answer on 6379).
+ */
 export async function configuredOrThrowawayRedis() {
-  const configured = process.env.FITQ_REDIS_URL || process.env.REDIS_URL || 'redis://127.0.0.1:6379';
-  if (await answers(configured)) return { url: configured, throwaway: false, stop: () => {} };
-  return { ...(await throwawayRedis()), throwaway: true };
+  const configured = process.env.FITQ_REDIS_URL || process.env.REDIS_URL;
+  if (!configured) return { ...(await throwawayRedis()), throwaway: true };
+  if (!(await answers(configured))) throw new Error(`the configured Redis (FITQ_REDIS_URL or REDIS_URL) does not answer`);
+  return { url: configured, throwaway: false, stop: () => {} };
 }

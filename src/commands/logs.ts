@@ -1,6 +1,8 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { readLogEntries, type LogEntry } from '../queue/logs.js';
+import { isEnded } from '../queue/run-record.js';
+import { describeEnd, followExitCode, FOLLOW_EXIT_CODES, noOutputNote } from '../cli/run-end.js';
 
 /** Entries read per round trip when printing a whole log. */
 const PAGE = 1000;
@@ -8,37 +10,56 @@ const PAGE = 1000;
 export default class Logs extends FitqCommand {
   static override summary = "Print a run's output (stdout and stderr, the last 10,000 lines at least).";
   static override description =
-    'Lines longer than 16,384 characters were stored in pieces, one per line; bytes that were not UTF-8 are shown as U+FFFD.';
+    'Lines longer than 16,384 characters were stored in pieces, one per line; bytes that were not UTF-8 are shown as U+FFFD. ' +
+    'A run that has no output because it waits or never started gets a note on stderr saying so. ' +
+    `With -f the exit code is the run's: 0 completed; failed: its exit code, 128 + the signal number, or 1; ` +
+    Object.entries(FOLLOW_EXIT_CODES).map(([status, code]) => `${status} ${code}`).join(', ') + '.';
   static override examples = ['<%= config.bin %> logs 3f2a9c81d0e4', '<%= config.bin %> logs 3f2a9c81d0e4 -f'];
   static override args = { id: Args.string({ required: true, description: 'Run id, or a unique prefix of one.' }) };
-  static override flags = { follow: Flags.boolean({ char: 'f', summary: 'Keep printing new output until the run ends.' }) };
+  static override flags = {
+    follow: Flags.boolean({
+      char: 'f',
+      summary: "Keep printing new output until the run ends, then say how it ended and exit with the run's exit code.",
+    }),
+  };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Logs);
+    let printedLines = false;
     const print = (entry: LogEntry) => {
       if (entry.kind === 'restaged') process.stderr.write(`--- fitq: re-staged (${entry.reason}); the next attempt's output follows ---\n`);
       if (entry.kind !== 'line') return;
+      printedLines = true;
       (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
     };
-    await this.withClient(flags, async (client) => {
+    const ended = await this.withClient(flags, async (client) => {
       const id = await client.resolveRunId(args.id); // an unknown, ambiguous or invalid id is refused
       if (!flags.follow) {
+        const run = await client.getRun(id);
         // Page by page, so a huge log is never held whole.
         for (let after = '0'; ; ) {
           const page = await readLogEntries(client.redis, client.keys, id, after, PAGE);
           page.forEach(print);
-          if (page.length < PAGE) return;
+          if (page.length < PAGE) break;
           after = page[page.length - 1]!.id;
         }
+        const note = noOutputNote(run, printedLines);
+        if (note) process.stderr.write(`${note}\n`);
+        return undefined;
       }
       const abort = new AbortController();
       const onSignal = () => abort.abort();
       process.once('SIGINT', onSignal);
       try {
-        await client.followLog(id, print, abort.signal);
+        const run = await client.followLog(id, print, abort.signal);
+        return isEnded(run) ? run : undefined; // not ended: interrupted
       } finally {
         process.off('SIGINT', onSignal);
       }
     });
+    if (!ended) return;
+    process.stderr.write(`${describeEnd(ended)}\n`);
+    const code = followExitCode(ended);
+    if (code !== 0) this.exit(code);
   }
 }

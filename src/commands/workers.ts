@@ -1,11 +1,12 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { formatTime, renderTable } from '../cli/format.js';
+import { renderTable } from '../cli/format.js';
+import { describeLiveness } from '../queue/liveness.js';
 import { describeCapacity, describeDevices, usedResources, workerToJson } from '../queue/worker-record.js';
 import { formatHumanResources } from '../resources/spec.js';
 
 export default class Workers extends FitqCommand {
-  static override summary = 'List live workers: capacity, what is in use, their runs and last heartbeat.';
+  static override summary = 'List live workers: capacity, what is in use, their runs and how long ago they last renewed their lease (or that they are not responding).';
   static override examples = ['<%= config.bin %> workers', '<%= config.bin %> workers --json'];
   static override flags = { json: Flags.boolean({ summary: 'Print the workers as a JSON array.' }) };
 
@@ -31,7 +32,7 @@ export default class Workers extends FitqCommand {
           formatHumanResources(usedResources(worker)) || '-',
           describeDevices(worker),
           worker.runs.join(',') || '-',
-          formatTime(worker.heartbeatAt),
+          describeLiveness(worker.liveness),
         ]),
       ),
     );

@@ -6,7 +6,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { obliterateExecutorQueue } from './executor-queue.js';
+import { loadBullmq, obliterateExecutorQueue } from './executor-queue.js';
 import { poolResources, readPool, type PoolResource, type PoolState } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
@@ -15,6 +15,7 @@ import { isEnded, matchesFilter, parseRunFields, runDemands, type RunFilter, typ
 import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
+import { withWorkerLiveness } from './liveness.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
 import { secretKey, type Secret } from '../security/secret.js';
 import { signRuns } from '../security/signing.js';
@@ -63,6 +64,18 @@ const SHOWN_CANDIDATES = 5;
 
 /** Runs staged per script call; a larger batch goes as several calls in one MULTI. */
 const STAGE_CHUNK = 2000;
+
+/** Dead workers reaped per script call. */
+const REAP_BATCH = 50;
+
+/** While a followed run is staged, how often to look whether it started. */
+const STAGED_CHECK_MS = 2000;
+
+/** Longest wait between two looks at a followed run (a safety net). */
+const MAX_CHECK_MS = 60_000;
+
+/** Past the lease deadline the server gave, so the reap finds it lapsed. */
+const LAPSE_MARGIN_MS = 5;
 
 export function resolveNamespace(options: ClientOptions): { queue: string; prefix: string } {
   return {
@@ -198,11 +211,30 @@ export class FitqClient {
     return poolResources(await readPool(this.redis, this.keys));
   }
 
-  /** Live workers with capacity, usage and runs, after reaping any whose lease expired. */
+  /**
+   * Live workers with capacity, usage, runs and liveness, after reaping any
+   * whose lease expired. One whose lease lapses between the reap and the
+   * read is reaped too, never shown as alive.
+   */
   async listWorkers(): Promise<WorkerRecord[]> {
-    const { reaped } = await this.scripts.reapWorkers();
-    for (const { executorQueue } of reaped) await obliterateExecutorQueue(this.redis, this.keys, executorQueue);
-    return readWorkers(this.redis, this.keys);
+    for (let attempt = 1; ; attempt++) {
+      await this.reap();
+      const workers = await readWorkers(this.redis, this.keys);
+      const live = workers.filter((worker) => worker.liveness.leaseLeftMs >= 0);
+      if (live.length === workers.length || attempt === 3) return live;
+    }
+  }
+
+  /**
+   * Reaps every worker whose lease ran out (a batch per script call) and
+   * deletes their execution queues; returns ms until the next lease runs out.
+   */
+  private async reap(redis = this.redis, scripts = this.scripts): Promise<number | undefined> {
+    for (;;) {
+      const { reaped, msUntilNext } = await scripts.reapWorkers(REAP_BATCH);
+      for (const { executorQueue } of reaped) await obliterateExecutorQueue(redis, this.keys, executorQueue);
+      if (reaped.length < REAP_BATCH) return msUntilNext;
+    }
   }
 
   /**
@@ -266,7 +298,10 @@ export class FitqClient {
     }
   }
 
-  /** Runs in staging order, optionally only some statuses and labels; staged runs carry why they wait. */
+  /**
+   * Runs in staging order, optionally only some statuses and labels; staged
+   * runs carry why they wait, running runs whose worker is not responding say so.
+   */
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     const workers = await this.listWorkers();
     const pool = await readPool(this.redis, this.keys);
@@ -290,9 +325,10 @@ export class FitqClient {
     return runs.filter(({ run }) => matchesFilter(run, filter));
   }
 
-  /** One run; throws UsageError for an unknown id. */
+  /** One run; throws UsageError for an unknown id. (Reaps only to judge why a staged run waits.) */
   async getRun(runId: string): Promise<RunRecord> {
     const { run, demands } = await this.readRun(this.redis, runId);
+    if (run.status === 'running') return withWorkerLiveness(run, await readWorkers(this.redis, this.keys));
     if (run.status !== 'staged') return run;
     return this.withWaitReason(run, demands, await this.listWorkers(), await readPool(this.redis, this.keys));
   }
@@ -342,6 +378,7 @@ export class FitqClient {
   }
 
   private withWaitReason(run: RunRecord, demands: Resources, workers: WorkerRecord[], pool: PoolState): RunRecord {
+    if (run.status === 'running') return withWorkerLiveness(run, workers);
     if (run.status !== 'staged') return run;
     const waiting = { id: run.id, demands, gpus: run.pinnedGpus ?? [] };
     return { ...run, reason: whyWaiting(waiting, workers, pool).reason };
@@ -390,28 +427,13 @@ export class FitqClient {
   }
 
   /**
-   * Resolves when the run has ended. Waits on the log stream's end marker (no
-   * polling); every few seconds it also reaps, so a run whose worker died
-   * ends as lost once the lease runs out. Survives Redis restarts.
+   * Resolves when the run has ended (a run whose worker died ends as lost as
+   * soon as the lease runs out). Survives Redis restarts.
    */
   async waitForEnd(runId: string, timeoutMs = 60_000): Promise<RunRecord> {
-    const deadline = Date.now() + timeoutMs;
-    const follower = await connectRedis(this.options, true);
-    // Reaps over the follower too, so waiting survives a Redis restart.
-    const followerScripts = new Scripts(follower, this.keys, this.logMaxLines);
-    try {
-      for (;;) {
-        const last = await follower.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
-        const { run } = await this.readRun(follower, runId);
-        if (isEnded(run)) return run;
-        const remaining = deadline - Date.now();
-        if (remaining <= 0) throw new UsageError(`run '${runId}' did not end within ${Math.round(timeoutMs / 1000)} s`);
-        const entries = await waitLogEntries(follower, this.keys, runId, last[0]?.[0] ?? '0', Math.min(remaining, 5000));
-        if (entries.length === 0) await followerScripts.reapWorkers();
-      }
-    } finally {
-      await closeRedis(follower);
-    }
+    validateRunId(runId);
+    const last = await this.redis.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
+    return this.watchRun(runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs });
   }
 
   /**
@@ -445,34 +467,72 @@ export class FitqClient {
 
   /**
    * Calls `onEntry` for each log entry of a run, from the start, until the run
-   * ends (or `signal` aborts). Reconnects by itself if Redis restarts.
+   * ends (or `signal` aborts); a run whose worker died ends as lost as soon
+   * as the lease runs out. Reconnects by itself if Redis restarts.
    */
   async followLog(runId: string, onEntry: (entry: LogEntry) => void, signal?: AbortSignal): Promise<RunRecord> {
     await this.getRun(runId);
+    return this.watchRun(runId, '0', onEntry, { signal });
+  }
+
+  /**
+   * Passes a run's log entries after `after` to `onEntry` until the run ends.
+   * Waits on the log stream (no polling), and reaps at the moment the next
+   * lease runs out, as the server tells: nothing else would end a run whose
+   * worker died. While the run is staged it looks every few seconds whether
+   * it started. Everything goes over a resilient connection of its own, so
+   * a Redis restart is survived.
+   */
+  private async watchRun(
+    runId: string,
+    after: string,
+    onEntry: (entry: LogEntry) => void,
+    options: { signal?: AbortSignal | undefined; timeoutMs?: number },
+  ): Promise<RunRecord> {
+    const { signal, timeoutMs } = options;
+    const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
     const follower = await connectRedis(this.options, true);
+    const followerScripts = new Scripts(follower, this.keys, this.logMaxLines);
     // Aborting interrupts a blocked read at once.
     const followerId = await follower.client('ID');
     const onAbort = () => void this.redis.client('UNBLOCK', followerId).catch(() => {});
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      let after = '0';
-      while (!signal?.aborted) {
-        const entries = await waitLogEntries(follower, this.keys, runId, after, 2000);
-        for (const entry of entries) {
+      let checkAt = 0; // when to reap and look at the run again
+      for (;;) {
+        if (signal?.aborted) return (await this.readRun(follower, runId)).run;
+        if (performance.now() >= Math.min(checkAt, deadline)) {
+          const msUntilNext = await this.reap(follower, followerScripts);
+          const { run } = await this.readRun(follower, runId);
+          if (isEnded(run)) {
+            // Whatever came before its end marker.
+            for (let page = await readLogEntries(follower, this.keys, runId, after); page.length > 0; ) {
+              page.forEach(onEntry);
+              after = page[page.length - 1]!.id;
+              page = await readLogEntries(follower, this.keys, runId, after);
+            }
+            return run;
+          }
+          if (performance.now() >= deadline) {
+            throw new UsageError(`run '${runId}' did not end within ${Math.round((timeoutMs ?? 0) / 1000)} s`);
+          }
+          if (run.status === 'running') loadBullmq().catch(() => {}); // its worker may have to be reaped
+          const wait = run.status === 'running' && msUntilNext !== undefined ? msUntilNext + LAPSE_MARGIN_MS : STAGED_CHECK_MS;
+          checkAt = performance.now() + Math.min(Math.max(wait, 0), MAX_CHECK_MS);
+        }
+        // BLOCK 0 would wait forever: at least 1 ms.
+        const blockMs = Math.max(1, Math.ceil(Math.min(checkAt, deadline) - performance.now()));
+        for (const entry of await waitLogEntries(follower, this.keys, runId, after, blockMs)) {
           onEntry(entry);
           after = entry.id;
           if (entry.kind === 'end') return (await this.readRun(follower, runId)).run;
-        }
-        if (entries.length === 0) {
-          const { run } = await this.readRun(follower, runId);
-          if (isEnded(run)) return run;
+          // Staged again: look at once when it starts anew.
+          if (entry.kind === 'restaged') checkAt = 0;
         }
       }
-      return (await this.readRun(this.redis, runId)).run;
     } finally {
       signal?.removeEventListener('abort', onAbort);
       await closeRedis(follower);
     }
   }
-
 }

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { formatHumanResources, parseStoredResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
 import { formatMicros, parseDecimal } from '../resources/amount.js';
 import type { NamespaceKeys } from './keys.js';
+import { judgeLiveness, type Liveness } from './liveness.js';
 
 export interface WorkerRecord {
   name: string;
@@ -14,6 +15,9 @@ export interface WorkerRecord {
   heartbeatAt: number;
   /** Epoch ms after which the worker counts as dead unless it renews its lease. */
   leaseDeadline: number;
+  leaseMs: number;
+  /** Heartbeat age and lease left when read, by the Redis server's clock. */
+  liveness: Liveness;
   concurrency: number;
   capacity: Resources;
   free: Resources;
@@ -47,6 +51,8 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     startedAt: worker.startedAt,
     heartbeatAt: worker.heartbeatAt,
     leaseDeadline: worker.leaseDeadline,
+    responding: worker.liveness.responding,
+    heartbeatAgeMs: worker.liveness.heartbeatAgeMs,
     concurrency: worker.concurrency,
     capacity: resourcesToJson(worker.capacity),
     used: resourcesToJson(usedResources(worker)),
@@ -80,12 +86,16 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
   }
   if (names.length === 0) return [];
   const pipeline = redis.pipeline();
+  // Liveness is judged by the server's clock, as the lease is.
+  pipeline.time();
   for (const { name } of names) {
     const w = keys.worker(name);
     pipeline.hgetall(w.info).hgetall(w.capacity).hgetall(w.free).smembers(w.runs).hgetall(w.devices);
   }
   pipeline.hgetall(keys.holds);
-  const replies = (await pipeline.exec()) ?? [];
+  const [timeReply, ...replies] = (await pipeline.exec()) ?? [];
+  const [seconds, micros] = (timeReply?.[1] ?? ['0', '0']) as [string, string];
+  const serverNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   const holds = (replies[replies.length - 1]?.[1] ?? {}) as Record<string, string>;
   const heldDemands = await readHeldDemands(redis, keys, Object.keys(holds));
   const workers: WorkerRecord[] = [];
@@ -101,13 +111,17 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
     // The blocked head it holds, if the holds hash agrees.
     const held = info.holding;
     const heldDemandsOfRun = held !== undefined && holds[held] === name ? heldDemands.get(held) : undefined;
+    const heartbeatAt = Number(info.heartbeatAt ?? 0);
+    const leaseMs = Number(info.leaseMs ?? 0);
     workers.push({
       name,
       host: info.host ?? '',
       pid: Number(info.pid ?? 0),
       startedAt: Number(info.startedAt ?? 0),
-      heartbeatAt: Number(info.heartbeatAt ?? 0),
+      heartbeatAt,
       leaseDeadline: deadline,
+      leaseMs,
+      liveness: judgeLiveness(heartbeatAt, deadline, leaseMs, serverNow),
       concurrency: Number(info.concurrency ?? 0),
       capacity: resourcesFromHash(capacity),
       free: resourcesFromHash(free),

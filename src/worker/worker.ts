@@ -10,6 +10,7 @@ import { resolveNamespace } from '../queue/client.js';
 import { closeRedis, connectRedis } from '../queue/connection.js';
 import { obliterateExecutorQueue } from '../queue/executor-queue.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
+import { heartbeatIntervalMs } from '../queue/liveness.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
 import { Scripts, type ClaimResult, type WorkerRegistration } from '../queue/scripts.js';
 import { formatMicros } from '../resources/amount.js';
@@ -162,7 +163,7 @@ export class FitqWorker {
     // After a reconnect, messages may have been missed: look again.
     this.subscriber.on('ready', () => this.wake());
     await this.subscriber.subscribe(this.keys.events);
-    this.timers.push(setInterval(() => void this.heartbeat(), Math.max(100, this.options.leaseMs / 3)));
+    this.timers.push(setInterval(() => void this.heartbeat(), heartbeatIntervalMs(this.options.leaseMs)));
     this.timers.push(setInterval(() => this.wake(), this.options.pollIntervalMs));
     void this.heartbeat();
     this.wake();

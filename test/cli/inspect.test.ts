@@ -43,7 +43,7 @@ describe('inspection commands', () => {
     const followed = await fitq(['logs', id, '-f'], { queue });
     expect(followed.exitCode, followed.stderr).toBe(0);
     expect(followed.stdout).toBe('one\ntwo');
-    expect(followed.stderr).toBe('err');
+    expect(followed.stderr).toBe(`err\nrun ${id} completed`);
     const printed = await fitq(['logs', id], { queue });
     expect(printed.stdout).toBe('one\ntwo');
   });
@@ -55,7 +55,7 @@ describe('inspection commands', () => {
     await startTestWorker(queue, { name: 'wk', resources: 'foo=4 bar=1' });
     await expect.poll(async () => (await client.getRun(id)).status, { timeout: 10_000 }).toBe('running');
     const table = await fitq(['workers'], { queue });
-    expect(table.stdout).toMatch(new RegExp(`^wk\\s+\\S+\\s+\\d+\\s+bar=1 foo=4\\s+foo=1.5\\s+-\\s+${id}\\s+\\d\\d:\\d\\d:\\d\\d$`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^wk\\s+\\S+\\s+\\d+\\s+bar=1 foo=4\\s+foo=1.5\\s+-\\s+${id}\\s+\\d+s ago$`, 'm'));
     const json = JSON.parse((await fitq(['workers', '--json'], { queue })).stdout) as Record<string, unknown>[];
     expect(json[0]).toMatchObject({ name: 'wk', capacity: { bar: 1, foo: 4 }, used: { foo: 1.5 }, free: { bar: 1, foo: 2.5 }, runs: [id], devices: {} });
   });

@@ -86,10 +86,9 @@ async function runEndToEnd(env: Record<string, string>, args: string[] = []): Pr
   ]);
   for (const result of [runs, logs, follow]) expectOk(result);
   expect(JSON.parse(runs.stdout)).toMatchObject([{ id, status: 'completed', exitCode: 0, worker: 'secure-1' }]);
-  for (const output of [logs, follow]) {
-    expect(output.stdout.trim()).toBe('out-line');
-    expect(output.stderr.trim()).toBe('err-line');
-  }
+  for (const output of [logs, follow]) expect(output.stdout.trim()).toBe('out-line');
+  expect(logs.stderr.trim()).toBe('err-line');
+  expect(follow.stderr.trim()).toBe(`err-line\nrun ${id} completed`);
 }
 
 describe('TLS (rediss://)', () => {

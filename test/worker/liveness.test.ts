@@ -10,13 +10,16 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
+import { heartbeatIntervalMs } from '../../src/queue/liveness.js';
+import { workerToJson } from '../../src/queue/worker-record.js';
 import type { RunRecord } from '../../src/queue/run-record.js';
 import { waitFor } from '../support/wait.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { startRedisServer } from '../support/redis-server.js';
-import { connectClient, fitq, messages, newQueue, parseJsonLog, startTestWorker } from '../support/fitq.js';
+import { BIN, connectClient, fitq, messages, newQueue, parseJsonLog, redisUrl, startTestWorker } from '../support/fitq.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -202,7 +205,9 @@ describe('a worker killed with SIGKILL', () => {
     expect(lost.reason).toMatch(/lease/);
     expect(lost.worker).toBe('victim');
     expect(lost.epoch).toBe(1);
-    expect(lost.endedAt).toBeGreaterThanOrEqual(killedAt);
+    // It ended when its worker was last known alive (its last heartbeat, every lease/3), not when it was reaped.
+    expect(lost.endedAt).toBeGreaterThanOrEqual(running.startedAt!);
+    expect(lost.endedAt).toBeLessThanOrEqual(killedAt + heartbeatIntervalMs(2000));
     expect(elapsed, `ms from SIGKILL to lost`).toBeLessThan(2000 + 1500);
     // The observer logs once its reap call has returned, a moment after Redis shows the run lost.
     await waitFor('the observer to report the dead worker', () =>
@@ -253,6 +258,93 @@ describe('a worker killed with SIGKILL', () => {
     ]);
     expect(await client.getRun(runId)).toMatchObject({ status: 'lost', epoch: 1 });
     expect(await client.listWorkers()).toEqual([]);
+  });
+});
+
+describe('`fitq logs -f` on a run whose worker is killed with SIGKILL', () => {
+  it('reaps the worker itself as its lease runs out, says the run is lost and exits 75; the run ended at its last heartbeat', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const pidFile = join(tempDir(), 'pid');
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'echo started; sleep 60'), resources: 'foo=1' });
+    const runId = runs[0]!.id;
+    const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'victim', '--lease', '2', '--kill-grace', '1']);
+    await waitUntilRunning(client, runId, pidFile);
+    const { startedAt } = await client.getRun(runId);
+
+    // The follower is the only one left to notice: no other worker, no other command.
+    const follower = execa('node', [BIN, 'logs', '-f', runId], {
+      env: { FITQ_REDIS_URL: redisUrl(), FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '' },
+      stdin: 'ignore',
+      buffer: false,
+      reject: false,
+      timeout: 40_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    follower.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    follower.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitFor('the follower to print the run\'s output', () => stdout.includes('started\n'), 30_000);
+
+    const killedAt = Date.now();
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    const result = await follower;
+    const elapsed = Date.now() - killedAt;
+
+    expect(result.timedOut, `follower still waiting; stderr: ${stderr}`).toBe(false);
+    expect(elapsed, 'ms from SIGKILL to the follower exiting').toBeLessThan(2000 + 1500);
+    expect(result.exitCode).toBe(75);
+    expect(stderr.trim()).toBe(`run ${runId} lost: worker victim stopped renewing its lease`);
+    const lost = await client.getRun(runId);
+    expect(lost).toMatchObject({ status: 'lost', worker: 'victim' });
+    expect(lost.endedAt).toBeGreaterThanOrEqual(startedAt!);
+    expect(lost.endedAt).toBeLessThanOrEqual(killedAt + heartbeatIntervalMs(2000));
+  });
+});
+
+describe('a worker that stops answering (SIGSTOP)', () => {
+  it('is shown as not responding by `fitq workers` and its runs as such by `fitq runs`, then reaped once its lease lapses', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const pidFile = join(tempDir(), 'pid');
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60'), resources: 'foo=1' });
+    const runId = runs[0]!.id;
+    // Beats every 8 s: not responding after 16 s without one, lapsed after 24 s.
+    const lease = 24_000;
+    const sleeper = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'sleeper', '--lease', String(lease / 1000)]);
+    await waitUntilRunning(client, runId, pidFile);
+
+    const live = await fitq(['workers'], { queue });
+    expect(live.exitCode, live.stderr).toBe(0);
+    expect(live.stdout.split('\n')[1]).toMatch(/^sleeper\s.*\s\d+s ago$/);
+
+    const stoppedAt = Date.now();
+    sleeper.process.kill('SIGSTOP');
+    await waitFor('the sleeper to be judged not responding', async () => {
+      const [worker] = await client.listWorkers();
+      return worker && !worker.liveness.responding;
+    }, lease, 100);
+    const [workers, runsTable] = await Promise.all([fitq(['workers'], { queue }), fitq(['runs'], { queue })]);
+    const notResponding = /not responding \(last heartbeat (\d+)s ago, lease ends in (\d+)s\)/;
+    const [, age, left] = notResponding.exec(workers.stdout.split('\n')[1] ?? '') ?? [];
+    expect(Number(age), workers.stdout).toBeGreaterThanOrEqual((2 * lease) / 3 / 1000);
+    expect(Number(left)).toBeLessThanOrEqual(lease / 3 / 1000);
+    expect(runsTable.stdout).toMatch(new RegExp(`${runId}\\s+running\\s.*worker sleeper ${notResponding.source}`));
+    expect((await client.getRun(runId)).reason).toMatch(new RegExp(`^worker sleeper ${notResponding.source}$`));
+    expect((await client.listWorkers()).map(workerToJson)).toMatchObject([{ name: 'sleeper', responding: false }]);
+
+    // Once the lease has lapsed by the server's clock, the command reaps it: not shown, its run lost.
+    const deadline = Number(await client.redis.zscore(client.keys.workers, 'sleeper'));
+    await waitFor('the lease to lapse', async () => {
+      const [seconds, micros] = await client.redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) > deadline;
+    }, lease, 100);
+    const after = await fitq(['workers'], { queue });
+    expect(after.stdout.trim()).toBe('No live workers.');
+    const lost = await client.getRun(runId);
+    expect(lost).toMatchObject({ status: 'lost', worker: 'sleeper' });
+    expect(lost.endedAt).toBeLessThanOrEqual(stoppedAt + heartbeatIntervalMs(lease));
   });
 });
 

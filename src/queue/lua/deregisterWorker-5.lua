@@ -15,9 +15,15 @@
 -- @include runs
 -- @include clock
 -- @include lease
+-- @include namespace
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
 if redis.call("HGET", KEYS[2], "token") ~= token then return 0 end
-local reason = holdsLease(KEYS[2], KEYS[1], name, token) and ("worker " .. name .. " stopped") or leaseLapsedReason(name)
-reapWorker(base, name, ARGV[4], reason, ARGV[5])
+if holdsLease(KEYS[2], KEYS[1], name, token) then
+  reapWorker(base, name, ARGV[4], "worker " .. name .. " stopped", ARGV[5])
+else
+  -- Its lease ran out before it could stop: its runs ended when it was last seen.
+  reapWorker(base, name, lastSeenAlive(base, name, serverNow()), leaseLapsedReason(name), ARGV[5])
+end
+forgetIfEmpty(base)
 return 1

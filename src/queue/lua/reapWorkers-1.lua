@@ -13,6 +13,7 @@
 -- @include runs
 -- @include clock
 -- @include lease
+-- @include namespace
 local base = ARGV[1]
 local now = serverNow()
 
@@ -20,7 +21,8 @@ local reaped = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. now, "LIMIT",
 local queues = {}
 for i, name in ipairs(reaped) do
   queues[i] = redis.call("HGET", base .. "worker:" .. name, "executorQueue") or ""
-  reapWorker(base, name, now, leaseLapsedReason(name), ARGV[3])
+  reapWorker(base, name, lastSeenAlive(base, name, now), leaseLapsedReason(name), ARGV[3])
 end
+if #reaped > 0 then forgetIfEmpty(base) end
 local soonest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
 return {reaped, queues, soonest[2] and (tonumber(soonest[2]) - now) or -1}

@@ -27,11 +27,12 @@ local now = serverNow()
 local deadline = redis.call("ZSCORE", KEYS[1], name)
 if deadline and tonumber(deadline) > now then return -3 end
 -- A lapsed registration (the worker died, or was cut off and is back) is
--- reaped as any reaper would; leftovers without a lease, as a restart.
+-- reaped as any reaper would; leftovers without a lease, as a restart. Its
+-- runs ended when it was last seen alive.
 if deadline then
-  reapWorker(base, name, now, leaseLapsedReason(name), ARGV[10])
+  reapWorker(base, name, lastSeenAlive(base, name, now), leaseLapsedReason(name), ARGV[10])
 elseif redis.call("EXISTS", KEYS[2]) == 1 then
-  reapWorker(base, name, now, "worker " .. name .. " restarted", ARGV[10])
+  reapWorker(base, name, lastSeenAlive(base, name, now), "worker " .. name .. " restarted", ARGV[10])
 end
 
 redis.call("HSET", KEYS[2], "name", name, "token", token, "host", ARGV[7], "pid", ARGV[8],

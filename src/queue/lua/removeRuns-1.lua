@@ -1,6 +1,6 @@
 --[[
   Removes runs and their logs, all or nothing. Running runs are refused:
-  cancel them first.
+  cancel them first. A namespace left empty is forgotten entirely.
 
   KEYS[1] runs   zset of every run id (and base .. "ids", its lexicographic index)
 
@@ -10,6 +10,7 @@
 ]]
 -- @include amounts
 -- @include runs
+-- @include namespace
 local base = ARGV[1]
 
 for i = 2, #ARGV do
@@ -25,4 +26,5 @@ for i = 2, #ARGV do
   redis.call("ZREM", KEYS[1], runId)
   redis.call("ZREM", base .. "ids", runId)
 end
+forgetIfEmpty(base)
 return {1, #ARGV - 1}

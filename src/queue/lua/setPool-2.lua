@@ -14,6 +14,7 @@
 ]]
 -- @include amounts
 -- @include runs
+-- @include namespace
 local base, action = ARGV[1], ARGV[2]
 
 if action == "set" then
@@ -31,5 +32,6 @@ local used = redis.call("HGETALL", KEYS[2])
 for i = 1, #used, 2 do
   if used[i + 1] == "0" then redis.call("HDEL", KEYS[2], used[i]) end
 end
+if action ~= "set" then forgetIfEmpty(base) end
 publish(base, {type = "pool"})
 return {1}

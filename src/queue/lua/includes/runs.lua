@@ -77,14 +77,24 @@ local function restageRun(base, runId, reason, logMaxLines)
   return true
 end
 
+-- When a dead worker was last known alive: its last heartbeat (server clock),
+-- never later than now. Its lost runs end then, not when someone noticed.
+local function lastSeenAlive(base, name, now)
+  local heartbeatAt = tonumber(redis.call("HGET", base .. "worker:" .. name, "heartbeatAt") or "")
+  if heartbeatAt == nil or heartbeatAt > tonumber(now) then return tonumber(now) end
+  return heartbeatAt
+end
+
 -- Forgets a worker whose lease expired (or that restarts under the same
--- name): its running runs end as lost, its keys go.
-local function reapWorker(base, name, now, reason, logMaxLines)
+-- name, or stops): its running runs end as lost at aliveAt (or at their
+-- start, if later: a claim shows the worker alive too), its keys go.
+local function reapWorker(base, name, aliveAt, reason, logMaxLines)
   local workerKey = base .. "worker:" .. name
   for _, runId in ipairs(redis.call("SMEMBERS", workerKey .. ":runs")) do
-    local run = redis.call("HMGET", base .. "run:" .. runId, "status", "worker")
+    local run = redis.call("HMGET", base .. "run:" .. runId, "status", "worker", "startedAt")
     if run[1] == "running" and run[2] == name and not restageRun(base, runId, reason, logMaxLines) then
-      endRun(base, runId, "lost", now, reason, logMaxLines)
+      local endedAt = math.max(tonumber(aliveAt), tonumber(run[3] or "") or 0)
+      endRun(base, runId, "lost", string.format("%.0f", endedAt), reason, logMaxLines)
     end
   end
   local holding = redis.call("HGET", workerKey, "holding")

@@ -1,0 +1,59 @@
+/**
+ * How `fitq logs` tells what became of a run: a line on stderr, and for
+ * `logs -f` an exit code (README, "fitq logs").
+ */
+import { constants } from 'node:os';
+import { oneLine } from '../queue/names.js';
+import type { RunRecord, RunStatus } from '../queue/run-record.js';
+
+/** Exit codes of `fitq logs -f` for runs that did not run to an exit of their own. */
+export const FOLLOW_EXIT_CODES: Partial<Record<RunStatus, number>> = {
+  canceled: 130, // stopped on request, like a command interrupted with Ctrl-C
+  lost: 75, // its worker died: trying again may work (EX_TEMPFAIL)
+  rejected: 77, // its worker refused it: unsigned or altered (EX_NOPERM)
+};
+
+/** The exit code `fitq logs -f` ends with once the run has ended. */
+export function followExitCode(run: RunRecord): number {
+  if (run.status === 'completed') return 0;
+  if (run.status === 'failed') {
+    if (run.exitCode !== undefined && run.exitCode !== 0) return run.exitCode;
+    const number = run.signal ? constants.signals[run.signal as keyof typeof constants.signals] : undefined;
+    return number !== undefined ? 128 + number : 1;
+  }
+  return FOLLOW_EXIT_CODES[run.status] ?? 1;
+}
+
+/** Why it ended, without repeating the status: "rejected: x" -> "x". */
+function reasonOf(run: RunRecord): string {
+  const reason = oneLine(run.reason ?? '');
+  return reason.startsWith(`${run.status}: `) ? reason.slice(run.status.length + 2) : reason;
+}
+
+/** "run X completed", "run X failed: exit code 3", "run X lost: worker w1 stopped renewing its lease". */
+export function describeEnd(run: RunRecord): string {
+  const reason = reasonOf(run);
+  if (run.status === 'completed' || reason === '') return `run ${run.id} ${run.status}`;
+  // "canceled while staged", "canceled (signal SIGTERM)" read on as they are.
+  if (reason.startsWith(`${run.status} `)) return `run ${run.id} ${reason}`;
+  return `run ${run.id} ${run.status}: ${reason}`;
+}
+
+/** Whether an ended run never had a process of its own (rejected, canceled while staged, command not found). */
+function neverStarted(run: RunRecord): boolean {
+  return run.status === 'rejected' || (run.status !== 'lost' && run.exitCode === undefined && run.signal === undefined);
+}
+
+/**
+ * The note `fitq logs ID` prints when a run has no output to show, because
+ * it has not started or never could; undefined when there is nothing to say.
+ */
+export function noOutputNote(run: RunRecord, printedLines: boolean): string | undefined {
+  if (run.status === 'staged') {
+    const what = printedLines ? 'is staged again: no output of its next attempt yet' : 'is staged: no output yet';
+    return `run ${run.id} ${what} (fitq runs shows why it waits)`;
+  }
+  if (printedLines || !neverStarted(run) || run.status === 'running' || run.status === 'completed') return undefined;
+  const reason = reasonOf(run);
+  return `run ${run.id} ended ${run.status} before starting${reason ? `: ${reason}` : ''}`;
+}

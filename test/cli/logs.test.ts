@@ -1,0 +1,103 @@
+/**
+ * `fitq logs`: a note on stderr when a run has no output because it waits or
+ * never started; `fitq logs -f` says how the run ended and exits with its
+ * exit code. (A run lost under `logs -f`: test/worker/liveness.test.ts.)
+ */
+import { describe, expect, it } from 'vitest';
+import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
+
+describe('fitq logs on a run without output', () => {
+  it('says a staged run has no output yet, and exits 0', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const id = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
+    const result = await fitq(['logs', id], { queue });
+    expect(result).toEqual({ exitCode: 0, stdout: '', stderr: `run ${id} is staged: no output yet (fitq runs shows why it waits)` });
+  });
+
+  it('says why a run ended before starting (canceled while staged, command not found, rejected)', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const canceled = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
+    await client.cancelRun(canceled);
+    const missing = (await client.stage({ command: ['fitq-no-such-command'] })).runs[0]!.id;
+    const { worker } = await startTestWorker(queue, { name: 'plain', runOnce: true });
+    await worker.done;
+    const unsigned = (await client.stage({ command: ['true'] })).runs[0]!.id;
+    const strict = await startTestWorker(queue, { name: 'strict', runOnce: true, secret: 'a shared secret' });
+    await strict.worker.done;
+    expect(await client.getRun(unsigned)).toMatchObject({ status: 'rejected' });
+
+    const [a, b, c] = await Promise.all([canceled, missing, unsigned].map((id) => fitq(['logs', id], { queue })));
+    expect(a).toEqual({ exitCode: 0, stdout: '', stderr: `run ${canceled} ended canceled before starting: canceled while staged` });
+    expect(b).toEqual({ exitCode: 0, stdout: '', stderr: `run ${missing} ended failed before starting: command not found: fitq-no-such-command` });
+    expect(c).toEqual({
+      exitCode: 0,
+      stdout: '',
+      stderr: `run ${unsigned} ended rejected before starting: run is not signed (this worker requires signed runs)`,
+    });
+  });
+
+  it('prints nothing more for a run that ran and printed nothing', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const id = (await client.stage({ command: ['true'] })).runs[0]!.id;
+    const { worker } = await startTestWorker(queue, { runOnce: true });
+    await worker.done;
+    expect(await fitq(['logs', id], { queue })).toEqual({ exitCode: 0, stdout: '', stderr: '' });
+  });
+});
+
+describe('fitq logs -f', () => {
+  it('follows a staged run through its start to its end, then says it completed and exits 0', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const id = (await client.stage({ command: ['sh', '-c', 'echo out; echo err >&2'], resources: 'foo=1' })).runs[0]!.id;
+    const following = fitq(['logs', '-f', id], { queue });
+    // The follower is waiting on a staged run; a worker arriving now starts it.
+    await startTestWorker(queue, { resources: 'foo=1' });
+    expect(await following).toEqual({ exitCode: 0, stdout: 'out', stderr: `err\nrun ${id} completed` });
+  });
+
+  it("exits with the run's exit code, 128 + its signal's number, or 1 when it never started", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const stage = async (command: string[]) => (await client.stage({ command })).runs[0]!.id;
+    const three = await stage(['sh', '-c', 'exit 3']);
+    const killed = await stage(['sh', '-c', 'kill -KILL $$']);
+    const missing = await stage(['fitq-no-such-command']);
+    const { worker } = await startTestWorker(queue, { runOnce: true });
+    await worker.done;
+
+    const [a, b, c] = await Promise.all([three, killed, missing].map((id) => fitq(['logs', '-f', id], { queue })));
+    expect(a).toEqual({ exitCode: 3, stdout: '', stderr: `run ${three} failed: exit code 3` });
+    expect(b).toEqual({ exitCode: 128 + 9, stdout: '', stderr: `run ${killed} failed: killed by signal SIGKILL` });
+    expect(c).toEqual({ exitCode: 1, stdout: '', stderr: `run ${missing} failed: command not found: fitq-no-such-command` });
+  });
+
+  it('exits 130 for a canceled run and 77 for a rejected one, saying so', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const canceled = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
+    const running = (await client.stage({ command: ['sleep', '60'], resources: 'bar=1' })).runs[0]!.id;
+    await client.cancelRun(canceled);
+    const unsigned = (await client.stage({ command: ['true'] })).runs[0]!.id;
+    const strict = await startTestWorker(queue, { name: 'strict', runOnce: true, secret: 'a shared secret' });
+    await strict.worker.done;
+    // A running run canceled while followed.
+    await startTestWorker(queue, { resources: 'bar=1' });
+    await expect.poll(async () => (await client.getRun(running)).status, { timeout: 10_000 }).toBe('running');
+    const following = fitq(['logs', '-f', running], { queue });
+    const [a, b] = await Promise.all([canceled, unsigned].map((id) => fitq(['logs', '-f', id], { queue })));
+    await client.cancelRun(running);
+
+    expect(a).toEqual({ exitCode: 130, stdout: '', stderr: `run ${canceled} canceled while staged` });
+    expect(b).toEqual({ exitCode: 77, stdout: '', stderr: `run ${unsigned} rejected: run is not signed (this worker requires signed runs)` });
+    expect(await following).toEqual({ exitCode: 130, stdout: '', stderr: `run ${running} canceled (killed by signal SIGTERM)` });
+  });
+
+  it('refuses an unknown run with one line, exit 2', async () => {
+    const queue = newQueue();
+    expect(await fitq(['logs', '-f', 'nope'], { queue })).toEqual({ exitCode: 2, stdout: '', stderr: "Error: unknown run 'nope'" });
+  });
+});
