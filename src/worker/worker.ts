@@ -207,7 +207,9 @@ export class FitqWorker {
       this.claimAgain = false;
       while (!this.stopping && this.hasRoom()) {
         const token = this.token;
-        const result = await this.scripts.claimRun(this.name, token, Date.now(), this.options.concurrency, this.options.policy);
+        const result = await this.scripts.claimRun(
+          this.name, token, Date.now(), this.options.concurrency, this.options.policy, this.options.gpuPlacement,
+        );
         this.lastClaim = result.code;
         if (result.code === 'claimed') {
           this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);

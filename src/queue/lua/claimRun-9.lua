@@ -8,10 +8,18 @@
 
   Policies:
     backfill (default) - the first run in order that fits the worker's total
-      capacity but not its free capacity is its blocked head: the worker holds
-      it and only starts later runs that leave the head's resources untouched,
-      so a big run is never starved by a stream of small ones. A run is held
-      by one worker only; any worker that can start it now does.
+      capacity but not its free capacity is its blocked head, held by amount:
+      a later run may start beside it only if, for every resource the head
+      needs, what stays free after the later run starts still covers the
+      head's need; of a resource the head still lacks (free < its need) the
+      later run takes nothing. So the head starts as soon as the runs that
+      were running when it became the head have ended, and a stream of small
+      runs cannot starve it. On a worker with GPU devices the head's gpu
+      demand is held by placement instead: a pinned head keeps its devices;
+      an unpinned head that can be placed now must still be placeable after
+      the later run takes its devices; one that cannot takes every device
+      share from later runs. A run is held by one worker only; any worker
+      that can start it now does.
     fifo - strict order: the worker starts the first run that fits its total
       capacity, or waits for it (head-of-line blocking).
 
@@ -27,8 +35,10 @@
 
   A worker with GPU devices places a `gpu` demand on devices in the same
   step: a whole N takes N devices that are entirely free (lowest indices
-  first); a fraction below 1 shares one device (the fullest that still fits),
-  never beyond 1 per device. A run pinned to devices (`fitq stage --gpus`)
+  first); a fraction below 1 shares one device, never beyond 1 per device:
+  with placement "pack" the fullest device that still fits (keeping whole
+  devices free for whole-device runs), with "spread" the emptiest (ties:
+  lowest index). A run pinned to devices (`fitq stage --gpus`)
   needs exactly those; without a gpu demand it takes them whole. On a worker
   without devices a pin only sets CUDA_VISIBLE_DEVICES. The run records its
   `devices`, `deviceShare` and the worker share it `reserved`.
@@ -41,6 +51,7 @@
   ARGV[3] now       epoch ms (recorded as startedAt)
   ARGV[4] maxRuns   most runs at once (0 = no limit)
   ARGV[5] policy    "backfill" or "fifo"
+  ARGV[6] placement "pack" or "spread" (fractional gpu demands on devices)
 
   Returns one of:
     {1, runId, epoch, runFields}  claimed; runFields is the run hash, flat
@@ -58,6 +69,7 @@
 -- @include runs
 -- @include clock
 local base, token, now, maxRuns, policy = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local spread = ARGV[6] == "spread"
 -- Runs looked at per shape: the head, and a few behind it in case other
 -- workers hold the first ones.
 local PER_SHAPE = 4
@@ -135,10 +147,12 @@ local function placeDevices(demand, pinned, spare)
     end
     return nil
   end
+  -- pack: the fullest device that fits; spread: the emptiest (ties: lowest index).
+  local better = spread and 1 or -1
   local best
   for _, id in ipairs(deviceIds) do
     if not spare[id] and compareAmounts(devices[id], need) >= 0 and
-        (best == nil or compareAmounts(devices[id], devices[best]) < 0) then
+        (best == nil or compareAmounts(devices[id], devices[best]) == better) then
       best = id
     end
   end
@@ -234,17 +248,52 @@ end
 table.sort(candidates, function(a, b) return a.score < b.score end)
 
 -- The first candidate that fits what is free, less what blocked heads hold:
--- this worker's head holds its worker resources, its pinned devices and its
--- pool share; other workers' heads hold their pool share.
+-- this worker's head holds its worker resources by amount, its gpu demand by
+-- placement (see placeBesideHead) and its pool share; other workers' heads
+-- hold their pool share.
 local chosen, head, placed, share
 local held, heldPool, spareDevices = nil, nil, {}
+-- This worker's unpinned head on devices: its demand, and the devices (and
+-- share) it would get now; placed is nil when it cannot be placed now.
+local headDevices
+
+-- Takes (sign -1) or gives back (1) a share of each listed device.
+local function shiftDevices(ids, amount, sign)
+  for _, id in ipairs(ids) do
+    devices[id] = sign < 0 and subtractAmounts(devices[id], amount) or addAmounts(devices[id], amount)
+  end
+end
+
+-- Where a later run's gpu demand goes beside an unpinned head, or nil when
+-- it would take what the head needs: on what the head's own placement
+-- leaves, else where it would go anyway if the head can still be placed
+-- after it. A head that cannot be placed now lets later runs take no device.
+local function placeBesideHead(candidate)
+  if headDevices == nil or not gpuDemand(candidate.own) then
+    return placeDevices(candidate.own, candidate.pinned, spareDevices)
+  end
+  local headPlaced, headShare = headDevices.placed, headDevices.share
+  if headPlaced == nil then return nil end
+  shiftDevices(headPlaced, headShare, -1)
+  local ids, amount = placeDevices(candidate.own, candidate.pinned, spareDevices)
+  shiftDevices(headPlaced, headShare, 1)
+  if ids then return ids, amount end
+  ids, amount = placeDevices(candidate.own, candidate.pinned, spareDevices)
+  if not ids then return nil end
+  shiftDevices(ids, amount, -1)
+  local headStillFits = placeDevices(headDevices.own, {}, {}) ~= nil
+  shiftDevices(ids, amount, 1)
+  if headStillFits then return ids, amount end
+  return nil
+end
+
 for _, candidate in ipairs(candidates) do
   local poolHeld = poolHeldBefore(candidate.score)
   for resource, amount in pairs(heldPool or {}) do
     poolHeld[resource] = addAmounts(poolHeld[resource] or {0, 0}, amount)
   end
   if fitsWithin(candidate.own, free, held) and fitsWithin(candidate.pooled, poolFree, poolHeld) then
-    placed, share = placeDevices(candidate.own, candidate.pinned, spareDevices)
+    placed, share = placeBesideHead(candidate)
     if placed then
       chosen = candidate
       break
@@ -259,10 +308,16 @@ for _, candidate in ipairs(candidates) do
     held, heldPool = {}, {}
     for _, item in ipairs(candidate.own) do held[item[1]] = item[2] end
     for _, item in ipairs(candidate.pooled) do heldPool[item[1]] = item[2] end
-    -- A pinned head holds its devices, not a count of any devices.
-    if #candidate.pinned > 0 and #deviceIds > 0 then
+    -- On devices the head holds devices, not a count of gpu: a pinned head
+    -- its own devices, an unpinned one its placement.
+    if #deviceIds > 0 and gpuDemand(candidate.own) then
       held.gpu = nil
-      for _, id in ipairs(candidate.pinned) do spareDevices[id] = true end
+      if #candidate.pinned > 0 then
+        for _, id in ipairs(candidate.pinned) do spareDevices[id] = true end
+      else
+        local headPlaced, headShare = placeDevices(candidate.own, {}, {})
+        headDevices = {own = candidate.own, placed = headPlaced, share = headShare}
+      end
     end
   end
 end
