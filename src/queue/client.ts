@@ -281,7 +281,12 @@ export class FitqClient {
 
   private withWaitReason(run: RunRecord, workers: WorkerRecord[], pool: PoolState): RunRecord {
     if (run.status !== 'staged') return run;
-    const waiting = { id: run.id, demands: runDemands({ resources: run.requires }), gpus: run.pinnedGpus ?? [] };
+    const waiting = {
+      id: run.id,
+      demands: runDemands({ resources: run.requires }),
+      gpus: run.pinnedGpus ?? [],
+      order: { priority: run.priority, seq: run.seq },
+    };
     return { ...run, reason: whyWaiting(waiting, workers, pool).reason };
   }
 

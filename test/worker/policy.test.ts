@@ -123,6 +123,70 @@ describe('backfill without starvation (the default policy)', () => {
   });
 });
 
+describe('holding the blocked head by amount', () => {
+  it('backfills a later run that leaves enough of every resource the head needs', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=2 mem=8', 30);
+    await startTestWorker(queue, { name: 'box', resources: 'gpu=4 mem=64', killGraceMs: 1000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    // The head lacks gpu; the later run takes no gpu and leaves the head its mem.
+    const head = await stage(client, 'gpu=4 mem=16', 0.1);
+    await waitFor('the worker to hold the head', async () => (await client.redis.hget(client.keys.holds, head)) === 'box');
+    const small = await stage(client, 'mem=32', 0.1);
+    expect((await client.waitForEnd(small, 10_000)).status).toBe('completed');
+    expect((await client.getRun(head)).status).toBe('staged');
+    await client.cancelRun(long, { wait: true });
+    expect((await client.waitForEnd(head, 10_000)).status).toBe('completed');
+  });
+
+  it('refuses a later run that would eat into what the head needs, or take what it lacks', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=2 mem=8', 30);
+    await startTestWorker(queue, { name: 'box', resources: 'gpu=4 mem=64', killGraceMs: 1000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    const head = await stage(client, 'gpu=4 mem=16', 0.1);
+    await waitFor('the worker to hold the head', async () => (await client.redis.hget(client.keys.holds, head)) === 'box');
+    const eats = await stage(client, 'mem=48', 0.1); // 56 free: 8 would stay, the head needs 16
+    const takes = await stage(client, 'gpu=1', 0.1); // the head lacks gpu
+    const fits = await stage(client, 'mem=40', 0.1); // 16 stay: enough
+    expect((await client.waitForEnd(fits, 10_000)).status).toBe('completed');
+    expect((await client.getRun(eats)).reason).toBe(`held for older run ${head} on box: it needs mem=16 of the 56 free`);
+    expect((await client.getRun(takes)).reason).toBe(`held for older run ${head} on box: it needs gpu=4, 2 free`);
+    await client.cancelRun(long, { wait: true });
+    const headRun = await client.waitForEnd(head, 10_000);
+    for (const id of [eats, takes]) expect((await client.waitForEnd(id, 10_000)).startedAt!).toBeGreaterThanOrEqual(headRun.startedAt!);
+  });
+
+  it('on GPU devices, refuses a later run whose devices the head needs; places one that leaves them', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    // Halves pinned on devices 0 and 1 leave 3 GPUs free, but only devices 2 and 3 whole.
+    const { runs: halves } = await client.stage([
+      { command: [STAMP, '30'], resources: 'gpu=0.5 mem=40', gpus: '0' },
+      { command: [STAMP, '30'], resources: 'gpu=0.5', gpus: '1' },
+    ]);
+    await startTestWorker(queue, { name: 'devbox', gpus: '0,1,2,3', resources: 'mem=64', killGraceMs: 1000 });
+    await waitFor('the halves to run', async () =>
+      (await Promise.all(halves.map((run) => client.getRun(run.id)))).every((run) => run.status === 'running'),
+    );
+    // The head could go on devices 2,3 now but lacks mem (24 free).
+    const head = await stage(client, 'gpu=2 mem=32', 0.1);
+    await waitFor('the worker to hold the head', async () => (await client.redis.hget(client.keys.holds, head)) === 'devbox');
+    const whole = await stage(client, 'gpu=1', 0.1); // would take device 2
+    const half = await stage(client, 'gpu=0.5', 0.1); // fits beside a pinned half
+    const halfRun = await client.waitForEnd(half, 10_000);
+    expect(halfRun.devices).toEqual([0]);
+    expect((await client.getRun(whole)).reason).toBe(`held for older run ${head} on devbox: it needs gpu=2 on the GPU devices this run would take`);
+    await client.cancelRun(halves[0]!.id, { wait: true });
+    const headRun = await client.waitForEnd(head, 10_000);
+    expect(headRun.devices).toHaveLength(2);
+    expect((await client.waitForEnd(whole, 10_000)).startedAt!).toBeGreaterThanOrEqual(headRun.startedAt!);
+    await client.cancelRun(halves[1]!.id, { wait: true });
+  });
+});
+
 describe('holds and stopping', () => {
   it('a stopping worker lets go of its blocked head at once, while its runs finish', async () => {
     const queue = newQueue();
@@ -168,11 +232,11 @@ describe('why a run waits', () => {
     const small = await stage(client, 'gpu=1', 0.1);
     await waitFor('the worker to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'box');
     expect((await client.getRun(big)).reason).toBe('next in line on box: waiting for gpu=2 > 1 free');
-    expect((await client.getRun(small)).reason).toBe(`held for older run ${big}`);
+    expect((await client.getRun(small)).reason).toBe(`held for older run ${big} on box: it needs gpu=2, 1 free`);
     const listed = await client.listRuns({ statuses: ['staged'] });
     expect(listed.map((run) => [run.id, run.reason])).toEqual([
       [big, 'next in line on box: waiting for gpu=2 > 1 free'],
-      [small, `held for older run ${big}`],
+      [small, `held for older run ${big} on box: it needs gpu=2, 1 free`],
     ]);
     await client.cancelRun(long, { wait: true });
     expect((await client.waitForEnd(big, 10_000)).status).toBe('completed');
