@@ -34,6 +34,8 @@ interface RunSpec {
 }
 
 interface State {
+  /** Pool resources (`fitq pool set`), if any. */
+  pool?: string;
   devices: boolean;
   placement: GpuPlacement;
   running: RunSpec[];
@@ -77,6 +79,7 @@ async function judgeAndClaim(state: State): Promise<{ reason: string; started: b
       resources: 'gpu=4 mem=64', devices: state.devices ? [0, 1, 2, 3] : [], gpuPlacement: state.placement,
     };
     expect(await scripts.registerWorker(registration)).toBe(true);
+    if (state.pool) await client.setPool(state.pool);
     const claim = () => scripts.claimRun('w', 't', Date.now(), 0, 'backfill', state.placement);
     const stage = async (spec: RunSpec) =>
       (await client.stage({ command: ['true'], resources: spec.resources, ...(spec.gpus ? { gpus: spec.gpus } : {}) })).runs[0]!.id;
@@ -137,6 +140,12 @@ const STATES_BY_HAND: [string, State, boolean, string][] = [
     { devices: false, placement: 'pack', running: [memHog], head: { resources: 'gpu=1 mem=32' }, later: { resources: 'gpu=1 mem=4' } },
     false,
     'it needs mem=32, 24 free',
+  ],
+  [
+    'the pool share the head waits for',
+    { pool: 'license=1', devices: false, placement: 'pack', running: [{ resources: 'gpu=4' }], head: { resources: 'gpu=1 license=1' }, later: { resources: 'license=1' } },
+    false,
+    "it needs license=1 of the pool's 1 free",
   ],
   [
     'gpu the head does not lack, leaving it enough',
