@@ -31,6 +31,7 @@ function prng(seed: number): () => number {
 interface RunSpec {
   resources: string;
   gpus?: string;
+  priority?: number;
 }
 
 interface State {
@@ -82,7 +83,7 @@ async function judgeAndClaim(state: State): Promise<{ reason: string; started: b
     if (state.pool) await client.setPool(state.pool);
     const claim = () => scripts.claimRun('w', 't', Date.now(), 0, 'backfill', state.placement);
     const stage = async (spec: RunSpec) =>
-      (await client.stage({ command: ['true'], resources: spec.resources, ...(spec.gpus ? { gpus: spec.gpus } : {}) })).runs[0]!.id;
+      (await client.stage({ command: ['true'], resources: spec.resources, gpus: spec.gpus, priority: spec.priority })).runs[0]!.id;
     for (const spec of state.running) {
       const id = await stage(spec);
       const result = await claim();
@@ -140,6 +141,12 @@ const STATES_BY_HAND: [string, State, boolean, string][] = [
     { devices: false, placement: 'pack', running: [memHog], head: { resources: 'gpu=1 mem=32' }, later: { resources: 'gpu=1 mem=4' } },
     false,
     'it needs mem=32, 24 free',
+  ],
+  [
+    'memory the head lacks, with a higher priority than the head (so not held by it)',
+    { devices: false, placement: 'pack', running: [memHog], head: { resources: 'gpu=1 mem=32' }, later: { resources: 'gpu=1 mem=4', priority: 1 } },
+    true,
+    CAN_START,
   ],
   [
     'the pool share the head waits for',
