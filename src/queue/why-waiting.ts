@@ -30,6 +30,19 @@ function headFirst(head: HeldRun, run: WaitingRun): boolean {
   return head.priority !== run.order.priority ? head.priority > run.order.priority : head.seq < run.order.seq;
 }
 
+/**
+ * The workers, with only the oldest hold among them: one blocked head per
+ * namespace. A newer hold no longer counts (the claim ignores it, and its
+ * worker drops it on its next claim), so that worker backfills freely.
+ */
+function oldestHoldOnly(workers: readonly WorkerRecord[]): WorkerRecord[] {
+  let oldest: HeldRun | undefined;
+  for (const { holding } of workers) {
+    if (holding && (!oldest || headFirst(holding, { demands: new Map(), order: oldest }))) oldest = holding;
+  }
+  return workers.map((worker) => (worker.holding && worker.holding !== oldest ? { ...worker, holding: undefined } : worker));
+}
+
 const EMPTY_POOL: PoolState = { capacity: new Map(), used: new Map() };
 const never = (reason: string): WaitVerdict => ({ runnable: false, reason });
 const waits = (reason: string): WaitVerdict => ({ runnable: true, reason });
@@ -164,8 +177,9 @@ function heldPoolShare(run: WaitingRun, pooled: Resources, workers: readonly Wor
 }
 
 /** Explains why a run waits, given the live workers and the pool. */
-export function whyWaiting(run: WaitingRun, workers: readonly WorkerRecord[], pool: PoolState = EMPTY_POOL): WaitVerdict {
-  if (workers.length === 0) return never('no live worker');
+export function whyWaiting(run: WaitingRun, liveWorkers: readonly WorkerRecord[], pool: PoolState = EMPTY_POOL): WaitVerdict {
+  if (liveWorkers.length === 0) return never('no live worker');
+  const workers = oldestHoldOnly(liveWorkers);
   // Pool resources come from the pool, the rest from one worker.
   const own = new Map([...run.demands].filter(([name]) => !pool.capacity.has(name)));
   const pooled = new Map([...run.demands].filter(([name]) => pool.capacity.has(name)));

@@ -123,6 +123,80 @@ describe('backfill without starvation (the default policy)', () => {
   });
 });
 
+describe('one blocked head per namespace, the oldest', () => {
+  /** Two workers, each running a long run of its own (ra=1 or rb=1 keeps it there); returns the long runs. */
+  async function twoBusyWorkers(queue: string, client: FitqClient, resourcesA: string, resourcesB: string): Promise<Record<'a' | 'b', string>> {
+    const longs = { a: await stage(client, 'gpu=2 mem=8 ra=1', 30), b: await stage(client, 'gpu=2 mem=8 rb=1', 30) };
+    await startTestWorker(queue, { name: 'a', resources: resourcesA, killGraceMs: 1000 });
+    await startTestWorker(queue, { name: 'b', resources: resourcesB, killGraceMs: 1000 });
+    await waitFor('both long runs to run', async () =>
+      (await Promise.all(Object.values(longs).map((id) => client.getRun(id)))).every((run) => run.status === 'running'),
+    );
+    return longs;
+  }
+
+  it('while one worker holds a big run, the other starts later small runs beside the next big run; the held run starts when its worker has room', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const longs = await twoBusyWorkers(queue, client, 'gpu=4 mem=64 ra=1', 'gpu=4 mem=64 rb=1');
+    const big = await stage(client, 'gpu=4 mem=16', 0.1);
+    await waitFor('a worker to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) !== null);
+    const holder = (await client.redis.hget(client.keys.holds, big)) as 'a' | 'b';
+    const other = holder === 'a' ? 'b' : 'a';
+    // The next big run is not held: the older one is, elsewhere.
+    const next = await stage(client, 'gpu=4 mem=16', 0.1);
+    // Small runs lack the gpu the big run waits for on its worker; the other worker runs them.
+    const smalls: string[] = [];
+    for (let i = 0; i < 6; i++) smalls.push(await stage(client, 'gpu=1 mem=4', 0.1));
+    const smallRuns = await Promise.all(smalls.map((id) => client.waitForEnd(id, 10_000)));
+    expect(smallRuns.map((run) => run.worker)).toEqual(smalls.map(() => other));
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [big]: holder });
+    expect((await client.getRun(next)).reason).toMatch(/^waiting for resources: gpu=4 > 2 free on [ab]$/);
+    // The big run starts as soon as the run on its worker at hold time ends, before the next big run.
+    await client.cancelRun(longs[holder], { wait: true });
+    const bigRun = await client.waitForEnd(big, 10_000);
+    const longRun = await client.getRun(longs[holder]);
+    expect(bigRun.worker).toBe(holder);
+    expect(bigRun.startedAt!).toBeGreaterThanOrEqual(longRun.endedAt!);
+    expect(bigRun.startedAt! - longRun.endedAt!).toBeLessThan(1500);
+    // No run staged after it ran on its worker before it.
+    for (const run of smallRuns) expect(run.worker).not.toBe(holder);
+    const nextRun = await client.waitForEnd(next, 10_000);
+    expect(nextRun.startedAt!).toBeGreaterThanOrEqual(bigRun.startedAt!);
+    await client.cancelRun(longs[other], { wait: true });
+  });
+
+  it('a run only one worker fits, older than the hold elsewhere, is held there; the other worker drops its hold and backfills', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    // Only a has ra (the big run needs it), only b has x.
+    const longs = await twoBusyWorkers(queue, client, 'gpu=4 mem=64 ra=2', 'gpu=4 mem=64 rb=1 x=1');
+    const big = await stage(client, 'gpu=4 mem=16 ra=1', 0.1);
+    await waitFor('a to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'a');
+    // Older in order than the big run (higher priority), and only b fits it.
+    const { runs } = await client.stage({ command: [STAMP, '0.1'], resources: 'gpu=4 x=1', priority: 1 });
+    const older = runs[0]!.id;
+    await waitFor('b to hold the older run', async () => (await client.redis.hget(client.keys.holds, older)) === 'b');
+    // a, no longer holding, starts a later small run (it would have held it back for the big run before).
+    const small = await stage(client, 'gpu=1 mem=4', 0.1);
+    const smallRun = await client.waitForEnd(small, 10_000);
+    expect(smallRun.worker).toBe('a');
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [older]: 'b' });
+    expect((await client.getRun(big)).reason).toBe('waiting for resources: gpu=4 > 2 free on a');
+    // The older run starts on b as soon as b's long run ends.
+    await client.cancelRun(longs.b, { wait: true });
+    const olderRun = await client.waitForEnd(older, 10_000);
+    const longB = await client.getRun(longs.b);
+    expect(olderRun.worker).toBe('b');
+    expect(olderRun.startedAt! - longB.endedAt!).toBeLessThan(1500);
+    // Then the big run is the oldest blocked run: it starts on a when a's long run ends.
+    await client.cancelRun(longs.a, { wait: true });
+    const bigRun = await client.waitForEnd(big, 10_000);
+    expect(bigRun.worker).toBe('a');
+    expect(bigRun.startedAt! - (await client.getRun(longs.a)).endedAt!).toBeLessThan(1500);
+  });
+});
+
 describe('holding the blocked head by amount', () => {
   it('backfills a later run that leaves enough of every resource the head needs', async () => {
     const queue = newQueue();
