@@ -167,6 +167,8 @@ export class FitqWorker {
       return;
     }
     if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased') this.wake();
+    // Holds moved elsewhere (an older run held, or the held run started): claim again, perhaps to backfill.
+    else if (event.type === 'holds' && event.worker !== this.name && this.holding !== undefined) this.wake();
     else if (event.type === 'cancel' && event.worker === this.name && event.runId) this.requestCancel(event.runId);
     else if (event.type === 'stop' && event.worker === this.name) this.stopOnRequest(event.now === true);
   }
@@ -221,7 +223,7 @@ export class FitqWorker {
           await this.onFenced(token);
           this.claimAgain = true;
         } else if (result.code !== 'full') {
-          if (result.code === 'waiting') this.noteHolding(result.holding);
+          this.noteHolding(result.code === 'waiting' ? result.holding : undefined);
           await this.ignoredRuns.report(result.ignored);
         }
         break;

@@ -166,34 +166,61 @@ describe('one blocked head per namespace, the oldest', () => {
     await client.cancelRun(longs[other], { wait: true });
   });
 
-  it('a run only one worker fits, older than the hold elsewhere, is held there; the other worker drops its hold and backfills', async () => {
+  it('a run only one worker fits, older than the hold elsewhere, is held there; the other worker drops its hold at once and backfills', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    // Only a has ra (the big run needs it), only b has x.
-    const longs = await twoBusyWorkers(queue, client, 'gpu=4 mem=64 ra=2', 'gpu=4 mem=64 rb=1 x=1');
+    const longA = await stage(client, 'gpu=2 mem=8 ra=1', 30);
+    // a never polls: only events wake it. Only a has ra (the big run needs it).
+    await startTestWorker(queue, { name: 'a', resources: 'gpu=4 mem=64 ra=2', killGraceMs: 1000, pollIntervalMs: 600_000 });
+    await waitFor('the long run on a to run', async () => (await client.getRun(longA)).status === 'running');
     const big = await stage(client, 'gpu=4 mem=16 ra=1', 0.1);
     await waitFor('a to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'a');
-    // Older in order than the big run (higher priority), and only b fits it.
-    const { runs } = await client.stage({ command: [STAMP, '0.1'], resources: 'gpu=4 x=1', priority: 1 });
-    const older = runs[0]!.id;
-    await waitFor('b to hold the older run', async () => (await client.redis.hget(client.keys.holds, older)) === 'b');
-    // a, no longer holding, starts a later small run (it would have held it back for the big run before).
-    const small = await stage(client, 'gpu=1 mem=4', 0.1);
+    // A later small run only a can run, held back for the big run (which lacks gpu).
+    const small = await stage(client, 'gpu=1 mem=4 ra=1', 0.1);
+    expect((await client.getRun(small)).reason).toBe(`held for older run ${big} on a: it needs gpu=4, 2 free, ra=1 of the 1 free`);
+    // For b: a long run first (highest priority), then a run only b fits (x), older in order than the big run.
+    const [longB, older] = (
+      await client.stage([
+        { command: [STAMP, '30'], resources: 'gpu=2 mem=8 rb=1', priority: 2 },
+        { command: [STAMP, '0.1'], resources: 'gpu=4 x=1', priority: 1 },
+      ])
+    ).runs.map((run) => run.id) as [string, string];
+    await startTestWorker(queue, { name: 'b', resources: 'gpu=4 mem=64 rb=1 x=1', killGraceMs: 1000 });
+    // b starts its long run and holds the older run; a drops its hold and starts the small run beside its long run.
     const smallRun = await client.waitForEnd(small, 10_000);
     expect(smallRun.worker).toBe('a');
+    expect(smallRun.startedAt!).toBeLessThan((await client.getRun(longA)).endedAt ?? Infinity);
     expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [older]: 'b' });
     expect((await client.getRun(big)).reason).toBe('waiting for resources: gpu=4 > 2 free on a');
     // The older run starts on b as soon as b's long run ends.
-    await client.cancelRun(longs.b, { wait: true });
+    await client.cancelRun(longB, { wait: true });
     const olderRun = await client.waitForEnd(older, 10_000);
-    const longB = await client.getRun(longs.b);
     expect(olderRun.worker).toBe('b');
-    expect(olderRun.startedAt! - longB.endedAt!).toBeLessThan(1500);
+    expect(olderRun.startedAt! - (await client.getRun(longB)).endedAt!).toBeLessThan(1500);
     // Then the big run is the oldest blocked run: it starts on a when a's long run ends.
-    await client.cancelRun(longs.a, { wait: true });
+    await client.cancelRun(longA, { wait: true });
     const bigRun = await client.waitForEnd(big, 10_000);
     expect(bigRun.worker).toBe('a');
-    expect(bigRun.startedAt! - (await client.getRun(longs.a)).endedAt!).toBeLessThan(1500);
+    expect(bigRun.startedAt! - (await client.getRun(longA)).endedAt!).toBeLessThan(1500);
+  });
+
+  it('when another worker starts the held run, its holder claims again at once and backfills', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=1 ra=1', 30);
+    // a never polls: only events wake it. Only a has ra.
+    await startTestWorker(queue, { name: 'a', resources: 'gpu=2 ra=2', killGraceMs: 1000, pollIntervalMs: 600_000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    const big = await stage(client, 'gpu=2', 0.1);
+    await waitFor('a to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'a');
+    const small = await stage(client, 'gpu=1 ra=1', 0.1);
+    expect((await client.getRun(small)).reason).toBe(`held for older run ${big} on a: it needs gpu=2, 1 free`);
+    await startTestWorker(queue, { name: 'b', resources: 'gpu=2' });
+    expect((await client.waitForEnd(big, 10_000)).worker).toBe('b');
+    const smallRun = await client.waitForEnd(small, 10_000);
+    expect(smallRun.worker).toBe('a');
+    expect(smallRun.startedAt!).toBeLessThan((await client.getRun(long)).endedAt ?? Infinity);
+    await client.cancelRun(long, { wait: true });
   });
 });
 

@@ -60,6 +60,10 @@
   ARGV[5] policy    "backfill" or "fifo"
   ARGV[6] placement "pack" or "spread" (fractional gpu demands on devices)
 
+  Taking a hold while another live worker holds a newer run, or starting a
+  run another worker holds, publishes `holds`: workers holding a run claim
+  again at once (and drop the hold, or hold the next run, or backfill).
+
   Returns one of:
     {1, runId, epoch, runFields}  claimed; runFields is the run hash, flat
     {2, ignored, heldRunId}   nothing may start now, something fits the total
@@ -337,6 +341,8 @@ end
 if head and policy ~= "fifo" then
   redis.call("HSET", KEYS[6], head.id, name)
   redis.call("HSET", KEYS[1], "holding", head.id)
+  -- Workers holding newer runs no longer do: they may backfill now.
+  if olderHold and holding ~= head.id then publish(base, {type = "holds", worker = name}) end
 else
   redis.call("HDEL", KEYS[1], "holding")
 end
@@ -353,6 +359,8 @@ if chosen == nil then
 end
 
 local runKey = base .. "run:" .. chosen.id
+local heldBy = redis.call("HGET", KEYS[6], chosen.id)
+if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
 unstage(base, chosen.id, chosen.shape)
 adjustAmounts(KEYS[3], chosen.own, -1)
 adjustAmounts(KEYS[8], chosen.pooled, 1)
