@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // fitq benchmarks. Each measures fitq and a baseline in the same run and
 // prints the ratio: raw process spawn and raw BullMQ for running commands,
-// raw BullMQ for wake-up latency, and the claim at a shallow vs a deep queue.
+// raw BullMQ for wake-up latency, the claim at a shallow vs a deep queue, and
+// scheduling quality (makespan against a lower bound, bench/scheduling.js).
 // Needs a built dist/ (npm run bench builds first) and redis-server on PATH.
+// `node bench/run.js scheduling` runs the scheduling case alone.
 import { execa } from 'execa';
 import { Queue, Worker as BullWorker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -10,12 +12,14 @@ import { pino } from 'pino';
 import { FitqClient, startWorker } from '../dist/index.js';
 import { Scripts } from '../dist/queue/scripts.js';
 import { throwawayRedis } from '../scripts/local-redis.js';
+import { schedulingQuality } from './scheduling.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
 const silent = pino({ level: 'silent' });
 const redis = await throwawayRedis();
 const results = [];
+const notes = [];
 let queueCounter = 0;
 const newQueue = () => `bench${Date.now().toString(36)}${queueCounter++}`;
 
@@ -159,22 +163,40 @@ async function seedScenarioMakespan(policy) {
   return elapsed;
 }
 
-console.log(`fitq benchmarks: ${RUNS} runs per throughput case, ${LATENCY_SAMPLES} latency samples, Redis ${redis.url}\n`);
-for (const concurrency of [1, 4]) {
-  const spawn = await rawSpawn(concurrency);
-  const bull = await rawBullmq(concurrency);
-  const fitq = await fitqThroughput(concurrency);
-  report(`run \`true\`, concurrency ${concurrency} (vs raw spawn)`, fitq, spawn, 'ms/run', '≤ 3×');
-  report(`run \`true\`, concurrency ${concurrency} (vs raw BullMQ + spawn)`, fitq, bull, 'ms/run', '≤ 2×');
+/** The scheduling case: makespan over the lower bound, backfill and fifo on the same workload. */
+async function reportSchedulingQuality() {
+  const { runs, results } = await schedulingQuality(redis.url, newQueue);
+  for (const { policy, makespan, bound } of results) {
+    const target = policy === 'backfill' ? '≤ 1.12×' : 'for comparison';
+    report(`GPU sweep of ${runs} runs on 2 workers, --policy ${policy}: makespan vs lower bound`, makespan, bound, 'ms', target);
+  }
+  const overheads = results.map(({ policy, overhead }) => `${policy} ${overhead.toFixed(0)} ms`).join(', ');
+  notes.push(`GPU sweep: each run's record spans on average this much beyond its sleep (hand-over, process start, recording): ${overheads}`);
 }
-const fitqLatency = await fitqWakeLatency();
-const bullLatency = await bullmqWakeLatency();
-report('idle worker: staged -> command running, median', median(fitqLatency), Math.max(1, median(bullLatency)), 'ms', '< 100 ms');
-report('idle worker: staged -> command running, p95', p95(fitqLatency), Math.max(1, p95(bullLatency)), 'ms', '< 100 ms');
-report('seed GPU scenario, backfill vs fifo (wall time)', await seedScenarioMakespan('backfill'), await seedScenarioMakespan('fifo'), 'ms', '≈ 0.75× (3 run-lengths vs 4)');
-const shallow = await claimCost(100);
-const deep = await claimCost(20_000);
-report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
+
+const onlyScheduling = process.argv[2] === 'scheduling';
+if (onlyScheduling) {
+  console.log(`fitq scheduling benchmark, Redis ${redis.url}\n`);
+  await reportSchedulingQuality();
+} else {
+  console.log(`fitq benchmarks: ${RUNS} runs per throughput case, ${LATENCY_SAMPLES} latency samples, Redis ${redis.url}\n`);
+  for (const concurrency of [1, 4]) {
+    const spawn = await rawSpawn(concurrency);
+    const bull = await rawBullmq(concurrency);
+    const fitq = await fitqThroughput(concurrency);
+    report(`run \`true\`, concurrency ${concurrency} (vs raw spawn)`, fitq, spawn, 'ms/run', '≤ 3×');
+    report(`run \`true\`, concurrency ${concurrency} (vs raw BullMQ + spawn)`, fitq, bull, 'ms/run', '≤ 2×');
+  }
+  const fitqLatency = await fitqWakeLatency();
+  const bullLatency = await bullmqWakeLatency();
+  report('idle worker: staged -> command running, median', median(fitqLatency), Math.max(1, median(bullLatency)), 'ms', '< 100 ms');
+  report('idle worker: staged -> command running, p95', p95(fitqLatency), Math.max(1, p95(bullLatency)), 'ms', '< 100 ms');
+  report('seed GPU scenario, backfill vs fifo (wall time)', await seedScenarioMakespan('backfill'), await seedScenarioMakespan('fifo'), 'ms', '≈ 0.75× (3 run-lengths vs 4)');
+  const shallow = await claimCost(100);
+  const deep = await claimCost(20_000);
+  report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
+  await reportSchedulingQuality();
+}
 
 redis.stop();
 const width = Math.max(...results.map((r) => r.name.length));
@@ -184,4 +206,5 @@ for (const r of results) {
     `${r.name.padEnd(width)}  ${r.fitq.toFixed(2).padStart(9)}  ${r.baseline.toFixed(2).padStart(9)}  ${`${r.ratio.toFixed(2)}×`.padStart(6)}  ${r.unit.padEnd(7)}  ${r.target}`,
   );
 }
+for (const note of notes) console.log(`\n${note}`);
 process.exit(0);

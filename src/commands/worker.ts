@@ -35,6 +35,11 @@ export default class Worker extends FitqCommand {
       default: 'backfill',
       summary: 'backfill: start whatever fits without starving the next run in line; fifo: strict order.',
     }),
+    'gpu-placement': Flags.string({
+      options: ['pack', 'spread'],
+      default: 'pack',
+      summary: 'Where a fractional gpu run goes: pack onto the fullest device that fits (keeps whole devices free), or spread onto the emptiest.',
+    }),
     lease: Flags.string({
       summary: 'Seconds without a heartbeat after which the worker counts as dead and its runs as lost.',
       default: '30',
@@ -77,6 +82,7 @@ export default class Worker extends FitqCommand {
       concurrency: flags.concurrency,
       runOnce: flags['run-once'],
       policy: flags.policy as 'backfill' | 'fifo',
+      gpuPlacement: flags['gpu-placement'] as 'pack' | 'spread',
       gpus: flags.gpus,
       logFormat: flags['log-format'] as 'pretty' | 'json',
       leaseMs: secondsFlag('--lease', flags.lease) * 1000,

@@ -380,7 +380,7 @@ export class FitqClient {
   private withWaitReason(run: RunRecord, demands: Resources, workers: WorkerRecord[], pool: PoolState): RunRecord {
     if (run.status === 'running') return withWorkerLiveness(run, workers);
     if (run.status !== 'staged') return run;
-    const waiting = { id: run.id, demands, gpus: run.pinnedGpus ?? [] };
+    const waiting = { id: run.id, demands, gpus: run.pinnedGpus ?? [], order: { priority: run.priority, seq: run.seq } };
     return { ...run, reason: whyWaiting(waiting, workers, pool).reason };
   }
 

@@ -72,6 +72,9 @@ export interface StageScriptRun {
 /** backfill: start what fits without starving the blocked head (default); fifo: strict order. */
 export type ClaimPolicy = 'backfill' | 'fifo';
 
+/** Where a fractional gpu demand goes: pack onto the fullest device that fits (default), or spread onto the emptiest. */
+export type GpuPlacement = 'pack' | 'spread';
+
 export type ClaimResult =
   | { code: 'claimed'; runId: string; epoch: string; run: Record<string, string> }
   | { code: 'waiting'; ignored: IgnoredShape[]; /** The blocked head this worker holds resources for, if any. */ holding?: string }
@@ -105,6 +108,8 @@ export interface WorkerRegistration {
   devices?: readonly number[];
   /** Its claim policy, shown to users judging why runs wait. */
   policy?: string;
+  /** How it places fractional gpu demands on its devices. */
+  gpuPlacement?: GpuPlacement;
 }
 
 export interface FinishInput {
@@ -180,11 +185,18 @@ export class Scripts {
     return parseStageReply(await command(this.redis, 'fitqStageRuns')(...keys, ...args));
   }
 
-  async claimRun(worker: string, token: string, now: number, maxRuns: number, policy: ClaimPolicy = 'backfill'): Promise<ClaimResult> {
+  async claimRun(
+    worker: string,
+    token: string,
+    now: number,
+    maxRuns: number,
+    policy: ClaimPolicy = 'backfill',
+    gpuPlacement: GpuPlacement = 'pack',
+  ): Promise<ClaimResult> {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
-      w.devices, this.keys.base, token, now, maxRuns, policy,
+      w.devices, this.keys.base, token, now, maxRuns, policy, gpuPlacement,
     )) as unknown[];
     switch (reply[0]) {
       case 1:
@@ -252,6 +264,7 @@ export class Scripts {
       this.keys.workers, w.info, w.capacity, w.free, w.runs,
       this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, input.executorQueue, (input.devices ?? []).join(','),
+      input.gpuPlacement ?? 'pack',
     );
     return reply === 1;
   }

@@ -4,8 +4,9 @@
  */
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import type { Resources } from '../resources/spec.js';
+import { heldDevices, placeOnDevices, type HeldDevices } from './placement.js';
 import { poolShortfalls, type PoolState } from './pools.js';
-import type { WorkerRecord } from './worker-record.js';
+import type { HeldRun, WorkerRecord } from './worker-record.js';
 
 export interface WaitVerdict {
   /** True when some live worker could run it once it has room. */
@@ -19,6 +20,27 @@ export interface WaitingRun {
   demands: Resources;
   /** GPU devices the run is pinned to (`fitq stage --gpus`). */
   gpus?: readonly number[];
+  /** Its place in the order; absent: after every staged run. */
+  order?: { priority: number; seq: number };
+}
+
+/** Whether a blocked head comes before the run in the claim's order (higher priority, then older). */
+function headFirst(head: HeldRun, run: WaitingRun): boolean {
+  if (!run.order) return true;
+  return head.priority !== run.order.priority ? head.priority > run.order.priority : head.seq < run.order.seq;
+}
+
+/**
+ * The workers, with only the oldest hold among them: one blocked head per
+ * namespace. A newer hold no longer counts (the claim ignores it, and its
+ * worker drops it on its next claim), so that worker backfills freely.
+ */
+function oldestHoldOnly(workers: readonly WorkerRecord[]): WorkerRecord[] {
+  let oldest: HeldRun | undefined;
+  for (const { holding } of workers) {
+    if (holding && (!oldest || headFirst(holding, { demands: new Map(), order: oldest }))) oldest = holding;
+  }
+  return workers.map((worker) => (worker.holding && worker.holding !== oldest ? { ...worker, holding: undefined } : worker));
 }
 
 const EMPTY_POOL: PoolState = { capacity: new Map(), used: new Map() };
@@ -32,6 +54,20 @@ function shortfalls(demand: Resources, available: Resources): string[] {
     if (amount > have) short.push(`${name}=${formatMicros(amount)} > ${formatMicros(have < 0n ? 0n : have)}`);
   }
   return short;
+}
+
+/**
+ * How far a worker's capacity is from a demand: the sum over resources of
+ * the missing fraction of each (gpu=8 on gpu=4 is 0.5), and 1 for a gpu
+ * demand its devices cannot take. The closest worker names the shortfall.
+ */
+function relativeShortfall({ worker, demand }: { worker: WorkerRecord; demand: Resources }): number {
+  let total = unplaceable(demand, worker) ? 1 : 0;
+  for (const [name, amount] of demand) {
+    const have = worker.capacity.get(name) ?? 0n;
+    if (amount > have) total += Number(amount - have) / Number(amount);
+  }
+  return total;
 }
 
 /** The run's demand on one worker: a pinned run without a gpu demand takes its devices whole. */
@@ -54,19 +90,44 @@ function unplaceable(demand: Resources, worker: WorkerRecord): string | undefine
 function devicesFree(demand: Resources, pinned: readonly number[], worker: WorkerRecord): boolean {
   const gpu = demand.get('gpu');
   if (worker.devices.size === 0 || gpu === undefined) return true;
-  const whole = gpu % MICROS_PER_UNIT === 0n;
-  const share = whole ? MICROS_PER_UNIT : gpu;
-  const freeShares = [...worker.devices.values()];
-  if (pinned.length > 0) return pinned.every((id) => (worker.devices.get(id) ?? 0n) >= share);
-  if (whole) return freeShares.filter((free) => free === MICROS_PER_UNIT).length >= Number(gpu / MICROS_PER_UNIT);
-  return freeShares.some((free) => free >= share);
+  return placeOnDevices({ gpu, pinned }, worker.devices, worker.gpuPlacement) !== undefined;
 }
 
-/** A worker's free amounts less what its blocked head holds (may go below zero). */
-function withoutHeld(worker: WorkerRecord): Resources {
-  const left = new Map(worker.free);
-  for (const [name, amount] of worker.holding?.demands ?? []) left.set(name, (left.get(name) ?? 0n) - amount);
-  return left;
+/**
+ * Why the worker's blocked head keeps this run from starting beside it, as
+ * the claim judges it, or undefined when it does not: of each resource the
+ * head needs, what stays free must still cover it, and of one the head
+ * still lacks the run may take nothing; on GPU devices, the head is held by
+ * placement (see placement.ts).
+ */
+function heldBack(worker: WorkerRecord, demand: Resources, pinned: readonly number[]): string | undefined {
+  const holding = worker.holding!;
+  const head = demandOn(worker, holding.demands, holding.gpus);
+  const onDevices = worker.devices.size > 0;
+  const needs: string[] = [];
+  for (const [name, amount] of demand) {
+    const headNeeds = head.get(name);
+    if (headNeeds === undefined || (onDevices && name === 'gpu')) continue;
+    const free = worker.free.get(name) ?? 0n;
+    if (amount > free - headNeeds) {
+      const shown = formatMicros(free < 0n ? 0n : free);
+      needs.push(free < headNeeds ? `${name}=${formatMicros(headNeeds)}, ${shown} free` : `${name}=${formatMicros(headNeeds)} of the ${shown} free`);
+    }
+  }
+  const headGpu = head.get('gpu');
+  const gpu = demand.get('gpu');
+  if (onDevices && headGpu !== undefined && gpu !== undefined) {
+    const held = heldDevices({ gpu, pinned }, { gpu: headGpu, pinned: holding.gpus }, worker.devices, worker.gpuPlacement);
+    if (held) needs.push(describeHeldDevices(held, headGpu));
+  }
+  return needs.length > 0 ? `held for older run ${holding.runId} on ${worker.name}: it needs ${needs.join(', ')}` : undefined;
+}
+
+function describeHeldDevices(held: HeldDevices, headGpu: bigint): string {
+  const gpu = `gpu=${formatMicros(headGpu)}`;
+  if (held.kind === 'pinned') return `GPU device${held.ids.length > 1 ? 's' : ''} ${held.ids.join(',')}`;
+  if (held.kind === 'unplaceable') return `${gpu} on GPU devices, not free yet`;
+  return `${gpu} on the GPU devices this run would take`;
 }
 
 /**
@@ -87,16 +148,38 @@ function obstacleOn(worker: WorkerRecord, run: WaitingRun, demand: Resources): {
     const which = pinned.length > 0 ? `GPU device${pinned.length > 1 ? 's' : ''} ${pinned.join(',')}` : 'free GPU devices';
     return { rank: 4, reason: `waiting for ${which} on ${worker.name}` };
   }
-  const holding = worker.holding;
-  if (holding && holding.runId !== run.id && shortfalls(demand, withoutHeld(worker)).length > 0) {
-    return { rank: 2, reason: `held for older run ${holding.runId}` };
+  if (worker.holding && worker.holding.runId !== run.id && headFirst(worker.holding, run)) {
+    const held = heldBack(worker, demand, pinned);
+    if (held) return { rank: 2, reason: held };
+  }
+  return undefined;
+}
+
+/**
+ * Why older blocked heads keep the pool share this run needs, if they do:
+ * the claim gives what they wait for to no later run, on any worker.
+ */
+function heldPoolShare(run: WaitingRun, pooled: Resources, workers: readonly WorkerRecord[], pool: PoolState): string | undefined {
+  const heads = workers.flatMap((worker) =>
+    worker.holding && worker.holding.runId !== run.id && headFirst(worker.holding, run) ? [{ worker, head: worker.holding }] : [],
+  );
+  for (const [name, amount] of pooled) {
+    const free = pool.capacity.get(name)! - (pool.used.get(name) ?? 0n);
+    const holders = heads.filter(({ head }) => head.demands.has(name));
+    const held = holders.reduce((sum, { head }) => sum + head.demands.get(name)!, 0n);
+    const first = holders[0];
+    if (first && amount > free - held) {
+      const needs = `${name}=${formatMicros(first.head.demands.get(name)!)} of the pool's ${formatMicros(free)} free`;
+      return `held for older run ${first.head.runId} on ${first.worker.name}: it needs ${needs}`;
+    }
   }
   return undefined;
 }
 
 /** Explains why a run waits, given the live workers and the pool. */
-export function whyWaiting(run: WaitingRun, workers: readonly WorkerRecord[], pool: PoolState = EMPTY_POOL): WaitVerdict {
-  if (workers.length === 0) return never('no live worker');
+export function whyWaiting(run: WaitingRun, liveWorkers: readonly WorkerRecord[], pool: PoolState = EMPTY_POOL): WaitVerdict {
+  if (liveWorkers.length === 0) return never('no live worker');
+  const workers = oldestHoldOnly(liveWorkers);
   // Pool resources come from the pool, the rest from one worker.
   const own = new Map([...run.demands].filter(([name]) => !pool.capacity.has(name)));
   const pooled = new Map([...run.demands].filter(([name]) => pool.capacity.has(name)));
@@ -124,7 +207,7 @@ export function whyWaiting(run: WaitingRun, workers: readonly WorkerRecord[], po
   });
   const fitting = byTotal.filter(({ short }) => short.length === 0);
   if (fitting.length === 0) {
-    const closest = [...byTotal].sort((a, b) => a.short.length - b.short.length)[0]!;
+    const closest = [...byTotal].sort((a, b) => relativeShortfall(a) - relativeShortfall(b))[0]!;
     return never(`needs more than any live worker has: ${closest.short.join(', ')}`);
   }
 
@@ -139,6 +222,8 @@ export function whyWaiting(run: WaitingRun, workers: readonly WorkerRecord[], po
     const awaited = short.length > 0 ? `${short.join(', ')} free` : 'its GPU devices';
     return waits(`next in line on ${holder.worker.name}: waiting for ${awaited}`);
   }
+  const poolHeld = heldPoolShare(run, pooled, workers, pool);
+  if (poolHeld) return waits(poolHeld);
   const obstacles = fitting.map(({ worker, demand }) => obstacleOn(worker, run, demand));
   if (obstacles.some((obstacle) => obstacle === undefined)) return waits('waiting for a worker to claim it');
   const best = obstacles.sort((a, b) => a!.rank - b!.rank)[0]!;

@@ -6,6 +6,7 @@ import { formatHumanResources, parseStoredResources, resourcesFromHash, resource
 import { formatMicros, parseDecimal } from '../resources/amount.js';
 import type { NamespaceKeys } from './keys.js';
 import { judgeLiveness, type Liveness } from './liveness.js';
+import type { GpuPlacement } from './scripts.js';
 
 export interface WorkerRecord {
   name: string;
@@ -24,12 +25,23 @@ export interface WorkerRecord {
   runs: string[];
   /** GPU device index -> free share (micros; 1,000,000 = whole device), if the worker has devices. */
   devices: Map<number, bigint>;
-  /** The blocked head this worker holds resources for, with its demands. */
-  holding?: { runId: string; demands: Resources };
+  /** The blocked head this worker holds resources for. */
+  holding?: HeldRun;
   /** "backfill" or "fifo". */
   policy: string;
+  /** How it places fractional gpu demands on its devices. */
+  gpuPlacement: GpuPlacement;
   /** Under fifo: the blocked head every later run waits behind. */
   blockedBy?: string;
+}
+
+/** A blocked head: its demands, the GPU devices it is pinned to, and its place in the order. */
+export interface HeldRun {
+  runId: string;
+  demands: Resources;
+  gpus: number[];
+  priority: number;
+  seq: number;
 }
 
 /** Used amounts: capacity minus free, zero amounts left out. */
@@ -61,6 +73,7 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     devices: Object.fromEntries([...worker.devices].map(([index, free]) => [index, { free: Number(formatMicros(free)) }])),
     holding: worker.holding?.runId,
     policy: worker.policy,
+    gpuPlacement: worker.gpuPlacement,
   };
 }
 
@@ -127,23 +140,37 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
       free: resourcesFromHash(free),
       runs: [...runs].sort(),
       policy: info.policy || 'backfill',
+      gpuPlacement: info.gpuPlacement === 'spread' ? 'spread' : 'pack',
       ...(info.blockedBy ? { blockedBy: info.blockedBy } : {}),
       devices: new Map(
         Object.entries(devices)
           .map(([index, share]) => [Number(index), parseDecimal(share)] as [number, bigint])
           .sort(([a], [b]) => a - b),
       ),
-      ...(held !== undefined && heldDemandsOfRun ? { holding: { runId: held, demands: heldDemandsOfRun } } : {}),
+      ...(held !== undefined && heldDemandsOfRun ? { holding: { runId: held, ...heldDemandsOfRun } } : {}),
     });
   });
   return workers;
 }
 
-/** Demands of the runs some worker holds resources for. */
-async function readHeldDemands(redis: Redis, keys: NamespaceKeys, runIds: string[]): Promise<Map<string, Resources>> {
+/** The runs some worker holds resources for, as HeldRun without the id. */
+async function readHeldDemands(redis: Redis, keys: NamespaceKeys, runIds: string[]): Promise<Map<string, Omit<HeldRun, 'runId'>>> {
   if (runIds.length === 0) return new Map();
   const pipeline = redis.pipeline();
-  for (const runId of runIds) pipeline.hget(keys.run(runId), 'resources');
+  for (const runId of runIds) pipeline.hmget(keys.run(runId), 'resources', 'gpus', 'priority', 'seq');
   const replies = (await pipeline.exec()) ?? [];
-  return new Map(runIds.map((runId, i) => [runId, parseStoredResources((replies[i]?.[1] as string | null) ?? '')]));
+  return new Map(
+    runIds.map((runId, i) => {
+      const [resources, gpus, priority, seq] = (replies[i]?.[1] ?? []) as (string | null)[];
+      return [
+        runId,
+        {
+          demands: parseStoredResources(resources ?? ''),
+          gpus: gpus ? gpus.split(',').map(Number) : [],
+          priority: Number(priority ?? 0),
+          seq: Number(seq ?? 0),
+        },
+      ];
+    }),
+  );
 }

@@ -5,7 +5,7 @@ import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import type { ClientOptions } from '../queue/client.js';
-import type { ClaimPolicy } from '../queue/scripts.js';
+import type { ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
 import type { GpuOption } from './gpus.js';
 import { validateWorkerName } from '../queue/names.js';
 import { secretKey } from '../security/secret.js';
@@ -35,6 +35,12 @@ export interface WorkerOptions extends ClientOptions {
    * `fifo`: strict order, the first run that fits the total capacity blocks the rest.
    */
   policy?: ClaimPolicy;
+  /**
+   * Where a fractional gpu run goes on the worker's devices: `pack` (default)
+   * onto the fullest device that fits, keeping whole devices free for
+   * whole-device runs; `spread` onto the emptiest (ties: lowest index).
+   */
+  gpuPlacement?: GpuPlacement;
   /** Lease length in ms; a worker silent this long is dead. Default 30,000. */
   leaseMs?: number;
   /** Delay between SIGTERM and SIGKILL when runs are stopped. Default 10,000. */
@@ -53,6 +59,7 @@ export interface ResolvedWorkerOptions {
   /** GPU device indices; empty without devices. */
   devices: readonly number[];
   policy: ClaimPolicy;
+  gpuPlacement: GpuPlacement;
   name: string;
   concurrency: number;
   runOnce: boolean;
@@ -106,10 +113,15 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
   if (policy !== 'backfill' && policy !== 'fifo') {
     throw new UsageError(`expected --policy to be backfill or fifo, got '${String(policy)}'`);
   }
+  const gpuPlacement = options.gpuPlacement ?? 'pack';
+  if (gpuPlacement !== 'pack' && gpuPlacement !== 'spread') {
+    throw new UsageError(`expected --gpu-placement to be pack or spread, got '${String(gpuPlacement)}'`);
+  }
   return {
     resources: sortResources(resources),
     devices,
     policy,
+    gpuPlacement,
     name,
     // With devices, the devices limit the runs: a CPU-count limit would leave GPUs idle.
     concurrency: nonNegativeInteger('--concurrency', options.concurrency ?? (devices.length > 0 ? 0 : availableParallelism())),

@@ -23,6 +23,7 @@ export function registrationFor(options: ResolvedWorkerOptions): WorkerRegistrat
     executorQueue: executorQueueName(options.name, token),
     devices: options.devices,
     policy: options.policy,
+    gpuPlacement: options.gpuPlacement,
   };
 }
 

@@ -177,6 +177,8 @@ export class FitqWorker {
       return;
     }
     if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased') this.wake();
+    // Holds moved elsewhere (an older run held, or the held run started): claim again, perhaps to backfill.
+    else if (event.type === 'holds' && event.worker !== this.name && this.holding !== undefined) this.wake();
     else if (event.type === 'cancel' && event.worker === this.name && event.runId) this.requestCancel(event.runId);
     else if (event.type === 'stop' && event.worker === this.name) this.stopOnRequest(event.now === true);
   }
@@ -217,7 +219,9 @@ export class FitqWorker {
       this.claimAgain = false;
       while (!this.stopping && this.hasRoom()) {
         const token = this.token;
-        const result = await this.scripts.claimRun(this.name, token, Date.now(), this.options.concurrency, this.options.policy);
+        const result = await this.scripts.claimRun(
+          this.name, token, Date.now(), this.options.concurrency, this.options.policy, this.options.gpuPlacement,
+        );
         this.lastClaim = result.code;
         if (result.code === 'claimed') {
           this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);
@@ -229,7 +233,7 @@ export class FitqWorker {
           await this.onFenced(token);
           this.claimAgain = true;
         } else if (result.code !== 'full') {
-          if (result.code === 'waiting') this.noteHolding(result.holding);
+          this.noteHolding(result.code === 'waiting' ? result.holding : undefined);
           await this.ignoredRuns.report(result.ignored);
         }
         break;

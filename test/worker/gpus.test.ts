@@ -205,9 +205,42 @@ describe('GPU devices', () => {
   });
 
   it.each([
+    ['pack', [[0], [0], [1]]],
+    ['spread', [[0], [1], [2]]],
+  ])('fitq worker --gpu-placement %s: fractional runs on the fullest or the emptiest device, whole runs on free ones', async (mode, expected) => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    // Staged in this order and all claimed at once: half, half, whole.
+    const halves = await stageGpuRuns(client, '0.5', 1, 2);
+    const [whole] = await stageGpuRuns(client, '1', 1, 1);
+    const args = ['worker', '--gpus', '0,1,2,3', '--gpu-placement', mode, '--concurrency', '0', '--run-once', '--log-format', 'json'];
+    const result = await fitq(args, { queue });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const runs = await deviceRuns(client, [...halves, whole!]);
+    checkDevices(runs);
+    expect(runs.map((run) => run.devices.map(Number))).toEqual(expected);
+    // The halves really ran at the same time (placed side by side, not one after the other).
+    expect(Math.max(runs[0]!.start, runs[1]!.start)).toBeLessThan(Math.min(runs[0]!.end, runs[1]!.end));
+  });
+
+  it('records the placement mode with the worker; pack by default', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await startTestWorker(queue, { name: 'packer', gpus: '0,1' });
+    await startTestWorker(queue, { name: 'spreader', gpus: '0,1', gpuPlacement: 'spread' });
+    const workers = await client.listWorkers();
+    expect(workers.map((worker) => [worker.name, worker.gpuPlacement]).sort()).toEqual([['packer', 'pack'], ['spreader', 'spread']]);
+    expect(await client.redis.hget(client.keys.worker('spreader').info, 'gpuPlacement')).toBe('spread');
+    await expect(startTestWorker(queue, { gpus: '0,1', gpuPlacement: 'tight' as 'pack' })).rejects.toThrow(
+      "expected --gpu-placement to be pack or spread, got 'tight'",
+    );
+  });
+
+  it.each([
     [['--gpus', 'a,b'], "invalid --gpus 'a,b': expected auto, none or device indices like 0,1,3 (0 to 1023)"],
     [['--gpus', '0,0'], "invalid --gpus '0,0': a device is listed twice"],
     [['--gpus', '0,1', '-r', 'gpu=3'], '--gpus lists 2 devices but the resources say gpu=3: give one or the other'],
+    [['--gpus', '0,1', '--gpu-placement', 'tight'], 'Expected --gpu-placement=tight to be one of: pack, spread'],
   ])('refuses fitq worker %j', async (args, message) => {
     const result = await fitq(['worker', '--run-once', ...args], { queue: newQueue() });
     expect(result.exitCode).toBe(2);

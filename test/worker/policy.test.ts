@@ -123,6 +123,171 @@ describe('backfill without starvation (the default policy)', () => {
   });
 });
 
+describe('one blocked head per namespace, the oldest', () => {
+  /** Two workers, each running a long run of its own (ra=1 or rb=1 keeps it there); returns the long runs. */
+  async function twoBusyWorkers(queue: string, client: FitqClient, resourcesA: string, resourcesB: string): Promise<Record<'a' | 'b', string>> {
+    const longs = { a: await stage(client, 'gpu=2 mem=8 ra=1', 30), b: await stage(client, 'gpu=2 mem=8 rb=1', 30) };
+    await startTestWorker(queue, { name: 'a', resources: resourcesA, killGraceMs: 1000 });
+    await startTestWorker(queue, { name: 'b', resources: resourcesB, killGraceMs: 1000 });
+    await waitFor('both long runs to run', async () =>
+      (await Promise.all(Object.values(longs).map((id) => client.getRun(id)))).every((run) => run.status === 'running'),
+    );
+    return longs;
+  }
+
+  it('while one worker holds a big run, the other starts later small runs beside the next big run; the held run starts when its worker has room', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const longs = await twoBusyWorkers(queue, client, 'gpu=4 mem=64 ra=1', 'gpu=4 mem=64 rb=1');
+    const big = await stage(client, 'gpu=4 mem=16', 0.1);
+    await waitFor('a worker to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) !== null);
+    const holder = (await client.redis.hget(client.keys.holds, big)) as 'a' | 'b';
+    const other = holder === 'a' ? 'b' : 'a';
+    // The next big run is not held: the older one is, elsewhere.
+    const next = await stage(client, 'gpu=4 mem=16', 0.1);
+    // Small runs lack the gpu the big run waits for on its worker; the other worker runs them.
+    const smalls: string[] = [];
+    for (let i = 0; i < 6; i++) smalls.push(await stage(client, 'gpu=1 mem=4', 0.1));
+    const smallRuns = await Promise.all(smalls.map((id) => client.waitForEnd(id, 10_000)));
+    expect(smallRuns.map((run) => run.worker)).toEqual(smalls.map(() => other));
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [big]: holder });
+    expect((await client.getRun(next)).reason).toMatch(/^waiting for resources: gpu=4 > 2 free on [ab]$/);
+    // The big run starts as soon as the run on its worker at hold time ends, before the next big run.
+    await client.cancelRun(longs[holder], { wait: true });
+    const bigRun = await client.waitForEnd(big, 10_000);
+    const longRun = await client.getRun(longs[holder]);
+    expect(bigRun.worker).toBe(holder);
+    expect(bigRun.startedAt!).toBeGreaterThanOrEqual(longRun.endedAt!);
+    expect(bigRun.startedAt! - longRun.endedAt!).toBeLessThan(1500);
+    // No run staged after it ran on its worker before it.
+    for (const run of smallRuns) expect(run.worker).not.toBe(holder);
+    const nextRun = await client.waitForEnd(next, 10_000);
+    expect(nextRun.startedAt!).toBeGreaterThanOrEqual(bigRun.startedAt!);
+    await client.cancelRun(longs[other], { wait: true });
+  });
+
+  it('a run only one worker fits, older than the hold elsewhere, is held there; the other worker drops its hold at once and backfills', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const longA = await stage(client, 'gpu=2 mem=8 ra=1', 30);
+    // a never polls: only events wake it. Only a has ra (the big run needs it).
+    await startTestWorker(queue, { name: 'a', resources: 'gpu=4 mem=64 ra=2', killGraceMs: 1000, pollIntervalMs: 600_000 });
+    await waitFor('the long run on a to run', async () => (await client.getRun(longA)).status === 'running');
+    const big = await stage(client, 'gpu=4 mem=16 ra=1', 0.1);
+    await waitFor('a to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'a');
+    // A later small run only a can run, held back for the big run (which lacks gpu).
+    const small = await stage(client, 'gpu=1 mem=4 ra=1', 0.1);
+    expect((await client.getRun(small)).reason).toBe(`held for older run ${big} on a: it needs gpu=4, 2 free, ra=1 of the 1 free`);
+    // For b: a long run first (highest priority), then a run only b fits (x), older in order than the big run.
+    const [longB, older] = (
+      await client.stage([
+        { command: [STAMP, '30'], resources: 'gpu=2 mem=8 rb=1', priority: 2 },
+        { command: [STAMP, '0.1'], resources: 'gpu=4 x=1', priority: 1 },
+      ])
+    ).runs.map((run) => run.id) as [string, string];
+    await startTestWorker(queue, { name: 'b', resources: 'gpu=4 mem=64 rb=1 x=1', killGraceMs: 1000 });
+    // b starts its long run and holds the older run; a drops its hold and starts the small run beside its long run.
+    const smallRun = await client.waitForEnd(small, 10_000);
+    expect(smallRun.worker).toBe('a');
+    expect(smallRun.startedAt!).toBeLessThan((await client.getRun(longA)).endedAt ?? Infinity);
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [older]: 'b' });
+    expect((await client.getRun(big)).reason).toBe('waiting for resources: gpu=4 > 2 free on a');
+    // The older run starts on b as soon as b's long run ends.
+    await client.cancelRun(longB, { wait: true });
+    const olderRun = await client.waitForEnd(older, 10_000);
+    expect(olderRun.worker).toBe('b');
+    expect(olderRun.startedAt! - (await client.getRun(longB)).endedAt!).toBeLessThan(1500);
+    // Then the big run is the oldest blocked run: it starts on a when a's long run ends.
+    await client.cancelRun(longA, { wait: true });
+    const bigRun = await client.waitForEnd(big, 10_000);
+    expect(bigRun.worker).toBe('a');
+    expect(bigRun.startedAt! - (await client.getRun(longA)).endedAt!).toBeLessThan(1500);
+  });
+
+  it('when another worker starts the held run, its holder claims again at once and backfills', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=1 ra=1', 30);
+    // a never polls: only events wake it. Only a has ra.
+    await startTestWorker(queue, { name: 'a', resources: 'gpu=2 ra=2', killGraceMs: 1000, pollIntervalMs: 600_000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    const big = await stage(client, 'gpu=2', 0.1);
+    await waitFor('a to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'a');
+    const small = await stage(client, 'gpu=1 ra=1', 0.1);
+    expect((await client.getRun(small)).reason).toBe(`held for older run ${big} on a: it needs gpu=2, 1 free`);
+    await startTestWorker(queue, { name: 'b', resources: 'gpu=2' });
+    expect((await client.waitForEnd(big, 10_000)).worker).toBe('b');
+    const smallRun = await client.waitForEnd(small, 10_000);
+    expect(smallRun.worker).toBe('a');
+    expect(smallRun.startedAt!).toBeLessThan((await client.getRun(long)).endedAt ?? Infinity);
+    await client.cancelRun(long, { wait: true });
+  });
+});
+
+describe('holding the blocked head by amount', () => {
+  it('backfills a later run that leaves enough of every resource the head needs', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=2 mem=8', 30);
+    await startTestWorker(queue, { name: 'box', resources: 'gpu=4 mem=64', killGraceMs: 1000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    // The head lacks gpu; the later run takes no gpu and leaves the head its mem.
+    const head = await stage(client, 'gpu=4 mem=16', 0.1);
+    await waitFor('the worker to hold the head', async () => (await client.redis.hget(client.keys.holds, head)) === 'box');
+    const small = await stage(client, 'mem=32', 0.1);
+    expect((await client.waitForEnd(small, 10_000)).status).toBe('completed');
+    expect((await client.getRun(head)).status).toBe('staged');
+    await client.cancelRun(long, { wait: true });
+    expect((await client.waitForEnd(head, 10_000)).status).toBe('completed');
+  });
+
+  it('refuses a later run that would eat into what the head needs, or take what it lacks', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const long = await stage(client, 'gpu=2 mem=8', 30);
+    await startTestWorker(queue, { name: 'box', resources: 'gpu=4 mem=64', killGraceMs: 1000 });
+    await waitFor('the long run to run', async () => (await client.getRun(long)).status === 'running');
+    const head = await stage(client, 'gpu=4 mem=16', 0.1);
+    await waitFor('the worker to hold the head', async () => (await client.redis.hget(client.keys.holds, head)) === 'box');
+    const eats = await stage(client, 'mem=48', 0.1); // 56 free: 8 would stay, the head needs 16
+    const takes = await stage(client, 'gpu=1', 0.1); // the head lacks gpu
+    const fits = await stage(client, 'mem=40', 0.1); // 16 stay: enough
+    expect((await client.waitForEnd(fits, 10_000)).status).toBe('completed');
+    expect((await client.getRun(eats)).reason).toBe(`held for older run ${head} on box: it needs mem=16 of the 56 free`);
+    expect((await client.getRun(takes)).reason).toBe(`held for older run ${head} on box: it needs gpu=4, 2 free`);
+    await client.cancelRun(long, { wait: true });
+    const headRun = await client.waitForEnd(head, 10_000);
+    for (const id of [eats, takes]) expect((await client.waitForEnd(id, 10_000)).startedAt!).toBeGreaterThanOrEqual(headRun.startedAt!);
+  });
+
+  it('on GPU devices, refuses a later run whose devices the head needs; places one that leaves them', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    // Halves pinned on devices 0 and 1 leave 3 GPUs free, but only devices 2 and 3 whole.
+    const { runs: halves } = await client.stage([
+      { command: [STAMP, '30'], resources: 'gpu=0.5 mem=40', gpus: '0' },
+      { command: [STAMP, '30'], resources: 'gpu=0.5', gpus: '1' },
+    ]);
+    await startTestWorker(queue, { name: 'devbox', gpus: '0,1,2,3', resources: 'mem=64', killGraceMs: 1000 });
+    await waitFor('the halves to run', async () =>
+      (await Promise.all(halves.map((run) => client.getRun(run.id)))).every((run) => run.status === 'running'),
+    );
+    // The head could go on devices 2,3 now but lacks mem (24 free).
+    const head = await stage(client, 'gpu=2 mem=32', 0.1);
+    await waitFor('the worker to hold the head', async () => (await client.redis.hget(client.keys.holds, head)) === 'devbox');
+    const whole = await stage(client, 'gpu=1', 0.1); // would take device 2
+    const half = await stage(client, 'gpu=0.5', 0.1); // fits beside a pinned half
+    const halfRun = await client.waitForEnd(half, 10_000);
+    expect(halfRun.devices).toEqual([0]);
+    expect((await client.getRun(whole)).reason).toBe(`held for older run ${head} on devbox: it needs gpu=2 on the GPU devices this run would take`);
+    await client.cancelRun(halves[0]!.id, { wait: true });
+    const headRun = await client.waitForEnd(head, 10_000);
+    expect(headRun.devices).toHaveLength(2);
+    expect((await client.waitForEnd(whole, 10_000)).startedAt!).toBeGreaterThanOrEqual(headRun.startedAt!);
+    await client.cancelRun(halves[1]!.id, { wait: true });
+  });
+});
+
 describe('holds and stopping', () => {
   it('a stopping worker lets go of its blocked head at once, while its runs finish', async () => {
     const queue = newQueue();
@@ -168,11 +333,11 @@ describe('why a run waits', () => {
     const small = await stage(client, 'gpu=1', 0.1);
     await waitFor('the worker to hold the big run', async () => (await client.redis.hget(client.keys.holds, big)) === 'box');
     expect((await client.getRun(big)).reason).toBe('next in line on box: waiting for gpu=2 > 1 free');
-    expect((await client.getRun(small)).reason).toBe(`held for older run ${big}`);
+    expect((await client.getRun(small)).reason).toBe(`held for older run ${big} on box: it needs gpu=2, 1 free`);
     const listed = await client.listRuns({ statuses: ['staged'] });
     expect(listed.map((run) => [run.id, run.reason])).toEqual([
       [big, 'next in line on box: waiting for gpu=2 > 1 free'],
-      [small, `held for older run ${big}`],
+      [small, `held for older run ${big} on box: it needs gpu=2, 1 free`],
     ]);
     await client.cancelRun(long, { wait: true });
     expect((await client.waitForEnd(big, 10_000)).status).toBe('completed');

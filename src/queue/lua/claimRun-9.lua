@@ -1,17 +1,32 @@
 --[[
   Claims for a worker the first staged run, in order (higher priority, then
   older), that fits its free capacity, and reserves its demands. Cost grows
-  with the number of demand shapes, not with the number of staged runs.
+  with the number of demand shapes (and of holds, one per worker at most),
+  not with the number of staged runs.
 
   A resource defined in the namespace's pool (`fitq pool set`) is reserved
   from the pool, the rest from the worker, in the same step.
 
   Policies:
-    backfill (default) - the first run in order that fits the worker's total
-      capacity but not its free capacity is its blocked head: the worker holds
-      it and only starts later runs that leave the head's resources untouched,
-      so a big run is never starved by a stream of small ones. A run is held
-      by one worker only; any worker that can start it now does.
+    backfill (default) - one blocked head per namespace, the oldest: the
+      first run in order that fits the worker's total capacity but not its
+      free capacity is its blocked head, unless another live worker holds
+      that run or an older one (lower score); then this worker holds nothing
+      and backfills freely, and a hold it had is dropped. A hold stays with its
+      worker until the run starts, the worker goes, or an older run is held
+      elsewhere (its worker drops it on its next claim; until then it no
+      longer counts). The head is held by amount: a later run may start
+      beside it only if, for every resource the head needs, what stays free
+      after the later run starts still covers the head's need; of a resource
+      the head still lacks (free < its need) the later run takes nothing. So
+      the head starts as soon as the runs that were running when it became
+      the head have ended, and a stream of small runs cannot starve it; the
+      oldest blocked run is always held by a worker that fits it, so every
+      run starts in turn. On a worker with GPU devices the head's gpu demand
+      is held by placement instead: a pinned head keeps its devices; an
+      unpinned head that can be placed now must still be placeable after
+      the later run takes its devices; one that cannot takes every device
+      share from later runs. Any worker that can start a held run now does.
     fifo - strict order: the worker starts the first run that fits its total
       capacity, or waits for it (head-of-line blocking).
 
@@ -27,13 +42,15 @@
 
   A worker with GPU devices places a `gpu` demand on devices in the same
   step: a whole N takes N devices that are entirely free (lowest indices
-  first); a fraction below 1 shares one device (the fullest that still fits),
-  never beyond 1 per device. A run pinned to devices (`fitq stage --gpus`)
+  first); a fraction below 1 shares one device, never beyond 1 per device:
+  with placement "pack" the fullest device that still fits (keeping whole
+  devices free for whole-device runs), with "spread" the emptiest (ties:
+  lowest index). A run pinned to devices (`fitq stage --gpus`)
   needs exactly those; without a gpu demand it takes them whole. On a worker
   without devices a pin only sets CUDA_VISIBLE_DEVICES. The run records its
   `devices`, `deviceShare` and the worker share it `reserved`.
 
-  A blocked head also holds its share of pool resources: runs after it, on
+  The blocked head also holds its share of pool resources: runs after it, on
   any worker, may not take what it waits for.
 
   ARGV[1] base      key prefix
@@ -41,6 +58,11 @@
   ARGV[3] now       epoch ms (recorded as startedAt)
   ARGV[4] maxRuns   most runs at once (0 = no limit)
   ARGV[5] policy    "backfill" or "fifo"
+  ARGV[6] placement "pack" or "spread" (fractional gpu demands on devices)
+
+  Taking a hold while another live worker holds a newer run, or starting a
+  run another worker holds, publishes `holds`: workers holding a run claim
+  again at once (and drop the hold, or hold the next run, or backfill).
 
   Returns one of:
     {1, runId, epoch, runFields}  claimed; runFields is the run hash, flat
@@ -58,9 +80,11 @@
 -- @include runs
 -- @include clock
 local base, token, now, maxRuns, policy = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
--- Runs looked at per shape: the head, and a few behind it in case other
--- workers hold the first ones.
-local PER_SHAPE = 4
+local spread = ARGV[6] == "spread"
+-- Runs looked at per shape: its first only. The runs behind it demand the
+-- same, so they fit no sooner, and being newer they are never held while it
+-- waits.
+local PER_SHAPE = 1
 
 if redis.call("HGET", KEYS[1], "token") ~= token then return {-1} end
 local name = redis.call("HGET", KEYS[1], "name")
@@ -135,10 +159,12 @@ local function placeDevices(demand, pinned, spare)
     end
     return nil
   end
+  -- pack: the fullest device that fits; spread: the emptiest (ties: lowest index).
+  local better = spread and 1 or -1
   local best
   for _, id in ipairs(deviceIds) do
     if not spare[id] and compareAmounts(devices[id], need) >= 0 and
-        (best == nil or compareAmounts(devices[id], devices[best]) < 0) then
+        (best == nil or compareAmounts(devices[id], devices[best]) == better) then
       best = id
     end
   end
@@ -171,34 +197,32 @@ local function liveHolder(holder)
   return until_ ~= false and tonumber(until_) >= clock
 end
 
-local function heldByOther(runId)
-  local holder = redis.call("HGET", KEYS[6], runId)
-  return holder ~= false and holder ~= name and liveHolder(holder)
-end
-
--- Pool resources held by the blocked heads of other live workers: later
--- runs may not take them. Each entry: {score, pooled demand list}.
-local poolHolds = {}
-if next(poolCapacity) ~= nil then
-  local holds = redis.call("HGETALL", KEYS[6])
-  for i = 1, #holds, 2 do
-    if holds[i + 1] ~= name and liveHolder(holds[i + 1]) then
-      local runKey = base .. "run:" .. holds[i]
-      local score = tonumber(redis.call("HGET", runKey, "score"))
-      local demandText = splitShape(storedShape(runKey))
-      local _, pooled = split(parseResourceList(demandText))
-      if score and #pooled > 0 then poolHolds[#poolHolds + 1] = {score, pooled} end
+-- The oldest run another live worker holds (lowest score): this worker
+-- holds a blocked head only if it is older still, and later runs on any
+-- worker leave this run its share of the pool. A newer hold elsewhere no
+-- longer counts: its worker drops it on its next claim.
+local olderHold
+local holds = redis.call("HGETALL", KEYS[6])
+for i = 1, #holds, 2 do
+  if holds[i + 1] ~= name and liveHolder(holds[i + 1]) then
+    local runKey = base .. "run:" .. holds[i]
+    local score = tonumber(redis.call("HGET", runKey, "score"))
+    if score and (olderHold == nil or score < olderHold.score) then
+      olderHold = {score = score, runKey = runKey}
     end
   end
 end
+if olderHold then
+  local demandText = splitShape(storedShape(olderHold.runKey))
+  local _, pooled = split(parseResourceList(demandText))
+  olderHold.pooled = pooled
+end
 
--- What older blocked heads hold of the pool, for a run with this score.
+-- What the older hold elsewhere holds of the pool, for a run with this score.
 local function poolHeldBefore(score)
   local held = {}
-  for _, hold in ipairs(poolHolds) do
-    if hold[1] < score then
-      for _, item in ipairs(hold[2]) do held[item[1]] = addAmounts(held[item[1]] or {0, 0}, item[2]) end
-    end
+  if olderHold and olderHold.score < score then
+    for _, item in ipairs(olderHold.pooled) do held[item[1]] = item[2] end
   end
   return held
 end
@@ -233,18 +257,51 @@ for _, shape in ipairs(redis.call("SMEMBERS", base .. "shapes")) do
 end
 table.sort(candidates, function(a, b) return a.score < b.score end)
 
--- The first candidate that fits what is free, less what blocked heads hold:
--- this worker's head holds its worker resources, its pinned devices and its
--- pool share; other workers' heads hold their pool share.
+-- The first candidate that fits what is free, less what the blocked head
+-- holds: this worker's head holds its worker resources by amount, its gpu
+-- demand by placement (see placeBesideHead) and its pool share; without a
+-- head here, the older hold elsewhere holds its pool share.
 local chosen, head, placed, share
 local held, heldPool, spareDevices = nil, nil, {}
-for _, candidate in ipairs(candidates) do
-  local poolHeld = poolHeldBefore(candidate.score)
-  for resource, amount in pairs(heldPool or {}) do
-    poolHeld[resource] = addAmounts(poolHeld[resource] or {0, 0}, amount)
+-- This worker's unpinned head on devices: its demand, and the devices (and
+-- share) it would get now; placed is nil when it cannot be placed now.
+local headDevices
+
+-- Takes (sign -1) or gives back (1) a share of each listed device.
+local function shiftDevices(ids, amount, sign)
+  for _, id in ipairs(ids) do
+    devices[id] = sign < 0 and subtractAmounts(devices[id], amount) or addAmounts(devices[id], amount)
   end
+end
+
+-- Where a later run's gpu demand goes beside an unpinned head, or nil when
+-- it would take what the head needs: on what the head's own placement
+-- leaves, else where it would go anyway if the head can still be placed
+-- after it. A head that cannot be placed now lets later runs take no device.
+local function placeBesideHead(candidate)
+  if headDevices == nil or not gpuDemand(candidate.own) then
+    return placeDevices(candidate.own, candidate.pinned, spareDevices)
+  end
+  local headPlaced, headShare = headDevices.placed, headDevices.share
+  if headPlaced == nil then return nil end
+  shiftDevices(headPlaced, headShare, -1)
+  local ids, amount = placeDevices(candidate.own, candidate.pinned, spareDevices)
+  shiftDevices(headPlaced, headShare, 1)
+  if ids then return ids, amount end
+  ids, amount = placeDevices(candidate.own, candidate.pinned, spareDevices)
+  if not ids then return nil end
+  shiftDevices(ids, amount, -1)
+  local headStillFits = placeDevices(headDevices.own, {}, {}) ~= nil
+  shiftDevices(ids, amount, 1)
+  if headStillFits then return ids, amount end
+  return nil
+end
+
+for _, candidate in ipairs(candidates) do
+  -- Once this worker holds a head, it is older than any hold elsewhere.
+  local poolHeld = heldPool or poolHeldBefore(candidate.score)
   if fitsWithin(candidate.own, free, held) and fitsWithin(candidate.pooled, poolFree, poolHeld) then
-    placed, share = placeDevices(candidate.own, candidate.pinned, spareDevices)
+    placed, share = placeBesideHead(candidate)
     if placed then
       chosen = candidate
       break
@@ -254,20 +311,28 @@ for _, candidate in ipairs(candidates) do
     head = candidate
     break
   end
-  if head == nil and not heldByOther(candidate.id) then
+  -- The first run that cannot start becomes this worker's blocked head only
+  -- if no other live worker holds it or an older run.
+  if head == nil and (olderHold == nil or candidate.score < olderHold.score) then
     head = candidate
     held, heldPool = {}, {}
     for _, item in ipairs(candidate.own) do held[item[1]] = item[2] end
     for _, item in ipairs(candidate.pooled) do heldPool[item[1]] = item[2] end
-    -- A pinned head holds its devices, not a count of any devices.
-    if #candidate.pinned > 0 and #deviceIds > 0 then
+    -- On devices the head holds devices, not a count of gpu: a pinned head
+    -- its own devices, an unpinned one its placement.
+    if #deviceIds > 0 and gpuDemand(candidate.own) then
       held.gpu = nil
-      for _, id in ipairs(candidate.pinned) do spareDevices[id] = true end
+      if #candidate.pinned > 0 then
+        for _, id in ipairs(candidate.pinned) do spareDevices[id] = true end
+      else
+        local headPlaced, headShare = placeDevices(candidate.own, {}, {})
+        headDevices = {own = candidate.own, placed = headPlaced, share = headShare}
+      end
     end
   end
 end
 
--- Record which run this worker holds, dropping an older hold.
+-- Record which run this worker holds, dropping the one it held before.
 local holding = redis.call("HGET", KEYS[1], "holding")
 local headId = head and head.id or ""
 if holding and holding ~= headId and redis.call("HGET", KEYS[6], holding) == name then
@@ -276,6 +341,8 @@ end
 if head and policy ~= "fifo" then
   redis.call("HSET", KEYS[6], head.id, name)
   redis.call("HSET", KEYS[1], "holding", head.id)
+  -- Workers holding newer runs no longer do: they may backfill now.
+  if olderHold and holding ~= head.id then publish(base, {type = "holds", worker = name}) end
 else
   redis.call("HDEL", KEYS[1], "holding")
 end
@@ -292,6 +359,8 @@ if chosen == nil then
 end
 
 local runKey = base .. "run:" .. chosen.id
+local heldBy = redis.call("HGET", KEYS[6], chosen.id)
+if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
 unstage(base, chosen.id, chosen.shape)
 adjustAmounts(KEYS[3], chosen.own, -1)
 adjustAmounts(KEYS[8], chosen.pooled, 1)

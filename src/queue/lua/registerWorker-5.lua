@@ -11,7 +11,8 @@
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] policy, ARGV[5] leaseMs,
   ARGV[6] concurrency, ARGV[7] host, ARGV[8] pid, ARGV[9] capacity ("a=1 b=2"),
   ARGV[10] logMaxLines, ARGV[11] executorQueue (BullMQ queue of this registration),
-  ARGV[12] GPU device indices ("0,1,3", or "" for none)
+  ARGV[12] GPU device indices ("0,1,3", or "" for none),
+  ARGV[13] gpuPlacement ("pack" or "spread", shown to users judging why runs wait)
 
   Lease deadlines use the Redis server's clock.
 
@@ -38,7 +39,7 @@ end
 redis.call("HSET", KEYS[2], "name", name, "token", token, "host", ARGV[7], "pid", ARGV[8],
   "startedAt", now, "heartbeatAt", now, "leaseMs", leaseMs, "concurrency", ARGV[6],
   "running", 0, "resources", ARGV[9], "executorQueue", ARGV[11], "devices", ARGV[12] or "",
-  "policy", ARGV[4])
+  "policy", ARGV[4], "gpuPlacement", ARGV[13] or "pack")
 for _, item in ipairs(parseResourceList(ARGV[9])) do
   local amount = formatAmount(item[2])
   redis.call("HSET", KEYS[3], item[1], amount)
