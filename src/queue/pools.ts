@@ -5,7 +5,7 @@
  * reserves the rest on its worker.
  */
 import type { Redis } from 'ioredis';
-import { formatMicros } from '../resources/amount.js';
+import { formatHumanAmount } from '../resources/amount.js';
 import { resourcesFromHash, type Resources } from '../resources/spec.js';
 import type { NamespaceKeys } from './keys.js';
 
@@ -38,7 +38,7 @@ export function poolShortfalls(demand: Resources, pool: PoolState): string[] {
     const capacity = pool.capacity.get(name);
     if (capacity === undefined) continue;
     const free = capacity - (pool.used.get(name) ?? 0n);
-    if (amount > free) short.push(`${name}=${formatMicros(amount)} > ${formatMicros(free < 0n ? 0n : free)} free`);
+    if (amount > free) short.push(`${name}=${formatHumanAmount(amount)} > ${formatHumanAmount(free < 0n ? 0n : free)} free`);
   }
   return short;
 }

@@ -2,7 +2,7 @@
  * Why a staged run is not running yet, judged against the live workers and
  * the pool, the way the claim script would judge it.
  */
-import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
+import { formatHumanAmount, MICROS_PER_UNIT } from '../resources/amount.js';
 import type { Resources } from '../resources/spec.js';
 import { heldDevices, placeOnDevices, type HeldDevices } from './placement.js';
 import { poolShortfalls, type PoolState } from './pools.js';
@@ -51,7 +51,7 @@ function shortfalls(demand: Resources, available: Resources): string[] {
   const short: string[] = [];
   for (const [name, amount] of demand) {
     const have = available.get(name) ?? 0n;
-    if (amount > have) short.push(`${name}=${formatMicros(amount)} > ${formatMicros(have < 0n ? 0n : have)}`);
+    if (amount > have) short.push(`${name}=${formatHumanAmount(amount)} > ${formatHumanAmount(have < 0n ? 0n : have)}`);
   }
   return short;
 }
@@ -81,7 +81,7 @@ function unplaceable(demand: Resources, worker: WorkerRecord): string | undefine
   const gpu = demand.get('gpu');
   if (worker.devices.size === 0 || gpu === undefined) return undefined;
   if (gpu > MICROS_PER_UNIT && gpu % MICROS_PER_UNIT !== 0n) {
-    return `gpu=${formatMicros(gpu)} cannot be placed on GPU devices (use a whole number, or a fraction below 1)`;
+    return `gpu=${formatHumanAmount(gpu)} cannot be placed on GPU devices (use a whole number, or a fraction below 1)`;
   }
   return undefined;
 }
@@ -110,8 +110,8 @@ function heldBack(worker: WorkerRecord, demand: Resources, pinned: readonly numb
     if (headNeeds === undefined || (onDevices && name === 'gpu')) continue;
     const free = worker.free.get(name) ?? 0n;
     if (amount > free - headNeeds) {
-      const shown = formatMicros(free < 0n ? 0n : free);
-      needs.push(free < headNeeds ? `${name}=${formatMicros(headNeeds)}, ${shown} free` : `${name}=${formatMicros(headNeeds)} of the ${shown} free`);
+      const shown = formatHumanAmount(free < 0n ? 0n : free);
+      needs.push(free < headNeeds ? `${name}=${formatHumanAmount(headNeeds)}, ${shown} free` : `${name}=${formatHumanAmount(headNeeds)} of the ${shown} free`);
     }
   }
   const headGpu = head.get('gpu');
@@ -124,7 +124,7 @@ function heldBack(worker: WorkerRecord, demand: Resources, pinned: readonly numb
 }
 
 function describeHeldDevices(held: HeldDevices, headGpu: bigint): string {
-  const gpu = `gpu=${formatMicros(headGpu)}`;
+  const gpu = `gpu=${formatHumanAmount(headGpu)}`;
   if (held.kind === 'pinned') return `GPU device${held.ids.length > 1 ? 's' : ''} ${held.ids.join(',')}`;
   if (held.kind === 'unplaceable') return `${gpu} on GPU devices, not free yet`;
   return `${gpu} on the GPU devices this run would take`;
@@ -169,7 +169,7 @@ function heldPoolShare(run: WaitingRun, pooled: Resources, workers: readonly Wor
     const held = holders.reduce((sum, { head }) => sum + head.demands.get(name)!, 0n);
     const first = holders[0];
     if (first && amount > free - held) {
-      const needs = `${name}=${formatMicros(first.head.demands.get(name)!)} of the pool's ${formatMicros(free)} free`;
+      const needs = `${name}=${formatHumanAmount(first.head.demands.get(name)!)} of the pool's ${formatHumanAmount(free)} free`;
       return `held for older run ${first.head.runId} on ${first.worker.name}: it needs ${needs}`;
     }
   }

@@ -417,3 +417,12 @@ describe('needs more than any live worker has', () => {
     );
   });
 });
+
+describe('amounts in reasons', () => {
+  it('are shown in human units, as users type them', () => {
+    const box = worker('box', 'gpu=4 mem=64G');
+    expect(whyWaiting({ demands: parseResourceSpec('mem=100G') }, [box]).reason).toBe('needs more than any live worker has: mem=100G > 64G');
+    const busy = { ...box, free: parseResourceSpec('gpu=4 mem=2G') };
+    expect(whyWaiting({ demands: parseResourceSpec('mem=8G') }, [busy]).reason).toBe('next in line on box: waiting for mem=8G > 2G free');
+  });
+});
