@@ -12,6 +12,9 @@ import { UsageError } from '../errors.js';
 
 /** Set in a detached worker's environment: the pidfile it removes when it exits. */
 export const PIDFILE_ENV = 'FITQ_PIDFILE';
+/** Set in a detached worker's environment: where it logs until it has registered, and the log it then takes. */
+const STARTING_LOG_ENV = 'FITQ_STARTING_LOG';
+const LOG_FILE_ENV = 'FITQ_LOG_FILE';
 
 export function stateDir(queue: string, env: NodeJS.ProcessEnv = process.env): string {
   const base = env.FITQ_STATE_DIR || join(env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'fitq');
@@ -59,7 +62,7 @@ export function spawnDetachedWorker(options: {
   const child = spawn(process.execPath, [options.bin, 'worker', ...options.args], {
     detached: true,
     stdio: ['ignore', fd, fd],
-    env: { ...process.env, [PIDFILE_ENV]: options.pidfile ?? '' },
+    env: { ...process.env, [PIDFILE_ENV]: options.pidfile ?? '', [STARTING_LOG_ENV]: startingLog, [LOG_FILE_ENV]: options.logFile ?? '' },
   });
   closeSync(fd);
   const pid = child.pid;
@@ -72,12 +75,41 @@ export function spawnDetachedWorker(options: {
   return { name, pid, pidfile, logFile, startingLog, exited };
 }
 
-/** Once the worker has registered, the name is its own: its log and pidfile take the name. */
-export function adoptDetachedFiles(worker: StartedWorker): void {
-  if (worker.startingLog !== worker.logFile) renameSync(worker.startingLog, worker.logFile);
+/**
+ * Once the worker has registered, the name is its own: its log and pidfile
+ * take the name. Both the background worker and the command that started it
+ * do this (whichever comes first), so the files are right even if that
+ * command is killed while it waits.
+ */
+export function adoptDetachedFiles(worker: Pick<StartedWorker, 'name' | 'pid' | 'pidfile' | 'logFile' | 'startingLog'>): void {
+  if (worker.startingLog !== worker.logFile) {
+    try {
+      renameSync(worker.startingLog, worker.logFile);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // the other side moved it already
+    }
+  }
   writeFileSync(worker.pidfile, `${worker.pid}\n${worker.name}\n${worker.logFile}\n`);
   // It may have exited already (a --run-once worker with nothing to do): no pidfile of a dead worker.
   if (!isRunning(worker.pid)) removePidfileOf(worker.pidfile, worker.pid);
+}
+
+/** In a background worker that has registered: adopts its files (see adoptDetachedFiles). */
+export function adoptOwnDetachedFiles(name: string, queue: string, env: NodeJS.ProcessEnv = process.env): void {
+  const startingLog = env[STARTING_LOG_ENV];
+  if (!startingLog) return;
+  const logFile = env[LOG_FILE_ENV];
+  // Not for the runs' environment.
+  delete env[STARTING_LOG_ENV];
+  delete env[LOG_FILE_ENV];
+  const dir = stateDir(queue, env);
+  adoptDetachedFiles({
+    name,
+    pid: process.pid,
+    pidfile: env[PIDFILE_ENV] || join(dir, `${name}.pid`),
+    logFile: logFile || join(dir, `${name}.log`),
+    startingLog,
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { adoptDetachedFiles, keepFailedLog, removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
+import { adoptDetachedFiles, adoptOwnDetachedFiles, keepFailedLog, removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
 import { TimeoutError, UsageError } from '../errors.js';
 import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
@@ -89,6 +89,7 @@ export default class Worker extends FitqCommand {
       killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,
       secret,
     }));
+    adoptOwnDetachedFiles(worker.name, queueName(flags.queue));
     removePidfileOnExit(worker.name, queueName(flags.queue));
     // The first Ctrl-C or SIGTERM lets the runs finish, the next terminates them.
     await worker.done;

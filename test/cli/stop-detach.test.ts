@@ -5,8 +5,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectClient, fitq, messages, newQueue, startTestWorker } from '../support/fitq.js';
+import { BIN, connectClient, fitq, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
 const stateDirs: string[] = [];
@@ -19,6 +20,20 @@ function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Pids of the processes whose command line holds every one of these words. */
+function processesWith(words: readonly string[]): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (words.every((word) => argv.includes(word))) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
 
 function newStateDir(): string {
@@ -97,6 +112,39 @@ describe('fitq worker --detach and fitq stop', () => {
     expect(log).toContain('still-logging');
     expect(log).toContain('Worker dw stopped');
     expect(existsSync(pidfile)).toBe(false);
+  });
+
+  it('a background worker takes its pidfile and log itself, even if the command that started it is killed before it registers', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const env = { XDG_STATE_HOME: newStateDir() };
+    const dir = join(env.XDG_STATE_HOME, 'fitq', queue);
+    const starter = execa('node', [BIN, 'worker', '--detach', '-r', 'foo=1', '--name', 'orphan'], {
+      env: { FITQ_REDIS_URL: redisUrl(), FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '', ...env },
+      reject: false,
+    });
+    // Hold the background worker still, so it cannot register before the starter is gone.
+    const [pid] = await waitFor('the background worker to exist', () => {
+      const found = processesWith(['worker', '--name', 'orphan']).filter((candidate) => candidate !== starter.pid);
+      return found.length > 0 && found;
+    });
+    backgroundPids.push(pid!);
+    process.kill(pid!, 'SIGSTOP');
+    starter.kill('SIGKILL');
+    await starter;
+    process.kill(pid!, 'SIGCONT');
+
+    await waitFor('the worker to register', async () => (await client.listWorkers()).some((worker) => worker.pid === pid));
+    const pidfile = join(dir, 'orphan.pid');
+    await waitFor('its pidfile', () => existsSync(pidfile));
+    expect(readFileSync(pidfile, 'utf8').split('\n').slice(0, 3)).toEqual([String(pid), 'orphan', join(dir, 'orphan.log')]);
+    expect(readFileSync(join(dir, 'orphan.log'), 'utf8')).toContain('Starting worker orphan');
+    expect(readdirSync(dir).filter((file) => file.startsWith('.starting-'))).toEqual([]);
+    // `fitq stop` without a name finds it.
+    const stopped = await fitq(['stop'], { queue, env });
+    expect(stopped.exitCode, stopped.stderr).toBe(0);
+    expect(stopped.stdout.trim()).toBe('Stopped worker orphan');
+    await waitFor('the background process to exit', () => !isRunning(pid!));
   });
 
   it('`fitq stop NAME --now` reaches a worker through Redis alone and terminates its runs first: they end lost, or are re-staged, never failed', async () => {
