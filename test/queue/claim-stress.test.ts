@@ -17,6 +17,7 @@ import { formatMicros, parseDecimal } from '../../src/resources/amount.js';
 import { formatResources, parseResourceSpec, type Resources } from '../../src/resources/spec.js';
 import type { FitqWorker } from '../../src/worker/worker.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
+import { prng } from '../support/prng.js';
 
 const RUNS = 520;
 const MAX_DURATION_MS = 80;
@@ -62,18 +63,6 @@ const SHAPES: readonly { spec: string; weight: number }[] = [
   { spec: 'gpu=0.5', weight: 4 },
   { spec: 'cpu=0.5 gpu=0.5', weight: 2 },
 ];
-
-/** Deterministic PRNG (mulberry32), so the workload is the same every time. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function fitsWithin(demands: Resources, available: Resources): boolean {
   return [...demands].every(([name, amount]) => amount <= (available.get(name) ?? -1n));

@@ -13,23 +13,12 @@ import { whyWaiting } from '../../src/queue/why-waiting.js';
 import type { WorkerRecord } from '../../src/queue/worker-record.js';
 import { parseResourceSpec } from '../../src/resources/spec.js';
 import { fitq, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
+import { prng } from '../support/prng.js';
 
 const STATES = 300;
 const TWO_WORKER_STATES_GENERATED = 300;
 const SEED = 0x0ddba11;
 const CAN_START = 'waiting for a worker to claim it';
-
-/** Deterministic PRNG (mulberry32), so the states are the same every time. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface RunSpec {
   resources: string;
