@@ -119,7 +119,13 @@ export function adoptOwnDetachedFiles(name: string, queue: string, env: NodeJS.P
 export function keepFailedLog(worker: StartedWorker): string {
   if (worker.startingLog === worker.logFile) return worker.logFile;
   const failedLog = worker.logFile.replace(/(\.log)?$/, '.failed.log');
-  renameSync(worker.startingLog, failedLog);
+  try {
+    renameSync(worker.startingLog, failedLog);
+  } catch (error) {
+    // It registered and took its own log before failing.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return worker.logFile;
+    throw error;
+  }
   return failedLog;
 }
 
@@ -160,7 +166,13 @@ export function localDetachedWorkers(queue: string): DetachedWorker[] {
   const workers: DetachedWorker[] = [];
   for (const entry of entries.filter((file) => file.endsWith('.pid'))) {
     const pidfile = join(dir, entry);
-    const [pidText = '', name = '', logFile = ''] = readFileSync(pidfile, 'utf8').split('\n');
+    let text: string;
+    try {
+      text = readFileSync(pidfile, 'utf8');
+    } catch {
+      continue; // its worker exited meanwhile
+    }
+    const [pidText = '', name = '', logFile = ''] = text.split('\n');
     const pid = Number(pidText);
     if (Number.isInteger(pid) && pid > 0 && name && isRunning(pid)) workers.push({ name, pid, pidfile, logFile });
   }

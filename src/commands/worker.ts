@@ -102,7 +102,7 @@ export default class Worker extends FitqCommand {
   /** Starts this same command in the background and returns once it has registered (or failed). */
   private async detach(flags: { name?: string; pidfile?: string; 'log-file'?: string; queue?: string; 'run-once'?: boolean }): Promise<void> {
     const queue = queueName(flags.queue);
-    const args = this.argv.filter((arg) => arg !== '--detach');
+    const args = backgroundArgs(this.argv);
     const started = spawnDetachedWorker({
       bin: process.argv[1]!,
       args,
@@ -125,6 +125,11 @@ export default class Worker extends FitqCommand {
       if (exitCode === undefined) {
         throw new TimeoutError(`the background worker has not registered within ${REGISTER_TIMEOUT_MS / 1000} s (pid ${started.pid}, log ${started.startingLog})`);
       }
+      if (exitCode === 0) {
+        // It registered, did what it had to (--run-once) and left before this process saw it.
+        this.log(`Worker ${started.name} ran in the background and has finished: log ${started.logFile}`);
+        return;
+      }
       // It failed the way a foreground worker would have: say why, with its exit code.
       const log = keepFailedLog(started);
       const why = tail(log, 1) || `exited with code ${exitCode}`;
@@ -134,6 +139,28 @@ export default class Worker extends FitqCommand {
     adoptDetachedFiles(started);
     this.log(`Worker ${started.name} started in the background: pid ${started.pid}, log ${started.logFile}, pidfile ${started.pidfile}`);
   }
+}
+
+/**
+ * The background worker's own arguments: these, less --detach and the file
+ * flags that only go with it (it learns its files from the environment).
+ */
+function backgroundArgs(argv: readonly string[]): string[] {
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      args.push(...argv.slice(i));
+      break;
+    }
+    if (arg === '--detach' || arg.startsWith('--pidfile=') || arg.startsWith('--log-file=')) continue;
+    if (arg === '--pidfile' || arg === '--log-file') {
+      i++; // and its value
+      continue;
+    }
+    args.push(arg);
+  }
+  return args;
 }
 
 /** How long `--detach` waits for the background worker to register. */

@@ -132,6 +132,9 @@ describe('fitq worker --detach and fitq stop', () => {
     process.kill(pid!, 'SIGSTOP');
     starter.kill('SIGKILL');
     await starter;
+    // Held before it registered: the starter could not have adopted its files.
+    expect(await client.listWorkers()).toEqual([]);
+    expect(existsSync(join(dir, 'orphan.pid'))).toBe(false);
     process.kill(pid!, 'SIGCONT');
 
     await waitFor('the worker to register', async () => (await client.listWorkers()).some((worker) => worker.pid === pid));
@@ -145,6 +148,33 @@ describe('fitq worker --detach and fitq stop', () => {
     expect(stopped.exitCode, stopped.stderr).toBe(0);
     expect(stopped.stdout.trim()).toBe('Stopped worker orphan');
     await waitFor('the background process to exit', () => !isRunning(pid!));
+  });
+
+  it('--detach with --pidfile and --log-file puts them where asked; with --run-once and nothing to do it reports a finished worker', async () => {
+    const queue = newQueue();
+    const env = { XDG_STATE_HOME: newStateDir() };
+    const files = newStateDir();
+    const pidfile = join(files, 'w.pid');
+    const logFile = join(files, 'w.log');
+    const started = await fitq(['worker', '--detach', '-r', 'foo=1', '--name', 'placed', '--pidfile', pidfile, `--log-file=${logFile}`], { queue, env });
+    expect(started.exitCode, started.stderr).toBe(0);
+    expect(started.stdout.trim()).toMatch(new RegExp(`^Worker placed started in the background: pid \\d+, log ${logFile}, pidfile ${pidfile}$`));
+    const pid = Number(readFileSync(pidfile, 'utf8').split('\n')[0]);
+    backgroundPids.push(pid);
+    expect(readFileSync(logFile, 'utf8')).toContain('Starting worker placed');
+    const stopped = await fitq(['stop', 'placed'], { queue, env });
+    expect(stopped.exitCode, stopped.stderr).toBe(0);
+    await waitFor('the background process to exit', () => !isRunning(pid));
+    expect(existsSync(pidfile)).toBe(false);
+
+    const once = await fitq(['worker', '--detach', '-r', 'foo=1', '--name', 'brief', '--run-once'], { queue, env });
+    expect(once.exitCode, once.stderr).toBe(0);
+    expect(once.stderr).toBe('');
+    const dir = join(env.XDG_STATE_HOME, 'fitq', queue);
+    expect(once.stdout.trim()).toMatch(/^Worker brief (started in the background: pid \d+,|ran in the background and has finished:) log /);
+    const client = await connectClient(queue);
+    await waitFor('the brief worker to leave', async () => (await client.listWorkers()).length === 0);
+    expect(readdirSync(dir).filter((file) => file.includes('failed'))).toEqual([]);
   });
 
   it('`fitq stop NAME --now` reaches a worker through Redis alone and terminates its runs first: they end lost, or are re-staged, never failed', async () => {
