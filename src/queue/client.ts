@@ -73,6 +73,12 @@ const STAGED_CHECK_MS = 2000;
 
 /** Longest wait between two looks at a followed run (a safety net). */
 const MAX_CHECK_MS = 60_000;
+/**
+ * How long waiting for a run to end (cancel, rm --force) takes at most by
+ * default: a canceled run ends within its worker's kill grace, a dead
+ * worker's within its lease, both usually well below this.
+ */
+const WAIT_FOR_END_MS = 10 * 60_000;
 
 /** Past the lease deadline the server gave, so the reap finds it lapsed. */
 const LAPSE_MARGIN_MS = 5;
@@ -430,7 +436,7 @@ export class FitqClient {
    * Resolves when the run has ended (a run whose worker died ends as lost as
    * soon as the lease runs out). Survives Redis restarts.
    */
-  async waitForEnd(runId: string, timeoutMs = 60_000): Promise<RunRecord> {
+  async waitForEnd(runId: string, timeoutMs = WAIT_FOR_END_MS): Promise<RunRecord> {
     validateRunId(runId);
     const last = await this.redis.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
     return this.watchRun(runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs });
@@ -514,7 +520,7 @@ export class FitqClient {
             return run;
           }
           if (performance.now() >= deadline) {
-            throw new UsageError(`run '${runId}' did not end within ${Math.round((timeoutMs ?? 0) / 1000)} s`);
+            throw new TimeoutError(`run '${runId}' did not end within ${Math.round((timeoutMs ?? 0) / 1000)} s`);
           }
           if (run.status === 'running') loadBullmq().catch(() => {}); // its worker may have to be reaped
           const wait = run.status === 'running' && msUntilNext !== undefined ? msUntilNext + LAPSE_MARGIN_MS : STAGED_CHECK_MS;
