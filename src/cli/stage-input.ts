@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
+import { STAGE_USAGE } from '../queue/stage.js';
 
-export const STAGE_USAGE = 'fitq stage [FLAGS] -- COMMAND [ARGS...]';
 
 /** The flags that take every word up to the next flag or `--`. */
 const GREEDY_FLAGS = new Set(['resources', 'label', 'env']);

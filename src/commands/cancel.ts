@@ -18,7 +18,7 @@ export default class Cancel extends FitqCommand {
   ];
   static override args = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
   static override flags = {
-    status: Flags.string({ multiple: true, multipleNonGreedy: true, options: [...RUN_STATUSES], summary: 'Cancel the runs with this status (repeatable).' }),
+    status: Flags.string({ multiple: true, multipleNonGreedy: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Cancel the runs with this status (repeatable, or comma-separated: staged,running).' }),
     label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Cancel the runs with this KEY=VALUE label (repeatable: all must match).' }),
     wait: Flags.boolean({ summary: 'Wait until running runs have ended.', default: true, allowNo: true }),
   };

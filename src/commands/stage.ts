@@ -1,10 +1,10 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
-import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, STAGE_USAGE } from '../cli/stage-input.js';
+import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
-import { MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption } from '../queue/stage.js';
+import { MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 

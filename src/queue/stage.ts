@@ -11,6 +11,9 @@ import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
 import { MAX_NAME_LENGTH, quote, validateRunId } from './names.js';
 
+/** How to stage a run, quoted in the errors that say what is missing. */
+export const STAGE_USAGE = 'fitq stage [FLAGS] -- COMMAND [ARGS...]';
+
 export const MAX_PRIORITY = 1_000_000;
 export const MAX_REPEAT = 100_000;
 export const MAX_RETRIES = 100;
@@ -103,8 +106,8 @@ function refuseNul(what: string, value: string): void {
 function validateCommand(command: string[], shell: boolean): string {
   if (command.some((arg) => typeof arg !== 'string')) throw new UsageError('invalid command: every argument must be a string');
   const first = command[0];
-  if (first === undefined) throw new UsageError('missing command: fitq stage [flags] -- COMMAND [ARGS...]');
-  if (first.trim() === '') throw new UsageError(`missing command: ${quote(first)} is blank: fitq stage [flags] -- COMMAND [ARGS...]`);
+  if (first === undefined) throw new UsageError(`missing command: ${STAGE_USAGE}`);
+  if (first.trim() === '') throw new UsageError(`missing command: ${quote(first)} is blank: ${STAGE_USAGE}`);
   command.forEach((arg) => refuseNul('command argument', arg));
   const commandJson = JSON.stringify(shell ? [command.join(' ')] : command);
   if (bytes(commandJson) > MAX_COMMAND_BYTES) {
@@ -169,7 +172,7 @@ export function parseIntegerOption(flag: string, text: string, min: number, max:
 
 /** Validates a request and expands it into `repeat` runs. Throws UsageError. */
 export function prepareRuns(request: StageRequest): PreparedRun[] {
-  if (!Array.isArray(request.command)) throw new UsageError('missing command: fitq stage [flags] -- COMMAND [ARGS...]');
+  if (!Array.isArray(request.command)) throw new UsageError(`missing command: ${STAGE_USAGE}`);
   const commandJson = validateCommand([...request.command], request.shell === true);
   const priority = request.priority ?? 0;
   if (!Number.isInteger(priority) || Math.abs(priority) > MAX_PRIORITY) {

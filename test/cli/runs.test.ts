@@ -194,6 +194,19 @@ describe('--label selections', () => {
 });
 
 describe('fitq cancel with several runs', () => {
+  it('takes --status as a comma-separated list too, on runs, cancel and runs rm', async () => {
+    const queue = newQueue();
+    const waiting = await stage(queue, ['-r', 'never=1', '--', 'true']);
+    const canceled = await fitq(['cancel', '--status', 'staged,running'], { queue });
+    expectOk(canceled);
+    expect(canceled.stdout.trim()).toBe(`Run ${waiting} canceled`);
+    const listed = await fitq(['runs', '--status', 'canceled,failed', '--columns', 'id,status'], { queue });
+    expectOk(listed);
+    expect(listed.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/))).toEqual([[waiting, 'canceled']]);
+    const removed = await fitq(['runs', 'rm', '--status', 'failed,canceled'], { queue });
+    expect(removed).toMatchObject({ exitCode: 0, stdout: 'Removed 1 run.' });
+  });
+
   it('cancels several ids, checks them all first, reports each, and refuses a cancel that names nothing', async () => {
     const queue = newQueue();
     const a = await stage(queue, ['-r', 'never=1', '--', 'true']);

@@ -19,7 +19,7 @@ export default class Runs extends FitqCommand {
     '<%= config.bin %> runs --json',
   ];
   static override flags = {
-    status: Flags.string({ multiple: true, options: [...RUN_STATUSES], summary: 'Only runs with this status (repeatable).' }),
+    status: Flags.string({ multiple: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Only runs with this status (repeatable, or comma-separated: staged,running).' }),
     label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Only runs with this KEY=VALUE label (repeatable: all must match).' }),
     columns: Flags.string({ summary: 'Columns to show, comma separated, e.g. id,status,command.' }),
     wide: Flags.boolean({ summary: 'Every column (or those of --columns), nothing cut.' }),

@@ -17,7 +17,7 @@ export default class RunsRm extends FitqCommand {
   ];
   static override args = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
   static override flags = {
-    status: Flags.string({ multiple: true, multipleNonGreedy: true, options: [...RUN_STATUSES], summary: 'Remove every run with this status (repeatable).' }),
+    status: Flags.string({ multiple: true, multipleNonGreedy: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Remove every run with this status (repeatable, or comma-separated: failed,lost).' }),
     label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Remove every run with this KEY=VALUE label (repeatable: all must match).' }),
     force: Flags.boolean({ summary: 'Cancel running runs first.' }),
   };
