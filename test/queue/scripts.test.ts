@@ -240,3 +240,31 @@ describe('a running run whose cancellation was requested, then its worker went',
     await expectCanceled(client, canceled, 'its worker w was stopped (second interrupt)');
   });
 });
+
+describe('dropHold', () => {
+  it('drops the hold of the registration under its token only: a stale process of the same name drops nothing', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    // An old registration, cut off past its lease, then replaced under the same name.
+    expect(await scripts.registerWorker(registrationOf('w', 'old', 1000, 'x=2'))).toBe(true);
+    await waitForLapse(client, 'w');
+    expect(await scripts.registerWorker(registrationOf('w', 'new', 60_000, 'x=2'))).toBe(true);
+    const long = (await client.stage({ command: ['true'], resources: 'x=1' })).runs[0]!.id;
+    const big = (await client.stage({ command: ['true'], resources: 'x=2' })).runs[0]!.id;
+    expect(await scripts.claimRun('w', 'new', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: long });
+    expect(await scripts.claimRun('w', 'new', Date.now(), 0)).toMatchObject({ code: 'waiting', holding: big });
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [big]: 'w' });
+
+    // The stale process lets go on its way out: the live worker's hold stays.
+    expect(await scripts.dropHold('w', 'old')).toBe(false);
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [big]: 'w' });
+    expect(await client.redis.hget(client.keys.worker('w').info, 'holding')).toBe(big);
+    expect(await scripts.dropHold('nobody', 'new')).toBe(false);
+
+    expect(await scripts.dropHold('w', 'new')).toBe(true);
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({});
+    expect(await client.redis.hget(client.keys.worker('w').info, 'holding')).toBeNull();
+    expect(await scripts.dropHold('w', 'new')).toBe(false);
+    await scripts.deregisterWorker('w', 'new', Date.now());
+  });
+});
