@@ -231,9 +231,12 @@ export class Scripts {
     return Number(reply);
   }
 
-  /** Drops the hold a (stopping) worker has on its blocked head. */
-  async dropHold(worker: string): Promise<void> {
-    await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds);
+  /**
+   * Drops the hold a (stopping) worker has on its blocked head; only for the
+   * registration under `token`. Returns whether a hold was dropped.
+   */
+  async dropHold(worker: string, token: string): Promise<boolean> {
+    return (await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds, token)) === 1;
   }
 
   /** Sets pool capacities ("set"), or removes pool resources ("remove"; returns a name not in the pool). */

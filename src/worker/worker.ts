@@ -367,7 +367,7 @@ export class FitqWorker {
     // A claim in flight may still hand this worker a run: let it land first.
     await Promise.race([Promise.allSettled([this.claimLoop, this.reregistering]), this.givenUp]);
     // Claiming nothing more, it must not keep its blocked head from other workers.
-    await within(this.scripts.dropHold(this.name).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
+    await within(this.scripts.dropHold(this.name, this.token).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
     // Keep the heartbeat going while runs finish, or they would be reaped as lost.
     const idle = await Promise.race([this.executor.whenIdle().then(() => true), this.givenUp.then(() => false)]);
     if (!idle) {

@@ -149,3 +149,122 @@ describe('finishRun of a run its worker stopped', () => {
     await scripts.deregisterWorker('w', 'tok', Date.now());
   });
 });
+
+describe('a running run whose cancellation was requested, then its worker went', () => {
+  const pendingCancel = async (client: FitqClient, scripts: Scripts, worker: string, leaseMs: number) => {
+    await client.setPool('lic=3');
+    const ids = [];
+    // Two with retries left (one without a cancel, to compare), one without retries.
+    for (const retries of [2, 2, 0]) ids.push((await client.stage({ command: ['true'], resources: 'x=1 lic=1', retries })).runs[0]!.id);
+    const [canceled, restaged, plain] = ids as [string, string, string];
+    expect(await scripts.registerWorker(registrationOf(worker, 'tok', leaseMs, 'x=3'))).toBe(true);
+    for (const id of ids) expect(await scripts.claimRun(worker, 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
+    for (const id of [canceled, plain]) expect(await scripts.cancelRun(id, Date.now())).toMatchObject({ outcome: 'requested' });
+    return { canceled, restaged, plain };
+  };
+
+  /** The run ended canceled for `reason`, exactly once, and is not staged. */
+  const expectCanceled = async (client: FitqClient, id: string, reason: string) => {
+    const run = await client.getRun(id);
+    expect(run).toMatchObject({ status: 'canceled', reason: `canceled (${reason})`, epoch: 1 });
+    expect(run.restaged).toBeUndefined();
+    expect(await client.redis.hget(client.keys.run(id), 'cancelRequested')).toBeNull();
+    expect(await client.redis.zscore(client.keys.staged('lic=1,x=1'), id)).toBeNull();
+    expect((await client.readLog(id)).map((entry) => entry.kind)).toEqual(['end']);
+    expect((await client.readLog(id)).at(-1)).toMatchObject({ kind: 'end', status: 'canceled' });
+  };
+
+  it('ends canceled when its worker is reaped (lease lapsed), with or without retries left, its pool share returned once', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    const { canceled, restaged, plain } = await pendingCancel(client, scripts, 'gone', 1000);
+    const { startedAt } = await client.getRun(canceled);
+    await waitForLapse(client, 'gone');
+    expect((await scripts.reapWorkers()).reaped.map((w) => w.name)).toEqual(['gone']);
+
+    const reason = 'worker gone stopped renewing its lease';
+    await expectCanceled(client, canceled, reason);
+    await expectCanceled(client, plain, reason);
+    expect((await client.getRun(canceled)).endedAt).toBeGreaterThanOrEqual(startedAt!);
+    expect(await client.getRun(restaged)).toMatchObject({ status: 'staged', restaged: 1 });
+    expect(await client.listPool()).toEqual([{ name: 'lic', capacity: 3_000_000n, used: 0n }]);
+    // Reaping again changes nothing; a new worker gets the re-staged run only.
+    expect((await scripts.reapWorkers()).reaped).toEqual([]);
+    expect(await client.listPool()).toEqual([{ name: 'lic', capacity: 3_000_000n, used: 0n }]);
+    expect(await scripts.registerWorker(registrationOf('next', 'tok', 60_000, 'x=3'))).toBe(true);
+    expect(await scripts.claimRun('next', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: restaged, epoch: '2' });
+    expect(await scripts.claimRun('next', 'tok', Date.now(), 0)).toMatchObject({ code: 'idle' });
+    await expectCanceled(client, canceled, reason);
+    await scripts.deregisterWorker('next', 'tok', Date.now());
+  });
+
+  it('ends canceled when its worker deregisters or registers again', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    const first = await pendingCancel(client, scripts, 'leaving', 60_000);
+    expect(await scripts.deregisterWorker('leaving', 'tok', Date.now())).toBe(true);
+    await expectCanceled(client, first.canceled, 'worker leaving stopped');
+    await expectCanceled(client, first.plain, 'worker leaving stopped');
+    expect(await client.getRun(first.restaged)).toMatchObject({ status: 'staged' });
+    expect(await client.listPool()).toEqual([{ name: 'lic', capacity: 3_000_000n, used: 0n }]);
+
+    const client2 = await connectClient(newQueue());
+    const scripts2 = new Scripts(client2.redis, client2.keys, 100);
+    const second = await pendingCancel(client2, scripts2, 'back', 1000);
+    await waitForLapse(client2, 'back');
+    expect(await scripts2.registerWorker(registrationOf('back', 'tok2', 60_000, 'x=3'))).toBe(true);
+    await expectCanceled(client2, second.canceled, 'worker back stopped renewing its lease');
+    await expectCanceled(client2, second.plain, 'worker back stopped renewing its lease');
+    expect(await client2.getRun(second.restaged)).toMatchObject({ status: 'staged' });
+    expect(await client2.listPool()).toEqual([{ name: 'lic', capacity: 3_000_000n, used: 0n }]);
+    expect(await scripts2.claimRun('back', 'tok2', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: second.restaged });
+    expect(await scripts2.claimRun('back', 'tok2', Date.now(), 0)).toMatchObject({ code: 'idle' });
+    await scripts2.deregisterWorker('back', 'tok2', Date.now());
+  });
+
+  it('ends canceled when its stopped worker terminated it (finishRun "stopped"), releasing both shares', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    const { canceled, restaged, plain } = await pendingCancel(client, scripts, 'w', 60_000);
+    const stopped = { worker: 'w', token: 'tok', epoch: '1', status: 'stopped' as const, signal: 'SIGTERM', reason: 'its worker w was stopped (second interrupt)' };
+    expect(await scripts.finishRun({ ...stopped, runId: canceled }, Date.now())).toEqual({ outcome: 'recorded', status: 'canceled' });
+    expect(await scripts.finishRun({ ...stopped, runId: plain }, Date.now())).toEqual({ outcome: 'recorded', status: 'canceled' });
+    expect(await scripts.finishRun({ ...stopped, runId: restaged }, Date.now())).toEqual({ outcome: 'recorded', status: 'staged' });
+    await expectCanceled(client, canceled, 'its worker w was stopped (second interrupt)');
+    await expectCanceled(client, plain, 'its worker w was stopped (second interrupt)');
+    // A second end of the same claim, or the worker leaving, changes nothing.
+    expect(await scripts.finishRun({ ...stopped, runId: canceled }, Date.now())).toEqual({ outcome: 'movedOn', status: 'canceled' });
+    expect(await client.redis.hgetall(client.keys.worker('w').free)).toEqual({ x: '3' });
+    expect(await client.listPool()).toEqual([{ name: 'lic', capacity: 3_000_000n, used: 0n }]);
+    expect(await scripts.deregisterWorker('w', 'tok', Date.now())).toBe(true);
+    await expectCanceled(client, canceled, 'its worker w was stopped (second interrupt)');
+  });
+});
+
+describe('dropHold', () => {
+  it('drops the hold of the registration under its token only: a stale process of the same name drops nothing', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    // An old registration, cut off past its lease, then replaced under the same name.
+    expect(await scripts.registerWorker(registrationOf('w', 'old', 1000, 'x=2'))).toBe(true);
+    await waitForLapse(client, 'w');
+    expect(await scripts.registerWorker(registrationOf('w', 'new', 60_000, 'x=2'))).toBe(true);
+    const long = (await client.stage({ command: ['true'], resources: 'x=1' })).runs[0]!.id;
+    const big = (await client.stage({ command: ['true'], resources: 'x=2' })).runs[0]!.id;
+    expect(await scripts.claimRun('w', 'new', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: long });
+    expect(await scripts.claimRun('w', 'new', Date.now(), 0)).toMatchObject({ code: 'waiting', holding: big });
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [big]: 'w' });
+
+    // The stale process lets go on its way out: the live worker's hold stays.
+    expect(await scripts.dropHold('w', 'old')).toBe(false);
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [big]: 'w' });
+    expect(await client.redis.hget(client.keys.worker('w').info, 'holding')).toBe(big);
+    expect(await scripts.dropHold('nobody', 'new')).toBe(false);
+
+    expect(await scripts.dropHold('w', 'new')).toBe(true);
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({});
+    expect(await client.redis.hget(client.keys.worker('w').info, 'holding')).toBeNull();
+    expect(await scripts.dropHold('w', 'new')).toBe(false);
+    await scripts.deregisterWorker('w', 'new', Date.now());
+  });
+});

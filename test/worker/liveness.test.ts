@@ -424,6 +424,41 @@ describe('runs staged with --retries', () => {
       `Run ${runId} was killed by signal SIGTERM but its result was not recorded: this worker no longer holds its registration (its lease ran out, or Redis lost its data); the run ends when that registration is reaped`,
     ]);
   });
+
+  it('whose cancel was requested while their worker was dead end canceled once it is reaped, never re-staged; `fitq cancel` returns', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = tempDir();
+    const pidFile = join(dir, 'pid');
+    const attempts = join(dir, 'attempts');
+    const staged = await fitq(['stage', '--retries', '2', '-r', 'foo=2', '--', ...pidScript(pidFile, `echo attempt >> '${attempts}'; sleep 60`)], { queue });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    const runId = staged.stdout.trim();
+    const victim = spawnCliWorker(queue, ['-r', 'foo=2', '--name', 'victim', '--lease', '2', '--kill-grace', '1']);
+    const pid = await waitUntilRunning(client, runId, pidFile);
+
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    // Nothing reaps the dead worker yet (no other worker, no command): the cancel is pending, never acted on.
+    expect(await client.cancelRuns([runId])).toMatchObject([{ outcome: 'requested', run: { status: 'running' } }]);
+    // `fitq cancel` waits, reaps the worker once its lease runs out, and sees the run canceled.
+    const cancel = await fitq(['cancel', runId], { queue, timeoutMs: 20_000 });
+    expect(cancel.exitCode, cancel.stderr).toBe(0);
+    expect(cancel.stdout.trim()).toBe(`Run ${runId} canceled`);
+    const run = await client.getRun(runId);
+    expect(run).toMatchObject({ status: 'canceled', reason: 'canceled (worker victim stopped renewing its lease)', worker: 'victim', epoch: 1 });
+    expect(run.restaged).toBeUndefined();
+    expect((await client.readLog(runId)).map((entry) => (entry.kind === 'end' ? `end ${entry.status}` : entry.kind))).toEqual(['end canceled']);
+    await waitFor(`the run's process ${pid} to be gone`, () => groupMembers(pid).length === 0, 5000);
+
+    // A live worker with room runs a later run that needs all of it, and never the canceled one.
+    const observer = await startTestWorker(queue, { name: 'observer', resources: 'foo=2', leaseMs: 1000 });
+    const probe = (await client.stage({ command: ['true'], resources: 'foo=2' })).runs[0]!.id;
+    expect(await client.waitForEnd(probe, 10_000)).toMatchObject({ status: 'completed', worker: 'observer' });
+    expect(await client.getRun(runId)).toMatchObject({ status: 'canceled', epoch: 1 });
+    expect(readFileSync(attempts, 'utf8')).toBe('attempt\n');
+    expect(messages(observer.logs).filter((message) => message.includes(runId))).toEqual([]);
+  });
 });
 
 describe('worker names', () => {

@@ -1,6 +1,7 @@
 --[[
   Removes a stopping worker. Runs it still holds (none after a graceful stop
-  whose ends were recorded) end as lost, or are re-staged per their retries;
+  whose ends were recorded) end as lost, or are re-staged per their retries
+  (a run with a pending cancellation ends canceled);
   the reason says whether the worker stopped while holding its lease or had
   already lost it (its late ends were refused).
 

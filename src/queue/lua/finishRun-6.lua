@@ -7,9 +7,10 @@
   reaper ends such a run.
 
   A run its worker terminated because the worker was stopped (status
-  "stopped") did not fail: after its worker's share is released it goes back
-  to staged at its place if it has retries left (using one), else it ends
-  lost, with the given reason either way.
+  "stopped") did not fail: after its worker's share is released it ends
+  canceled if its cancellation was requested (reason "canceled (<reason>)";
+  the worker had not acted on it yet), else goes back to staged at its place
+  if it has retries left (using one), else ends lost, with the given reason.
 
   KEYS[1] run               hash
   KEYS[2] worker            hash
@@ -22,7 +23,7 @@
   ARGV[6] status (completed|failed|canceled|rejected|stopped), ARGV[7] exitCode ("" if none),
   ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] now, ARGV[11] logMaxLines
 
-  Returns {1, status recorded} (a stopped run: "staged" or "lost");
+  Returns {1, status recorded} (a stopped run: "canceled", "staged" or "lost");
   {0, the run's status ("" if it is gone)} when the run has moved on;
   {-1, ""} when the worker is not registered under this token or its lease
   has run out. Nothing changes unless it returns 1.
@@ -63,9 +64,7 @@ redis.call("HINCRBY", KEYS[2], "running", -1)
 redis.call("SREM", KEYS[4], runId)
 
 if status == "stopped" then
-  if restageRun(base, runId, reason, ARGV[11]) then return {1, "staged"} end
-  endRun(base, runId, "lost", now, reason, ARGV[11])
-  return {1, "lost"}
+  return {1, settleAbandonedRun(base, runId, reason, now, ARGV[11])}
 end
 if exitCode ~= "" then redis.call("HSET", KEYS[1], "exitCode", exitCode) end
 if signal ~= "" then redis.call("HSET", KEYS[1], "signal", signal) end

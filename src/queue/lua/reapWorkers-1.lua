@@ -1,6 +1,7 @@
 --[[
-  Reaps workers whose lease expired: their runs end as lost, their
-  reservations and keys go. Bounded work per call.
+  Reaps workers whose lease expired: their runs end as lost (or are
+  re-staged per their retries; a run with a pending cancellation ends
+  canceled), their reservations and keys go. Bounded work per call.
 
   KEYS[1] workers   zset: worker name -> lease deadline
 

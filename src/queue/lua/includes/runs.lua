@@ -57,13 +57,14 @@ local function endRun(base, runId, status, now, reason, logMaxLines)
 end
 
 -- Puts a running run whose worker died back at its place in the order, if
--- it has retries left; returns whether it did. What it reserved goes back
--- with the worker's keys and, for the pool, here.
+-- it has retries left and no cancellation is pending for it; returns whether
+-- it did. What it reserved goes back with the worker's keys and, for the
+-- pool, here.
 local function restageRun(base, runId, reason, logMaxLines)
   local runKey = base .. "run:" .. runId
-  local run = redis.call("HMGET", runKey, "retries", "restaged", "pooled", "score")
+  local run = redis.call("HMGET", runKey, "retries", "restaged", "pooled", "score", "cancelRequested")
   local retries, restaged = tonumber(run[1] or "0"), tonumber(run[2] or "0")
-  if restaged >= retries then return false end
+  if restaged >= retries or run[5] == "1" then return false end
   adjustAmounts(base .. "pool:used", parseResourceList(run[3]), -1)
   redis.call("HDEL", runKey, "worker", "startedAt", "devices", "deviceShare", "reserved", "pooled",
     "cancelRequested")
@@ -77,6 +78,23 @@ local function restageRun(base, runId, reason, logMaxLines)
   return true
 end
 
+-- Settles a running run its worker no longer runs (the worker died, lost its
+-- lease, stopped, restarted, or terminated it while stopping), for `reason`.
+-- A run whose cancellation was requested ends canceled ("canceled (reason)"):
+-- it is never run again. Else it is re-staged if it has retries left, or ends
+-- lost. A run that ends, ends at endedAt, its pool share returned (its
+-- worker's share goes with the worker's keys, or back in finishRun).
+-- Returns the status it now has: "canceled", "staged" or "lost".
+local function settleAbandonedRun(base, runId, reason, endedAt, logMaxLines)
+  if redis.call("HGET", base .. "run:" .. runId, "cancelRequested") == "1" then
+    endRun(base, runId, "canceled", endedAt, "canceled (" .. reason .. ")", logMaxLines)
+    return "canceled"
+  end
+  if restageRun(base, runId, reason, logMaxLines) then return "staged" end
+  endRun(base, runId, "lost", endedAt, reason, logMaxLines)
+  return "lost"
+end
+
 -- When a dead worker was last known alive: its last heartbeat (server clock),
 -- never later than now. Its lost runs end then, not when someone noticed.
 local function lastSeenAlive(base, name, now)
@@ -86,15 +104,16 @@ local function lastSeenAlive(base, name, now)
 end
 
 -- Forgets a worker whose lease expired (or that restarts under the same
--- name, or stops): its running runs end as lost at aliveAt (or at their
+-- name, or stops): its running runs end as lost (canceled, if a cancellation
+-- was pending; or are re-staged per their retries) at aliveAt (or at their
 -- start, if later: a claim shows the worker alive too), its keys go.
 local function reapWorker(base, name, aliveAt, reason, logMaxLines)
   local workerKey = base .. "worker:" .. name
   for _, runId in ipairs(redis.call("SMEMBERS", workerKey .. ":runs")) do
     local run = redis.call("HMGET", base .. "run:" .. runId, "status", "worker", "startedAt")
-    if run[1] == "running" and run[2] == name and not restageRun(base, runId, reason, logMaxLines) then
+    if run[1] == "running" and run[2] == name then
       local endedAt = math.max(tonumber(aliveAt), tonumber(run[3] or "") or 0)
-      endRun(base, runId, "lost", string.format("%.0f", endedAt), reason, logMaxLines)
+      settleAbandonedRun(base, runId, reason, string.format("%.0f", endedAt), logMaxLines)
     end
   end
   local holding = redis.call("HGET", workerKey, "holding")
