@@ -384,9 +384,17 @@ export class FitqWorker {
     // Keep the heartbeat going while runs finish, or they would be reaped as lost.
     const idle = await Promise.race([this.executor.whenIdle().then(() => true), this.givenUp.then(() => false)]);
     if (!idle) {
-      this.logger.error(
-        `Could not record the end of ${this.executor.size} run(s) (is Redis reachable?); they end lost, or are re-staged per their retries, when the lease runs out`,
-      );
+      // Deregistering gives their capacity back: nothing of them may still run then.
+      const pending = this.executor.size;
+      const killed = await this.executor.killAll(1000);
+      if (killed > 0) this.logger.error(`Killed ${killed} run(s) still running after the grace period (SIGKILL)`);
+      // The others ended (or never started) but their end is still on its way to Redis.
+      const unrecorded = pending - killed;
+      if (unrecorded > 0) {
+        this.logger.error(
+          `Could not record the end of ${unrecorded} run(s) (is Redis reachable?); they end lost, or are re-staged per their retries, when the lease runs out`,
+        );
+      }
     }
     this.released = true;
     this.unwatchConnection?.();

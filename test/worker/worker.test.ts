@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqWorker } from '../../src/worker/worker.js';
 import { connectClient, messages, newQueue, startTestWorker } from '../support/fitq.js';
+import { waitFor } from '../support/wait.js';
 
 async function outputOf(client: FitqClient, id: string): Promise<string[]> {
   return (await client.readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
@@ -139,6 +141,37 @@ describe('worker lifecycle', () => {
       await worker.stop();
     }
     for (const id of ids) expect(['staged', 'completed']).toContain((await client.getRun(id)).status);
+  });
+
+  it('never starts a run whose claim was still on its way when it was stopped with now: recorded as not started, nothing left running', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = mkdtempSync(join(tmpdir(), 'fitq-worker-'));
+    try {
+      const name = `racing-${queue}`;
+      const racing: { worker?: FitqWorker } = {};
+      let stopped: Promise<void> | undefined;
+      // Stopped right as its claim returns, before the run reaches the executor.
+      const started = await startTestWorker(queue, { name, resources: 'foo=1', killGraceMs: 500 }, (entry) => {
+        if (String(entry.msg).startsWith('Scheduling run ')) stopped ??= racing.worker!.stop({ now: true, why: 'test' });
+      });
+      racing.worker = started.worker;
+      const marker = join(dir, 'ran');
+      const runId = (await client.stage({ command: ['sh', '-c', `touch '${marker}'; sleep 60`], resources: 'foo=1' })).runs[0]!.id;
+      await waitFor('the worker to claim the run', () => stopped !== undefined);
+      await stopped;
+
+      const why = `its worker ${name} was stopped (test)`;
+      expect(await client.getRun(runId)).toMatchObject({ status: 'lost', reason: why, worker: name });
+      const said = messages(started.logs);
+      expect(said).toContain(`Run ${runId} not started as ${why}: lost`);
+      expect(said).not.toContain(`Run ${runId} started`);
+      expect(said.join('\n')).not.toMatch(/Could not record/);
+      expect(existsSync(marker)).toBe(false);
+      expect(await client.listWorkers()).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('judges leases by the Redis clock, not by the clock of whoever reaps', async () => {
