@@ -181,10 +181,12 @@ export class Executor {
         removeOnFail: true,
       });
     } catch (error) {
-      await this.record(run, {
-        status: 'failed',
-        reason: `could not hand the run to the executor: ${(error as Error).message}`,
-      });
+      // fitq's failure, not the run's: it ends stopped (re-staged per its retries, else lost).
+      run.abandoned ??= `could not hand the run to the executor: ${(error as Error).message}`;
+      await this.record(run, NOT_STARTED);
+      // A command Redis refuses this worker's user would refuse every run the same way.
+      const refusal = describeAclRefusal(error as Error, 'a command the execution queue needs');
+      if (refusal) this.ctx.onFatal(refusal);
     }
   }
 
