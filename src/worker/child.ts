@@ -42,7 +42,9 @@ export interface RunProcess {
   readonly outcome: Promise<RunOutcome>;
   /** SIGTERM to the process group now, SIGKILL after graceMs if still alive. */
   terminate(graceMs: number): void;
-  /** Whether terminate() signalled it before it exited (so its outcome is fitq's doing). */
+  /** SIGKILL to the process group now; false if it had exited already. */
+  kill(): boolean;
+  /** Whether terminate() or kill() signalled it before it exited (so its outcome is fitq's doing). */
   readonly terminated: boolean;
 }
 
@@ -146,6 +148,7 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
     outcome: Promise.resolve(failure),
     release: () => {},
     terminate: () => {},
+    kill: () => false,
     terminated: false,
   });
   // Spawning in a missing directory fails with ENOENT too: say which is missing.
@@ -169,6 +172,7 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
   if (pid !== undefined) liveProcesses.add(pid);
 
   let killTimer: NodeJS.Timeout | undefined;
+  let killed = false;
   let exited = false;
   const readables = [subprocess.stdout, subprocess.stderr];
   for (const [index, stream] of (['stdout', 'stderr'] as const).entries()) {
@@ -222,8 +226,14 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
       killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
       killTimer.unref();
     },
+    kill() {
+      if (pid === undefined || exited) return false;
+      killed = true;
+      signalGroup(pid, 'SIGKILL');
+      return true;
+    },
     get terminated() {
-      return killTimer !== undefined;
+      return killTimer !== undefined || killed;
     },
   };
 }

@@ -74,12 +74,16 @@ interface BullParts {
 }
 
 const RETRY_DELAY_MS = 250;
+/** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
+const NOT_STARTED: RunEnding = { status: 'failed', reason: 'not started' };
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class Executor {
   private readonly active = new Map<string, ActiveRun>();
   private idleWaiters: (() => void)[] = [];
   private closing = false;
+  /** Set by abandonAll: runs handed over later (their claim was on its way) are given up too. */
+  private abandonReason: string | undefined;
   /** The BullMQ queue and worker, once both are connected. */
   private readonly parts: Promise<BullParts | undefined>;
   private readonly supervisor: Promise<void>;
@@ -155,7 +159,13 @@ export class Executor {
 
   /** Hands a freshly claimed run to the execution queue. */
   async dispatch(claim: ClaimedRun): Promise<void> {
-    this.active.set(claim.runId, { ...claim, cancelRequested: false });
+    const run: ActiveRun = { ...claim, cancelRequested: false };
+    this.active.set(claim.runId, run);
+    if (this.abandonReason !== undefined) {
+      run.abandoned = this.abandonReason;
+      await this.record(run, NOT_STARTED);
+      return;
+    }
     const data: JobData = {
       runId: claim.runId,
       epoch: claim.epoch,
@@ -171,10 +181,12 @@ export class Executor {
         removeOnFail: true,
       });
     } catch (error) {
-      await this.record(this.active.get(claim.runId)!, {
-        status: 'failed',
-        reason: `could not hand the run to the executor: ${(error as Error).message}`,
-      });
+      // fitq's failure, not the run's: it ends stopped (re-staged per its retries, else lost).
+      run.abandoned ??= `could not hand the run to the executor: ${(error as Error).message}`;
+      await this.record(run, NOT_STARTED);
+      // A command Redis refuses this worker's user would refuse every run the same way.
+      const refusal = describeAclRefusal(error as Error, 'a command the execution queue needs');
+      if (refusal) this.ctx.onFatal(refusal);
     }
   }
 
@@ -189,14 +201,29 @@ export class Executor {
 
   /**
    * Terminates every run and keeps runs not yet started from starting, e.g.
-   * on a second stop signal or when the worker was fenced. `reason` is
-   * recorded for them (they end lost or are re-staged, never failed).
+   * on a second stop signal or when the worker was fenced, runs handed over
+   * later included. `reason` is recorded for them (they end lost or are
+   * re-staged, never failed).
    */
   abandonAll(reason: string): void {
+    this.abandonReason ??= reason;
     for (const run of this.active.values()) {
       run.abandoned ??= reason;
       run.process?.terminate(this.ctx.killGraceMs);
     }
+  }
+
+  /**
+   * Kills (SIGKILL) the process group of every run still running, and
+   * resolves with how many there were once they have exited (or after
+   * `waitMs`): the last resort before the worker gives their capacity back.
+   */
+  async killAll(waitMs: number): Promise<number> {
+    const killed = [...this.active.values()].flatMap((run) => (run.process?.kill() ? [run.process.outcome] : []));
+    if (killed.length > 0) {
+      await Promise.race([Promise.allSettled(killed), new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
+    }
+    return killed.length;
   }
 
   /** Resolves when no run is active. */
@@ -221,7 +248,7 @@ export class Executor {
     if (!run || run.epoch !== job.data.epoch) return; // a hand-off from an older claim
     const log = this.ctx.logger.child({ runId: run.runId });
     if (run.cancelRequested || run.abandoned) {
-      await this.record(run, { status: 'failed', reason: 'not started' });
+      await this.record(run, NOT_STARTED);
       return;
     }
     // Checked on the very fields it is started with, as the claim read them.

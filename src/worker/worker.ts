@@ -39,6 +39,8 @@ interface WorkerParts {
 
 /** How long a stopping worker waits for Redis before it gives up recording. */
 const GIVE_UP_AFTER_GRACE_MS = 5_000;
+/** The reason recorded for runs a worker stops because its registration is gone. */
+const LOST_REGISTRATION = 'its worker lost its registration';
 
 export class FitqWorker {
   readonly name: string;
@@ -70,6 +72,7 @@ export class FitqWorker {
   private claimAgain = false;
   private lastClaim: ClaimResult['code'] | undefined;
   private reregistering: Promise<void> | undefined;
+  private fencedWhileStopping = false;
   /** The blocked head this worker holds resources for, if any. */
   private holding: string | undefined;
   private readonly ignoredRuns: IgnoredRuns;
@@ -289,11 +292,21 @@ export class FitqWorker {
   /**
    * This worker's registration is gone (it was reaped, or Redis lost its
    * data). Calls made with an older token are ignored, and only one
-   * re-registration runs at a time.
+   * re-registration runs at a time. A stopping worker does not register
+   * again, but its runs must still go: the old registration's runs are
+   * re-staged or lost, and may start elsewhere.
    */
   private onFenced(staleToken: string): Promise<void> {
-    if (staleToken !== this.token || this.stopping) return this.reregistering ?? Promise.resolve();
-    this.reregistering ??= this.reregister().finally(() => (this.reregistering = undefined));
+    if (staleToken !== this.token || this.reregistering) return this.reregistering ?? Promise.resolve();
+    if (this.stopping) {
+      if (!this.fencedWhileStopping) {
+        this.fencedWhileStopping = true;
+        this.logger.error(`Worker ${this.name} lost its registration (lease expired or Redis lost its data) while stopping; stopping its runs`);
+      }
+      this.executor.abandonAll(LOST_REGISTRATION);
+      return Promise.resolve();
+    }
+    this.reregistering = this.reregister().finally(() => (this.reregistering = undefined));
     return this.reregistering;
   }
 
@@ -305,7 +318,7 @@ export class FitqWorker {
   private async reregister(): Promise<void> {
     this.logger.error(`Worker ${this.name} lost its registration (lease expired or Redis lost its data); stopping its runs`);
     const old = this.executor;
-    old.abandonAll('its worker lost its registration');
+    old.abandonAll(LOST_REGISTRATION);
     await within(old.whenIdle(), this.options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
     await within(old.close(true), GIVE_UP_AFTER_GRACE_MS);
     const registration = registrationFor(this.options);
@@ -371,9 +384,17 @@ export class FitqWorker {
     // Keep the heartbeat going while runs finish, or they would be reaped as lost.
     const idle = await Promise.race([this.executor.whenIdle().then(() => true), this.givenUp.then(() => false)]);
     if (!idle) {
-      this.logger.error(
-        `Could not record the end of ${this.executor.size} run(s) (is Redis reachable?); they end lost, or are re-staged per their retries, when the lease runs out`,
-      );
+      // Deregistering gives their capacity back: nothing of them may still run then.
+      const pending = this.executor.size;
+      const killed = await this.executor.killAll(1000);
+      if (killed > 0) this.logger.error(`Killed ${killed} run(s) still running after the grace period (SIGKILL)`);
+      // The others ended (or never started) but their end is still on its way to Redis.
+      const unrecorded = pending - killed;
+      if (unrecorded > 0) {
+        this.logger.error(
+          `Could not record the end of ${unrecorded} run(s) (is Redis reachable?); they end lost, or are re-staged per their retries, when the lease runs out`,
+        );
+      }
     }
     this.released = true;
     this.unwatchConnection?.();

@@ -33,14 +33,24 @@ export async function connectClient(queue: string, url = redisUrl()): Promise<Fi
   return client;
 }
 
-/** Starts an in-process worker that logs JSON into `lines` (not to stdout). */
+/**
+ * Starts an in-process worker that logs JSON into `logs` (not to stdout).
+ * `onLog` hears each entry as it is logged, synchronously: a test can act at
+ * an exact point of the worker's work.
+ */
 export async function startTestWorker(
   queue: string,
   options: WorkerOptions = {},
+  onLog?: (entry: Record<string, unknown>) => void,
 ): Promise<{ worker: FitqWorker; logs: Record<string, unknown>[] }> {
   const logs: Record<string, unknown>[] = [];
   const { pino } = await import('pino');
-  const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const write = (line: string) => {
+    const entry = JSON.parse(line) as Record<string, unknown>;
+    logs.push(entry);
+    onLog?.(entry);
+  };
+  const logger = pino({ level: 'info', base: undefined }, { write });
   const worker = await FitqWorker.start({
     redisUrl: redisUrl(),
     queue,

@@ -485,6 +485,43 @@ describe('worker names', () => {
   });
 });
 
+describe('a worker whose lease lapses while it stops gracefully', () => {
+  it('terminates its runs as its registration is reaped (the run is re-staged, not run twice), and does not register again', async () => {
+    // A Redis of its own: it is paused below.
+    const own = await startRedisServer();
+    const queue = newQueue();
+    const client = await FitqClient.connect({ redisUrl: own.url, queue });
+    try {
+      const name = `lapsing-${queue}`;
+      const pidFile = join(tempDir(), 'pid');
+      const runId = (await client.stage({ command: pidScript(pidFile, 'sleep 60 & wait'), resources: 'foo=1', retries: 1 })).runs[0]!.id;
+      const { worker, logs } = await startTestWorker(queue, { redisUrl: own.url, name, resources: 'foo=1', leaseMs: 600, killGraceMs: 1000 });
+      const pgid = await waitUntilRunning(client, runId, pidFile);
+
+      const stopped = worker.stop();
+      expect(messages(logs)).toContain(`Stopping worker ${name}`);
+      // Redis answers nothing for longer than the lease: the heartbeat that follows is refused.
+      await client.redis.call('CLIENT', 'PAUSE', 2000, 'ALL');
+      const restaged = await waitForStatus(client, runId, ['staged', 'lost', 'completed', 'failed'], 10_000);
+      expect(restaged).toMatchObject({ status: 'staged', restaged: 1, restagedReason: `worker ${name} stopped renewing its lease (re-staged 1 of 1)` });
+      // Another worker may start it now: this worker's copy must be gone.
+      await waitFor(`run process group ${pgid} to be terminated`, () => groupMembers(pgid).length === 0, 5000);
+      await stopped;
+
+      expect(worker.activeRuns).toEqual([]);
+      const said = messages(logs);
+      expect(said).toContain(`Worker ${name} lost its registration (lease expired or Redis lost its data) while stopping; stopping its runs`);
+      expect(said).toContainEqual(expect.stringMatching(new RegExp(`^Run ${runId} was killed by signal SIGTERM but its result was not recorded: `)));
+      expect(said.join('\n')).not.toMatch(/registered again/);
+      expect(await client.getRun(runId)).toMatchObject({ status: 'staged', restaged: 1 });
+      expect(await client.listWorkers()).toEqual([]);
+    } finally {
+      await client.close();
+      await own.dispose();
+    }
+  });
+});
+
 describe('stopping a CLI worker with SIGTERM', () => {
   it('lets the running run finish, claims nothing new, deregisters and exits 0', async () => {
     const queue = newQueue();

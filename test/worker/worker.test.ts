@@ -1,9 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/queue/client.js';
+import type { FitqWorker } from '../../src/worker/worker.js';
 import { connectClient, messages, newQueue, startTestWorker } from '../support/fitq.js';
+import { startRedisServer } from '../support/redis-server.js';
+import { waitFor } from '../support/wait.js';
 
 async function outputOf(client: FitqClient, id: string): Promise<string[]> {
   return (await client.readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
@@ -141,6 +144,37 @@ describe('worker lifecycle', () => {
     for (const id of ids) expect(['staged', 'completed']).toContain((await client.getRun(id)).status);
   });
 
+  it('never starts a run whose claim was still on its way when it was stopped with now: recorded as not started, nothing left running', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = mkdtempSync(join(tmpdir(), 'fitq-worker-'));
+    try {
+      const name = `racing-${queue}`;
+      const racing: { worker?: FitqWorker } = {};
+      let stopped: Promise<void> | undefined;
+      // Stopped right as its claim returns, before the run reaches the executor.
+      const started = await startTestWorker(queue, { name, resources: 'foo=1', killGraceMs: 500 }, (entry) => {
+        if (String(entry.msg).startsWith('Scheduling run ')) stopped ??= racing.worker!.stop({ now: true, why: 'test' });
+      });
+      racing.worker = started.worker;
+      const marker = join(dir, 'ran');
+      const runId = (await client.stage({ command: ['sh', '-c', `touch '${marker}'; sleep 60`], resources: 'foo=1' })).runs[0]!.id;
+      await waitFor('the worker to claim the run', () => stopped !== undefined);
+      await stopped;
+
+      const why = `its worker ${name} was stopped (test)`;
+      expect(await client.getRun(runId)).toMatchObject({ status: 'lost', reason: why, worker: name });
+      const said = messages(started.logs);
+      expect(said).toContain(`Run ${runId} not started as ${why}: lost`);
+      expect(said).not.toContain(`Run ${runId} started`);
+      expect(said.join('\n')).not.toMatch(/Could not record/);
+      expect(existsSync(marker)).toBe(false);
+      expect(await client.listWorkers()).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('judges leases by the Redis clock, not by the clock of whoever reaps', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
@@ -159,5 +193,41 @@ describe('worker lifecycle', () => {
     await expect(client.stage({ command: ['true'], resources: new Map([['a b', 1n]]) })).rejects.toThrow("invalid resource spec 'a b=1'");
     await expect(client.stage({ command: ['true'], resources: new Map([['neg', -5n]]) })).rejects.toThrow("invalid resource spec 'neg=-5'");
     expect(await client.listRuns()).toEqual([]);
+  });
+});
+
+describe('a run its worker could not hand to its execution queue', () => {
+  it('is stopped by fitq, not failed: re-staged per its retries, then lost; the worker, refused by Redis, stops', async () => {
+    // The worker's Redis user may run everything but INCR, which only BullMQ's hand-off (and staging) uses.
+    const own = await startRedisServer({ users: { noincr: 'on >Pa55w0rd ~* &* +@all -incr' } });
+    const queue = newQueue();
+    const client = await FitqClient.connect({ redisUrl: own.url, queue });
+    try {
+      const runId = (await client.stage({ command: ['true'], resources: 'foo=1', retries: 1 })).runs[0]!.id;
+      const options = { redisUrl: own.urlFor('noincr', 'Pa55w0rd'), resources: 'foo=1', killGraceMs: 500 };
+      const handOff = /^could not hand the run to the executor: .*user executing the script can't run this command/;
+
+      const first = await startTestWorker(queue, { ...options, name: `refused-1-${queue}` });
+      const restaged = await waitFor('the run to come back from the worker', async () => {
+        const run = await client.getRun(runId);
+        return run.status === 'running' || (run.status === 'staged' && !run.restaged) ? undefined : run;
+      });
+      expect(restaged).toMatchObject({ status: 'staged', restaged: 1 });
+      expect(restaged.restagedReason).toMatch(handOff);
+      expect(restaged.restagedReason).toMatch(/\(re-staged 1 of 1\)$/);
+      await first.worker.done;
+      expect(first.worker.failure).toMatch(/^Redis refused a command the execution queue needs: .*user executing the script can't run this command/);
+
+      // Its retry used up, the next refused hand-off ends it lost.
+      const second = await startTestWorker(queue, { ...options, name: `refused-2-${queue}` });
+      await second.worker.done;
+      const lost = await client.getRun(runId);
+      expect(lost).toMatchObject({ status: 'lost', restaged: 1 });
+      expect(lost.reason).toMatch(handOff);
+      for (const { logs } of [first, second]) expect(messages(logs).join('\n')).not.toMatch(/failed/);
+    } finally {
+      await client.close();
+      await own.dispose();
+    }
   });
 });
