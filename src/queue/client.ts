@@ -477,7 +477,7 @@ export class FitqClient {
    * as the lease runs out. Reconnects by itself if Redis restarts.
    */
   async followLog(runId: string, onEntry: (entry: LogEntry) => void, signal?: AbortSignal): Promise<RunRecord> {
-    await this.getRun(runId);
+    await this.readRun(this.redis, runId); // an unknown id is refused; no reap or wait reason is needed here
     return this.watchRun(runId, '0', onEntry, { signal });
   }
 
