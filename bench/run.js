@@ -4,7 +4,10 @@
 // raw BullMQ for wake-up latency, the claim at a shallow vs a deep queue, and
 // scheduling quality (makespan against a lower bound, bench/scheduling.js).
 // Needs a built dist/ (npm run bench builds first) and redis-server on PATH.
-// `node bench/run.js scheduling` runs the scheduling case alone.
+// `node bench/run.js scheduling` runs the scheduling case alone, `node
+// bench/run.js cli` the CLI worker against raw child_process.spawn.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { Queue, Worker as BullWorker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -15,6 +18,10 @@ import { throwawayRedis } from '../scripts/local-redis.js';
 import { schedulingQuality } from './scheduling.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
+/** Runs of `true` for the CLI worker case, and its concurrency. */
+const CLI_RUNS = Number(process.env.BENCH_CLI_RUNS ?? 2000);
+const CLI_CONCURRENCY = 8;
+const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url));
 const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
 const silent = pino({ level: 'silent' });
 const redis = await throwawayRedis();
@@ -79,6 +86,57 @@ async function fitqThroughput(concurrency) {
   const perRun = (performance.now() - start) / RUNS;
   await client.close();
   return perRun;
+}
+
+/**
+ * Baseline for the CLI worker: child_process.spawn of `true`, CLI_RUNS times,
+ * `concurrency` at a time, with stdout and stderr piped and drained (as the
+ * worker does with a run's output).
+ */
+async function rawSpawnPiped(concurrency) {
+  const once = () =>
+    new Promise((resolve, reject) => {
+      const child = spawn('true', { stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.resume();
+      child.stderr.resume();
+      child.once('error', reject);
+      child.once('close', resolve);
+    });
+  const start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < CLI_RUNS) await once();
+    }),
+  );
+  return (performance.now() - start) / CLI_RUNS;
+}
+
+/**
+ * fitq as users run it: CLI_RUNS staged runs of `true`, then `fitq worker
+ * --run-once` (a process of its own, start-up included) until it exits.
+ */
+async function cliWorkerThroughput(concurrency) {
+  const queue = newQueue();
+  const client = await FitqClient.connect({ redisUrl: redis.url, queue });
+  await client.stage({ command: ['true'], resources: 'cpu=1', repeat: CLI_RUNS });
+  await client.close();
+  const start = performance.now();
+  await execa('node', [BIN, 'worker', '-r', `cpu=${concurrency}`, '--concurrency', String(concurrency), '--run-once', '--log-format', 'json'], {
+    env: { FITQ_REDIS_URL: redis.url, FITQ_QUEUE: queue },
+    buffer: false,
+    stdout: 'ignore',
+    stderr: 'inherit',
+  });
+  return (performance.now() - start) / CLI_RUNS;
+}
+
+/** The CLI worker against raw spawn, at the same concurrency. */
+async function reportCliWorker() {
+  const spawned = await rawSpawnPiped(CLI_CONCURRENCY);
+  const cli = await cliWorkerThroughput(CLI_CONCURRENCY);
+  report(`CLI worker, ${CLI_RUNS} runs of \`true\`, concurrency ${CLI_CONCURRENCY} (vs raw spawn, pipes drained)`, cli, spawned, 'ms/run', 'fitq ≥ 0.5× spawn speed: ≤ 2×');
+  notes.push(`CLI worker: ${(1000 / cli).toFixed(0)} runs/s, raw spawn ${(1000 / spawned).toFixed(0)} runs/s (fitq at ${(spawned / cli).toFixed(2)}× raw spawn's speed)`);
 }
 
 /** fitq: an idle worker; stage one run at a time; until the command itself runs (it prints the time). */
@@ -174,10 +232,13 @@ async function reportSchedulingQuality() {
   notes.push(`GPU sweep: each run's record spans on average this much beyond its sleep (hand-over, process start, recording): ${overheads}`);
 }
 
-const onlyScheduling = process.argv[2] === 'scheduling';
-if (onlyScheduling) {
+const only = process.argv[2];
+if (only === 'scheduling') {
   console.log(`fitq scheduling benchmark, Redis ${redis.url}\n`);
   await reportSchedulingQuality();
+} else if (only === 'cli') {
+  console.log(`fitq CLI worker benchmark, Redis ${redis.url}\n`);
+  await reportCliWorker();
 } else {
   console.log(`fitq benchmarks: ${RUNS} runs per throughput case, ${LATENCY_SAMPLES} latency samples, Redis ${redis.url}\n`);
   for (const concurrency of [1, 4]) {
@@ -195,6 +256,7 @@ if (onlyScheduling) {
   const shallow = await claimCost(100);
   const deep = await claimCost(20_000);
   report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
+  await reportCliWorker();
   await reportSchedulingQuality();
 }
 
