@@ -6,12 +6,11 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { loadBullmq, obliterateExecutorQueue } from './executor-queue.js';
 import { poolResources, readPool, type PoolResource, type PoolState } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { quote, validateRunId, validateWorkerName } from './names.js';
-import { isEnded, matchesFilter, parseRunFields, runDemands, type RunFilter, type RunRecord } from './run-record.js';
+import { isEnded, matchesFilter, parseRunFields, runDataJson, runDemands, runFields, type RunFilter, type RunRecord } from './run-record.js';
 import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
@@ -140,7 +139,7 @@ export class FitqClient {
         status: 'staged',
         seq: String(seqs[i]),
         priority: String(run.priority),
-        stagedAt: String(now),
+        timestamp: String(now),
       }),
     );
     const warnings = this.stageWarnings(runs, await this.listWorkers(), await readPool(this.redis, this.keys));
@@ -149,7 +148,12 @@ export class FitqClient {
 
   /** Stores runs in one round trip; returns each run's staging sequence number. */
   private async storeRuns(runs: PreparedRun[], now: number): Promise<number[]> {
-    const scriptRuns = runs.map((run) => ({ id: run.id, shape: shapeOf(run.demands, run.gpus), priority: run.priority, fields: run.fields }));
+    const scriptRuns = runs.map((run) => ({
+      id: run.id,
+      shape: shapeOf(run.demands, run.gpus),
+      priority: run.priority,
+      data: runDataJson(run.fields, run.priority),
+    }));
     const chunks: (typeof scriptRuns)[] = [];
     for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
     let replies: ({ firstSeq: number } | { taken: string } | undefined)[];
@@ -166,7 +170,7 @@ export class FitqClient {
       for (const chunk of chunks) await this.scripts.stageRuns(chunk, now, multi);
       replies = ((await multi.exec()) ?? []).map(([error, reply]) => {
         if (error) throw error;
-        return parseStageReply(reply);
+        return parseStageReply(reply, this.keys);
       });
     }
     return replies.flatMap((reply, chunk) => {
@@ -232,13 +236,12 @@ export class FitqClient {
   }
 
   /**
-   * Reaps every worker whose lease ran out (a batch per script call) and
-   * deletes their execution queues; returns ms until the next lease runs out.
+   * Reaps every worker whose lease ran out (a batch per script call); returns
+   * ms until the next lease runs out.
    */
-  private async reap(redis = this.redis, scripts = this.scripts): Promise<number | undefined> {
+  private async reap(scripts = this.scripts): Promise<number | undefined> {
     for (;;) {
       const { reaped, msUntilNext } = await scripts.reapWorkers(REAP_BATCH);
-      for (const { executorQueue } of reaped) await obliterateExecutorQueue(redis, this.keys, executorQueue);
       if (reaped.length < REAP_BATCH) return msUntilNext;
     }
   }
@@ -327,8 +330,8 @@ export class FitqClient {
 
   /** Runs matching a filter, in staging order, with their exact demands. */
   private async selectRuns(filter: RunFilter): Promise<StoredRun[]> {
-    const runs = await this.getRuns(await this.redis.zrange(this.keys.runs, 0, -1));
-    return runs.filter(({ run }) => matchesFilter(run, filter));
+    const runs = await this.getRuns(await this.redis.zrange(this.keys.ids, 0, -1));
+    return runs.filter(({ run }) => matchesFilter(run, filter)).sort((a, b) => a.run.seq - b.run.seq);
   }
 
   /** One run; throws UsageError for an unknown id. (Reaps only to judge why a staged run waits.) */
@@ -368,8 +371,9 @@ export class FitqClient {
   /** One run as stored, read over the given connection. */
   private async readRun(redis: Redis, runId: string): Promise<StoredRun> {
     validateRunId(runId);
-    const fields = await redis.hgetall(this.keys.run(runId));
-    if (!fields.id) throw unknownRun(runId);
+    const hash = await redis.hgetall(this.keys.run(runId));
+    if (!hash.status) throw unknownRun(runId);
+    const fields = runFields(runId, hash);
     return { run: parseRunFields(fields), demands: runDemands(fields) };
   }
 
@@ -377,10 +381,12 @@ export class FitqClient {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
     const replies = (await pipeline.exec()) ?? [];
-    return replies
-      .map(([, fields]) => fields as Record<string, string>)
-      .filter((fields) => fields.id)
-      .map((fields) => ({ run: parseRunFields(fields), demands: runDemands(fields) }));
+    return replies.flatMap(([, reply], i) => {
+      const hash = reply as Record<string, string>;
+      if (!hash.status) return [];
+      const fields = runFields(ids[i]!, hash);
+      return [{ run: parseRunFields(fields), demands: runDemands(fields) }];
+    });
   }
 
   private withWaitReason(run: RunRecord, demands: Resources, workers: WorkerRecord[], pool: PoolState): RunRecord {
@@ -508,7 +514,7 @@ export class FitqClient {
       for (;;) {
         if (signal?.aborted) return (await this.readRun(follower, runId)).run;
         if (performance.now() >= Math.min(checkAt, deadline)) {
-          const msUntilNext = await this.reap(follower, followerScripts);
+          const msUntilNext = await this.reap(followerScripts);
           const { run } = await this.readRun(follower, runId);
           if (isEnded(run)) {
             // Whatever came before its end marker.
@@ -522,7 +528,6 @@ export class FitqClient {
           if (performance.now() >= deadline) {
             throw new TimeoutError(`run '${runId}' did not end within ${Math.round((timeoutMs ?? 0) / 1000)} s`);
           }
-          if (run.status === 'running') loadBullmq().catch(() => {}); // its worker may have to be reaped
           const wait = run.status === 'running' && msUntilNext !== undefined ? msUntilNext + LAPSE_MARGIN_MS : STAGED_CHECK_MS;
           checkAt = performance.now() + Math.min(Math.max(wait, 0), MAX_CHECK_MS);
         }

@@ -10,8 +10,6 @@ export interface NamespaceKeys {
   readonly base: string;
   /** Counter giving each staged run its staging sequence number. */
   readonly seq: string;
-  /** Zset of every run id, scored by staging sequence. */
-  readonly runs: string;
   /** Zset of every run id, score 0: looked up by prefix with ZRANGE BYLEX. */
   readonly ids: string;
   /** Set of demand shapes that have staged runs. */
@@ -26,9 +24,16 @@ export interface NamespaceKeys {
   readonly poolUsed: string;
   /** Pub/sub channel for wake-ups and cancellations. */
   readonly events: string;
-  /** Prefix given to BullMQ for the per-worker execution queues. */
-  readonly bullPrefix: string;
+  /** Namespace settings (history retention). */
+  readonly settings: string;
+  /**
+   * The namespace's BullMQ queue: `new Queue(queue.name, { prefix: queue.prefix })`
+   * sees every run as a job (job id = run id).
+   */
+  readonly queue: { readonly prefix: string; readonly name: string; key(suffix: string): string };
+  /** A run: its BullMQ job hash. */
   run(runId: string): string;
+  /** A run's output stream, next to its job. */
   runLog(runId: string): string;
   staged(shape: string): string;
   worker(name: string): WorkerKeys;
@@ -45,6 +50,8 @@ export interface WorkerKeys {
 
 export const DEFAULT_PREFIX = 'fitq';
 export const DEFAULT_QUEUE = 'default';
+/** Name of the BullMQ queue of every namespace (the Lua scripts' jobs.lua agrees). */
+export const RUN_QUEUE = 'runs';
 
 export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DEFAULT_PREFIX): NamespaceKeys {
   validateQueueName(queue);
@@ -53,7 +60,6 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
   return {
     base,
     seq: `${base}seq`,
-    runs: `${base}runs`,
     ids: `${base}ids`,
     shapes: `${base}shapes`,
     workers: `${base}workers`,
@@ -61,9 +67,10 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     poolCapacity: `${base}pool:capacity`,
     poolUsed: `${base}pool:used`,
     events: `${base}events`,
-    bullPrefix: `${prefix}:{${queue}}:bull`,
-    run: (runId) => `${base}run:${runId}`,
-    runLog: (runId) => `${base}run:${runId}:log`,
+    settings: `${base}settings`,
+    queue: { prefix: `${prefix}:{${queue}}`, name: RUN_QUEUE, key: (suffix) => `${base}${RUN_QUEUE}:${suffix}` },
+    run: (runId) => `${base}${RUN_QUEUE}:${runId}`,
+    runLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output`,
     staged: (shape) => `${base}staged:${shape}`,
     worker: (name) => {
       const info = `${base}worker:${name}`;

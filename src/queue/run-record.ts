@@ -1,6 +1,12 @@
 /**
- * The run record: how a run is stored (a Redis hash of plain fields) and how
- * it is shown (RunRecord, the JSON of `fitq runs --json`).
+ * The run record: how a run is stored and how it is shown (RunRecord, the
+ * JSON of `fitq runs --json`).
+ *
+ * A run is a BullMQ job. What it is (command, demands, ...) is the job's
+ * `data`, JSON; what happens to it (status, worker, claim epoch, ...) are
+ * fields of the job hash beside BullMQ's own. In code a run is one flat
+ * record of strings (`runFields`): the job hash with its data's fields
+ * spread over it, as they were signed.
  */
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Resources } from '../resources/spec.js';
 
@@ -67,6 +73,70 @@ export function isEnded(run: RunRecord): boolean {
   return (ENDED_STATUSES as readonly string[]).includes(run.status);
 }
 
+/** What a run is, as its job's `data` holds it. */
+export interface RunData {
+  command: string[];
+  shell: boolean;
+  cwd: string;
+  env: Record<string, string>;
+  labels: Record<string, string>;
+  /** Exact demands, `name=amount` sorted by name ("cpu=1 mem=500000000"). */
+  resources: string;
+  /** The demands as typed ("mem=0.5G cpu=1"), if typed. */
+  requires?: string;
+  /** GPU devices it is pinned to ("0,1"), if any. */
+  gpus?: string;
+  retries?: number;
+  priority: number;
+  signature?: string;
+}
+
+/** The job data (JSON text) of a run about to be staged, from its string fields. */
+export function runDataJson(fields: Readonly<Record<string, string>>, priority: number): string {
+  const data: RunData = {
+    command: parseJson<string[]>(fields.command, []),
+    shell: fields.shell === '1',
+    cwd: fields.cwd ?? '',
+    env: parseJson<Record<string, string>>(fields.env, {}),
+    labels: parseJson<Record<string, string>>(fields.labels, {}),
+    resources: fields.resources ?? '',
+    priority,
+  };
+  if (fields.requires !== undefined) data.requires = fields.requires;
+  if (fields.gpus !== undefined) data.gpus = fields.gpus;
+  if (fields.retries !== undefined) data.retries = Number(fields.retries);
+  if (fields.signature !== undefined) data.signature = fields.signature;
+  return JSON.stringify(data);
+}
+
+/**
+ * The string fields of a run's job data, exactly as they were staged (and
+ * signed); none for data that is not a fitq run's.
+ */
+export function dataFields(dataJson: string | undefined): Record<string, string> {
+  const data = parseJson<Partial<RunData> | null>(dataJson, null);
+  if (data === null || typeof data !== 'object' || !Array.isArray(data.command)) return {};
+  const fields: Record<string, string> = {
+    command: JSON.stringify(data.command),
+    shell: data.shell === true ? '1' : '0',
+    cwd: String(data.cwd ?? ''),
+    env: JSON.stringify(data.env ?? {}),
+    labels: JSON.stringify(data.labels ?? {}),
+    resources: String(data.resources ?? ''),
+    priority: String(data.priority ?? 0),
+  };
+  if (data.requires !== undefined) fields.requires = String(data.requires);
+  if (data.gpus !== undefined) fields.gpus = String(data.gpus);
+  if (data.retries !== undefined) fields.retries = String(data.retries);
+  if (data.signature !== undefined) fields.signature = String(data.signature);
+  return fields;
+}
+
+/** A run as one flat record: its job hash (as HGETALL gives it) with its data's fields. */
+export function runFields(runId: string, hash: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...hash, ...dataFields(hash.data), id: runId };
+}
+
 /** Demands of a stored run, exact. */
 export function runDemands(fields: Record<string, string>): Resources {
   return parseStoredResources(fields.resources);
@@ -106,7 +176,7 @@ function deviceList(value: string | undefined): number[] | undefined {
   return value ? value.split(',').map(Number) : undefined;
 }
 
-/** Builds a RunRecord from the run's hash as HGETALL returns it. */
+/** Builds a RunRecord from a run's flat record (runFields). */
 export function parseRunFields(fields: Record<string, string>): RunRecord {
   const demands = runDemands(fields);
   const record: RunRecord = {
@@ -120,12 +190,12 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     requires: requiresText(fields, demands),
     priority: Number(fields.priority ?? 0),
     labels: parseJson<Record<string, string>>(fields.labels, {}),
-    stagedAt: Number(fields.stagedAt ?? 0),
+    stagedAt: Number(fields.timestamp ?? 0),
     seq: Number(fields.seq ?? 0),
   };
   const optional = {
-    startedAt: optionalNumber(fields.startedAt),
-    endedAt: optionalNumber(fields.endedAt),
+    startedAt: optionalNumber(fields.processedOn),
+    endedAt: optionalNumber(fields.finishedOn),
     worker: fields.worker || undefined,
     exitCode: optionalNumber(fields.exitCode),
     signal: fields.signal || undefined,

@@ -5,8 +5,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
+import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from './keys.js';
 import type { LogLine } from './logs.js';
+import { runFields } from './run-record.js';
 
 const LUA_DIR = new URL('./lua/', import.meta.url);
 
@@ -16,11 +18,17 @@ interface ScriptSource {
   lua: string;
 }
 
-/** Replaces `-- @include name` lines with lua/includes/name.lua. */
-function resolveIncludes(lua: string): string {
-  return lua.replace(/^-- @include (\w+)$/gm, (_line, name: string) =>
-    readFileSync(new URL(`includes/${name}.lua`, LUA_DIR), 'utf8'),
-  );
+/**
+ * Replaces `-- @include name` lines with lua/includes/name.lua, whose own
+ * includes are resolved the same way; each include appears once, at its
+ * first mention, so a function is defined before whatever uses it.
+ */
+function resolveIncludes(lua: string, included = new Set<string>()): string {
+  return lua.replace(/^-- @include (\w+)$/gm, (_line, name: string) => {
+    if (included.has(name)) return '';
+    included.add(name);
+    return resolveIncludes(readFileSync(new URL(`includes/${name}.lua`, LUA_DIR), 'utf8'), included);
+  });
 }
 
 let sources: ScriptSource[] | undefined;
@@ -66,7 +74,17 @@ export interface StageScriptRun {
   id: string;
   shape: string;
   priority: number;
-  fields: Record<string, string>;
+  /** Its job data, JSON text. */
+  data: string;
+}
+
+/** A namespace written before runs were BullMQ jobs: refused with what to do. */
+function olderLayoutError(keys: NamespaceKeys): UsageError {
+  const pattern = `${keys.base}*`;
+  return new UsageError(
+    `namespace '${keys.base}' holds runs stored by an older fitq, which this version cannot read: ` +
+      `delete its keys (redis-cli --scan --pattern '${pattern}' | xargs -r redis-cli del) or use another --queue`,
+  );
 }
 
 /** backfill: start what fits without starving the blocked head (default); fifo: strict order. */
@@ -102,8 +120,6 @@ export interface WorkerRegistration {
   pid: number;
   /** Capacity, "a=1 b=2". */
   resources: string;
-  /** The BullMQ queue of this registration. */
-  executorQueue: string;
   /** GPU device indices the worker assigns runs to. */
   devices?: readonly number[];
   /** Its claim policy, shown to users judging why runs wait. */
@@ -136,9 +152,10 @@ export type FinishResult =
   | { outcome: 'movedOn'; status: string | undefined }
   | { outcome: 'fenced' };
 
-/** Reads the stage script's reply: {1, firstSeq} or {-2, takenId}. */
-export function parseStageReply(reply: unknown): { firstSeq: number } | { taken: string } {
+/** Reads the stage script's reply: {1, firstSeq}, {-2, takenId} or {-9} (older layout). */
+export function parseStageReply(reply: unknown, keys: NamespaceKeys): { firstSeq: number } | { taken: string } {
   const [code, value] = reply as [number, string | number];
+  if (code === -9) throw olderLayoutError(keys);
   return code === -2 ? { taken: String(value) } : { firstSeq: Number(value) };
 }
 
@@ -176,13 +193,13 @@ export class Scripts {
     pipeline?: ChainableCommander,
   ): Promise<{ firstSeq: number } | { taken: string } | undefined> {
     const args: (string | number)[] = [this.keys.base, now, runs.length];
-    for (const run of runs) args.push(run.id, run.shape, run.priority, JSON.stringify(run.fields));
-    const keys = [this.keys.seq, this.keys.runs, this.keys.shapes];
+    for (const run of runs) args.push(run.id, run.shape, run.priority, run.data);
+    const keys = [this.keys.seq, this.keys.ids, this.keys.shapes];
     if (pipeline) {
       void command(pipeline, 'fitqStageRuns')(...keys, ...args);
       return undefined;
     }
-    return parseStageReply(await command(this.redis, 'fitqStageRuns')(...keys, ...args));
+    return parseStageReply(await command(this.redis, 'fitqStageRuns')(...keys, ...args), this.keys);
   }
 
   async claimRun(
@@ -204,7 +221,7 @@ export class Scripts {
           code: 'claimed',
           runId: String(reply[1]),
           epoch: String(reply[2]),
-          run: flatToRecord(reply[3] as string[]),
+          run: runFields(String(reply[1]), flatToRecord(reply[3] as string[])),
         };
       case 2:
         return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined };
@@ -260,15 +277,19 @@ export class Scripts {
     return { outcome: 'fenced' };
   }
 
-  /** Registers a worker; false when a live worker holds the name. Leases use the Redis server's clock. */
+  /**
+   * Registers a worker; false when a live worker holds the name. Leases use
+   * the Redis server's clock. A namespace of an older fitq is refused.
+   */
   async registerWorker(input: WorkerRegistration): Promise<boolean> {
     const w = this.keys.worker(input.name);
     const reply = await command(this.redis, 'fitqRegisterWorker')(
       this.keys.workers, w.info, w.capacity, w.free, w.runs,
       this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
-      input.host, input.pid, input.resources, this.logMaxLines, input.executorQueue, (input.devices ?? []).join(','),
+      input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
       input.gpuPlacement ?? 'pack',
     );
+    if (reply === -9) throw olderLayoutError(this.keys);
     return reply === 1;
   }
 
@@ -293,17 +314,12 @@ export class Scripts {
   }
 
   /** Reaps expired workers; returns them and how long until the next lease runs out (if any). */
-  async reapWorkers(
-    limit = 50,
-  ): Promise<{ reaped: { name: string; executorQueue: string }[]; msUntilNext: number | undefined }> {
-    const [names, queues, next] = (await command(this.redis, 'fitqReapWorkers')(
+  async reapWorkers(limit = 50): Promise<{ reaped: string[]; msUntilNext: number | undefined }> {
+    const [reaped, next] = (await command(this.redis, 'fitqReapWorkers')(
       this.keys.workers, this.keys.base, limit, this.logMaxLines,
-    )) as [string[], string[], string | number];
+    )) as [string[], string | number];
     const msUntilNext = Number(next);
-    return {
-      reaped: names.map((name, i) => ({ name, executorQueue: queues[i] ?? '' })),
-      msUntilNext: msUntilNext < 0 ? undefined : msUntilNext,
-    };
+    return { reaped, msUntilNext: msUntilNext < 0 ? undefined : msUntilNext };
   }
 
   async deregisterWorker(name: string, token: string, now: number): Promise<boolean> {
@@ -329,13 +345,13 @@ export class Scripts {
    * prefix of (at most `most` + 1); see resolveRunIds-2.lua.
    */
   async resolveRunIds(refs: readonly string[], most: number): Promise<string[][]> {
-    return (await command(this.redis, 'fitqResolveRunIds')(this.keys.runs, this.keys.ids, this.keys.base, most, ...refs)) as string[][];
+    return (await command(this.redis, 'fitqResolveRunIds')(this.keys.ids, this.keys.base, most, ...refs)) as string[][];
   }
 
   /** Removes runs; returns the offending id when one is unknown or running. */
   async removeRuns(runIds: string[]): Promise<{ removed: number } | { unknown: string } | { running: string }> {
     const [code, value] = (await command(this.redis, 'fitqRemoveRuns')(
-      this.keys.runs, this.keys.base, ...runIds,
+      this.keys.ids, this.keys.base, ...runIds,
     )) as [number, string | number];
     if (code === -1) return { unknown: String(value) };
     if (code === -4) return { running: String(value) };

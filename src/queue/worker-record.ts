@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { formatHumanResources, parseStoredResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
 import { formatMicros, parseDecimal } from '../resources/amount.js';
 import type { NamespaceKeys } from './keys.js';
+import { dataFields } from './run-record.js';
 import { judgeLiveness, type Liveness } from './liveness.js';
 import type { GpuPlacement } from './scripts.js';
 
@@ -157,11 +158,12 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
 async function readHeldDemands(redis: Redis, keys: NamespaceKeys, runIds: string[]): Promise<Map<string, Omit<HeldRun, 'runId'>>> {
   if (runIds.length === 0) return new Map();
   const pipeline = redis.pipeline();
-  for (const runId of runIds) pipeline.hmget(keys.run(runId), 'resources', 'gpus', 'priority', 'seq');
+  for (const runId of runIds) pipeline.hmget(keys.run(runId), 'data', 'seq');
   const replies = (await pipeline.exec()) ?? [];
   return new Map(
     runIds.map((runId, i) => {
-      const [resources, gpus, priority, seq] = (replies[i]?.[1] ?? []) as (string | null)[];
+      const [data, seq] = (replies[i]?.[1] ?? []) as (string | null)[];
+      const { resources, gpus, priority } = dataFields(data ?? undefined);
       return [
         runId,
         {

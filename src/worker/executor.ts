@@ -1,17 +1,14 @@
 /**
- * Executes claimed runs. A claimed run is handed to this worker's own BullMQ
- * queue (job id = run id + claim epoch, so the hand-off is idempotent) and
- * run by a BullMQ Worker processor: the child process, its output, and the
- * final record, fenced by the claim epoch and the registration's lease.
+ * Executes claimed runs in this process: the claim moved the run's job to
+ * active, so here it is verified (signed runs), started as a child process,
+ * its output stored, and its end recorded, fenced by the claim epoch and the
+ * registration's lease.
  */
-import { Queue, Worker as BullWorker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { parseRunFields, runDemands } from '../queue/run-record.js';
 import type { FinishResult, Scripts } from '../queue/scripts.js';
 import { formatResources, resourcesToJson } from '../resources/spec.js';
-import { describeAclRefusal } from '../queue/connection.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
 import { startRunProcess, type RunProcess } from './child.js';
@@ -33,16 +30,7 @@ interface ActiveRun extends ClaimedRun {
   abandoned?: string;
 }
 
-/** What the execution queue holds per run; command and resources are there for dashboards. */
-interface JobData {
-  runId: string;
-  epoch: string;
-  command: string;
-  resources: string;
-}
-
 export interface ExecutorContext {
-  redis: Redis;
   keys: NamespaceKeys;
   scripts: Scripts;
   watchdog: Watchdog;
@@ -50,17 +38,12 @@ export interface ExecutorContext {
   workerName: string;
   /** The token of the registration this executor runs for: its writes are refused once that is gone. */
   token: string;
-  /** BullMQ queue name of this worker, unique per worker process. */
-  queueName: string;
-  concurrency: number;
   killGraceMs: number;
   logMaxLines: number;
   echoOutput: boolean;
   logFormat: LogFormat;
   /** Called after a run has ended and been recorded. */
   onRunEnded: () => void;
-  /** Called when the execution queue can never work (Redis refuses it a command). */
-  onFatal: (message: string) => void;
   /**
    * Shared secret: runs not signed with it end `rejected` without starting.
    * Without one, every run runs (signed or not).
@@ -68,85 +51,17 @@ export interface ExecutorContext {
   secret?: Buffer | undefined;
 }
 
-interface BullParts {
-  queue: Queue;
-  worker: BullWorker;
-}
-
-const RETRY_DELAY_MS = 250;
 /** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
 const NOT_STARTED: RunEnding = { status: 'failed', reason: 'not started' };
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class Executor {
   private readonly active = new Map<string, ActiveRun>();
   private idleWaiters: (() => void)[] = [];
-  private closing = false;
-  /** Set by abandonAll: runs handed over later (their claim was on its way) are given up too. */
+  /** Set by abandonAll: runs claimed later (their claim was on its way) are given up too. */
   private abandonReason: string | undefined;
-  /** The BullMQ queue and worker, once both are connected. */
-  private readonly parts: Promise<BullParts | undefined>;
-  private readonly supervisor: Promise<void>;
 
   constructor(private readonly ctx: ExecutorContext) {
     if (ctx.secret) ctx.logger.info('Runs must be signed: unsigned or altered runs are rejected');
-    this.parts = this.connectParts();
-    this.supervisor = this.keepProcessing();
-  }
-
-  /**
-   * Creates the BullMQ queue and worker. BullMQ gives up on a connection
-   * whose first commands fail (Redis went away just then), so on failure
-   * both are made anew until they connect.
-   */
-  private async connectParts(): Promise<BullParts | undefined> {
-    const options = { connection: this.ctx.redis, prefix: this.ctx.keys.bullPrefix };
-    while (!this.closing) {
-      const queue = new Queue(this.ctx.queueName, options);
-      queue.on('error', (error) => this.onBullError('executor queue error', error));
-      const worker = new BullWorker(this.ctx.queueName, (job: Job<JobData>) => this.process(job), {
-        ...options,
-        concurrency: this.ctx.concurrency > 0 ? this.ctx.concurrency : 10_000,
-        // Our lease and reaper decide what happened to a run; BullMQ must never re-run one.
-        skipStalledCheck: true,
-        maxStalledCount: 0,
-        autorun: false,
-      });
-      worker.on('error', (error) => this.onBullError('executor worker error', error));
-      try {
-        await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]);
-        return { queue, worker };
-      } catch (error) {
-        this.ctx.logger.debug({ err: error }, 'executor could not connect; retrying');
-        await Promise.allSettled([worker.close(true), queue.close()]);
-        await delay(RETRY_DELAY_MS);
-      }
-    }
-    return undefined;
-  }
-
-  /**
-   * BullMQ errors are mostly passing (a connection drop, retried); a command
-   * Redis refuses to the worker's user never passes, and a run would wait on
-   * it forever, so that one is fatal.
-   */
-  private onBullError(what: string, error: Error): void {
-    this.ctx.logger.debug({ err: error }, what);
-    const refusal = describeAclRefusal(error, 'a command the execution queue needs');
-    if (refusal) this.ctx.onFatal(refusal);
-  }
-
-  /** Runs the BullMQ worker loop, restarting it if a connection failure ends it. */
-  private async keepProcessing(): Promise<void> {
-    const parts = await this.parts;
-    while (parts && !this.closing) {
-      try {
-        await parts.worker.run();
-      } catch (error) {
-        this.ctx.logger.debug({ err: error }, 'executor worker stopped; restarting it');
-      }
-      if (!this.closing) await delay(RETRY_DELAY_MS);
-    }
   }
 
   get size(): number {
@@ -157,37 +72,16 @@ export class Executor {
     return [...this.active.keys()];
   }
 
-  /** Hands a freshly claimed run to the execution queue. */
-  async dispatch(claim: ClaimedRun): Promise<void> {
+  /** Starts a freshly claimed run; resolves once it is under way (not when it ends). */
+  dispatch(claim: ClaimedRun): void {
     const run: ActiveRun = { ...claim, cancelRequested: false };
     this.active.set(claim.runId, run);
-    if (this.abandonReason !== undefined) {
-      run.abandoned = this.abandonReason;
-      await this.record(run, NOT_STARTED);
-      return;
-    }
-    const data: JobData = {
-      runId: claim.runId,
-      epoch: claim.epoch,
-      command: claim.fields.command ?? '[]',
-      resources: claim.fields.resources ?? '',
-    };
-    try {
-      const parts = await this.parts;
-      if (!parts) throw new Error('the worker is stopping');
-      await parts.queue.add('run', data, {
-        jobId: `${claim.runId}-${claim.epoch}`,
-        removeOnComplete: true,
-        removeOnFail: true,
-      });
-    } catch (error) {
+    void this.execute(run).catch(async (error: unknown) => {
       // fitq's failure, not the run's: it ends stopped (re-staged per its retries, else lost).
-      run.abandoned ??= `could not hand the run to the executor: ${(error as Error).message}`;
+      run.abandoned ??= `the worker could not run it: ${(error as Error).message}`;
+      run.process?.terminate(this.ctx.killGraceMs);
       await this.record(run, NOT_STARTED);
-      // A command Redis refuses this worker's user would refuse every run the same way.
-      const refusal = describeAclRefusal(error as Error, 'a command the execution queue needs');
-      if (refusal) this.ctx.onFatal(refusal);
-    }
+    });
   }
 
   /** Stops a run (SIGTERM, SIGKILL after the grace period); it ends as canceled. */
@@ -232,22 +126,10 @@ export class Executor {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Closes the execution queue and deletes it; `force` does not wait for runs being recorded. */
-  async close(force = false): Promise<void> {
-    this.closing = true;
-    const parts = await this.parts;
-    if (!parts) return;
-    await parts.worker.close(force);
-    await this.supervisor;
-    await parts.queue.obliterate({ force: true }).catch(() => {});
-    await parts.queue.close();
-  }
-
-  private async process(job: Job<JobData>): Promise<void> {
-    const run = this.active.get(job.data.runId);
-    if (!run || run.epoch !== job.data.epoch) return; // a hand-off from an older claim
+  private async execute(run: ActiveRun): Promise<void> {
     const log = this.ctx.logger.child({ runId: run.runId });
-    if (run.cancelRequested || run.abandoned) {
+    if (this.abandonReason !== undefined || run.cancelRequested || run.abandoned) {
+      run.abandoned ??= this.abandonReason;
       await this.record(run, NOT_STARTED);
       return;
     }

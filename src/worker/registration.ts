@@ -1,11 +1,9 @@
 /**
- * What a worker registers: its capacity, limits and the BullMQ queue of this
- * registration. A new registration (after being fenced) gets a new token and
- * so a new queue: reapers may delete the old one.
+ * What a worker registers: its capacity and limits, under a fresh token (a
+ * new registration after being fenced gets a new one, fencing the old).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { executorQueueName } from '../queue/executor-queue.js';
 import type { WorkerRegistration } from '../queue/scripts.js';
 import { formatResources } from '../resources/spec.js';
 import type { ResolvedWorkerOptions } from './options.js';
@@ -20,7 +18,6 @@ export function registrationFor(options: ResolvedWorkerOptions): WorkerRegistrat
     host: hostname(),
     pid: process.pid,
     resources: formatResources(options.resources),
-    executorQueue: executorQueueName(options.name, token),
     devices: options.devices,
     policy: options.policy,
     gpuPlacement: options.gpuPlacement,

@@ -7,8 +7,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import { resolveNamespace } from '../queue/client.js';
-import { closeRedis, connectRedis } from '../queue/connection.js';
-import { obliterateExecutorQueue } from '../queue/executor-queue.js';
+import { closeRedis, connectRedis, describeAclRefusal } from '../queue/connection.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { heartbeatIntervalMs } from '../queue/liveness.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
@@ -97,26 +96,22 @@ export class FitqWorker {
       this.logger.error(`${message}; runs of this worker would outlive it if it died`),
     );
     this.ignoredRuns = new IgnoredRuns(parts.redis, parts.keys, parts.logger);
-    this.executor = this.createExecutor(parts.registration.executorQueue);
+    this.executor = this.createExecutor();
   }
 
-  private createExecutor(queueName: string): Executor {
+  private createExecutor(): Executor {
     return new Executor({
-      redis: this.redis,
       keys: this.keys,
       scripts: this.scripts,
       watchdog: this.watchdog,
       logger: this.logger,
       workerName: this.name,
       token: this.token,
-      queueName,
-      concurrency: this.options.concurrency,
       killGraceMs: this.options.killGraceMs,
       logMaxLines: this.logMaxLines,
       echoOutput: this.options.echoOutput,
       logFormat: this.options.logFormat,
       onRunEnded: () => this.wake(),
-      onFatal: (message) => this.fail(message),
       secret: this.options.secret,
     });
   }
@@ -206,7 +201,12 @@ export class FitqWorker {
       return;
     }
     this.claimLoop = this.claimWhileRoom()
-      .catch((error: unknown) => this.logger.warn({ err: error }, `Claim failed: ${(error as Error).message}`))
+      .catch((error: unknown) => {
+        // A command Redis refuses this worker's user would refuse every claim the same way.
+        const refusal = describeAclRefusal(error as Error, 'a command claiming runs needs');
+        if (refusal) this.fail(refusal);
+        else this.logger.warn({ err: error }, `Claim failed: ${(error as Error).message}`);
+      })
       .finally(() => {
         this.claimLoop = undefined;
         this.finishRunOnceWhenDone();
@@ -228,7 +228,7 @@ export class FitqWorker {
         this.lastClaim = result.code;
         if (result.code === 'claimed') {
           this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);
-          await this.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
+          this.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
           continue;
         }
         if (result.code === 'fenced') {
@@ -278,10 +278,7 @@ export class FitqWorker {
   /** Reaps dead workers, and comes back exactly when the next lease runs out. */
   private async reap(): Promise<void> {
     const { reaped, msUntilNext } = await this.scripts.reapWorkers();
-    for (const { name, executorQueue } of reaped) {
-      this.logger.warn(`Worker ${name} stopped renewing its lease: its runs are lost`);
-      await obliterateExecutorQueue(this.redis, this.keys, executorQueue);
-    }
+    for (const name of reaped) this.logger.warn(`Worker ${name} stopped renewing its lease: its runs are lost`);
     if (this.reapTimer) clearTimeout(this.reapTimer);
     this.reapTimer = undefined;
     if (msUntilNext !== undefined && !this.released && msUntilNext + 10 < this.options.leaseMs / 3) {
@@ -320,14 +317,13 @@ export class FitqWorker {
     const old = this.executor;
     old.abandonAll(LOST_REGISTRATION);
     await within(old.whenIdle(), this.options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
-    await within(old.close(true), GIVE_UP_AFTER_GRACE_MS);
     const registration = registrationFor(this.options);
     if (!(await this.scripts.registerWorker(registration))) {
       this.fail(`another live worker took the name '${this.name}'`);
       return;
     }
     this.token = registration.token;
-    this.executor = this.createExecutor(registration.executorQueue);
+    this.executor = this.createExecutor();
     this.logger.info(`Worker ${this.name} registered again`);
   }
 
@@ -401,7 +397,6 @@ export class FitqWorker {
     this.timers.forEach(clearInterval);
     if (this.reapTimer) clearTimeout(this.reapTimer);
     if (this.giveUpTimer) clearTimeout(this.giveUpTimer);
-    await within(this.executor.close(!idle), GIVE_UP_AFTER_GRACE_MS);
     await within(this.scripts.deregisterWorker(this.name, this.token, Date.now()).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
     this.watchdog.close();
     if (this.subscriber) await within(closeRedis(this.subscriber), 1000);

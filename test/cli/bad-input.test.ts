@@ -149,7 +149,7 @@ describe.concurrent('unknown runs', () => {
     [['runs', 'rm', '--force', 'nope']],
   ])('fitq %j is refused and changes nothing', async (args) => {
     const before = await snapshot(queue);
-    expect(Object.keys(before).filter((key) => key.endsWith(`:run:${id}`))).toHaveLength(1);
+    expect(Object.keys(before).filter((key) => key.endsWith(`:runs:${id}`))).toHaveLength(1);
     expectRefused(await fitq(args, { queue }), "Error: unknown run 'nope'");
     expect(await snapshot(queue)).toEqual(before);
   });
@@ -158,7 +158,7 @@ describe.concurrent('unknown runs', () => {
     const before = await snapshot(queue);
     expectRefused(await fitq(['runs', 'rm', id, 'nope'], { queue }), "Error: unknown run 'nope'");
     expect(await snapshot(queue)).toEqual(before);
-    expect(Object.keys(before).filter((key) => key.endsWith(`:run:${id}`))).toHaveLength(1);
+    expect(Object.keys(before).filter((key) => key.endsWith(`:runs:${id}`))).toHaveLength(1);
   });
 });
 

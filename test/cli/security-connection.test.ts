@@ -221,7 +221,7 @@ describe('ACL users', () => {
         // fitq's commands and keys, but no pub/sub channel.
         deaf: `on >${PASSWORD} ${FITQ_ACL_RULES.replace(`&${PREFIX}:*`, '')}`,
         // Everything but the command BullMQ fetches jobs with.
-        nofetch: `on >${PASSWORD} ${FITQ_ACL_RULES.replace('+bzpopmin', '')}`,
+        noclaim: `on >${PASSWORD} ${FITQ_ACL_RULES.replace('+lpush', '')}`,
       },
     });
     // The default user stays on, with every permission: it reads the ACL log.
@@ -312,12 +312,15 @@ describe('ACL users', () => {
     }
   });
 
-  it('a worker whose user cannot run what its execution queue needs stops with one line, exit 1, instead of hanging', async () => {
+  it('a worker whose user cannot run what claiming needs stops with one line, exit 1, instead of hanging; the run stays staged', async () => {
     const queue = newQueue();
-    const env = envFor(server.urlFor('nofetch', PASSWORD));
+    const env = envFor(server.urlFor('noclaim', PASSWORD));
     const staged = await fitq(['stage', '-r', 'slot=1', '--', 'true'], { queue, env });
     expect(staged.exitCode, staged.stderr).toBe(0);
-    const worker = await fitq(['worker', '-r', 'slot=1', '--name', 'nofetch-1', '--kill-grace', '1'], { queue, env, timeoutMs: 30_000 });
-    expectOneLine(worker, 1, 'Redis refused a command the execution queue needs', 'bzpopmin');
+    const worker = await fitq(['worker', '-r', 'slot=1', '--name', 'noclaim-1', '--kill-grace', '1'], { queue, env, timeoutMs: 30_000 });
+    expectOneLine(worker, 1, 'Redis refused a command claiming runs needs', 'lpush');
+    // The refused claim reserved nothing and left the run where it was.
+    const runs = await fitq(['runs', '--json'], { queue, env });
+    expect(JSON.parse(runs.stdout)).toMatchObject([{ id: staged.stdout.trim(), status: 'staged', epoch: undefined }]);
   });
 });

@@ -29,7 +29,7 @@ describe('staging', () => {
     await b.stage({ command: ['false'], runId: 'same-id' });
     expect((await a.getRun('same-id')).command).toEqual(['true']);
     expect((await b.getRun('same-id')).command).toEqual(['false']);
-    expect(a.keys.run('same-id')).toMatch(/^[\w-]+:\{t[0-9a-f]+\}:run:same-id$/);
+    expect(a.keys.run('same-id')).toMatch(/^[\w-]+:\{t[0-9a-f]+\}:runs:same-id$/);
   });
 });
 

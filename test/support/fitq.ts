@@ -110,3 +110,15 @@ afterEach(async () => {
   expect(openConnectionCount(), 'open Redis connections after the test').toBe(0);
   expect(liveRunProcessCount(), 'run processes still alive after the test').toBe(0);
 });
+
+/** A run's job data (what the run is), as stored. */
+export async function readRunData(client: FitqClient, runId: string): Promise<Record<string, unknown>> {
+  return JSON.parse(String(await client.redis.hget(client.keys.run(runId), 'data'))) as Record<string, unknown>;
+}
+
+/** Rewrites what a run is (its job data) in Redis, as anyone with write access could. */
+export async function alterRunData(client: FitqClient, runId: string, alter: (data: Record<string, unknown>) => void): Promise<void> {
+  const data = await readRunData(client, runId);
+  alter(data);
+  await client.redis.hset(client.keys.run(runId), 'data', JSON.stringify(data));
+}

@@ -220,7 +220,6 @@ describe('a worker killed with SIGKILL', () => {
     const base = client.keys.base;
     expect(await client.redis.keys(`${base}worker:victim*`)).toEqual([]);
     expect(await client.redis.zscore(client.keys.workers, 'victim')).toBeNull();
-    expect(await client.redis.keys(`${client.keys.bullPrefix}:victim.*`)).toEqual([]);
     expect((await client.listWorkers()).map((w) => w.name)).toEqual(['observer']);
     const listed = await fitq(['workers', '--json'], { queue });
     expect(listed.exitCode).toBe(0);

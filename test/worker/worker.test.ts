@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import type { FitqWorker } from '../../src/worker/worker.js';
 import { connectClient, messages, newQueue, startTestWorker } from '../support/fitq.js';
-import { startRedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 
 async function outputOf(client: FitqClient, id: string): Promise<string[]> {
@@ -193,41 +192,5 @@ describe('worker lifecycle', () => {
     await expect(client.stage({ command: ['true'], resources: new Map([['a b', 1n]]) })).rejects.toThrow("invalid resource spec 'a b=1'");
     await expect(client.stage({ command: ['true'], resources: new Map([['neg', -5n]]) })).rejects.toThrow("invalid resource spec 'neg=-5'");
     expect(await client.listRuns()).toEqual([]);
-  });
-});
-
-describe('a run its worker could not hand to its execution queue', () => {
-  it('is stopped by fitq, not failed: re-staged per its retries, then lost; the worker, refused by Redis, stops', async () => {
-    // The worker's Redis user may run everything but INCR, which only BullMQ's hand-off (and staging) uses.
-    const own = await startRedisServer({ users: { noincr: 'on >Pa55w0rd ~* &* +@all -incr' } });
-    const queue = newQueue();
-    const client = await FitqClient.connect({ redisUrl: own.url, queue });
-    try {
-      const runId = (await client.stage({ command: ['true'], resources: 'foo=1', retries: 1 })).runs[0]!.id;
-      const options = { redisUrl: own.urlFor('noincr', 'Pa55w0rd'), resources: 'foo=1', killGraceMs: 500 };
-      const handOff = /^could not hand the run to the executor: .*user executing the script can't run this command/;
-
-      const first = await startTestWorker(queue, { ...options, name: `refused-1-${queue}` });
-      const restaged = await waitFor('the run to come back from the worker', async () => {
-        const run = await client.getRun(runId);
-        return run.status === 'running' || (run.status === 'staged' && !run.restaged) ? undefined : run;
-      });
-      expect(restaged).toMatchObject({ status: 'staged', restaged: 1 });
-      expect(restaged.restagedReason).toMatch(handOff);
-      expect(restaged.restagedReason).toMatch(/\(re-staged 1 of 1\)$/);
-      await first.worker.done;
-      expect(first.worker.failure).toMatch(/^Redis refused a command the execution queue needs: .*user executing the script can't run this command/);
-
-      // Its retry used up, the next refused hand-off ends it lost.
-      const second = await startTestWorker(queue, { ...options, name: `refused-2-${queue}` });
-      await second.worker.done;
-      const lost = await client.getRun(runId);
-      expect(lost).toMatchObject({ status: 'lost', restaged: 1 });
-      expect(lost.reason).toMatch(handOff);
-      for (const { logs } of [first, second]) expect(messages(logs).join('\n')).not.toMatch(/failed/);
-    } finally {
-      await client.close();
-      await own.dispose();
-    }
   });
 });

@@ -4,8 +4,8 @@
   output of a lost or removed run, or of a worker cut off past its lease, is
   dropped, never written after its end marker.
 
-  KEYS[1] run       hash
-  KEYS[2] run:log   stream
+  KEYS[1] run       hash (its BullMQ job)
+  KEYS[2] output    stream
   KEYS[3] worker    hash
   KEYS[4] workers   zset: worker name -> lease deadline
 
@@ -14,7 +14,6 @@
 
   Returns the number of lines written (0 when fenced).
 ]]
--- @include clock
 -- @include lease
 if not holdsLease(KEYS[3], KEYS[4], ARGV[1], ARGV[2]) then return 0 end
 local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch")

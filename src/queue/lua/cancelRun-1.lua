@@ -3,14 +3,13 @@
   cancellation is requested from its worker, which stops the process and
   records the run as canceled.
 
-  KEYS[1] run   hash
+  KEYS[1] run   hash (its BullMQ job)
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] now, ARGV[4] logMaxLines
 
   Returns {code, status}: 1 canceled, 2 requested from the worker,
   0 already ended (status tells how), -1 no such run.
 ]]
--- @include amounts
 -- @include runs
 local base, runId, now = ARGV[1], ARGV[2], ARGV[3]
 

@@ -55,7 +55,7 @@
 
   ARGV[1] base      key prefix
   ARGV[2] token     the worker's registration token (fencing)
-  ARGV[3] now       epoch ms (recorded as startedAt)
+  ARGV[3] now       epoch ms (recorded as the job's processedOn)
   ARGV[4] maxRuns   most runs at once (0 = no limit)
   ARGV[5] policy    "backfill" or "fifo"
   ARGV[6] placement "pack" or "spread" (fractional gpu demands on devices)
@@ -65,7 +65,7 @@
   again at once (and drop the hold, or hold the next run, or backfill).
 
   Returns one of:
-    {1, runId, epoch, runFields}  claimed; runFields is the run hash, flat
+    {1, runId, epoch, runFields}  claimed; runFields is the job hash, flat
     {2, ignored, heldRunId}   nothing may start now, something fits the total
                               capacity; heldRunId is the blocked head ("" if none)
     {3, ignored}   no staged run fits the worker's total capacity
@@ -76,7 +76,6 @@
   the worker does not declare; version (staged count and newest id) changes
   when runs of the shape come or go.
 ]]
--- @include amounts
 -- @include runs
 -- @include clock
 local base, token, now, maxRuns, policy = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
@@ -205,7 +204,7 @@ local olderHold
 local holds = redis.call("HGETALL", KEYS[6])
 for i = 1, #holds, 2 do
   if holds[i + 1] ~= name and liveHolder(holds[i + 1]) then
-    local runKey = base .. "run:" .. holds[i]
+    local runKey = jobKey(base, holds[i])
     local score = tonumber(redis.call("HGET", runKey, "score"))
     if score and (olderHold == nil or score < olderHold.score) then
       olderHold = {score = score, runKey = runKey}
@@ -358,14 +357,17 @@ if chosen == nil then
   return {3, ignored}
 end
 
-local runKey = base .. "run:" .. chosen.id
+local runKey = jobKey(base, chosen.id)
+-- Its job goes active under a lock held with this registration's lease
+-- (first: a write Redis refuses here leaves nothing reserved).
+activateJob(base, chosen.id, name, token, redis.call("HGET", KEYS[1], "leaseMs"), now)
 local heldBy = redis.call("HGET", KEYS[6], chosen.id)
 if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
 unstage(base, chosen.id, chosen.shape)
 adjustAmounts(KEYS[3], chosen.own, -1)
 adjustAmounts(KEYS[8], chosen.pooled, 1)
 local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
-redis.call("HSET", runKey, "status", "running", "worker", name, "startedAt", now,
+redis.call("HSET", runKey, "status", "running", "worker", name,
   "reserved", formatResourceList(chosen.own), "pooled", formatResourceList(chosen.pooled))
 if #placed > 0 then
   for _, id in ipairs(placed) do

@@ -12,9 +12,7 @@
 
   Returns 1, or 0 when the worker is not registered under this token.
 ]]
--- @include amounts
 -- @include runs
--- @include clock
 -- @include lease
 -- @include namespace
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]

@@ -12,7 +12,7 @@
   the worker had not acted on it yet), else goes back to staged at its place
   if it has retries left (using one), else ends lost, with the given reason.
 
-  KEYS[1] run               hash
+  KEYS[1] run               hash (its BullMQ job)
   KEYS[2] worker            hash
   KEYS[3] worker:free       hash
   KEYS[4] worker:runs       set
@@ -28,35 +28,21 @@
   {-1, ""} when the worker is not registered under this token or its lease
   has run out. Nothing changes unless it returns 1.
 ]]
--- @include amounts
 -- @include runs
--- @include clock
 -- @include lease
 local base, runId, workerName, token, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local status, exitCode, signal, reason, now = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 
 if not holdsLease(KEYS[2], KEYS[6], workerName, token) then return {-1, ""} end
-local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "resources", "pooled", "devices", "deviceShare",
-  "reserved")
+local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "reserved", "devices", "deviceShare")
 if run[1] ~= "running" or run[2] ~= workerName or run[3] ~= epoch then return {0, run[1] or ""} end
 
--- The worker's share, as the claim recorded it (older records: the demands
--- less what came from the pool). The pool's share goes back in endRun or
--- restageRun.
-local own = {}
-if run[8] then
-  own = parseResourceList(run[8])
-else
-  local pooled = {}
-  for _, item in ipairs(parseResourceList(run[5])) do pooled[item[1]] = true end
-  for _, item in ipairs(parseResourceList(run[4])) do
-    if not pooled[item[1]] then own[#own + 1] = item end
-  end
-end
-adjustAmounts(KEYS[3], own, 1)
-if run[6] and run[6] ~= "" then
-  local share = parseAmount(run[7])
-  for id in string.gmatch(run[6], "[^,]+") do
+-- The worker's share, as the claim recorded it. The pool's share goes back
+-- in endRun or restageRun.
+adjustAmounts(KEYS[3], parseResourceList(run[4]), 1)
+if run[5] and run[5] ~= "" then
+  local share = parseAmount(run[6])
+  for id in string.gmatch(run[5], "[^,]+") do
     redis.call("HSET", KEYS[5], id, formatAmount(addAmounts(parseAmount(redis.call("HGET", KEYS[5], id)), share)))
   end
 end
@@ -68,5 +54,5 @@ if status == "stopped" then
 end
 if exitCode ~= "" then redis.call("HSET", KEYS[1], "exitCode", exitCode) end
 if signal ~= "" then redis.call("HSET", KEYS[1], "signal", signal) end
-endRun(base, runId, status, now, reason, ARGV[11])
+endRun(base, runId, status, now, reason, ARGV[11], exitCode ~= "" and exitCode or "null")
 return {1, status}

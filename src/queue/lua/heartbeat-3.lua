@@ -1,5 +1,5 @@
 --[[
-  Renews a worker's lease.
+  Renews a worker's lease, and the locks of its runs' jobs with it.
 
   KEYS[1] workers       zset: worker name -> lease deadline
   KEYS[2] worker        hash
@@ -13,8 +13,8 @@
   and stop messages); or {-1} when the worker is not
   registered under this token, or its lease has lapsed (fenced).
 ]]
--- @include clock
 -- @include lease
+-- @include jobs
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
 -- A lapsed lease is not revived: claimRun already treats the worker as gone.
@@ -24,7 +24,10 @@ redis.call("ZADD", KEYS[1], now + tonumber(ARGV[4]), name)
 redis.call("HSET", KEYS[2], "heartbeatAt", now)
 local cancels = {}
 for _, runId in ipairs(redis.call("SMEMBERS", KEYS[3])) do
-  if redis.call("HGET", base .. "run:" .. runId, "cancelRequested") == "1" then
+  local key = jobKey(base, runId)
+  -- Its job's lock lasts as long as the lease.
+  if redis.call("GET", key .. ":lock") == token then redis.call("PEXPIRE", key .. ":lock", ARGV[4]) end
+  if redis.call("HGET", key, "cancelRequested") == "1" then
     cancels[#cancels + 1] = runId
   end
 end

@@ -7,23 +7,19 @@
 
   ARGV[1] base, ARGV[2] limit, ARGV[3] logMaxLines
 
-  Returns {reapedNames, their executor queues, msUntilNextDeadline}; the last
-  is -1 when no worker is left. Time is the Redis server's clock.
+  Returns {reapedNames, msUntilNextDeadline}; the last is -1 when no worker
+  is left. Time is the Redis server's clock.
 ]]
--- @include amounts
 -- @include runs
--- @include clock
 -- @include lease
 -- @include namespace
 local base = ARGV[1]
 local now = serverNow()
 
 local reaped = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. now, "LIMIT", 0, tonumber(ARGV[2]))
-local queues = {}
-for i, name in ipairs(reaped) do
-  queues[i] = redis.call("HGET", base .. "worker:" .. name, "executorQueue") or ""
+for _, name in ipairs(reaped) do
   reapWorker(base, name, lastSeenAlive(base, name, now), leaseLapsedReason(name), ARGV[3])
 end
 if #reaped > 0 then forgetIfEmpty(base) end
 local soonest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
-return {reaped, queues, soonest[2] and (tonumber(soonest[2]) - now) or -1}
+return {reaped, soonest[2] and (tonumber(soonest[2]) - now) or -1}

@@ -10,19 +10,20 @@
 
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] policy, ARGV[5] leaseMs,
   ARGV[6] concurrency, ARGV[7] host, ARGV[8] pid, ARGV[9] capacity ("a=1 b=2"),
-  ARGV[10] logMaxLines, ARGV[11] executorQueue (BullMQ queue of this registration),
-  ARGV[12] GPU device indices ("0,1,3", or "" for none),
-  ARGV[13] gpuPlacement ("pack" or "spread", shown to users judging why runs wait)
+  ARGV[10] logMaxLines,
+  ARGV[11] GPU device indices ("0,1,3", or "" for none),
+  ARGV[12] gpuPlacement ("pack" or "spread", shown to users judging why runs wait)
 
   Lease deadlines use the Redis server's clock.
 
-  Returns 1, or -3 when a live worker holds the name.
+  Returns 1, -3 when a live worker holds the name, or -9 when the namespace
+  holds runs stored by an older fitq.
 ]]
--- @include amounts
 -- @include runs
--- @include clock
 -- @include lease
+-- @include namespace
 local base, name, token, leaseMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[5])
+if olderLayout(base) then return -9 end
 local now = serverNow()
 
 local deadline = redis.call("ZSCORE", KEYS[1], name)
@@ -38,14 +39,14 @@ end
 
 redis.call("HSET", KEYS[2], "name", name, "token", token, "host", ARGV[7], "pid", ARGV[8],
   "startedAt", now, "heartbeatAt", now, "leaseMs", leaseMs, "concurrency", ARGV[6],
-  "running", 0, "resources", ARGV[9], "executorQueue", ARGV[11], "devices", ARGV[12] or "",
-  "policy", ARGV[4], "gpuPlacement", ARGV[13] or "pack")
+  "running", 0, "resources", ARGV[9], "devices", ARGV[11],
+  "policy", ARGV[4], "gpuPlacement", ARGV[12])
 for _, item in ipairs(parseResourceList(ARGV[9])) do
   local amount = formatAmount(item[2])
   redis.call("HSET", KEYS[3], item[1], amount)
   redis.call("HSET", KEYS[4], item[1], amount)
 end
-for id in string.gmatch(ARGV[12] or "", "[^,]+") do
+for id in string.gmatch(ARGV[11], "[^,]+") do
   redis.call("HSET", base .. "worker:" .. name .. ":devices", id, "1")
 end
 redis.call("ZADD", KEYS[1], now + leaseMs, name)

@@ -11,7 +11,6 @@
 
   Returns 1, or 0 when no live worker has this name.
 ]]
--- @include amounts
 -- @include runs
 -- @include clock
 local base, name, mode = ARGV[1], ARGV[2], ARGV[3]

@@ -12,7 +12,6 @@
 
   Returns {1} or, for remove, {-1, name} when a name is not in the pool.
 ]]
--- @include amounts
 -- @include runs
 -- @include namespace
 local base, action = ARGV[1], ARGV[2]

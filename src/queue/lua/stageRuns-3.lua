@@ -1,48 +1,45 @@
 --[[
-  Stages a batch of runs, all or nothing.
+  Stages a batch of runs, all or nothing: each becomes a job of the
+  namespace's BullMQ queue (job id = run id, state prioritized) and enters
+  the staged index of its demand shape.
 
   KEYS[1] seq      counter of staged runs (staging order)
-  KEYS[2] runs     zset of every run id, scored by seq
+  KEYS[2] ids      zset of every run id, score 0 (looked up by prefix)
   KEYS[3] shapes   set of demand shapes that have staged runs
-  (and base .. "ids", the lexicographic index of run ids, score 0)
 
   ARGV[1] base     key prefix, e.g. "fitq:{default}:"
   ARGV[2] now      epoch ms
   ARGV[3] count    number of runs; then, for each run, 4 arguments:
           id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
-          fields (JSON object of string fields for the run hash)
+          data (the job data: JSON text of what the run is)
 
-  Returns {1, seq of the first run} or {-2, id} when a run id is taken.
+  Returns {1, seq of the first run}, {-2, id} when a run id is taken, or
+  {-9} when the namespace holds runs stored by an older fitq.
 ]]
--- @include amounts
 -- @include runs
+-- @include namespace
+local seqKey, idsKey, shapesKey = KEYS[1], KEYS[2], KEYS[3]
 local base, now, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
+if olderLayout(base) then return {-9} end
 for i = 0, count - 1 do
   local id = ARGV[4 + i * 4]
-  if redis.call("EXISTS", base .. "run:" .. id) == 1 then return {-2, id} end
+  if redis.call("EXISTS", jobKey(base, id)) == 1 then return {-2, id} end
 end
 
 local firstSeq
 for i = 0, count - 1 do
-  local id, shape = ARGV[4 + i * 4], ARGV[5 + i * 4]
-  local priority = tonumber(ARGV[6 + i * 4])
-  local fields = cjson.decode(ARGV[7 + i * 4])
-  local seq = redis.call("INCR", KEYS[1])
+  local id, shape, priority, data = ARGV[4 + i * 4], ARGV[5 + i * 4], ARGV[6 + i * 4], ARGV[7 + i * 4]
+  local seq = redis.call("INCR", seqKey)
   firstSeq = firstSeq or seq
-  -- Higher priority first, then staging order; exact while |priority| <= 2^20.
-  local score = string.format("%.0f", -priority * 4294967296 + seq)
-  local args = {"id", id, "status", "staged", "seq", seq, "score", score,
-    "priority", ARGV[6 + i * 4], "stagedAt", now, "shape", shape}
-  for name, value in pairs(fields) do
-    args[#args + 1] = name
-    args[#args + 1] = value
-  end
-  redis.call("HSET", base .. "run:" .. id, unpack(args))
-  redis.call("ZADD", base .. "staged:" .. shape, score, id)
-  redis.call("SADD", KEYS[3], shape)
-  redis.call("ZADD", KEYS[2], seq, id)
-  redis.call("ZADD", base .. "ids", 0, id)
+  local score = orderScore(priority, seq)
+  local bull = bullPriority(priority)
+  redis.call("HSET", jobKey(base, id), "name", "run", "data", data,
+    "opts", cjson.encode({priority = bull, attempts = 1}), "timestamp", now, "delay", 0, "priority", bull,
+    "status", "staged", "seq", seq, "score", score, "shape", shape)
+  emitEvent(base, "event", "added", "jobId", id, "name", "run")
+  stage(base, id, shape, score)
+  redis.call("ZADD", idsKey, 0, id)
 end
 publish(base, {type = "staged", count = count})
 return {1, firstSeq}

@@ -1,10 +1,6 @@
 -- Helpers shared by the scripts that move runs between states.
-
--- The staged-index shape of a run's resources: "a=1,b=2", or "none".
-local function shapeOf(resources)
-  if resources == nil or resources == "" then return "none" end
-  return (string.gsub(resources, " ", ","))
-end
+-- @include amounts
+-- @include jobs
 
 -- A shape's demands ("a=1,b=2" or "none") and the GPU devices its runs are
 -- pinned to ("gpu=1;gpus=0,3" -> "gpu=1", {"0", "3"}; none: {}).
@@ -16,11 +12,24 @@ local function splitShape(shape)
   return demands, devices
 end
 
--- The staged-index shape of a stored run: its "shape" field (older records:
--- derived from its resources).
+-- The staged-index shape of a stored run: its "shape" field.
 local function storedShape(runKey)
-  local fields = redis.call("HMGET", runKey, "shape", "resources")
-  return fields[1] or shapeOf(fields[2])
+  return redis.call("HGET", runKey, "shape") or "none"
+end
+
+-- How often a run may be re-staged: the `retries` of its job data (0 for data
+-- fitq did not write).
+local function retriesOf(runKey)
+  local ok, data = pcall(cjson.decode, redis.call("HGET", runKey, "data") or "")
+  if ok and type(data) == "table" then return tonumber(data.retries) or 0 end
+  return 0
+end
+
+-- Puts a run in the staged index of its shape and in BullMQ's staged order.
+local function stage(base, runId, shape, score, prev)
+  redis.call("ZADD", base .. "staged:" .. shape, score, runId)
+  redis.call("SADD", base .. "shapes", shape)
+  enqueueJob(base, runId, score, prev)
 end
 
 -- Removes a staged run from its shape's index, dropping the shape when empty.
@@ -29,11 +38,12 @@ local function unstage(base, runId, shape)
   redis.call("ZREM", stagedKey, runId)
   if redis.call("ZCARD", stagedKey) == 0 then redis.call("SREM", base .. "shapes", shape) end
   redis.call("HDEL", base .. "holds", runId)
+  dequeueJob(base, runId)
 end
 
 -- Marks the end of a run's log stream, so followers know to stop.
 local function endLog(base, runId, status, logMaxLines)
-  redis.call("XADD", base .. "run:" .. runId .. ":log", "MAXLEN", "~", logMaxLines, "*",
+  redis.call("XADD", jobKey(base, runId) .. ":output", "MAXLEN", "~", logMaxLines, "*",
     "event", "end", "status", status)
 end
 
@@ -41,15 +51,20 @@ local function publish(base, message)
   redis.call("PUBLISH", base .. "events", cjson.encode(message))
 end
 
--- Ends a running run: returns what it took from the pool, sets its final
--- fields and closes its log. (Its worker's share is released by the caller.)
-local function endRun(base, runId, status, now, reason, logMaxLines)
-  local runKey = base .. "run:" .. runId
+-- Ends a staged or running run: returns what it took from the pool, records
+-- its end (BullMQ: completed or failed, see finishJob) and closes its log.
+-- (Its worker's share is released by the caller.) `returnValue` is the exit
+-- code as JSON, for a completed run.
+local function endRun(base, runId, status, now, reason, logMaxLines, returnValue)
+  local runKey = jobKey(base, runId)
+  local prev = redis.call("HGET", runKey, "status") == "staged" and "waiting" or "active"
   local pooled = parseResourceList(redis.call("HGET", runKey, "pooled"))
   adjustAmounts(base .. "pool:used", pooled, -1)
-  redis.call("HSET", runKey, "status", status, "endedAt", now)
+  if prev == "active" then deactivateJob(base, runId) end
+  redis.call("HSET", runKey, "status", status)
   if reason ~= nil and reason ~= "" then redis.call("HSET", runKey, "reason", reason) end
   redis.call("HDEL", runKey, "cancelRequested")
+  finishJob(base, runId, status, returnValue or "null", reason or "", now, prev)
   endLog(base, runId, status, logMaxLines)
   publish(base, {type = "ended", runId = runId, status = status})
   -- Pool capacity came back: workers waiting for it should look again.
@@ -61,19 +76,19 @@ end
 -- it did. What it reserved goes back with the worker's keys and, for the
 -- pool, here.
 local function restageRun(base, runId, reason, logMaxLines)
-  local runKey = base .. "run:" .. runId
-  local run = redis.call("HMGET", runKey, "retries", "restaged", "pooled", "score", "cancelRequested")
-  local retries, restaged = tonumber(run[1] or "0"), tonumber(run[2] or "0")
-  if restaged >= retries or run[5] == "1" then return false end
-  adjustAmounts(base .. "pool:used", parseResourceList(run[3]), -1)
-  redis.call("HDEL", runKey, "worker", "startedAt", "devices", "deviceShare", "reserved", "pooled",
+  local runKey = jobKey(base, runId)
+  local run = redis.call("HMGET", runKey, "restaged", "pooled", "score", "cancelRequested")
+  local retries, restaged = retriesOf(runKey), tonumber(run[1] or "0")
+  if restaged >= retries or run[4] == "1" then return false end
+  adjustAmounts(base .. "pool:used", parseResourceList(run[2]), -1)
+  deactivateJob(base, runId)
+  redis.call("HDEL", runKey, "worker", "processedOn", "pb", "devices", "deviceShare", "reserved", "pooled",
     "cancelRequested")
   redis.call("HSET", runKey, "status", "staged", "restaged", restaged + 1,
     "restagedReason", reason .. " (re-staged " .. (restaged + 1) .. " of " .. retries .. ")")
-  local shape = storedShape(runKey)
-  redis.call("ZADD", base .. "staged:" .. shape, run[4], runId)
-  redis.call("SADD", base .. "shapes", shape)
-  redis.call("XADD", runKey .. ":log", "MAXLEN", "~", logMaxLines, "*", "event", "restaged", "reason", reason)
+  emitEvent(base, "event", "restaged", "jobId", runId, "reason", reason)
+  stage(base, runId, storedShape(runKey), run[3], "active")
+  redis.call("XADD", runKey .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged", "reason", reason)
   publish(base, {type = "staged", count = 1})
   return true
 end
@@ -86,7 +101,7 @@ end
 -- worker's share goes with the worker's keys, or back in finishRun).
 -- Returns the status it now has: "canceled", "staged" or "lost".
 local function settleAbandonedRun(base, runId, reason, endedAt, logMaxLines)
-  if redis.call("HGET", base .. "run:" .. runId, "cancelRequested") == "1" then
+  if redis.call("HGET", jobKey(base, runId), "cancelRequested") == "1" then
     endRun(base, runId, "canceled", endedAt, "canceled (" .. reason .. ")", logMaxLines)
     return "canceled"
   end
@@ -110,7 +125,7 @@ end
 local function reapWorker(base, name, aliveAt, reason, logMaxLines)
   local workerKey = base .. "worker:" .. name
   for _, runId in ipairs(redis.call("SMEMBERS", workerKey .. ":runs")) do
-    local run = redis.call("HMGET", base .. "run:" .. runId, "status", "worker", "startedAt")
+    local run = redis.call("HMGET", jobKey(base, runId), "status", "worker", "processedOn")
     if run[1] == "running" and run[2] == name then
       local endedAt = math.max(tonumber(aliveAt), tonumber(run[3] or "") or 0)
       settleAbandonedRun(base, runId, reason, string.format("%.0f", endedAt), logMaxLines)
