@@ -58,6 +58,9 @@ function unknownRun(ref: string): UsageError {
   return new UsageError(`unknown run ${quote(ref)}`);
 }
 
+/** Why every staged run of a paused queue waits. */
+const PAUSED_REASON = 'the queue is paused (fitq resume)';
+
 /** Candidates named when a run id prefix is ambiguous. */
 const SHOWN_CANDIDATES = 5;
 
@@ -314,7 +317,21 @@ export class FitqClient {
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     const workers = await this.listWorkers();
     const pool = await readPool(this.redis, this.keys);
-    return (await this.selectRuns(filter)).map(({ run, demands }) => this.withWaitReason(run, demands, workers, pool));
+    const paused = await this.isPaused();
+    return (await this.selectRuns(filter)).map(({ run, demands }) => this.withWaitReason(run, demands, workers, pool, paused));
+  }
+
+  /** Whether the namespace's queue is paused (fitq pause, or BullMQ's pause: any value of `paused`). */
+  async isPaused(): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.queue.key('meta'), 'paused')) === 1;
+  }
+
+  /**
+   * Pauses the queue (no worker starts a run until resumed; running runs go
+   * on) or resumes it; false when it already was so.
+   */
+  async setPaused(paused: boolean): Promise<boolean> {
+    return this.scripts.setPaused(paused);
   }
 
   /**
@@ -339,7 +356,7 @@ export class FitqClient {
     const { run, demands } = await this.readRun(this.redis, runId);
     if (run.status === 'running') return withWorkerLiveness(run, await readWorkers(this.redis, this.keys));
     if (run.status !== 'staged') return run;
-    return this.withWaitReason(run, demands, await this.listWorkers(), await readPool(this.redis, this.keys));
+    return this.withWaitReason(run, demands, await this.listWorkers(), await readPool(this.redis, this.keys), await this.isPaused());
   }
 
   /**
@@ -389,9 +406,10 @@ export class FitqClient {
     });
   }
 
-  private withWaitReason(run: RunRecord, demands: Resources, workers: WorkerRecord[], pool: PoolState): RunRecord {
+  private withWaitReason(run: RunRecord, demands: Resources, workers: WorkerRecord[], pool: PoolState, paused: boolean): RunRecord {
     if (run.status === 'running') return withWorkerLiveness(run, workers);
     if (run.status !== 'staged') return run;
+    if (paused) return { ...run, reason: PAUSED_REASON };
     const waiting = { id: run.id, demands, gpus: run.pinnedGpus ?? [], order: { priority: run.priority, seq: run.seq } };
     return { ...run, reason: whyWaiting(waiting, workers, pool).reason };
   }

@@ -66,3 +66,29 @@ export const validateQueueName = (value: string): string => validateName('queue 
 export const validateKeyPrefix = (value: string): string => validateName('key prefix (FITQ_PREFIX)', value);
 export const validateRunId = (value: string): string => validateName('run id', value);
 export const validateWorkerName = (value: string): string => validateName('worker name', value);
+
+/**
+ * The key names of the run queue's own BullMQ keys (`runs:meta`, ...): a run
+ * is the job `runs:<id>`, so its id must not be one of them. test/contract
+ * checks this list against BullMQ's.
+ */
+export const QUEUE_KEY_NAMES: readonly string[] = [
+  'active', 'wait', 'waiting-children', 'paused', 'id', 'delayed', 'prioritized', 'stalled-check',
+  'completed', 'failed', 'stalled', 'repeat', 'limiter', 'meta', 'events', 'pc', 'marker', 'de',
+];
+
+/**
+ * A run id chosen for a new run (`--run-id`): a valid name that is neither
+ * a number (BullMQ numbers the jobs it adds itself) nor one of the queue's
+ * key names.
+ */
+export function validateNewRunId(value: string): string {
+  validateRunId(value);
+  if (/^[0-9]+$/.test(value)) {
+    throw new UsageError(`invalid run id ${quote(value)}: it must not be a number only (add a letter)`);
+  }
+  if (QUEUE_KEY_NAMES.includes(value)) {
+    throw new UsageError(`invalid run id ${quote(value)}: '${value}' names a key of the run queue; choose another`);
+  }
+  return value;
+}

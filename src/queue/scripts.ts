@@ -98,6 +98,7 @@ export type ClaimResult =
   | { code: 'waiting'; ignored: IgnoredShape[]; /** The blocked head this worker holds resources for, if any. */ holding?: string }
   | { code: 'idle'; ignored: IgnoredShape[] }
   | { code: 'full' }
+  | { code: 'paused' }
   | { code: 'fenced' };
 
 /** A demand shape a worker cannot run, with the resource names it lacks. */
@@ -229,6 +230,8 @@ export class Scripts {
         return { code: 'idle', ignored: parseIgnored(reply[1]) };
       case 4:
         return { code: 'full' };
+      case 5:
+        return { code: 'paused' };
       default:
         return { code: 'fenced' };
     }
@@ -254,6 +257,14 @@ export class Scripts {
    */
   async dropHold(worker: string, token: string): Promise<boolean> {
     return (await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds, token)) === 1;
+  }
+
+  /** Pauses or resumes the namespace's queue; false when it already was so. */
+  async setPaused(paused: boolean): Promise<boolean> {
+    const reply = await command(this.redis, 'fitqSetPaused')(
+      this.keys.queue.key('meta'), this.keys.queue.key('events'), this.keys.base, paused ? 'pause' : 'resume',
+    );
+    return reply === 1;
   }
 
   /** Sets pool capacities ("set"), or removes pool resources ("remove"; returns a name not in the pool). */

@@ -9,7 +9,7 @@ import { UsageError } from '../errors.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
-import { MAX_NAME_LENGTH, quote, validateRunId } from './names.js';
+import { MAX_NAME_LENGTH, quote, validateNewRunId } from './names.js';
 
 /** How to stage a run, quoted in the errors that say what is missing. */
 export const STAGE_USAGE = 'fitq stage [FLAGS] -- COMMAND [ARGS...]';
@@ -74,7 +74,11 @@ export interface PreparedRun {
 }
 
 export function newRunId(): string {
-  return randomBytes(6).toString('hex');
+  // 12 hex digits, at least one a letter (about 1 in 280 draws is digits only).
+  for (;;) {
+    const id = randomBytes(6).toString('hex');
+    if (!/^[0-9]+$/.test(id)) return id;
+  }
 }
 
 function validateEntries(kind: string, entries: Record<string, string>, pattern: RegExp, rule: string): void {
@@ -187,7 +191,7 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
     throw new UsageError(`expected --retries to be an integer from 0 to ${MAX_RETRIES}, got ${quote(String(retries))}`);
   }
   if (request.runId !== undefined && repeat > 1) throw new UsageError('--run-id cannot be combined with --repeat');
-  if (request.runId !== undefined) validateRunId(request.runId);
+  if (request.runId !== undefined) validateNewRunId(request.runId);
   const envJson = validateEnv(request.env ?? {});
   const labelsJson = validateLabels(request.labels ?? {});
   const demands = toResources(request.resources);

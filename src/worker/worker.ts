@@ -70,6 +70,8 @@ export class FitqWorker {
   private claimLoop: Promise<void> | undefined;
   private claimAgain = false;
   private lastClaim: ClaimResult['code'] | undefined;
+  /** Whether the last claim found the queue paused. */
+  private queuePaused = false;
   private reregistering: Promise<void> | undefined;
   private fencedWhileStopping = false;
   /** The blocked head this worker holds resources for, if any. */
@@ -174,7 +176,7 @@ export class FitqWorker {
     } catch {
       return;
     }
-    if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased') this.wake();
+    if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased' || event.type === 'resumed') this.wake();
     // Holds moved elsewhere (an older run held, or the held run started): claim again, perhaps to backfill.
     else if (event.type === 'holds' && event.worker !== this.name && this.holding !== undefined) this.wake();
     else if (event.type === 'cancel' && event.worker === this.name && event.runId) this.requestCancel(event.runId);
@@ -226,6 +228,7 @@ export class FitqWorker {
           this.name, token, Date.now(), this.options.concurrency, this.options.policy, this.options.gpuPlacement,
         );
         this.lastClaim = result.code;
+        if (result.code !== 'fenced') this.notePaused(result.code === 'paused');
         if (result.code === 'claimed') {
           this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);
           this.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
@@ -235,13 +238,20 @@ export class FitqWorker {
           // Registered anew: claim again at once, runs may have been staged meanwhile.
           await this.onFenced(token);
           this.claimAgain = true;
-        } else if (result.code !== 'full') {
+        } else if (result.code !== 'full' && result.code !== 'paused') {
           this.noteHolding(result.code === 'waiting' ? result.holding : undefined);
           await this.ignoredRuns.report(result.ignored);
         }
         break;
       }
     } while (this.claimAgain && !this.stopping);
+  }
+
+  /** Logs when the claims find the queue paused, and when no longer. */
+  private notePaused(paused: boolean): void {
+    if (paused === this.queuePaused) return;
+    this.queuePaused = paused;
+    this.logger.info(paused ? 'The queue is paused (fitq pause): starting no run until fitq resume' : 'The queue was resumed');
   }
 
   /** Logs (at debug level) when this worker starts holding resources for a blocked head. */

@@ -119,6 +119,14 @@ describe.concurrent('malformed resource specs', () => {
     await refusedInFreshQueue(['worker', '--run-once'], ["invalid resource spec 'gpu=8Q'", '(from FITQ_RESOURCES)'], { FITQ_RESOURCES: 'gpu=8Q' });
   });
 
+  it.each([
+    ['meta', "invalid run id 'meta': 'meta' names a key of the run queue; choose another"],
+    ['prioritized', "invalid run id 'prioritized': 'prioritized' names a key of the run queue"],
+    ['123', "invalid run id '123': it must not be a number only (add a letter)"],
+  ])('fitq stage --run-id %s is refused (a job id BullMQ uses itself), staging nothing', async (id, message) => {
+    await refusedInFreshQueue(['stage', '--run-id', id, '--', 'true'], [message]);
+  });
+
   it('accepts the largest exact amount', async () => {
     const queue = newQueue();
     const result = await fitq(['stage', '--json', '-r', 'gpu=9007199254740991.999999', '--', 'true'], { queue });

@@ -19,6 +19,7 @@ import { once } from 'node:events';
 import { Job, Queue, QueueEvents, Worker, type JobType, type QueueOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUE_KEY_NAMES } from '../../src/queue/names.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 const QUEUE = 'runs';
@@ -144,6 +145,8 @@ describe('1. key names', () => {
       'completed', 'failed', 'stalled', 'repeat', 'limiter', 'meta', 'events', 'pc', 'marker', 'de'];
     expect(ns.queue.keys).toEqual({ '': ns.key(''), ...Object.fromEntries(suffixes.map((suffix) => [suffix, ns.key(suffix)])) });
     expect(ns.key('')).toBe(`${ns.prefix}:runs:`);
+    // fitq refuses exactly these as run ids.
+    expect([...QUEUE_KEY_NAMES].sort()).toEqual([...suffixes].sort());
   });
 
   it('add, take, log and finish touch exactly these keys, of these types', async () => {

@@ -70,6 +70,7 @@
                               capacity; heldRunId is the blocked head ("" if none)
     {3, ignored}   no staged run fits the worker's total capacity
     {4}            the worker already runs maxRuns runs
+    {5}            the namespace's queue is paused (`fitq pause`, BullMQ's pause)
     {-1}           the worker is not registered under this token, or its
                    lease has run out (fenced)
   ignored lists "shape|missing,names|version" for shapes needing resources
@@ -93,6 +94,7 @@ local deadline = redis.call("ZSCORE", KEYS[5], name)
 if not deadline or tonumber(deadline) < clock then return {-1} end
 local running = tonumber(redis.call("HGET", KEYS[1], "running") or "0")
 if maxRuns > 0 and running >= maxRuns then return {4} end
+if queuePaused(base) then return {5} end
 
 local capacity = readAmounts(KEYS[2])
 local free = readAmounts(KEYS[3])

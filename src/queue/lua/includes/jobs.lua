@@ -25,9 +25,10 @@ local function emitEvent(base, ...)
   redis.call("XADD", queueKey(base, "events"), "MAXLEN", "~", maxEvents, "*", ...)
 end
 
--- Whether the namespace's queue is paused (BullMQ's pause, or `fitq pause`).
+-- Whether the namespace's queue is paused (BullMQ's pause, or `fitq pause`):
+-- as for BullMQ, any value of the field pauses it.
 local function queuePaused(base)
-  return redis.call("HGET", queueKey(base, "meta"), "paused") == "1"
+  return redis.call("HEXISTS", queueKey(base, "meta"), "paused") == 1
 end
 
 -- Puts a job in the staged order (BullMQ: prioritized), `prev` its former state.

@@ -5,7 +5,7 @@
 -- staged may take seq 1 again.
 local function forgetIfEmpty(base)
   if redis.call("EXISTS", base .. "ids", base .. "workers", base .. "pool:capacity", base .. "settings") > 0 then return end
-  if redis.call("HGET", base .. "runs:meta", "paused") == "1" then return end
+  if redis.call("HEXISTS", base .. "runs:meta", "paused") == 1 then return end
   local used = redis.call("HGETALL", base .. "pool:used")
   for i = 2, #used, 2 do
     if used[i] ~= "0" then return end
