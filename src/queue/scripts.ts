@@ -305,17 +305,25 @@ export class Scripts {
   }
 
   /**
-   * Renews a lease; returns run ids whose cancellation is pending and any
-   * stop request, or undefined when fenced.
+   * Renews a lease; returns run ids whose cancellation is pending, any stop
+   * request and the runs (with their claim epoch) Redis holds for the
+   * worker; undefined when fenced.
    */
-  async heartbeat(name: string, token: string, leaseMs: number): Promise<{ cancels: string[]; stop?: StopMode } | undefined> {
+  async heartbeat(
+    name: string,
+    token: string,
+    leaseMs: number,
+  ): Promise<{ cancels: string[]; stop?: StopMode; held: { runId: string; epoch: string }[] } | undefined> {
     const w = this.keys.worker(name);
     const reply = (await command(this.redis, 'fitqHeartbeat')(
       this.keys.workers, w.info, w.runs, this.keys.base, name, token, leaseMs,
-    )) as [number, string[]?, string?];
+    )) as [number, string[]?, string?, string[]?];
     if (reply[0] !== 1) return undefined;
     const stop = reply[2];
-    return { cancels: reply[1] ?? [], ...(stop === 'graceful' || stop === 'now' ? { stop } : {}) };
+    const flat = reply[3] ?? [];
+    const held: { runId: string; epoch: string }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) held.push({ runId: flat[i]!, epoch: flat[i + 1]! });
+    return { cancels: reply[1] ?? [], held, ...(stop === 'graceful' || stop === 'now' ? { stop } : {}) };
   }
 
   /** Asks a live worker to stop; false when no live worker has the name. */

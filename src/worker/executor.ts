@@ -84,6 +84,22 @@ export class Executor {
     });
   }
 
+  /** Whether the run is being executed (or recorded) here. */
+  has(runId: string): boolean {
+    return this.active.has(runId);
+  }
+
+  /**
+   * Records a claimed run this worker will not run, as stopped by fitq
+   * (re-staged per its retries, else lost) for `reason`.
+   */
+  giveBack(claim: ClaimedRun, reason: string): void {
+    if (this.active.has(claim.runId)) return;
+    const run: ActiveRun = { ...claim, cancelRequested: false, abandoned: reason };
+    this.active.set(claim.runId, run);
+    void this.record(run, NOT_STARTED);
+  }
+
   /** Stops a run (SIGTERM, SIGKILL after the grace period); it ends as canceled. */
   cancel(runId: string): boolean {
     const run = this.active.get(runId);

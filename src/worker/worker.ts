@@ -40,6 +40,8 @@ interface WorkerParts {
 const GIVE_UP_AFTER_GRACE_MS = 5_000;
 /** The reason recorded for runs a worker stops because its registration is gone. */
 const LOST_REGISTRATION = 'its worker lost its registration';
+/** Why a run claimed for a worker that never heard of the claim is given back. */
+const CLAIM_REPLY_LOST = "its worker never received the claim's reply (Redis connection lost)";
 
 export class FitqWorker {
   readonly name: string;
@@ -70,6 +72,8 @@ export class FitqWorker {
   private claimLoop: Promise<void> | undefined;
   private claimAgain = false;
   private lastClaim: ClaimResult['code'] | undefined;
+  /** Whether a claim call is on its way (its run is not the executor's yet). */
+  private claimInFlight = false;
   /** Whether the last claim found the queue paused. */
   private queuePaused = false;
   private reregistering: Promise<void> | undefined;
@@ -224,16 +228,8 @@ export class FitqWorker {
       this.claimAgain = false;
       while (!this.stopping && this.hasRoom()) {
         const token = this.token;
-        const result = await this.scripts.claimRun(
-          this.name, token, Date.now(), this.options.concurrency, this.options.policy, this.options.gpuPlacement,
-        );
-        this.lastClaim = result.code;
-        if (result.code !== 'fenced') this.notePaused(result.code === 'paused');
-        if (result.code === 'claimed') {
-          this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);
-          this.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
-          continue;
-        }
+        const result = await this.claimAndDispatch(token);
+        if (result.code === 'claimed') continue;
         if (result.code === 'fenced') {
           // Registered anew: claim again at once, runs may have been staged meanwhile.
           await this.onFenced(token);
@@ -245,6 +241,25 @@ export class FitqWorker {
         break;
       }
     } while (this.claimAgain && !this.stopping);
+  }
+
+  /** One claim; a claimed run goes to the executor before anyone may ask whether this worker runs it. */
+  private async claimAndDispatch(token: string): Promise<ClaimResult> {
+    this.claimInFlight = true;
+    try {
+      const result = await this.scripts.claimRun(
+        this.name, token, Date.now(), this.options.concurrency, this.options.policy, this.options.gpuPlacement,
+      );
+      this.lastClaim = result.code;
+      if (result.code !== 'fenced') this.notePaused(result.code === 'paused');
+      if (result.code === 'claimed') {
+        this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);
+        this.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
+      }
+      return result;
+    } finally {
+      this.claimInFlight = false;
+    }
   }
 
   /** Logs when the claims find the queue paused, and when no longer. */
@@ -262,6 +277,22 @@ export class FitqWorker {
     this.holding = runId;
   }
 
+  /**
+   * Runs Redis holds for this worker that it is not running: a claim whose
+   * reply never came back (the connection dropped as Redis answered). With
+   * no claim on its way, such a run never started here: it is given back
+   * (re-staged per its retries, else lost).
+   */
+  private giveBackUnknownClaims(token: string, held: readonly { runId: string; epoch: string }[]): void {
+    // A claim on its way may be one of them: look again at the next heartbeat.
+    if (token !== this.token || this.claimInFlight) return;
+    for (const { runId, epoch } of held) {
+      if (this.executor.has(runId)) continue;
+      this.logger.warn({ runId }, `Run ${runId} was claimed for this worker but the claim's reply never arrived (Redis connection lost); giving it back`);
+      this.executor.giveBack({ runId, epoch, fields: {} }, CLAIM_REPLY_LOST);
+    }
+  }
+
   private finishRunOnceWhenDone(): void {
     if (this.options.runOnce && !this.stopping && !this.claimLoop && this.executor.size === 0 && this.lastClaim === 'idle') {
       void this.stop();
@@ -277,6 +308,7 @@ export class FitqWorker {
         this.wake();
       } else {
         reply.cancels.forEach((runId) => this.requestCancel(runId));
+        this.giveBackUnknownClaims(token, reply.held);
         if (reply.stop) this.stopOnRequest(reply.stop === 'now');
       }
       await this.reap();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import type { FitqWorker } from '../../src/worker/worker.js';
+import { Scripts } from '../../src/queue/scripts.js';
 import { connectClient, messages, newQueue, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
@@ -192,5 +193,37 @@ describe('worker lifecycle', () => {
     await expect(client.stage({ command: ['true'], resources: new Map([['a b', 1n]]) })).rejects.toThrow("invalid resource spec 'a b=1'");
     await expect(client.stage({ command: ['true'], resources: new Map([['neg', -5n]]) })).rejects.toThrow("invalid resource spec 'neg=-5'");
     expect(await client.listRuns()).toEqual([]);
+  });
+});
+
+describe('a claim whose reply never reached its worker', () => {
+  it('is given back at the next heartbeat: re-staged per its retries, else lost; its reservation returned', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    // The worker is full (one run at a time), so it claims nothing more itself.
+    const { logs } = await startTestWorker(queue, { name: 'deaf', resources: 'slot=3', concurrency: 1, leaseMs: 3000 });
+    const busy = (await client.stage({ command: ['sleep', '30'], resources: 'slot=1' })).runs[0]!.id;
+    await waitFor('the first run to start', async () => (await client.getRun(busy)).status === 'running');
+    const [retried, lost] = (await client.stage([
+      { command: ['true'], resources: 'slot=1', retries: 1 },
+      { command: ['true'], resources: 'slot=1' },
+    ])).runs.map((run) => run.id);
+
+    // Claims made for the worker as its own would be, whose replies it never sees.
+    const token = String(await client.redis.hget(client.keys.worker('deaf').info, 'token'));
+    for (const id of [retried, lost]) {
+      expect(await scripts.claimRun('deaf', token, Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
+    }
+    expect((await client.listWorkers())[0]!.free).toEqual(new Map([['slot', 0n]]));
+
+    const reason = "its worker never received the claim's reply (Redis connection lost)";
+    expect(await client.waitForEnd(lost!, 10_000)).toMatchObject({ status: 'lost', reason });
+    await waitFor('the other to be re-staged', async () => (await client.getRun(retried!)).restaged === 1);
+    expect((await client.getRun(retried!)).restagedReason).toBe(`${reason} (re-staged 1 of 1)`);
+    expect((await client.listWorkers())[0]!.free).toEqual(new Map([['slot', 2_000_000n]]));
+    expect(messages(logs)).toContain(`Run ${lost} was claimed for this worker but the claim's reply never arrived (Redis connection lost); giving it back`);
+    // The run it does run is left alone.
+    expect(await client.getRun(busy)).toMatchObject({ status: 'running', worker: 'deaf' });
   });
 });
