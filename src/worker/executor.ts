@@ -28,6 +28,8 @@ interface ActiveRun extends ClaimedRun {
   cancelRequested: boolean;
   /** Why the run must stop (or not start at all): the worker is stopping or was fenced. */
   abandoned?: string;
+  /** When its process was let go (performance.now()). */
+  startedAtMs?: number;
 }
 
 export interface ExecutorContext {
@@ -189,7 +191,8 @@ export class Executor {
       // The command waits at a gate until its group is known to the watchdog.
       await this.ctx.watchdog.watch(run.process.pid);
       run.process.release();
-      log.info(`Run ${run.runId} started`);
+      run.startedAtMs = performance.now();
+      log.info({ pid: run.process.pid, ...(devices ? { devices } : {}) }, `Run ${run.runId} started`);
     }
     const outcome = await run.process.outcome;
     if (run.process.pid !== undefined) this.ctx.watchdog.release(run.process.pid);
@@ -230,7 +233,15 @@ export class Executor {
       result = error instanceof Error ? error : new Error(String(error));
     }
     const { level, message } = endingMessage(run.runId, ending, outcome, toRecord, result);
-    this.ctx.logger.child({ runId: run.runId })[level](result instanceof Error ? { err: result } : {}, message);
+    const fields = {
+      // What was recorded: the status the run has now (a stopped run: staged or lost).
+      status: result instanceof Error || result.outcome !== 'recorded' ? 'unrecorded' : result.status,
+      ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
+      ...(outcome.signal ? { signal: outcome.signal } : {}),
+      ...(run.startedAtMs !== undefined ? { durationMs: Math.round(performance.now() - run.startedAtMs) } : {}),
+      ...(result instanceof Error ? { err: result } : {}),
+    };
+    this.ctx.logger.child({ runId: run.runId })[level](fields, message);
     this.active.delete(run.runId);
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;

@@ -253,7 +253,10 @@ export class FitqWorker {
       this.lastClaim = result.code;
       if (result.code !== 'fenced') this.notePaused(result.code === 'paused');
       if (result.code === 'claimed') {
-        this.logger.info({ runId: result.runId }, `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`);
+        this.logger.info(
+          { runId: result.runId, epoch: Number(result.epoch), requires: result.run.resources ?? '' },
+          `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`,
+        );
         this.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
       }
       return result;

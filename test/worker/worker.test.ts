@@ -227,3 +227,18 @@ describe('a claim whose reply never reached its worker', () => {
     expect(await client.getRun(busy)).toMatchObject({ status: 'running', worker: 'deaf' });
   });
 });
+
+describe('worker log lines', () => {
+  it('carry fields, not only text: runId, worker, status, exitCode, durationMs', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const [ok, bad] = (await client.stage([{ command: ['true'], resources: 'slot=1' }, { command: ['sh', '-c', 'exit 3'], resources: 'slot=1' }])).runs.map((run) => run.id);
+    const { worker, logs } = await startTestWorker(queue, { name: 'fields-w', resources: 'slot=1', runOnce: true });
+    await worker.done;
+    const entry = (msg: string) => logs.find((line) => line.msg === msg);
+    expect(entry(`Scheduling run ${ok} (requires slot=1)`)).toMatchObject({ worker: 'fields-w', runId: ok, epoch: 1, requires: 'slot=1' });
+    expect(entry(`Run ${ok} started`)).toMatchObject({ worker: 'fields-w', runId: ok, pid: expect.any(Number) });
+    expect(entry(`Run ${ok} completed`)).toMatchObject({ worker: 'fields-w', runId: ok, status: 'completed', exitCode: 0, durationMs: expect.any(Number) });
+    expect(entry(`Run ${bad} failed (exit code 3)`)).toMatchObject({ runId: bad, status: 'failed', exitCode: 3, durationMs: expect.any(Number) });
+  });
+});
