@@ -12,7 +12,8 @@
  * await client.close();
  * ```
  */
-export { FitqClient, type ClientOptions, type StageResult } from './queue/client.js';
+export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, type RetentionState } from './queue/client.js';
+export { RETENTION_DEFAULTS, type Retention } from './queue/retention.js';
 export type { StageRequest } from './queue/stage.js';
 export type { RunRecord, RunStatus } from './queue/run-record.js';
 export { RUN_STATUSES } from './queue/run-record.js';

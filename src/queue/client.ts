@@ -10,7 +10,19 @@ import { poolResources, readPool, type PoolResource, type PoolState } from './po
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { quote, validateRunId, validateWorkerName } from './names.js';
-import { isEnded, matchesFilter, parseRunFields, runDataJson, runDemands, runFields, type RunFilter, type RunRecord } from './run-record.js';
+import {
+  ENDED_STATUSES,
+  isEnded,
+  matchesFilter,
+  parseRunFields,
+  runDataJson,
+  runDemands,
+  runFields,
+  type RunFilter,
+  type RunRecord,
+  type RunStatus,
+} from './run-record.js';
+import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from './retention.js';
 import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
@@ -31,6 +43,22 @@ export interface ClientOptions extends ConnectionOptions {
    * refuses, as `rejected`, runs not signed with it. Never logged.
    */
   secret?: Secret;
+}
+
+/** Which ended runs `cleanRuns` removes: all given must hold. */
+export interface CleanOptions {
+  /** Only runs with these statuses (ended ones only); default: every ended run. */
+  statuses?: readonly RunStatus[];
+  /** Only runs that ended more than this many ms ago (by the Redis server's clock). */
+  olderThanMs?: number;
+  /** Keep this many, the most recently ended, of the runs with those statuses. */
+  keep?: number;
+}
+
+/** The namespace's retention, and which settings it holds (the others are defaults). */
+export interface RetentionState {
+  retention: Retention;
+  stored: RetentionSetting[];
 }
 
 export interface StageResult {
@@ -58,6 +86,16 @@ function unknownRun(ref: string): UsageError {
   return new UsageError(`unknown run ${quote(ref)}`);
 }
 
+/**
+ * A watched run was removed before its end could be read: by `fitq runs rm`
+ * or `runs clean`, or by history retention as it ended (a count of 0 keeps none).
+ */
+export class RunRemovedError extends UsageError {
+  constructor(readonly runId: string) {
+    super(`run ${quote(runId)} was removed before its end could be read (fitq runs rm, fitq runs clean, or history retention: fitq retention)`);
+  }
+}
+
 /** Why every staged run of a paused queue waits. */
 const PAUSED_REASON = 'the queue is paused (fitq resume)';
 
@@ -66,6 +104,12 @@ const SHOWN_CANDIDATES = 5;
 
 /** Runs staged per script call; a larger batch goes as several calls in one MULTI. */
 const STAGE_CHUNK = 2000;
+
+/** Runs removed per cleanRuns script call. */
+const CLEAN_BATCH = 500;
+
+/** Run statuses read per round trip when selecting runs to clean. */
+const STATUS_READ_CHUNK = 5000;
 
 /** Dead workers reaped per script call. */
 const REAP_BATCH = 50;
@@ -422,7 +466,8 @@ export class FitqClient {
    */
   async cancelRun(runId: string, options: { wait?: boolean; timeoutMs?: number } = {}): Promise<RunRecord> {
     const [result] = await this.cancelRuns([runId], options);
-    if (!result?.run) throw unknownRun(runId);
+    // Gone after its cancellation: removed as it ended (retention keeping none).
+    if (!result?.run) throw result && result.outcome !== 'removed' ? new RunRemovedError(runId) : unknownRun(runId);
     if (result.outcome === 'ended') throw new UsageError(`run '${runId}' already ended (${result.run.status})`);
     return result.run;
   }
@@ -450,7 +495,13 @@ export class FitqClient {
     const results: CancelResult[] = [];
     for (const { id, outcome } of outcomes) {
       if (outcome === 'removed') results.push({ id, outcome });
-      else if (outcome === 'requested' && options.wait) results.push({ id, outcome, run: await this.waitForEnd(id, options.timeoutMs) });
+      else if (outcome === 'requested' && options.wait) results.push(await this.waitForEnd(id, options.timeoutMs).then(
+        (run) => ({ id, outcome, run }),
+        (error: unknown) => {
+          if (error instanceof RunRemovedError) return { id, outcome: 'removed' as const };
+          throw error;
+        },
+      ));
       else results.push({ id, outcome, run: await this.getRun(id).catch(() => undefined) });
     }
     return results;
@@ -481,6 +532,91 @@ export class FitqClient {
     if ('unknown' in result) throw unknownRun(result.unknown);
     if ('running' in result) throw new UsageError(`run '${result.running}' is running: cancel it first, or use --force`);
     return result.removed;
+  }
+
+  /**
+   * Removes ended runs now, with their logs and keys: every ended run, or
+   * those with `statuses` that ended more than `olderThanMs` ago, less the
+   * `keep` most recently ended of them (all given must hold). Staged and
+   * running runs are never removed; asking for them is a UsageError.
+   * Returns how many runs it removed.
+   */
+  async cleanRuns(options: CleanOptions = {}): Promise<number> {
+    const statuses = cleanableStatuses(options.statuses);
+    for (const [name, value] of [['older than', options.olderThanMs], ['keep', options.keep]] as const) {
+      if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+        throw new UsageError(`expected ${name} to be a whole number from 0, got ${quote(String(value))}`);
+      }
+    }
+    const [seconds, micros] = await this.redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    // Ended more than olderThanMs ago: at most this.
+    const latest = options.olderThanMs === undefined ? undefined : now - options.olderThanMs - 1;
+    const states = [
+      ...(statuses.includes('completed') ? ['completed'] : []),
+      ...(statuses.some((status) => status !== 'completed') ? ['failed'] : []),
+    ];
+    const ended: { id: string; finishedOn: number }[] = [];
+    for (const state of states) {
+      const flat = await this.redis.zrange(this.keys.queue.key(state), 0, -1, 'WITHSCORES');
+      for (let i = 0; i + 1 < flat.length; i += 2) ended.push({ id: flat[i]!, finishedOn: Number(flat[i + 1]) });
+    }
+    const status = new Map<string, string | null>();
+    for (let i = 0; i < ended.length; i += STATUS_READ_CHUNK) {
+      const pipeline = this.redis.pipeline();
+      const chunk = ended.slice(i, i + STATUS_READ_CHUNK);
+      for (const { id } of chunk) pipeline.hget(this.keys.run(id), 'status');
+      ((await pipeline.exec()) ?? []).forEach(([, reply], j) => status.set(chunk[j]!.id, reply as string | null));
+    }
+    // Newest first: the first `keep` stay.
+    const selected = ended
+      .filter(({ id }) => (statuses as readonly string[]).includes(status.get(id) ?? ''))
+      .sort((a, b) => b.finishedOn - a.finishedOn || (a.id < b.id ? 1 : -1))
+      .slice(options.keep ?? 0)
+      .filter(({ finishedOn }) => latest === undefined || finishedOn <= latest)
+      .map(({ id }) => id);
+    let removed = 0;
+    for (let i = 0; i < selected.length; i += CLEAN_BATCH) {
+      removed += await this.scripts.cleanRuns(statuses, latest, selected.slice(i, i + CLEAN_BATCH));
+    }
+    return removed;
+  }
+
+  /** The namespace's history retention (see setRetention). */
+  async getRetention(): Promise<RetentionState> {
+    return readRetention(await this.redis.hgetall(this.keys.settings));
+  }
+
+  /**
+   * Changes the namespace's history retention: how many completed runs, and
+   * how many failed, canceled, lost and rejected runs together, are kept,
+   * and for how long after they ended (null: no limit; a setting not given
+   * stays as it is; `reset` first puts every setting back to its default).
+   * Each run's end then removes the oldest runs beyond them; the runs beyond
+   * them already are removed at once. Returns the retention now and how
+   * many runs were removed.
+   */
+  async setRetention(changes: Partial<Retention>, options: { reset?: boolean } = {}): Promise<RetentionState & { removed: number }> {
+    const values: [string, string][] = options.reset ? RETENTION_SETTINGS.map((setting) => [setting, '']) : [];
+    for (const setting of RETENTION_SETTINGS) {
+      const value = changes[setting];
+      if (value === undefined) continue;
+      validateLimit(setting, value);
+      values.push([setting, storedLimit(value)]);
+    }
+    const state = readRetention(await this.scripts.setRetention(values));
+    return { ...state, removed: await this.applyRetention(state.retention) };
+  }
+
+  /** Removes the ended runs beyond a retention: too many of a state, or too old. */
+  private async applyRetention(retention: Retention): Promise<number> {
+    let removed = 0;
+    if (retention.keepCompleted !== null) removed += await this.cleanRuns({ statuses: ['completed'], keep: retention.keepCompleted });
+    if (retention.keepFailed !== null) {
+      removed += await this.cleanRuns({ statuses: ENDED_STATUSES.filter((status) => status !== 'completed'), keep: retention.keepFailed });
+    }
+    if (retention.keepAgeMs !== null) removed += await this.cleanRuns({ olderThanMs: retention.keepAgeMs });
+    return removed;
   }
 
   /** Reads a run's output from the start. */
@@ -527,13 +663,22 @@ export class FitqClient {
     const followerId = await follower.client('ID');
     const onAbort = () => void this.redis.client('UNBLOCK', followerId).catch(() => {});
     signal?.addEventListener('abort', onAbort, { once: true });
+    // The run existed when the watch began: gone now, it was removed.
+    const readWatched = async (): Promise<RunRecord> => {
+      try {
+        return (await this.readRun(follower, runId)).run;
+      } catch (error) {
+        if (error instanceof UsageError && (await follower.exists(this.keys.run(runId))) === 0) throw new RunRemovedError(runId);
+        throw error;
+      }
+    };
     try {
       let checkAt = 0; // when to reap and look at the run again
       for (;;) {
-        if (signal?.aborted) return (await this.readRun(follower, runId)).run;
+        if (signal?.aborted) return readWatched();
         if (performance.now() >= Math.min(checkAt, deadline)) {
           const msUntilNext = await this.reap(followerScripts);
-          const { run } = await this.readRun(follower, runId);
+          const run = await readWatched();
           if (isEnded(run)) {
             // Whatever came before its end marker.
             for (let page = await readLogEntries(follower, this.keys, runId, after); page.length > 0; ) {
@@ -554,7 +699,7 @@ export class FitqClient {
         for (const entry of await waitLogEntries(follower, this.keys, runId, after, blockMs)) {
           onEntry(entry);
           after = entry.id;
-          if (entry.kind === 'end') return (await this.readRun(follower, runId)).run;
+          if (entry.kind === 'end') return readWatched();
           // Staged again: look at once when it starts anew.
           if (entry.kind === 'restaged') checkAt = 0;
         }

@@ -367,6 +367,24 @@ export class Scripts {
     return (await command(this.redis, 'fitqResolveRunIds')(this.keys.ids, this.keys.base, most, ...refs)) as string[][];
   }
 
+  /**
+   * Removes the named runs that have ended with one of `statuses`, no later
+   * than `latestFinishedOn` (if given); leaves any other. Returns how many it removed.
+   */
+  async cleanRuns(statuses: readonly string[], latestFinishedOn: number | undefined, runIds: readonly string[]): Promise<number> {
+    return Number(await command(this.redis, 'fitqCleanRuns')(
+      this.keys.ids, this.keys.base, statuses.join(','), latestFinishedOn ?? '', ...runIds,
+    ));
+  }
+
+  /** Writes retention settings (value "" = back to the default); returns the settings hash as stored now. */
+  async setRetention(values: readonly (readonly [string, string])[]): Promise<Record<string, string>> {
+    const flat = (await command(this.redis, 'fitqSetRetention')(
+      this.keys.settings, this.keys.base, ...values.flat(),
+    )) as string[];
+    return flatToRecord(flat);
+  }
+
   /** Removes runs; returns the offending id when one is unknown or running. */
   async removeRuns(runIds: string[]): Promise<{ removed: number } | { unknown: string } | { running: string }> {
     const [code, value] = (await command(this.redis, 'fitqRemoveRuns')(

@@ -26,9 +26,7 @@ for i = 2, #ARGV do
     unstage(base, runId, storedShape(runKey))
     prev = "waiting"
   end
-  deleteJob(base, runId)
-  emitEvent(base, "event", "removed", "jobId", runId, "prev", prev)
-  redis.call("ZREM", KEYS[1], runId)
+  removeRun(base, runId, prev)
 end
 forgetIfEmpty(base)
 return {1, #ARGV - 1}

@@ -1,6 +1,7 @@
 -- Helpers shared by the scripts that move runs between states.
 -- @include amounts
 -- @include jobs
+-- @include retention
 
 -- A shape's demands ("a=1,b=2" or "none") and the GPU devices its runs are
 -- pinned to ("gpu=1;gpus=0,3" -> "gpu=1", {"0", "3"}; none: {}).
@@ -52,9 +53,11 @@ local function publish(base, message)
 end
 
 -- Ends a staged or running run: returns what it took from the pool, records
--- its end (BullMQ: completed or failed, see finishJob) and closes its log.
--- (Its worker's share is released by the caller.) `returnValue` is the exit
--- code as JSON, for a completed run.
+-- its end (BullMQ: completed or failed, see finishJob) and closes its log;
+-- then applies the namespace's retention to the state it ended in (at most
+-- RETENTION_BATCH runs removed; with a count of 0, this run too). (Its
+-- worker's share is released by the caller.) `returnValue` is the exit code
+-- as JSON, for a completed run.
 local function endRun(base, runId, status, now, reason, logMaxLines, returnValue)
   local runKey = jobKey(base, runId)
   local prev = redis.call("HGET", runKey, "status") == "staged" and "waiting" or "active"
@@ -69,6 +72,7 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   publish(base, {type = "ended", runId = runId, status = status})
   -- Pool capacity came back: workers waiting for it should look again.
   if #pooled > 0 then publish(base, {type = "poolReleased"}) end
+  trimEndedRuns(base, status == "completed" and "completed" or "failed", RETENTION_BATCH)
 end
 
 -- Puts a running run whose worker died back at its place in the order, if
