@@ -1,0 +1,39 @@
+import { Flags } from '@oclif/core';
+import { FitqCommand } from '../../cli/base-command.js';
+import { parseDuration } from '../../cli/duration.js';
+import { parseIntegerOption } from '../../queue/stage.js';
+import { cleanableStatuses } from '../../queue/retention.js';
+
+export default class RunsClean extends FitqCommand {
+  static override summary = 'Remove ended runs now, with their output: all of them, or those selected.';
+  static override description =
+    'Every ended run (completed, failed, canceled, lost, rejected), or only those with --status, ' +
+    'that ended more than --older-than ago, less the --keep most recently ended of them (all given must hold). ' +
+    'Staged and running runs are never removed. Retention (fitq retention) removes old runs as others end; this clears them at once.';
+  static override examples = [
+    '<%= config.bin %> runs clean',
+    '<%= config.bin %> runs clean --status completed --older-than 7d',
+    '<%= config.bin %> runs clean --status failed,canceled,lost,rejected --keep 100',
+  ];
+  static override flags = {
+    status: Flags.string({
+      multiple: true,
+      delimiter: ',',
+      summary: 'Only runs with this status (repeatable, or comma-separated: completed,canceled); default: every ended one.',
+    }),
+    'older-than': Flags.string({ summary: 'Only runs that ended more than this long ago: 7d, 12h, 30m, 1h30m.' }),
+    keep: Flags.string({ summary: 'Keep the N most recently ended of the selected runs.' }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(RunsClean);
+    // Checked before connecting: a mistake costs no round trip.
+    const options = {
+      statuses: cleanableStatuses(flags.status),
+      olderThanMs: flags['older-than'] === undefined ? undefined : parseDuration('--older-than', flags['older-than']),
+      keep: flags.keep === undefined ? undefined : parseIntegerOption('--keep', flags.keep, 0, Number.MAX_SAFE_INTEGER),
+    };
+    const removed = await this.withClient(flags, (client) => client.cleanRuns(options));
+    this.log(`Removed ${removed} run${removed === 1 ? '' : 's'}.`);
+  }
+}
