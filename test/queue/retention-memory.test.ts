@@ -1,0 +1,86 @@
+/**
+ * Redis memory stays bounded under a stream of runs: 5,000 runs of `true`
+ * through a worker with retention 500 leave the keys of about 500 runs, and
+ * used memory near what those hold, far below 5,000 kept ended runs. On a
+ * server of its own, so other test files do not move its memory.
+ */
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+const RUNS = 5000;
+const KEEP = 500;
+
+let server: RedisServer;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+
+afterAll(async () => {
+  await server.dispose();
+});
+
+async function usedMemory(redis: Redis): Promise<number> {
+  return Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
+}
+
+/** The keys of a namespace, counted with SCAN. */
+async function namespaceKeys(redis: Redis, base: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, page] = await redis.scan(cursor, 'MATCH', `${base}*`, 'COUNT', 1000);
+    keys.push(...page);
+    cursor = next;
+  } while (cursor !== '0');
+  return keys;
+}
+
+describe('history retention bounds memory', () => {
+  it(`${RUNS} runs through a worker with keep-completed ${KEEP}: the keys of ${KEEP} runs are left, and memory near them`, async () => {
+    const started = performance.now();
+    const queue = newQueue();
+    const client = await connectClient(queue, server.url);
+    const { redis } = client;
+    await client.setRetention({ keepCompleted: KEEP });
+    const empty = await usedMemory(redis);
+
+    const staged = await client.stage({ command: ['true'], repeat: RUNS });
+    expect(staged.runs).toHaveLength(RUNS);
+    const { worker } = await startTestWorker(queue, { redisUrl: server.url, name: 'mem', concurrency: 16, runOnce: true });
+    await worker.done;
+    const ranMs = performance.now() - started;
+
+    expect(await redis.zcard(client.keys.queue.key('completed'))).toBe(KEEP);
+    expect(await redis.zcard(client.keys.ids)).toBe(KEEP);
+    const keys = await namespaceKeys(redis, client.keys.base);
+    // Each kept run: its hash and its output stream (the end marker); nothing of the other 4,500.
+    const runKeys = keys.filter((key) => /:runs:[0-9a-f]{12}(:output)?$/.test(key));
+    expect(runKeys).toHaveLength(2 * KEEP);
+    expect(keys.length - runKeys.length).toBeLessThanOrEqual(10); // ids, seq, settings, the queue's states and events
+    const retained = (await usedMemory(redis)) - empty;
+    let keyBytes = 0;
+    for (const key of keys) keyBytes += (await redis.memory('USAGE', key)) ?? 0;
+
+    // The same number of ended runs, all kept (default retention): runs
+    // canceled while staged, each with its hash and output stream.
+    const compared = performance.now();
+    const other = await connectClient(newQueue(), server.url);
+    const before = await usedMemory(redis);
+    const all = (await other.stage({ command: ['true'], repeat: RUNS })).runs.map((run) => run.id);
+    await other.cancelRuns(all);
+    expect(await redis.zcard(other.keys.queue.key('failed'))).toBe(RUNS);
+    const kept = (await usedMemory(redis)) - before;
+
+    console.log(
+      `retention memory: ${RUNS} runs through in ${Math.round(ranMs)} ms (comparison ${Math.round(performance.now() - compared)} ms); ` +
+        `${keys.length} keys left, ${runKeys.length} of them runs' keys; used_memory +${retained} B with ${KEEP} kept ` +
+        `(MEMORY USAGE of the namespace's keys ${keyBytes} B) vs +${kept} B with ${RUNS} kept`,
+    );
+    // Near what the retained keys hold (the rest: allocator and script overhead), far below 5,000 kept.
+    expect(retained).toBeLessThan(2 * keyBytes);
+    expect(retained).toBeLessThan(kept / 3);
+  }, 600_000);
+});
