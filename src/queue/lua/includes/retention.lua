@@ -56,12 +56,12 @@ local function trimEndedRuns(base, state, limit)
   -- Both the runs beyond the count and the too old ones are a prefix of
   -- the state's zset (score = finishedOn): remove the longer prefix.
   local count = 0
-  if keep then count = redis.call("ZCARD", key) - keep end
-  if settings.keepAgeMs then
+  if keep then count = math.min(redis.call("ZCARD", key) - keep, limit) end
+  if settings.keepAgeMs and count < limit then
     local cutoff = string.format("%.0f", serverNow() - settings.keepAgeMs)
-    count = math.max(count, redis.call("ZCOUNT", key, "-inf", "(" .. cutoff))
+    -- (ZRANGEBYSCORE, not ZCOUNT: the commands fitq's ACL rule allows.)
+    count = math.max(count, #redis.call("ZRANGEBYSCORE", key, "-inf", "(" .. cutoff, "LIMIT", 0, limit))
   end
-  count = math.min(count, limit)
   if count <= 0 then return 0 end
   local removed = 0
   for _, runId in ipairs(redis.call("ZRANGE", key, 0, count - 1)) do
