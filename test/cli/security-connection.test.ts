@@ -268,6 +268,14 @@ describe('ACL users', () => {
     expectOk(await fitq(['cancel', id], { queue, env }));
     expectOk(await fitq(['runs', 'rm', id], { queue, env }));
     expectOk(await fitq(['pool', 'rm', 'lic'], { queue, env }));
+    // History retention: its settings, runs removed as others end, and runs clean.
+    expectOk(await fitq(['retention', '--keep-failed', '1', '--max-age', '1h'], { queue, env }));
+    const more = await fitq(['stage', '--repeat', '3', '-r', 'nowhere=1', '--', 'true'], { queue, env });
+    expectOk(more);
+    expectOk(await fitq(['cancel', ...more.stdout.trim().split('\n')], { queue, env }));
+    expectOk(await fitq(['retention', '--keep-failed', 'off'], { queue, env }));
+    expect((await fitq(['runs', 'clean', '--status', 'canceled'], { queue, env })).stdout.trim()).toBe('Removed 1 run.');
+    expectOk(await fitq(['retention', '--reset'], { queue, env }));
     const batch = await fitq(['stage', '--repeat', '2001', '-r', 'nowhere=1', '--', 'true'], { queue, env });
     expectOk(batch);
     expect(batch.stdout.trim().split('\n')).toHaveLength(2001);
