@@ -42,7 +42,7 @@ export default class RetentionCommand extends FitqCommand {
     `Default: the last ${RETENTION_DEFAULTS.keepCompleted} completed runs and the last ${RETENTION_DEFAULTS.keepFailed} ` +
     `failed, canceled, lost and rejected runs (together), each for ${formatDurationSpec(RETENTION_DEFAULTS.keepAgeMs ?? 0)} after it ended. ` +
     'Whenever a run ends, the oldest runs beyond these limits go, with their output (up to 100 at a time); ' +
-    'changing a limit removes the runs beyond it at once. A count of 0 keeps none: a run is removed the moment it ends. ' +
+    'changing a limit removes the runs beyond it at once. A count of 0 keeps none: each run goes as the next one of its kind ends. ' +
     'off (or --max-age 0) lifts a limit. Staged and running runs are never removed.';
   static override examples = [
     '<%= config.bin %> retention',

@@ -88,7 +88,7 @@ function unknownRun(ref: string): UsageError {
 
 /**
  * A watched run was removed before its end could be read: by `fitq runs rm`
- * or `runs clean`, or by history retention as it ended (a count of 0 keeps none).
+ * or `runs clean`, or by history retention as other runs ended after it.
  */
 export class RunRemovedError extends UsageError {
   constructor(readonly runId: string) {
@@ -466,7 +466,7 @@ export class FitqClient {
    */
   async cancelRun(runId: string, options: { wait?: boolean; timeoutMs?: number } = {}): Promise<RunRecord> {
     const [result] = await this.cancelRuns([runId], options);
-    // Gone after its cancellation: removed as it ended (retention keeping none).
+    // Gone after its cancellation: removed meanwhile (rm, clean, or retention as other runs ended).
     if (!result?.run) throw result && result.outcome !== 'removed' ? new RunRemovedError(runId) : unknownRun(runId);
     if (result.outcome === 'ended') throw new UsageError(`run '${runId}' already ended (${result.run.status})`);
     return result.run;

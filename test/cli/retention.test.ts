@@ -104,17 +104,21 @@ describe('fitq retention', () => {
     expect(await client.redis.exists(client.keys.settings)).toBe(0);
   });
 
-  it('keeping none: a run is removed as it ends, and fitq cancel says so', async () => {
+  it('keeping none: fitq cancel and logs -f still read how a run ended; it goes as the next one ends', async () => {
     const queue = newQueue();
     expectOk(await fitq(['retention', '--keep-failed', '0'], { queue }));
     const client = await connectClient(queue);
     const staged = (await client.stage({ command: ['true'], resources: 'nothing=1' })).runs[0]!.id;
-    expect(expectOk(await fitq(['cancel', staged], { queue }))).toBe(`Run ${staged} was removed meanwhile`);
+    expect(expectOk(await fitq(['cancel', staged], { queue }))).toBe(`Run ${staged} canceled`);
     const running = (await client.stage({ command: ['sleep', '30'] })).runs[0]!.id;
     await startTestWorker(queue, { killGraceMs: 1000 });
     await waitFor('the run to start', async () => (await client.getRun(running)).status === 'running');
-    expect(expectOk(await fitq(['cancel', running], { queue }))).toBe(`Run ${running} was removed meanwhile`);
-    expect(await client.redis.zcard(client.keys.ids)).toBe(0);
+    const following = fitq(['logs', '-f', running], { queue });
+    expect(expectOk(await fitq(['cancel', running], { queue }))).toBe(`Run ${running} canceled`);
+    const followed = await following;
+    expect(followed.exitCode, followed.stderr).toBe(130);
+    expect(followed.stderr.trim()).toMatch(new RegExp(`^run ${running} canceled`));
+    expect(await remaining(client, [staged, running])).toEqual([running]);
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import { RunRemovedError, type FitqClient } from '../../src/queue/client.js';
 import { RETENTION_DEFAULTS } from '../../src/queue/retention.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { connectClient, newQueue } from '../support/fitq.js';
@@ -88,7 +88,7 @@ describe('retention as runs end', () => {
     expect(await present(client, canceled)).toEqual(canceled);
   });
 
-  it('failed covers failed, canceled, lost and rejected together; staged and running runs are never touched', async () => {
+  it('failed covers failed, canceled, lost and rejected together; staged and running runs, and the run just ended, are never touched', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const scripts = new Scripts(client.redis, client.keys, 100);
@@ -96,16 +96,19 @@ describe('retention as runs end', () => {
     const running = (await client.stage({ command: ['true'], resources: 'slot=1' })).runs[0]!.id;
     await scripts.registerWorker({ name: 'busy', token: 't', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources: 'slot=1' });
     expect(await scripts.claimRun('busy', 't', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: running });
-    // Keep none: every ended run goes as it ends.
+    // Keep none: each ended run goes as the next one ends (its own end leaves it, to be read).
     await client.setRetention({ keepCompleted: 0, keepFailed: 0 });
     const canceled = await cancelRuns(client, 4);
-    expect(await present(client, canceled)).toEqual([]);
+    expect(await present(client, canceled)).toEqual(canceled.slice(3));
+    expect(await client.readLog(canceled[3]!)).toEqual([expect.objectContaining({ kind: 'end', status: 'canceled' })]);
     expect(await present(client, [...waiting, running])).toEqual([...waiting, running]);
     expect((await client.getRun(waiting[0]!)).status).toBe('staged');
     expect((await client.getRun(running)).status).toBe('running');
-    expect(await client.redis.zcard(client.keys.queue.key('failed'))).toBe(0);
-    // The running run ends failed: removed as it ends, its lock, output and all.
+    expect(await client.redis.zcard(client.keys.queue.key('failed'))).toBe(1);
+    // The running run ends failed; then it goes too, its lock, output and all.
     await scripts.finishRun({ runId: running, worker: 'busy', token: 't', epoch: '1', status: 'failed', exitCode: 3, reason: 'exit code 3' }, Date.now());
+    expect(await present(client, [...canceled, running])).toEqual([running]);
+    await cancelRuns(client, 1);
     expect(await present(client, [running])).toEqual([]);
     expect(await present(client, waiting)).toEqual(waiting);
     await scripts.deregisterWorker('busy', 't', Date.now());
@@ -153,6 +156,20 @@ describe('retention as runs end', () => {
     expect(changed).toMatchObject({ removed: 205, stored: ['keepFailed'], retention: { keepFailed: 5 } });
     expect(await client.redis.zcard(client.keys.queue.key('failed'))).toBe(5);
     expect(await client.redis.zcard(client.keys.ids)).toBe(5);
+  });
+});
+
+describe('a run removed while someone waits for its end', () => {
+  it('is reported as removed, in one line', async () => {
+    const client = await connectClient(newQueue());
+    const [id] = (await client.stage({ command: ['true'], resources: 'nothing=1' })).runs.map((run) => run.id);
+    const waiting = client.waitForEnd(id!, 20_000);
+    await client.removeRuns([id!]);
+    const error = await waiting.catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RunRemovedError);
+    expect((error as Error).message).toBe(
+      `run '${id}' was removed before its end could be read (fitq runs rm, fitq runs clean, or history retention: fitq retention)`,
+    );
   });
 });
 

@@ -32,7 +32,8 @@ local function retentionLimit(value, default)
 end
 
 -- The namespace's retention: {keepCompleted, keepFailed, keepAgeMs}, each a
--- number or nil for no limit. A count of 0 keeps none; an age of 0 is no limit.
+-- number or nil for no limit. A count of 0 keeps none (see trimEndedRuns
+-- for the run just ended); an age of 0 is no limit.
 local function retentionSettings(base)
   local stored = redis.call("HMGET", base .. "settings", "keepCompleted", "keepFailed", "keepAgeMs")
   local ageMs = retentionLimit(stored[3], RETENTION_DEFAULTS.keepAgeMs)
@@ -48,8 +49,10 @@ end
 -- failed, canceled, lost and rejected runs): removes, oldest first, the runs
 -- beyond the newest keepN and those that ended more than keepAgeMs ago (by
 -- the server's clock), at most `limit` of them. A run marked staged or
--- running is never removed. Returns how many it removed.
-local function trimEndedRuns(base, state, limit)
+-- running is never removed, nor `spare`: the run whose end this is, so
+-- whoever waits for it reads how it ended (with a count of 0 it goes at the
+-- next end). Returns how many it removed.
+local function trimEndedRuns(base, state, limit, spare)
   local settings = retentionSettings(base)
   local keep = state == "completed" and settings.keepCompleted or settings.keepFailed
   local key = queueKey(base, state)
@@ -66,7 +69,7 @@ local function trimEndedRuns(base, state, limit)
   local removed = 0
   for _, runId in ipairs(redis.call("ZRANGE", key, 0, count - 1)) do
     local status = redis.call("HGET", jobKey(base, runId), "status")
-    if status ~= "staged" and status ~= "running" then
+    if runId ~= spare and status ~= "staged" and status ~= "running" then
       removeRun(base, runId, state)
       removed = removed + 1
     end

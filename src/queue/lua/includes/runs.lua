@@ -55,8 +55,8 @@ end
 -- Ends a staged or running run: returns what it took from the pool, records
 -- its end (BullMQ: completed or failed, see finishJob) and closes its log;
 -- then applies the namespace's retention to the state it ended in (at most
--- RETENTION_BATCH runs removed; with a count of 0, this run too). (Its
--- worker's share is released by the caller.) `returnValue` is the exit code
+-- RETENTION_BATCH runs removed, never this one). (Its worker's share is
+-- released by the caller.) `returnValue` is the exit code
 -- as JSON, for a completed run.
 local function endRun(base, runId, status, now, reason, logMaxLines, returnValue)
   local runKey = jobKey(base, runId)
@@ -72,7 +72,7 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   publish(base, {type = "ended", runId = runId, status = status})
   -- Pool capacity came back: workers waiting for it should look again.
   if #pooled > 0 then publish(base, {type = "poolReleased"}) end
-  trimEndedRuns(base, status == "completed" and "completed" or "failed", RETENTION_BATCH)
+  trimEndedRuns(base, status == "completed" and "completed" or "failed", RETENTION_BATCH, runId)
 end
 
 -- Puts a running run whose worker died back at its place in the order, if
