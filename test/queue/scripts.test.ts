@@ -57,7 +57,7 @@ describe('heartbeat', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     const registration = registrationOf('slow', 'tok', 300, '');
     expect(await scripts.registerWorker(registration)).toBe(true);
-    expect(await scripts.heartbeat('slow', 'tok', 300)).toEqual({ cancels: [] });
+    expect(await scripts.heartbeat('slow', 'tok', 300)).toEqual({ cancels: [], held: [] });
     await waitForLapse(client, 'slow');
     expect(await scripts.heartbeat('slow', 'tok', 300)).toBeUndefined();
     expect(await scripts.claimRun('slow', 'tok', Date.now(), 0)).toEqual({ code: 'fenced' });
