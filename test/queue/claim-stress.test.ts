@@ -22,7 +22,7 @@ import { prng } from '../support/prng.js';
 const RUNS = 520;
 const MAX_DURATION_MS = 160;
 const SEED = 0x5eed_f17;
-/** How long all runs may take to end (2 cores: they take a few seconds). */
+/** How long all runs may take to end (about 18 s on an idle 2-core box; generous for a loaded one). */
 const COMPLETION_DEADLINE_MS = 100_000;
 
 interface WorkerSpec {
