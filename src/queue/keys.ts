@@ -46,6 +46,8 @@ export interface WorkerKeys {
   readonly runs: string;
   /** GPU device index -> free share (1 = whole device). */
   readonly devices: string;
+  /** Run id -> what its claim reserved (JSON), given back when it ends even if its job is gone. */
+  readonly reserved: string;
 }
 
 export const DEFAULT_PREFIX = 'fitq';
@@ -74,7 +76,14 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     staged: (shape) => `${base}staged:${shape}`,
     worker: (name) => {
       const info = `${base}worker:${name}`;
-      return { info, capacity: `${info}:capacity`, free: `${info}:free`, runs: `${info}:runs`, devices: `${info}:devices` };
+      return {
+        info,
+        capacity: `${info}:capacity`,
+        free: `${info}:free`,
+        runs: `${info}:runs`,
+        devices: `${info}:devices`,
+        reserved: `${info}:reserved`,
+      };
     },
   };
 }
