@@ -26,6 +26,8 @@ export interface NamespaceKeys {
   readonly events: string;
   /** Namespace settings (history retention). */
   readonly settings: string;
+  /** Hash: how far fitq has reconciled its index with what BullMQ's API did to the queue. */
+  readonly reconcile: string;
   /**
    * The namespace's BullMQ queue: `new Queue(queue.name, { prefix: queue.prefix })`
    * sees every run as a job (job id = run id).
@@ -70,6 +72,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     poolUsed: `${base}pool:used`,
     events: `${base}events`,
     settings: `${base}settings`,
+    reconcile: `${base}reconcile`,
     queue: { prefix: `${prefix}:{${queue}}`, name: RUN_QUEUE, key: (suffix) => `${base}${RUN_QUEUE}:${suffix}` },
     run: (runId) => `${base}${RUN_QUEUE}:${runId}`,
     runLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output`,
