@@ -13,7 +13,7 @@ import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import type { RunRecord, RunStatus } from '../../src/queue/run-record.js';
-import { Scripts } from '../../src/queue/scripts.js';
+import { Scripts, type ReconcileAction } from '../../src/queue/scripts.js';
 import { connectClient, fitq, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
@@ -374,6 +374,40 @@ describe('BullMQ actions on a fitq namespace', () => {
     await waitForStatus(client, again!.id, 'completed');
     await expectWhole(client);
     await expectAgreement(s, { cli: true });
+  });
+
+  it('reconciling does a bounded amount per call, says when it is done, and leaves an emptied namespace without a key', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    const namespaceKeys = async () => (await client.redis.keys(`${client.keys.base}*`)).sort(); // a test server: KEYS is fine
+    expect(await scripts.reconcileRuns(Date.now(), 100)).toEqual({ more: false, actions: [] });
+    expect(await namespaceKeys()).toEqual([]);
+
+    await client.stage({ command: ['true'], resources: 'nowhere=1', repeat: 250 });
+    /** Reconcile calls until one says it is done: how many, and what they did. */
+    const calls = async () => {
+      const done: ReconcileAction[] = [];
+      for (let count = 1; count <= 50; count++) {
+        const { more, actions } = await scripts.reconcileRuns(Date.now(), 100);
+        done.push(...actions);
+        if (!more) return { count, actions: done };
+      }
+      throw new Error('reconciling never said it was done');
+    };
+    // 250 added events (and 250 waiting events, skipped): a few calls of about 100.
+    expect((await calls()).count).toBeGreaterThan(2);
+    expect(await calls()).toEqual({ count: 1, actions: [] });
+
+    const { hostname, port } = new URL(redisUrl());
+    const bull = new Queue(client.keys.queue.name, { prefix: client.keys.queue.prefix, connection: { host: hostname, port: Number(port) } });
+    opened.push(bull);
+    await bull.drain();
+    const { count, actions } = await calls();
+    expect(count).toBeGreaterThan(2);
+    expect(actions).toHaveLength(250);
+    expect(new Set(actions.map((action) => action.kind))).toEqual(new Set(['forgotten']));
+    expect(await namespaceKeys()).toEqual([]);
   });
 
   it('a job added by plain BullMQ (queue.add) is rejected with a reason and never runs, signed runs or not', async () => {

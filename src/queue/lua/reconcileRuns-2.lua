@@ -204,7 +204,8 @@ local function checkJob(runId)
 end
 
 local state = redis.call("HMGET", stateKey, "events", "pc", "mismatch", "pass")
-local cursor, pass = state[1], state[4]
+-- (A missing field is false, not nil.)
+local cursor, pass = state[1] or nil, state[4] or nil
 local startPass = false
 local more = false
 
@@ -237,7 +238,7 @@ else
   end
   more = #entries == budget
 end
-if cursor ~= state[1] then
+if cursor ~= (state[1] or nil) then
   if cursor then redis.call("HSET", stateKey, "events", cursor) else redis.call("HDEL", stateKey, "events") end
 end
 
@@ -287,9 +288,9 @@ while pass and work > 0 do
     pass = nil
   end
 end
-if pass ~= state[4] then
+if pass ~= (state[4] or nil) then
   if pass then redis.call("HSET", stateKey, "pass", pass) else redis.call("HDEL", stateKey, "pass") end
 end
 
 if forgotten > 0 then forgetIfEmpty(base) end
-return {(more or pass ~= nil) and 1 or 0, actions}
+return {(more or pass) and 1 or 0, actions}
