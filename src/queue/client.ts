@@ -23,7 +23,7 @@ import {
   type RunStatus,
 } from './run-record.js';
 import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from './retention.js';
-import { parseStageReply, Scripts, type ReconcileAction } from './scripts.js';
+import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
 import { withWorkerLiveness } from './liveness.js';
@@ -113,10 +113,6 @@ const STATUS_READ_CHUNK = 5000;
 
 /** Dead workers reaped per script call. */
 const REAP_BATCH = 50;
-
-/** Jobs and events looked at per reconcile call, and the most calls one reconcile makes. */
-const RECONCILE_BUDGET = 500;
-const RECONCILE_MAX_CALLS = 10_000;
 
 /** While a followed run is staged, how often to look whether it started. */
 const STAGED_CHECK_MS = 2000;
@@ -363,29 +359,10 @@ export class FitqClient {
    * runs carry why they wait, running runs whose worker is not responding say so.
    */
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
-    await this.reconcile();
     const workers = await this.listWorkers();
     const pool = await readPool(this.redis, this.keys);
     const paused = await this.isPaused();
     return (await this.selectRuns(filter)).map(({ run, demands }) => this.withWaitReason(run, demands, workers, pool, paused));
-  }
-
-  /**
-   * Brings fitq's index in line with what BullMQ's API (or Bull Board) did to
-   * the namespace's queue: runs BullMQ retried are staged again, runs it
-   * deleted are forgotten, jobs added without fitq's run data end rejected,
-   * priorities it changed are applied (unsigned runs) or undone (signed);
-   * see reconcileRuns-2.lua. Workers do it on every poll; `fitq runs` before
-   * it lists. Returns what it did.
-   */
-  async reconcile(): Promise<ReconcileAction[]> {
-    const actions: ReconcileAction[] = [];
-    for (let calls = 0; calls < RECONCILE_MAX_CALLS; calls++) {
-      const result = await this.scripts.reconcileRuns(Date.now(), RECONCILE_BUDGET);
-      actions.push(...result.actions);
-      if (!result.more) break;
-    }
-    return actions;
   }
 
   /** Whether the namespace's queue is paused (fitq pause, or BullMQ's pause: any value of `paused`). */
@@ -722,11 +699,7 @@ export class FitqClient {
         for (const entry of await waitLogEntries(follower, this.keys, runId, after, blockMs)) {
           onEntry(entry);
           after = entry.id;
-          if (entry.kind === 'end') {
-            const run = await readWatched();
-            // Else the end of an attempt before the run was retried (from BullMQ): it goes on.
-            if (isEnded(run)) return run;
-          }
+          if (entry.kind === 'end') return readWatched();
           // Staged again: look at once when it starts anew.
           if (entry.kind === 'restaged') checkAt = 0;
         }

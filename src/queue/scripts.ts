@@ -153,21 +153,6 @@ export type FinishResult =
   | { outcome: 'movedOn'; status: string | undefined }
   | { outcome: 'fenced' };
 
-/** What reconciling fitq's index with BullMQ's actions did to one job (see reconcileRuns-2.lua). */
-export interface ReconcileAction {
-  /**
-   * `retried`: an ended run BullMQ retried is staged again (`detail`: the
-   * status it had); `rejected`: a job added without fitq's run data ended
-   * rejected; `priority`: an unsigned staged run took the priority BullMQ
-   * gave it (`detail`: fitq's priority now); `priorityKept`: a signed run
-   * kept its signed priority (`detail`); `forgotten`: a run whose job BullMQ
-   * deleted is gone from fitq's index.
-   */
-  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten';
-  runId: string;
-  detail: string;
-}
-
 /** Reads the stage script's reply: {1, firstSeq}, {-2, takenId} or {-9} (older layout). */
 export function parseStageReply(reply: unknown, keys: NamespaceKeys): { firstSeq: number } | { taken: string } {
   const [code, value] = reply as [number, string | number];
@@ -398,23 +383,6 @@ export class Scripts {
       this.keys.settings, this.keys.base, ...values.flat(),
     )) as string[];
     return flatToRecord(flat);
-  }
-
-  /**
-   * Reconciles fitq's index with what BullMQ's API did to the queue, about
-   * `budget` jobs and events per call; `more` when work is left for another call.
-   */
-  async reconcileRuns(now: number, budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
-    const [more, actions] = (await command(this.redis, 'fitqReconcileRuns')(
-      this.keys.ids, this.keys.reconcile, this.keys.base, now, budget, this.logMaxLines,
-    )) as [number, string[]];
-    return {
-      more: more === 1,
-      actions: actions.map((entry) => {
-        const [kind = '', runId = '', ...detail] = entry.split('|');
-        return { kind: kind as ReconcileAction['kind'], runId, detail: detail.join('|') };
-      }),
-    };
   }
 
   /** Removes runs; returns the offending id when one is unknown or running. */

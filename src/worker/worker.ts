@@ -11,7 +11,7 @@ import { closeRedis, connectRedis, describeAclRefusal } from '../queue/connectio
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { heartbeatIntervalMs } from '../queue/liveness.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
-import { Scripts, type ClaimResult, type ReconcileAction, type WorkerRegistration } from '../queue/scripts.js';
+import { Scripts, type ClaimResult, type WorkerRegistration } from '../queue/scripts.js';
 import { formatMicros } from '../resources/amount.js';
 import { formatResources } from '../resources/spec.js';
 import { watchConnection } from './connection-watch.js';
@@ -42,8 +42,6 @@ const GIVE_UP_AFTER_GRACE_MS = 5_000;
 const LOST_REGISTRATION = 'its worker lost its registration';
 /** Why a run claimed for a worker that never heard of the claim is given back. */
 const CLAIM_REPLY_LOST = "its worker never received the claim's reply (Redis connection lost)";
-/** Most reconcile calls in one go (each does a bounded amount of work). */
-const RECONCILE_MAX_CALLS = 100;
 
 export class FitqWorker {
   readonly name: string;
@@ -88,8 +86,6 @@ export class FitqWorker {
   private unwatchConnection: (() => void) | undefined;
   /** Interrupts (Ctrl-C, SIGTERM) received so far. */
   private interrupts = 0;
-  /** Whether a reconcile with BullMQ's actions is under way. */
-  private reconciling = false;
 
   private constructor(parts: WorkerParts) {
     this.options = parts.options;
@@ -172,52 +168,9 @@ export class FitqWorker {
     this.subscriber.on('ready', () => this.wake());
     await this.subscriber.subscribe(this.keys.events);
     this.timers.push(setInterval(() => void this.heartbeat(), heartbeatIntervalMs(this.options.leaseMs)));
-    this.timers.push(
-      setInterval(() => {
-        void this.reconcile();
-        this.wake();
-      }, this.options.pollIntervalMs),
-    );
+    this.timers.push(setInterval(() => this.wake(), this.options.pollIntervalMs));
     void this.heartbeat();
-    void this.reconcile();
     this.wake();
-  }
-
-  /**
-   * Brings fitq's index in line with what BullMQ's API (or Bull Board) did
-   * to the queue (see FitqClient.reconcile), one reconcile at a time; says
-   * what it did.
-   */
-  private async reconcile(): Promise<void> {
-    if (this.reconciling || this.stopping) return;
-    this.reconciling = true;
-    try {
-      for (let calls = 0; calls < RECONCILE_MAX_CALLS && !this.stopping; calls++) {
-        const { more, actions } = await this.scripts.reconcileRuns(Date.now());
-        this.reportReconciled(actions);
-        if (!more) break;
-      }
-    } catch (error) {
-      if (!this.released) this.logger.warn({ err: error }, `Reconciling with BullMQ's actions failed: ${(error as Error).message}`);
-    } finally {
-      this.reconciling = false;
-    }
-  }
-
-  private reportReconciled(actions: readonly ReconcileAction[]): void {
-    let forgotten = 0;
-    for (const { kind, runId, detail } of actions) {
-      const log = this.logger.child({ runId });
-      if (kind === 'retried') log.info(`Run ${runId} was retried from BullMQ (it was ${detail}): staged again`);
-      else if (kind === 'rejected') log.warn(`Job ${runId} is not a fitq run (added without fitq's run data): rejected`);
-      else if (kind === 'priority') log.info(`Run ${runId}: its priority was changed from BullMQ: now ${detail}`);
-      else if (kind === 'priorityKept') log.warn(`Run ${runId}: its priority was changed from BullMQ, but it is signed: kept at ${detail}`);
-      else if (kind === 'forgotten') {
-        forgotten += 1;
-        log.debug(`Run ${runId} was deleted from BullMQ: forgotten`);
-      }
-    }
-    if (forgotten > 0) this.logger.info(`Forgot ${forgotten} run(s) deleted from BullMQ`);
   }
 
   private onEvent(message: string): void {

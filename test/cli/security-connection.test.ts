@@ -31,7 +31,7 @@ const FITQ_ACL_RULES = [
   '+subscribe +publish +xread +xrange +xrevrange +xadd',
   '+time +exists +del +get +set +incr +pexpire',
   '+hget +hgetall +hmget +hset +hdel +hexists +hincrby',
-  '+lpush +lrange +lrem',
+  '+lpush +lrem',
   '+sadd +smembers +srem',
   '+zadd +zcard +zrange +zrangebyscore +zrem +zscore',
 ].join(' ');

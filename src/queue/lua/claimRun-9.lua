@@ -39,7 +39,6 @@
   KEYS[7] pool:capacity     hash: cluster-wide resource -> total amount
   KEYS[8] pool:used         hash: cluster-wide resource -> amount reserved
   KEYS[9] worker:devices    hash: GPU device index -> free share (1 = whole device)
-  (and worker:reserved, the worker key + ":reserved": run id -> what its claim reserved)
 
   A worker with GPU devices places a `gpu` demand on devices in the same
   step: a whole N takes N devices that are entirely free (lowest indices
@@ -49,14 +48,7 @@
   lowest index). A run pinned to devices (`fitq stage --gpus`)
   needs exactly those; without a gpu demand it takes them whole. On a worker
   without devices a pin only sets CUDA_VISIBLE_DEVICES. The run records its
-  `devices`, `deviceShare` and the worker share it `reserved`; the worker
-  records the same, with the pool share and the epoch, in worker:reserved,
-  which gives it all back even if the job hash is deleted meanwhile.
-
-  A staged index entry whose job no longer exists, or is no longer staged
-  (BullMQ removed it: job.remove, drain, clean, obliterate), is dropped when
-  it comes first in its shape (at most STALE_LIMIT per call), and the next
-  run of that shape is looked at instead.
+  `devices`, `deviceShare` and the worker share it `reserved`.
 
   The blocked head also holds its share of pool resources: runs after it, on
   any worker, may not take what it waits for.
@@ -86,12 +78,13 @@
   when runs of the shape come or go.
 ]]
 -- @include runs
--- @include claims
 -- @include clock
 local base, token, now, maxRuns, policy = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local spread = ARGV[6] == "spread"
--- Stale staged index entries dropped per call at most.
-local STALE_LIMIT = 100
+-- Runs looked at per shape: its first only. The runs behind it demand the
+-- same, so they fit no sooner, and being newer they are never held while it
+-- waits.
+local PER_SHAPE = 1
 
 if redis.call("HGET", KEYS[1], "token") ~= token then return {-1} end
 local name = redis.call("HGET", KEYS[1], "name")
@@ -235,33 +228,6 @@ local function poolHeldBefore(score)
   return held
 end
 
--- The first run of a shape's staged index whose job exists and is staged
--- (id and score), dropping stale entries before it (a run BullMQ removed),
--- at most STALE_LIMIT per call; nil when there is none. The runs behind it
--- demand the same, so they fit no sooner, and being newer they are never
--- held while it waits. A run whose job this worker still holds a claim on
--- (a job deleted from under that claim, staged again under the same id) is
--- left to other workers until the old claim has ended.
-local staleDropped = 0
-local function firstStaged(stagedKey, shape)
-  for _ = 0, STALE_LIMIT do
-    local entry = redis.call("ZRANGE", stagedKey, 0, 0, "WITHSCORES")
-    if entry[1] == nil then
-      redis.call("SREM", base .. "shapes", shape)
-      return nil
-    end
-    if redis.call("HGET", jobKey(base, entry[1]), "status") == "staged" then
-      if redis.call("HEXISTS", claimsKey(KEYS[1]), entry[1]) == 1 then return nil end
-      return entry[1], tonumber(entry[2])
-    end
-    if staleDropped >= STALE_LIMIT then return nil end
-    staleDropped = staleDropped + 1
-    redis.call("ZREM", stagedKey, entry[1])
-    redis.call("HDEL", KEYS[6], entry[1])
-  end
-  return nil
-end
-
 -- Candidates: the first runs of every shape that fits the total capacity.
 local candidates = {}
 local ignored = {}
@@ -282,9 +248,11 @@ for _, shape in ipairs(redis.call("SMEMBERS", base .. "shapes")) do
     ignored[#ignored + 1] = shape .. "|" .. table.concat(missing, ",") .. "|" ..
       redis.call("ZCARD", stagedKey) .. ":" .. newest
   elseif fitsWithin(own, capacity) and fitsWithin(pooled, poolCapacity) and placeable(own, pinned) then
-    local id, score = firstStaged(stagedKey, shape)
-    if id then
-      candidates[#candidates + 1] = {id = id, score = score, shape = shape, own = own, pooled = pooled, pinned = pinned}
+    local entries = redis.call("ZRANGE", stagedKey, 0, PER_SHAPE - 1, "WITHSCORES")
+    if entries[1] == nil then redis.call("SREM", base .. "shapes", shape) end
+    for i = 1, #entries, 2 do
+      candidates[#candidates + 1] = {id = entries[i], score = tonumber(entries[i + 1]), shape = shape,
+        own = own, pooled = pooled, pinned = pinned}
     end
   end
 end
@@ -401,19 +369,16 @@ unstage(base, chosen.id, chosen.shape)
 adjustAmounts(KEYS[3], chosen.own, -1)
 adjustAmounts(KEYS[8], chosen.pooled, 1)
 local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
-local reserved, pooledText = formatResourceList(chosen.own), formatResourceList(chosen.pooled)
-redis.call("HSET", runKey, "status", "running", "worker", name, "reserved", reserved, "pooled", pooledText)
-local placedText, shareText = "", ""
+redis.call("HSET", runKey, "status", "running", "worker", name,
+  "reserved", formatResourceList(chosen.own), "pooled", formatResourceList(chosen.pooled))
 if #placed > 0 then
   for _, id in ipairs(placed) do
     redis.call("HSET", KEYS[9], id, formatAmount(subtractAmounts(devices[id], share)))
   end
-  placedText, shareText = table.concat(placed, ","), formatAmount(share)
-  redis.call("HSET", runKey, "devices", placedText, "deviceShare", shareText)
+  redis.call("HSET", runKey, "devices", table.concat(placed, ","), "deviceShare", formatAmount(share))
 else
   redis.call("HDEL", runKey, "devices", "deviceShare")
 end
-redis.call("HSET", claimsKey(KEYS[1]), chosen.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText))
 redis.call("HDEL", runKey, "reason")
 redis.call("SADD", KEYS[4], chosen.id)
 redis.call("HINCRBY", KEYS[1], "running", 1)

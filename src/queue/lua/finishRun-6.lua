@@ -18,63 +18,36 @@
   KEYS[4] worker:runs       set
   KEYS[5] worker:devices    hash: GPU device index -> free share
   KEYS[6] workers           zset: worker name -> lease deadline
-  (and worker:reserved, KEYS[2] .. ":reserved": run id -> what its claim reserved)
-
-  What the claim reserved (the worker share, its devices, the pool share) is
-  given back from the worker's record of the claim, whose epoch must match.
-  A run whose job hash is gone, or no longer this claim's (deleted from
-  BullMQ under it: obliterate with force, clean of an active job whose lock
-  lapsed), records nothing, but its claim's reservation is given back all
-  the same.
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] token, ARGV[5] epoch,
   ARGV[6] status (completed|failed|canceled|rejected|stopped), ARGV[7] exitCode ("" if none),
   ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] now, ARGV[11] logMaxLines
 
   Returns {1, status recorded} (a stopped run: "canceled", "staged" or "lost");
-  {0, the run's status ("" if it is gone)} when the run has moved on (what
-  this claim reserved is given back, if still held);
+  {0, the run's status ("" if it is gone)} when the run has moved on;
   {-1, ""} when the worker is not registered under this token or its lease
-  has run out. Nothing else changes unless it returns 1.
+  has run out. Nothing changes unless it returns 1.
 ]]
 -- @include runs
--- @include claims
 -- @include lease
 local base, runId, workerName, token, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local status, exitCode, signal, reason, now = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 
 if not holdsLease(KEYS[2], KEYS[6], workerName, token) then return {-1, ""} end
 local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch", "reserved", "devices", "deviceShare")
-local claim = readClaim(KEYS[2], runId)
-if claim and claim.epoch ~= epoch then claim = nil end
+if run[1] ~= "running" or run[2] ~= workerName or run[3] ~= epoch then return {0, run[1] or ""} end
 
--- The claim is over: forget it here.
-local function dropClaim()
-  redis.call("HDEL", claimsKey(KEYS[2]), runId)
-  redis.call("HINCRBY", KEYS[2], "running", -1)
-  redis.call("SREM", KEYS[4], runId)
-end
-
-if run[1] ~= "running" or run[2] ~= workerName or run[3] ~= epoch then
-  -- Its job was deleted (or replaced) under this claim: what the claim
-  -- reserved comes back from the worker's record of it.
-  if claim then
-    releaseWorkerShare(KEYS[3], KEYS[5], claim.reserved, claim.devices, claim.deviceShare)
-    if releasePoolShare(base, claim.pooled) then publish(base, {type = "poolReleased"}) end
-    dropClaim()
+-- The worker's share, as the claim recorded it. The pool's share goes back
+-- in endRun or restageRun.
+adjustAmounts(KEYS[3], parseResourceList(run[4]), 1)
+if run[5] and run[5] ~= "" then
+  local share = parseAmount(run[6])
+  for id in string.gmatch(run[5], "[^,]+") do
+    redis.call("HSET", KEYS[5], id, formatAmount(addAmounts(parseAmount(redis.call("HGET", KEYS[5], id)), share)))
   end
-  return {0, run[1] or ""}
 end
-
--- The worker's share, as the claim recorded it (a claim made before the
--- worker kept its record: as the run's job hash holds it). The pool's share
--- goes back in endRun or restageRun.
-if claim then
-  releaseWorkerShare(KEYS[3], KEYS[5], claim.reserved, claim.devices, claim.deviceShare)
-else
-  releaseWorkerShare(KEYS[3], KEYS[5], run[4], run[5], run[6])
-end
-dropClaim()
+redis.call("HINCRBY", KEYS[2], "running", -1)
+redis.call("SREM", KEYS[4], runId)
 
 if status == "stopped" then
   return {1, settleAbandonedRun(base, runId, reason, now, ARGV[11])}

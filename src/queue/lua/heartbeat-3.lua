@@ -9,17 +9,14 @@
   (the new deadline is the Redis server's clock + leaseMs)
 
   Returns {1, cancelIds, stopRequested, held}: the worker's runs whose
-  cancellation was requested, or whose job is gone or no longer this
-  worker's running run (deleted from BullMQ under it: the worker stops it),
-  "graceful", "now" or "" (safety nets for missed cancel and stop messages),
-  and every run Redis holds for the worker with its claim epoch (runId,
-  epoch, ...: the worker gives back a claim whose reply it never received);
-  or {-1} when the worker is not registered under this token, or its lease
-  has lapsed (fenced).
+  cancellation was requested, "graceful", "now" or "" (safety nets for missed
+  cancel and stop messages), and every run Redis holds for the worker with
+  its claim epoch (runId, epoch, ...: the worker gives back a claim whose
+  reply it never received); or {-1} when the worker is not
+  registered under this token, or its lease has lapsed (fenced).
 ]]
 -- @include lease
 -- @include jobs
--- @include claims
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
 -- A lapsed lease is not revived: claimRun already treats the worker as gone.
@@ -30,13 +27,11 @@ redis.call("HSET", KEYS[2], "heartbeatAt", now)
 local cancels, held = {}, {}
 for _, runId in ipairs(redis.call("SMEMBERS", KEYS[3])) do
   local key = jobKey(base, runId)
-  local run = redis.call("HMGET", key, "status", "worker", "epoch", "cancelRequested")
-  local claim = readClaim(KEYS[2], runId)
   held[#held + 1] = runId
-  held[#held + 1] = claim and claim.epoch or run[3] or ""
+  held[#held + 1] = redis.call("HGET", key, "epoch") or ""
   -- Its job's lock lasts as long as the lease.
   if redis.call("GET", key .. ":lock") == token then redis.call("PEXPIRE", key .. ":lock", ARGV[4]) end
-  if run[4] == "1" or run[1] ~= "running" or run[2] ~= name then
+  if redis.call("HGET", key, "cancelRequested") == "1" then
     cancels[#cancels + 1] = runId
   end
 end

@@ -1,8 +1,6 @@
 -- Drops what is left of a namespace once it holds nothing (no runs, no
 -- workers, no pools, a queue not paused): the staging counter, zeroed pool
--- usage, how far it was reconciled with BullMQ, and the queue's event
--- stream, settings and the counters BullMQ's own adds keep, so nothing
--- stays behind.
+-- usage and the queue's event stream and settings, so nothing stays behind.
 -- With no run left no id or order position is in use, so the next run
 -- staged may take seq 1 again.
 local function forgetIfEmpty(base)
@@ -12,8 +10,7 @@ local function forgetIfEmpty(base)
   for i = 2, #used, 2 do
     if used[i] ~= "0" then return end
   end
-  redis.call("DEL", base .. "seq", base .. "pool:used", base .. "reconcile", base .. "runs:events", base .. "runs:meta",
-    base .. "runs:id", base .. "runs:pc", base .. "runs:marker")
+  redis.call("DEL", base .. "seq", base .. "pool:used", base .. "runs:events", base .. "runs:meta")
 end
 
 -- Whether the namespace holds runs stored by fitq before runs were BullMQ

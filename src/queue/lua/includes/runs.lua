@@ -2,7 +2,6 @@
 -- @include amounts
 -- @include jobs
 -- @include retention
--- @include claims
 
 -- A shape's demands ("a=1,b=2" or "none") and the GPU devices its runs are
 -- pinned to ("gpu=1;gpus=0,3" -> "gpu=1", {"0", "3"}; none: {}).
@@ -126,9 +125,7 @@ end
 -- Forgets a worker whose lease expired (or that restarts under the same
 -- name, or stops): its running runs end as lost (canceled, if a cancellation
 -- was pending; or are re-staged per their retries) at aliveAt (or at their
--- start, if later: a claim shows the worker alive too), its keys go. A run
--- whose job was deleted under it (from BullMQ) has only its pool share to
--- give back, from the worker's record of its claim.
+-- start, if later: a claim shows the worker alive too), its keys go.
 local function reapWorker(base, name, aliveAt, reason, logMaxLines)
   local workerKey = base .. "worker:" .. name
   for _, runId in ipairs(redis.call("SMEMBERS", workerKey .. ":runs")) do
@@ -136,9 +133,6 @@ local function reapWorker(base, name, aliveAt, reason, logMaxLines)
     if run[1] == "running" and run[2] == name then
       local endedAt = math.max(tonumber(aliveAt), tonumber(run[3] or "") or 0)
       settleAbandonedRun(base, runId, reason, string.format("%.0f", endedAt), logMaxLines)
-    else
-      local claim = readClaim(workerKey, runId)
-      if claim and releasePoolShare(base, claim.pooled) then publish(base, {type = "poolReleased"}) end
     end
   end
   local holding = redis.call("HGET", workerKey, "holding")
@@ -146,7 +140,7 @@ local function reapWorker(base, name, aliveAt, reason, logMaxLines)
     redis.call("HDEL", base .. "holds", holding)
   end
   redis.call("DEL", workerKey, workerKey .. ":capacity", workerKey .. ":free", workerKey .. ":runs",
-    workerKey .. ":devices", claimsKey(workerKey))
+    workerKey .. ":devices")
   redis.call("ZREM", base .. "workers", name)
   publish(base, {type = "workerLost", worker = name})
 end
