@@ -442,11 +442,12 @@ describe('claiming under stress', () => {
 
         // --- The workload really contended ----------------------------------------
         for (const entry of perWorker) expect(entry.runs as number, `${String(entry.worker)} ran something`).toBeGreaterThan(0);
-        // Typically ~1000 overlapping pairs by the records and 100-200 by the
-        // process stamps (a run's reservation also covers its claim and
-        // process start-up); the bounds leave room for a slow machine.
+        // Typically ~1000 overlapping pairs by the records and 60-70 by the
+        // process stamps on an idle 2-core box (a run's reservation also
+        // covers its claim and process start-up); a heavily loaded machine
+        // starts processes so late that few overlap, hence the low bound.
         expect(recordOverlappingPairs, 'reservations that overlapped on the same worker').toBeGreaterThanOrEqual(300);
-        expect(overlappingPairs, 'processes that overlapped on the same worker').toBeGreaterThanOrEqual(25);
+        expect(overlappingPairs, 'processes that overlapped on the same worker').toBeGreaterThanOrEqual(5);
         expect(recordPeakRuns, 'most reservations at once on one worker').toBeGreaterThanOrEqual(3);
         expect(peakRuns, 'most processes at once on one worker').toBeGreaterThanOrEqual(2);
         expect(saturated.length, 'worker resources that were fully in use at some instant').toBeGreaterThanOrEqual(5);
