@@ -26,7 +26,7 @@ import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, vali
 import { parseStageReply, Scripts } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
-import { withWorkerLiveness } from './liveness.js';
+import { serverTimeMs, withWorkerLiveness } from './liveness.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
 import { secretKey, type Secret } from '../security/secret.js';
 import { signRuns } from '../security/signing.js';
@@ -548,8 +548,7 @@ export class FitqClient {
         throw new UsageError(`expected ${name} to be a whole number from 0, got ${quote(String(value))}`);
       }
     }
-    const [seconds, micros] = await this.redis.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const now = serverTimeMs(await this.redis.time());
     // Ended more than olderThanMs ago: at most this.
     const latest = options.olderThanMs === undefined ? undefined : now - options.olderThanMs - 1;
     const states = [

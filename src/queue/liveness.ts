@@ -5,6 +5,11 @@
  * before its lease lapses and it is reaped.
  */
 
+/** Epoch ms of the Redis server's clock, from a TIME reply (seconds, microseconds). */
+export function serverTimeMs([seconds, micros]: readonly (string | number)[]): number {
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
 /** How often a worker renews its lease. */
 export function heartbeatIntervalMs(leaseMs: number): number {
   return Math.max(100, leaseMs / 3);

@@ -6,7 +6,7 @@ import { formatHumanResources, parseStoredResources, resourcesFromHash, resource
 import { formatMicros, parseDecimal } from '../resources/amount.js';
 import type { NamespaceKeys } from './keys.js';
 import { dataFields } from './run-record.js';
-import { judgeLiveness, type Liveness } from './liveness.js';
+import { judgeLiveness, serverTimeMs, type Liveness } from './liveness.js';
 import type { GpuPlacement } from './scripts.js';
 
 export interface WorkerRecord {
@@ -108,8 +108,7 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
   }
   pipeline.hgetall(keys.holds);
   const [timeReply, ...replies] = (await pipeline.exec()) ?? [];
-  const [seconds, micros] = (timeReply?.[1] ?? ['0', '0']) as [string, string];
-  const serverNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const serverNow = serverTimeMs((timeReply?.[1] ?? ['0', '0']) as [string, string]);
   const holds = (replies[replies.length - 1]?.[1] ?? {}) as Record<string, string>;
   const heldDemands = await readHeldDemands(redis, keys, Object.keys(holds));
   const workers: WorkerRecord[] = [];
