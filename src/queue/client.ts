@@ -6,7 +6,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { poolResources, readPool, type PoolResource, type PoolState } from './pools.js';
+import { poolResources, readPool, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { quote, validateRunId, validateWorkerName } from './names.js';
@@ -23,9 +23,11 @@ import {
   type RunStatus,
 } from './run-record.js';
 import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from './retention.js';
-import { parseStageReply, Scripts } from './scripts.js';
+import { refusal, SCRIPT_CODES } from './script-codes.js';
+import { parseStageReply, Scripts, type ReconcileAction } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
+import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
 import { secretKey, type Secret } from '../security/secret.js';
@@ -83,7 +85,7 @@ interface StoredRun {
 
 /** The one error for a run id that names no run. */
 function unknownRun(ref: string): UsageError {
-  return new UsageError(`unknown run ${quote(ref)}`);
+  return refusal(SCRIPT_CODES.unknownRun, ref)!;
 }
 
 /**
@@ -95,9 +97,6 @@ export class RunRemovedError extends UsageError {
     super(`run ${quote(runId)} was removed before its end could be read (fitq runs rm, fitq runs clean, or history retention: fitq retention)`);
   }
 }
-
-/** Why every staged run of a paused queue waits. */
-const PAUSED_REASON = 'the queue is paused (fitq resume)';
 
 /** Candidates named when a run id prefix is ambiguous. */
 const SHOWN_CANDIDATES = 5;
@@ -113,6 +112,10 @@ const STATUS_READ_CHUNK = 5000;
 
 /** Dead workers reaped per script call. */
 const REAP_BATCH = 50;
+
+/** Jobs and events looked at per reconcile call, and the most calls one reconcile makes. */
+const RECONCILE_BUDGET = 500;
+const RECONCILE_MAX_CALLS = 10_000;
 
 /** While a followed run is staged, how often to look whether it started. */
 const STAGED_CHECK_MS = 2000;
@@ -189,7 +192,8 @@ export class FitqClient {
         timestamp: String(now),
       }),
     );
-    const warnings = this.stageWarnings(runs, await this.listWorkers(), await readPool(this.redis, this.keys));
+    await this.reap();
+    const warnings = await this.stageWarnings(runs);
     return { runs: records, warnings };
   }
 
@@ -203,7 +207,7 @@ export class FitqClient {
     }));
     const chunks: (typeof scriptRuns)[] = [];
     for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
-    let replies: ({ firstSeq: number } | { taken: string } | undefined)[];
+    let replies: (number | undefined)[];
     if (chunks.length === 1) {
       replies = [await this.scripts.stageRuns(chunks[0]!, now)];
     } else {
@@ -212,7 +216,7 @@ export class FitqClient {
       const exists = this.redis.pipeline();
       for (const run of scriptRuns) exists.exists(this.keys.run(run.id));
       const takenIndex = ((await exists.exec()) ?? []).findIndex(([, count]) => count === 1);
-      if (takenIndex >= 0) throw new UsageError(`run id '${scriptRuns[takenIndex]?.id}' is already taken`);
+      if (takenIndex >= 0) throw refusal(SCRIPT_CODES.runIdTaken, scriptRuns[takenIndex]?.id, this.keys)!;
       const multi = this.redis.multi();
       for (const chunk of chunks) await this.scripts.stageRuns(chunk, now, multi);
       replies = ((await multi.exec()) ?? []).map(([error, reply]) => {
@@ -220,13 +224,11 @@ export class FitqClient {
         return parseStageReply(reply, this.keys);
       });
     }
-    return replies.flatMap((reply, chunk) => {
-      if (reply && 'taken' in reply) throw new UsageError(`run id '${reply.taken}' is already taken`);
-      return chunks[chunk]!.map((_, i) => (reply?.firstSeq ?? 0) + i);
-    });
+    return replies.flatMap((firstSeq, chunk) => chunks[chunk]!.map((_, i) => (firstSeq ?? 0) + i));
   }
 
-  private stageWarnings(runs: PreparedRun[], workers: WorkerRecord[], pool: PoolState): string[] {
+  /** One warning per shape of the staged runs that no live worker could ever start (one explainRuns call). */
+  private async stageWarnings(runs: PreparedRun[]): Promise<string[]> {
     const byShape = new Map<string, PreparedRun[]>();
     for (const run of runs) {
       const shape = shapeOf(run.demands, run.gpus);
@@ -234,9 +236,10 @@ export class FitqClient {
       if (group) group.push(run);
       else byShape.set(shape, [run]);
     }
+    const verdicts = await this.scripts.explainRuns([], [...byShape.keys()]);
     const warnings: string[] = [];
-    for (const group of byShape.values()) {
-      const verdict = whyWaiting({ demands: group[0]!.demands, gpus: group[0]!.gpus }, workers, pool);
+    for (const [i, group] of [...byShape.values()].entries()) {
+      const verdict = whyWaiting(verdicts[i]!, { ignorePause: true });
       if (verdict.runnable) continue;
       const which = group.length === 1 ? `run ${group[0]!.id}` : `${group.length} runs (${group[0]!.id}, ...)`;
       warnings.push(`${which} staged, but no live worker can run ${group.length === 1 ? 'it' : 'them'} yet: ${verdict.reason}`);
@@ -259,8 +262,7 @@ export class FitqClient {
   /** Removes pool resources; runs holding some keep it until they end. */
   async removePool(names: readonly string[]): Promise<void> {
     if (names.length === 0) throw new UsageError('name the pool resources to remove');
-    const missing = await this.scripts.setPool('remove', [...names]);
-    if (missing !== undefined) throw new UsageError(`no pool resource named '${missing}'`);
+    await this.scripts.setPool('remove', [...names]);
   }
 
   /** The pool's resources with capacity and current use. */
@@ -321,7 +323,7 @@ export class FitqClient {
    * `timeoutMs`, or when `signal` aborts.
    */
   async waitForWorkers(done: (workers: WorkerRecord[]) => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    const subscriber = await connectRedis(this.options, true);
+    const subscriber = await connectRedis({ ...this.options, evictionCheck: undefined }, true);
     let changed = false;
     let wake = () => {};
     subscriber.on('message', (_channel: string, message: string) => {
@@ -359,10 +361,31 @@ export class FitqClient {
    * runs carry why they wait, running runs whose worker is not responding say so.
    */
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    await this.reconcile();
     const workers = await this.listWorkers();
-    const pool = await readPool(this.redis, this.keys);
-    const paused = await this.isPaused();
-    return (await this.selectRuns(filter)).map(({ run, demands }) => this.withWaitReason(run, demands, workers, pool, paused));
+    const runs = (await this.selectRuns(filter)).map(({ run }) => run);
+    const staged = runs.filter((run) => run.status === 'staged').map((run) => run.id);
+    // Every staged run explained in one script call.
+    const verdicts = new Map(staged.length > 0 ? (await this.scripts.explainRuns(staged)).map((verdict, i) => [staged[i]!, verdict]) : []);
+    return runs.map((run) => this.withWaitReason(run, workers, verdicts.get(run.id)));
+  }
+
+  /**
+   * Brings fitq's index in line with what BullMQ's API (or Bull Board) did to
+   * the namespace's queue: runs BullMQ retried are staged again, runs it
+   * deleted are forgotten, jobs added without fitq's run data end rejected,
+   * priorities it changed are applied (unsigned runs) or undone (signed);
+   * see reconcileRuns-12.lua. Workers do it on every poll; `fitq runs` before
+   * it lists, and getRun (`fitq runs show`) before it reads. Returns what it did.
+   */
+  async reconcile(): Promise<ReconcileAction[]> {
+    const actions: ReconcileAction[] = [];
+    for (let calls = 0; calls < RECONCILE_MAX_CALLS; calls++) {
+      const result = await this.scripts.reconcileRuns(Date.now(), RECONCILE_BUDGET);
+      actions.push(...result.actions);
+      if (!result.more) break;
+    }
+    return actions;
   }
 
   /** Whether the namespace's queue is paused (fitq pause, or BullMQ's pause: any value of `paused`). */
@@ -397,10 +420,14 @@ export class FitqClient {
 
   /** One run; throws UsageError for an unknown id. (Reaps only to judge why a staged run waits.) */
   async getRun(runId: string): Promise<RunRecord> {
-    const { run, demands } = await this.readRun(this.redis, runId);
+    // As BullMQ's API or Bull Board may have left it (retried, removed, re-prioritized).
+    await this.reconcile();
+    const { run } = await this.readRun(this.redis, runId);
     if (run.status === 'running') return withWorkerLiveness(run, await readWorkers(this.redis, this.keys));
     if (run.status !== 'staged') return run;
-    return this.withWaitReason(run, demands, await this.listWorkers(), await readPool(this.redis, this.keys), await this.isPaused());
+    await this.reap();
+    const [verdict] = await this.scripts.explainRuns([run.id]);
+    return this.withWaitReason(run, [], verdict);
   }
 
   /**
@@ -450,12 +477,14 @@ export class FitqClient {
     });
   }
 
-  private withWaitReason(run: RunRecord, demands: Resources, workers: WorkerRecord[], pool: PoolState, paused: boolean): RunRecord {
+  /**
+   * A running run with its worker's liveness, a staged one with why it
+   * waits (its verdict from explainRuns; none: it is no longer staged).
+   */
+  private withWaitReason(run: RunRecord, workers: WorkerRecord[], verdict: RunVerdict | undefined): RunRecord {
     if (run.status === 'running') return withWorkerLiveness(run, workers);
-    if (run.status !== 'staged') return run;
-    if (paused) return { ...run, reason: PAUSED_REASON };
-    const waiting = { id: run.id, demands, gpus: run.pinnedGpus ?? [], order: { priority: run.priority, seq: run.seq } };
-    return { ...run, reason: whyWaiting(waiting, workers, pool).reason };
+    if (run.status !== 'staged' || !verdict) return run;
+    return { ...run, reason: whyWaiting(verdict).reason };
   }
 
   /**
@@ -528,10 +557,7 @@ export class FitqClient {
       // Stopped together; one that ends meanwhile is fine.
       if (running.length > 0) await this.cancelRuns(running, { wait: true });
     }
-    const result = await this.scripts.removeRuns([...new Set(runIds)]);
-    if ('unknown' in result) throw unknownRun(result.unknown);
-    if ('running' in result) throw new UsageError(`run '${result.running}' is running: cancel it first, or use --force`);
-    return result.removed;
+    return this.scripts.removeRuns([...new Set(runIds)]);
   }
 
   /**
@@ -656,7 +682,7 @@ export class FitqClient {
   ): Promise<RunRecord> {
     const { signal, timeoutMs } = options;
     const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
-    const follower = await connectRedis(this.options, true);
+    const follower = await connectRedis({ ...this.options, evictionCheck: undefined }, true);
     const followerScripts = new Scripts(follower, this.keys, this.logMaxLines);
     // Aborting interrupts a blocked read at once.
     const followerId = await follower.client('ID');
@@ -698,7 +724,11 @@ export class FitqClient {
         for (const entry of await waitLogEntries(follower, this.keys, runId, after, blockMs)) {
           onEntry(entry);
           after = entry.id;
-          if (entry.kind === 'end') return readWatched();
+          if (entry.kind === 'end') {
+            const run = await readWatched();
+            // Else the end of an attempt before the run was retried (from BullMQ): it goes on.
+            if (isEnded(run)) return run;
+          }
           // Staged again: look at once when it starts anew.
           if (entry.kind === 'restaged') checkAt = 0;
         }

@@ -26,11 +26,19 @@ export interface NamespaceKeys {
   readonly events: string;
   /** Namespace settings (history retention). */
   readonly settings: string;
+  /** Hash: how far fitq has reconciled its index with what BullMQ's API did to the queue. */
+  readonly reconcile: string;
   /**
    * The namespace's BullMQ queue: `new Queue(queue.name, { prefix: queue.prefix })`
    * sees every run as a job (job id = run id).
    */
-  readonly queue: { readonly prefix: string; readonly name: string; key(suffix: string): string };
+  readonly queue: {
+    readonly prefix: string;
+    readonly name: string;
+    key(suffix: string): string;
+    /** The Redis client name of a worker's connection, as BullMQ names its workers' (Queue.getWorkers, Bull Board). */
+    workerClientName(worker: string): string;
+  };
   /** A run: its BullMQ job hash. */
   run(runId: string): string;
   /** A run's output stream, next to its job. */
@@ -46,6 +54,8 @@ export interface WorkerKeys {
   readonly runs: string;
   /** GPU device index -> free share (1 = whole device). */
   readonly devices: string;
+  /** Run id -> what its claim reserved (JSON), given back when it ends even if its job is gone. */
+  readonly reserved: string;
 }
 
 export const DEFAULT_PREFIX = 'fitq';
@@ -68,13 +78,26 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     poolUsed: `${base}pool:used`,
     events: `${base}events`,
     settings: `${base}settings`,
-    queue: { prefix: `${prefix}:{${queue}}`, name: RUN_QUEUE, key: (suffix) => `${base}${RUN_QUEUE}:${suffix}` },
+    reconcile: `${base}reconcile`,
+    queue: {
+      prefix: `${prefix}:{${queue}}`,
+      name: RUN_QUEUE,
+      key: (suffix) => `${base}${RUN_QUEUE}:${suffix}`,
+      workerClientName: (worker) => `${prefix}:{${queue}}:${Buffer.from(RUN_QUEUE).toString('base64')}:w:${worker}`,
+    },
     run: (runId) => `${base}${RUN_QUEUE}:${runId}`,
     runLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output`,
     staged: (shape) => `${base}staged:${shape}`,
     worker: (name) => {
       const info = `${base}worker:${name}`;
-      return { info, capacity: `${info}:capacity`, free: `${info}:free`, runs: `${info}:runs`, devices: `${info}:devices` };
+      return {
+        info,
+        capacity: `${info}:capacity`,
+        free: `${info}:free`,
+        runs: `${info}:runs`,
+        devices: `${info}:devices`,
+        reserved: `${info}:reserved`,
+      };
     },
   };
 }

@@ -13,7 +13,7 @@ const MAX_QUOTED_LENGTH = 200;
 
 /**
  * A value as error messages show it: in single quotes, on one line (control
- * characters escaped, like \n or \x1b), and cut after 200 characters.
+ * characters escaped, like \n, \x1b or \u202e), and cut after 200 characters.
  */
 export function quote(value: string): string {
   let shown = value;
@@ -27,18 +27,37 @@ export function quote(value: string): string {
   return `'${oneLine(shown)}'${suffix}`;
 }
 
-/** The value with control characters escaped (\n, \x1b...), so it prints on one line and cannot drive a terminal. */
+/**
+ * The value with control characters escaped (\n, \x1b, \u202e...), so it
+ * prints on one line, cannot drive a terminal and cannot reorder the text
+ * around it.
+ */
 export function oneLine(value: string): string {
   return Array.from(value, escapeChar).join('');
 }
 
-/** Control characters (C0, DEL, C1) and the Unicode line separators would break the line. */
-function isLineBreaking(code: number): boolean {
-  return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+/**
+ * Control characters (C0, DEL, C1) and the Unicode line separators would
+ * break the line; the bidirectional controls (U+061C, U+200E, U+200F,
+ * U+202A–U+202E, U+2066–U+2069) would make it display in another order than
+ * it reads, e.g. a command shown reversed after U+202E.
+ */
+function isUnsafe(code: number): boolean {
+  return (
+    code < 0x20 ||
+    (code >= 0x7f && code <= 0x9f) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x061c ||
+    code === 0x200e ||
+    code === 0x200f ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069)
+  );
 }
 
 function escapeChar(char: string): string {
-  if (!isLineBreaking(char.charCodeAt(0))) return char;
+  if (!isUnsafe(char.charCodeAt(0))) return char;
   switch (char) {
     case '\n':
       return '\\n';

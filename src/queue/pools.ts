@@ -5,7 +5,6 @@
  * reserves the rest on its worker.
  */
 import type { Redis } from 'ioredis';
-import { formatHumanAmount } from '../resources/amount.js';
 import { resourcesFromHash, type Resources } from '../resources/spec.js';
 import type { NamespaceKeys } from './keys.js';
 
@@ -29,16 +28,4 @@ export async function readPool(redis: Redis, keys: NamespaceKeys): Promise<PoolS
 
 export function poolResources(pool: PoolState): PoolResource[] {
   return [...pool.capacity].map(([name, capacity]) => ({ name, capacity, used: pool.used.get(name) ?? 0n }));
-}
-
-/** Pool resources a demand exceeds right now, as "license=1 > 0 free"; empty when it fits. */
-export function poolShortfalls(demand: Resources, pool: PoolState): string[] {
-  const short: string[] = [];
-  for (const [name, amount] of demand) {
-    const capacity = pool.capacity.get(name);
-    if (capacity === undefined) continue;
-    const free = capacity - (pool.used.get(name) ?? 0n);
-    if (amount > free) short.push(`${name}=${formatHumanAmount(amount)} > ${formatHumanAmount(free < 0n ? 0n : free)} free`);
-  }
-  return short;
 }

@@ -1,7 +1,7 @@
 /**
  * History retention: how many ended runs a namespace keeps, and for how long.
  * Stored in its `settings` hash; applied by the Lua scripts that end runs
- * (lua/includes/retention.lua, which holds the same defaults: a test checks
+ * (lua/includes/retentionSettings.lua holds the same defaults: a test checks
  * they agree) and at once by `fitq retention` and `fitq runs clean`.
  */
 import { UsageError } from '../errors.js';

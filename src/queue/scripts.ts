@@ -5,10 +5,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
-import { UsageError } from '../errors.js';
+import { parseExplainReply, type RunVerdict } from './explain.js';
 import type { NamespaceKeys } from './keys.js';
 import type { LogLine } from './logs.js';
 import { runFields } from './run-record.js';
+import { acceptReply, codeName, luaCodeTable, SCRIPT_CODES, type ScriptCode } from './script-codes.js';
 
 const LUA_DIR = new URL('./lua/', import.meta.url);
 
@@ -31,9 +32,20 @@ function resolveIncludes(lua: string, included = new Set<string>()): string {
   });
 }
 
+/**
+ * An include as the scripts get it: lua/includes/<name>.lua preceded by the
+ * includes it names (for tests running one function in Redis).
+ */
+export function luaInclude(name: string): string {
+  return resolveIncludes(`-- @include ${name}`);
+}
+
 let sources: ScriptSource[] | undefined;
 
-/** Loads `lua/<verbNoun>-<numberOfKeys>.lua` files once per process. */
+/**
+ * Loads `lua/<verbNoun>-<numberOfKeys>.lua` files once per process, each
+ * with the reply code table (`CODE`) defined ahead of it.
+ */
 function loadSources(): ScriptSource[] {
   sources ??= readdirSync(LUA_DIR)
     .filter((file) => file.endsWith('.lua'))
@@ -44,7 +56,7 @@ function loadSources(): ScriptSource[] {
       return {
         command: `fitq${verbNoun[0]?.toUpperCase()}${verbNoun.slice(1)}`,
         numberOfKeys: Number(keys),
-        lua: resolveIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8')),
+        lua: luaCodeTable() + resolveIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8')),
       };
     });
   return sources;
@@ -76,15 +88,6 @@ export interface StageScriptRun {
   priority: number;
   /** Its job data, JSON text. */
   data: string;
-}
-
-/** A namespace written before runs were BullMQ jobs: refused with what to do. */
-function olderLayoutError(keys: NamespaceKeys): UsageError {
-  const pattern = `${keys.base}*`;
-  return new UsageError(
-    `namespace '${keys.base}' holds runs stored by an older fitq, which this version cannot read: ` +
-      `delete its keys (redis-cli --scan --pattern '${pattern}' | xargs -r redis-cli del) or use another --queue`,
-  );
 }
 
 /** backfill: start what fits without starving the blocked head (default); fifo: strict order. */
@@ -153,11 +156,29 @@ export type FinishResult =
   | { outcome: 'movedOn'; status: string | undefined }
   | { outcome: 'fenced' };
 
-/** Reads the stage script's reply: {1, firstSeq}, {-2, takenId} or {-9} (older layout). */
-export function parseStageReply(reply: unknown, keys: NamespaceKeys): { firstSeq: number } | { taken: string } {
+/** What reconciling fitq's index with BullMQ's actions did to one job (see reconcileRuns-12.lua). */
+export interface ReconcileAction {
+  /**
+   * `retried`: an ended run BullMQ retried is staged again (`detail`: the
+   * status it had); `rejected`: a job added without fitq's run data ended
+   * rejected; `priority`: an unsigned staged run took the priority BullMQ
+   * gave it (`detail`: fitq's priority now); `priorityKept`: a signed run
+   * kept its signed priority (`detail`); `forgotten`: a run whose job BullMQ
+   * deleted is gone from fitq's index.
+   */
+  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten';
+  runId: string;
+  detail: string;
+}
+
+/**
+ * Reads the stage script's reply: the staging sequence number of the batch's
+ * first run; a taken run id or an older layout throws its RefusedError.
+ */
+export function parseStageReply(reply: unknown, keys: NamespaceKeys): number {
   const [code, value] = reply as [number, string | number];
-  if (code === -9) throw olderLayoutError(keys);
-  return code === -2 ? { taken: String(value) } : { firstSeq: Number(value) };
+  acceptReply(code, value, keys);
+  return Number(value);
 }
 
 function flatToRecord(flat: string[]): Record<string, string> {
@@ -173,6 +194,10 @@ function parseIgnored(list: unknown): IgnoredShape[] {
   });
 }
 
+const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' | 'unknown'>([
+  ['ok', 'canceled'], ['requested', 'requested'], ['unchanged', 'ended'], ['unknownRun', 'unknown'],
+]);
+
 /** Typed calls of the scripts for one namespace. */
 export class Scripts {
   constructor(
@@ -185,14 +210,10 @@ export class Scripts {
 
   /**
    * Stages runs in one script call. Returns the staging sequence number of
-   * the first run (the others follow on), or the id that was already taken.
-   * With a pipeline (MULTI), only queues the call.
+   * the first run (the others follow on); throws a RefusedError for a taken
+   * id. With a pipeline (MULTI), only queues the call.
    */
-  async stageRuns(
-    runs: StageScriptRun[],
-    now: number,
-    pipeline?: ChainableCommander,
-  ): Promise<{ firstSeq: number } | { taken: string } | undefined> {
+  async stageRuns(runs: StageScriptRun[], now: number, pipeline?: ChainableCommander): Promise<number | undefined> {
     const args: (string | number)[] = [this.keys.base, now, runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, run.data);
     const keys = [this.keys.seq, this.keys.ids, this.keys.shapes];
@@ -214,27 +235,43 @@ export class Scripts {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
-      w.devices, this.keys.base, token, now, maxRuns, policy, gpuPlacement,
+      w.devices, this.keys.shapes, this.keys.base, token, now, maxRuns, policy, gpuPlacement,
     )) as unknown[];
-    switch (reply[0]) {
-      case 1:
+    switch (codeName(reply[0])) {
+      case 'ok':
         return {
           code: 'claimed',
           runId: String(reply[1]),
           epoch: String(reply[2]),
           run: runFields(String(reply[1]), flatToRecord(reply[3] as string[])),
         };
-      case 2:
+      case 'waiting':
         return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined };
-      case 3:
+      case 'idle':
         return { code: 'idle', ignored: parseIgnored(reply[1]) };
-      case 4:
+      case 'full':
         return { code: 'full' };
-      case 5:
+      case 'paused':
         return { code: 'paused' };
-      default:
+      case 'fenced':
         return { code: 'fenced' };
+      default:
+        throw new Error(`claimRun replied ${String(reply[0])}`);
     }
+  }
+
+  /**
+   * Why runs wait, judged by the claim's own policy for every live worker
+   * (see explainRuns-4.lua): a verdict per staged run id, then per shape of
+   * a run about to be staged (judged after every staged run); undefined for
+   * a run that is not staged. Reads only.
+   */
+  async explainRuns(runIds: readonly string[], shapes: readonly string[] = []): Promise<(RunVerdict | undefined)[]> {
+    const reply = await command(this.redis, 'fitqExplainRuns')(
+      this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
+      this.keys.base, runIds.length, ...runIds, shapes.length, ...shapes,
+    );
+    return parseExplainReply(reply);
   }
 
   /**
@@ -256,7 +293,7 @@ export class Scripts {
    * registration under `token`. Returns whether a hold was dropped.
    */
   async dropHold(worker: string, token: string): Promise<boolean> {
-    return (await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds, token)) === 1;
+    return (await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds, token)) === SCRIPT_CODES.ok;
   }
 
   /** Pauses or resumes the namespace's queue; false when it already was so. */
@@ -264,44 +301,46 @@ export class Scripts {
     const reply = await command(this.redis, 'fitqSetPaused')(
       this.keys.queue.key('meta'), this.keys.queue.key('events'), this.keys.base, paused ? 'pause' : 'resume',
     );
-    return reply === 1;
+    return reply === SCRIPT_CODES.ok;
   }
 
-  /** Sets pool capacities ("set"), or removes pool resources ("remove"; returns a name not in the pool). */
-  async setPool(action: 'set' | 'remove', args: string[]): Promise<string | undefined> {
+  /** Sets pool capacities ("set"), or removes pool resources ("remove"; a name not in the pool is refused). */
+  async setPool(action: 'set' | 'remove', args: string[]): Promise<void> {
     const [code, value] = (await command(this.redis, 'fitqSetPool')(
       this.keys.poolCapacity, this.keys.poolUsed, this.keys.base, action, ...args,
     )) as [number, string?];
-    return code === -1 ? String(value) : undefined;
+    acceptReply(code, value, this.keys);
   }
 
   /** Records a run's end, only for the current claim of a live registration; see FinishResult. */
   async finishRun(input: FinishInput, now: number): Promise<FinishResult> {
     const w = this.keys.worker(input.worker);
     const [code, status] = (await command(this.redis, 'fitqFinishRun')(
-      this.keys.run(input.runId), w.info, w.free, w.runs, w.devices, this.keys.workers,
+      this.keys.run(input.runId), w.info, w.free, w.runs, w.devices, this.keys.workers, w.reserved,
       this.keys.base, input.runId, input.worker, input.token, input.epoch, input.status,
       input.exitCode ?? '', input.signal ?? '', input.reason, now, this.logMaxLines,
     )) as [number, string];
-    if (code === 1) return { outcome: 'recorded', status: status as Extract<FinishResult, { outcome: 'recorded' }>['status'] };
-    if (code === 0) return { outcome: 'movedOn', status: status || undefined };
+    const outcome = codeName(code);
+    if (outcome === 'ok') return { outcome: 'recorded', status: status as Extract<FinishResult, { outcome: 'recorded' }>['status'] };
+    if (outcome === 'unchanged') return { outcome: 'movedOn', status: status || undefined };
     return { outcome: 'fenced' };
   }
 
   /**
    * Registers a worker; false when a live worker holds the name. Leases use
-   * the Redis server's clock. A namespace of an older fitq is refused.
+   * the Redis server's clock. A namespace of an older fitq is refused (RefusedError).
    */
   async registerWorker(input: WorkerRegistration): Promise<boolean> {
     const w = this.keys.worker(input.name);
     const reply = await command(this.redis, 'fitqRegisterWorker')(
-      this.keys.workers, w.info, w.capacity, w.free, w.runs,
+      this.keys.workers, w.info, w.capacity, w.free, w.runs, w.devices,
       this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
       input.gpuPlacement ?? 'pack',
     );
-    if (reply === -9) throw olderLayoutError(this.keys);
-    return reply === 1;
+    // A live worker holding the name is the caller's to explain (a start, or a re-registration).
+    if (codeName(reply) === 'workerNameTaken') return false;
+    return acceptReply(reply, input.name, this.keys) === 'ok';
   }
 
   /**
@@ -318,7 +357,7 @@ export class Scripts {
     const reply = (await command(this.redis, 'fitqHeartbeat')(
       this.keys.workers, w.info, w.runs, this.keys.base, name, token, leaseMs,
     )) as [number, string[]?, string?, string[]?];
-    if (reply[0] !== 1) return undefined;
+    if (codeName(reply[0]) !== 'ok') return undefined;
     const stop = reply[2];
     const flat = reply[3] ?? [];
     const held: { runId: string; epoch: string }[] = [];
@@ -329,7 +368,7 @@ export class Scripts {
   /** Asks a live worker to stop; false when no live worker has the name. */
   async requestStop(name: string, mode: StopMode): Promise<boolean> {
     const w = this.keys.worker(name);
-    return (await command(this.redis, 'fitqRequestStop')(this.keys.workers, w.info, this.keys.base, name, mode)) === 1;
+    return (await command(this.redis, 'fitqRequestStop')(this.keys.workers, w.info, this.keys.base, name, mode)) === SCRIPT_CODES.ok;
   }
 
   /** Reaps expired workers; returns them and how long until the next lease runs out (if any). */
@@ -347,7 +386,7 @@ export class Scripts {
       this.keys.workers, w.info, w.capacity, w.free, w.runs,
       this.keys.base, name, token, now, this.logMaxLines,
     );
-    return reply === 1;
+    return reply === SCRIPT_CODES.ok;
   }
 
   /** Cancels a run; see cancelRun-1.lua for the outcomes. */
@@ -355,13 +394,14 @@ export class Scripts {
     const [code, status] = (await command(this.redis, 'fitqCancelRun')(
       this.keys.run(runId), this.keys.base, runId, now, this.logMaxLines,
     )) as [number, string];
-    const outcome = code === 1 ? 'canceled' : code === 2 ? 'requested' : code === 0 ? 'ended' : 'unknown';
+    const outcome = CANCEL_OUTCOMES.get(codeName(code));
+    if (outcome === undefined) throw new Error(`cancelRun replied ${code}`);
     return { outcome, status };
   }
 
   /**
    * For each reference, the run it names in full, else the runs it is a
-   * prefix of (at most `most` + 1); see resolveRunIds-2.lua.
+   * prefix of (at most `most` + 1); see resolveRunIds-1.lua.
    */
   async resolveRunIds(refs: readonly string[], most: number): Promise<string[][]> {
     return (await command(this.redis, 'fitqResolveRunIds')(this.keys.ids, this.keys.base, most, ...refs)) as string[][];
@@ -385,13 +425,33 @@ export class Scripts {
     return flatToRecord(flat);
   }
 
-  /** Removes runs; returns the offending id when one is unknown or running. */
-  async removeRuns(runIds: string[]): Promise<{ removed: number } | { unknown: string } | { running: string }> {
+  /**
+   * Reconciles fitq's index with what BullMQ's API did to the queue, about
+   * `budget` jobs and events per call; `more` when work is left for another call.
+   */
+  async reconcileRuns(now: number, budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
+    const queue = this.keys.queue;
+    const [more, actions] = (await command(this.redis, 'fitqReconcileRuns')(
+      this.keys.ids, this.keys.reconcile, queue.key('events'), queue.key('prioritized'), queue.key('wait'),
+      queue.key('delayed'), queue.key('pc'), queue.key('completed'), queue.key('failed'),
+      this.keys.shapes, this.keys.holds, this.keys.seq,
+      this.keys.base, now, budget, this.logMaxLines,
+    )) as [number, string[]];
+    return {
+      more: more === 1,
+      actions: actions.map((entry) => {
+        const [kind = '', runId = '', ...detail] = entry.split('|');
+        return { kind: kind as ReconcileAction['kind'], runId, detail: detail.join('|') };
+      }),
+    };
+  }
+
+  /** Removes runs, all or none: an unknown or running one is refused (RefusedError). Returns how many. */
+  async removeRuns(runIds: string[]): Promise<number> {
     const [code, value] = (await command(this.redis, 'fitqRemoveRuns')(
       this.keys.ids, this.keys.base, ...runIds,
     )) as [number, string | number];
-    if (code === -1) return { unknown: String(value) };
-    if (code === -4) return { running: String(value) };
-    return { removed: Number(value) };
+    acceptReply(code, value, this.keys);
+    return Number(value);
   }
 }

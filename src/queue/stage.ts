@@ -113,11 +113,21 @@ function validateCommand(command: string[], shell: boolean): string {
   if (first === undefined) throw new UsageError(`missing command: ${STAGE_USAGE}`);
   if (first.trim() === '') throw new UsageError(`missing command: ${quote(first)} is blank: ${STAGE_USAGE}`);
   command.forEach((arg) => refuseNul('command argument', arg));
+  return commandJsonWithinLimit(command, shell);
+}
+
+/**
+ * The command as stored (JSON), or a UsageError when it exceeds
+ * MAX_COMMAND_BYTES, naming its size and argument count. Linear in the
+ * command's size, so `fitq stage` checks it before anything else.
+ */
+export function commandJsonWithinLimit(command: readonly string[], shell: boolean): string {
   const commandJson = JSON.stringify(shell ? [command.join(' ')] : command);
-  if (bytes(commandJson) > MAX_COMMAND_BYTES) {
+  const size = bytes(commandJson);
+  if (size > MAX_COMMAND_BYTES) {
     throw new UsageError(
-      `command too large: ${bytes(commandJson)} bytes of JSON (at most ${MAX_COMMAND_BYTES}), ` +
-        `${command.length} argument${command.length === 1 ? '' : 's'} starting with ${quote(first)}`,
+      `command too large: ${size} bytes of JSON (at most ${MAX_COMMAND_BYTES}), ` +
+        `${command.length} argument${command.length === 1 ? '' : 's'} starting with ${quote(command[0] ?? '')}`,
     );
   }
   return commandJson;

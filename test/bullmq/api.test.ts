@@ -63,6 +63,19 @@ describe("BullMQ's API on fitq runs", () => {
     expect(reasons).toEqual(['failed: exit code 3', 'canceled: canceled while staged', expect.stringMatching(/^rejected: /)]);
   });
 
+  it("Queue.getWorkers() lists fitq's live workers, one entry each, as BullMQ lists its own", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const bull = openRunQueue(client);
+    const { worker: first } = await startTestWorker(queue, { name: 'wa' });
+    await startTestWorker(queue, { name: 'wb' });
+    const names = async () => (await bull.getWorkers()).map((entry) => entry.rawname).sort();
+    expect(await names()).toEqual([client.keys.queue.workerClientName('wa'), client.keys.queue.workerClientName('wb')]);
+    expect(await bull.getWorkersCount()).toBe(2);
+    await first.stop();
+    await expect.poll(names, { timeout: 10_000 }).toEqual([client.keys.queue.workerClientName('wb')]);
+  });
+
   it('a job is its run (id, data), and job.waitUntilFinished(queueEvents) resolves with the exit code or rejects with the failed reason', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);

@@ -2,13 +2,13 @@
  * The Lua side of exact arithmetic, run inside a real Redis with the same
  * include the scripts use.
  */
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { luaInclude } from '../../src/queue/scripts.js';
 import { formatMicros, parseDecimal } from '../../src/resources/amount.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
-const AMOUNTS = readFileSync(new URL('../../src/queue/lua/includes/amounts.lua', import.meta.url), 'utf8');
+const AMOUNTS = luaInclude('amounts');
 
 // Reserves and releases `demand` from `capacity` `cycles` times, checking it
 // never exceeds the capacity, and returns the final amount.

@@ -4,11 +4,10 @@
  * their keys, ids and a `removed` event; staged and running runs stay.
  * cleanRuns and setRetention remove at once.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RunRemovedError, type FitqClient } from '../../src/queue/client.js';
 import { RETENTION_DEFAULTS } from '../../src/queue/retention.js';
-import { Scripts } from '../../src/queue/scripts.js';
+import { luaInclude, Scripts } from '../../src/queue/scripts.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
 /** Stages n runs and ends each completed, through the scripts a worker uses (no process). */
@@ -65,8 +64,8 @@ async function removedEvents(client: FitqClient): Promise<{ jobId: string; prev:
 describe('retention defaults', () => {
   it('the Lua include and the TS constant agree', async () => {
     const client = await connectClient(newQueue());
-    // The include's own text, its defaults returned (its functions are only defined, never called).
-    const lua = readFileSync(new URL('../../src/queue/lua/includes/retention.lua', import.meta.url), 'utf8');
+    // The include holding the defaults, as scripts get it, its defaults returned (its functions are only defined, never called).
+    const lua = luaInclude('retentionSettings');
     const defaults = JSON.parse(String(await client.redis.eval(`${lua}\nreturn cjson.encode(RETENTION_DEFAULTS)`, 0))) as unknown;
     expect(defaults).toEqual(RETENTION_DEFAULTS);
     expect(RETENTION_DEFAULTS).toEqual({ keepCompleted: 10_000, keepFailed: 10_000, keepAgeMs: 7 * 24 * 3600 * 1000 });
@@ -86,6 +85,17 @@ describe('retention as runs end', () => {
     // Failed runs are counted apart: the default keeps them.
     const canceled = await cancelRuns(client, 5);
     expect(await present(client, canceled)).toEqual(canceled);
+  });
+
+  it('by count, when runs end in the same millisecond: the run just ended is kept and the next oldest goes instead', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    await client.setRetention({ keepFailed: 1 });
+    await client.stage(['tieb', 'tiec', 'tiea'].map((runId) => ({ runId, command: ['true'], resources: 'slot=1' })));
+    // Same end time: the failed zset orders them by id, so the last to end (tiea) sorts first.
+    const now = Date.now();
+    for (const id of ['tieb', 'tiec', 'tiea']) expect((await scripts.cancelRun(id, now)).outcome).toBe('canceled');
+    expect(await client.redis.zrange(client.keys.queue.key('failed'), 0, -1)).toEqual(['tiea']);
   });
 
   it('failed covers failed, canceled, lost and rejected together; staged and running runs, and the run just ended, are never touched', async () => {

@@ -1,24 +1,29 @@
 /**
- * Why a run waits, checked against what the claim script then does: for
- * generated states of one worker (runs under way, a blocked head it holds,
- * a later run), and of two workers (one holding a blocked head, the other
- * with or without an older blocked run of its own), the reason says the
- * later run can start exactly when the next claims start it. And which
- * worker a "needs more" reason names.
+ * Why a run waits, checked against what the claim script then does. The
+ * reason comes from the explainRuns script, which judges a run for every
+ * live worker with the claim's own policy (lua/includes/policy.lua); for
+ * generated states of one worker (runs under way, a blocked head it holds, a
+ * later run), of two workers (one holding a blocked head, the other with or
+ * without an older blocked run of its own), and of one to three workers
+ * with mixed policies (fifo and backfill), devices, pools and heads held on
+ * one or two workers, the verdict says the later run starts on a worker
+ * exactly when that worker's next claim starts it, and the reason says it
+ * can start exactly when some worker then starts it. And which worker a
+ * "needs more" reason names.
  */
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
-import { Scripts, type GpuPlacement } from '../../src/queue/scripts.js';
-import { whyWaiting } from '../../src/queue/why-waiting.js';
-import type { WorkerRecord } from '../../src/queue/worker-record.js';
-import { parseResourceSpec } from '../../src/resources/spec.js';
-import { fitq, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
+import { Scripts, type ClaimPolicy, type GpuPlacement } from '../../src/queue/scripts.js';
+import { shapeOf } from '../../src/queue/stage.js';
+import { CAN_START, whyWaiting } from '../../src/queue/why-waiting.js';
+import { formatResources, parseResourceSpec } from '../../src/resources/spec.js';
+import { connectClient, fitq, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { prng } from '../support/prng.js';
 
 const STATES = 300;
 const TWO_WORKER_STATES_GENERATED = 300;
+const MIXED_STATES_GENERATED = 300;
 const SEED = 0x0ddba11;
-const CAN_START = 'waiting for a worker to claim it';
 
 interface RunSpec {
   resources: string;
@@ -62,6 +67,32 @@ function generateStates(count: number): State[] {
   });
 }
 
+/** A registered worker and how it claims. */
+interface Claimer {
+  name: string;
+  policy: ClaimPolicy;
+  placement: GpuPlacement;
+}
+
+/**
+ * Claims for each worker in turn until one starts the run. Before each
+ * claim the run is explained afresh: the verdict says it starts on that
+ * worker exactly when the claim starts it. Returns the worker that started
+ * it; `other` when a claim started another run first (the state moved on).
+ */
+async function claimInTurn(scripts: Scripts, runId: string, claimers: readonly Claimer[], what: () => string): Promise<{ started?: string; other?: true }> {
+  for (const { name, policy, placement } of claimers) {
+    const [verdict] = await scripts.explainRuns([runId]);
+    const says = verdict?.workers.find((worker) => worker.worker === name)?.starts !== undefined;
+    const result = await scripts.claimRun(name, 't', Date.now(), 0, policy, placement);
+    if (result.code === 'claimed' && result.runId !== runId) return { other: true };
+    const started = result.code === 'claimed';
+    expect(started, `${what()}: on ${name}, explained ${JSON.stringify(verdict, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))}`).toBe(says);
+    if (started) return { started: name };
+  }
+  return {};
+}
+
 /** Sets the state up; returns the later run's reason and whether the next claim started it, or undefined when the head did not block. */
 async function judgeAndClaim(state: State): Promise<{ reason: string; started: boolean } | undefined> {
   const client = await FitqClient.connect({ redisUrl: redisUrl(), queue: newQueue() });
@@ -86,8 +117,10 @@ async function judgeAndClaim(state: State): Promise<{ reason: string; started: b
     if (held.code !== 'waiting' || held.holding !== head) return undefined;
     const later = await stage(state.later);
     const { reason = '' } = await client.getRun(later);
-    const result = await claim();
-    return { reason, started: result.code === 'claimed' && result.runId === later };
+    const claimers = [{ name: 'w', policy: 'backfill' as const, placement: state.placement }];
+    const { started, other } = await claimInTurn(scripts, later, claimers, () => JSON.stringify(state));
+    if (other) return undefined;
+    return { reason, started: started !== undefined };
   } finally {
     await client.close();
   }
@@ -154,15 +187,10 @@ async function judgeAndClaimTwo(state: TwoWorkerState): Promise<TwoWorkerVerdict
     const holds = Object.fromEntries(Object.entries(await client.redis.hgetall(client.keys.holds)).map(([run, worker]) => [names(run), worker]));
     const later = await stage(state.later);
     const { reason = '' } = await client.getRun(later);
-    let started = false;
-    for (const name of ['a', 'b'] as const) {
-      const result = await claim(name);
-      if (result.code !== 'claimed') continue;
-      if (result.runId !== later) return undefined; // another run came first
-      started = true;
-      break;
-    }
-    return { reason: names(reason), started, holds };
+    const claimers = (['a', 'b'] as const).map((name) => ({ name, policy: 'backfill' as const, placement: state.placement }));
+    const { started, other } = await claimInTurn(scripts, later, claimers, () => JSON.stringify(state));
+    if (other) return undefined; // another run came first
+    return { reason: names(reason), started: started !== undefined, holds };
   } finally {
     await client.close();
   }
@@ -371,28 +399,163 @@ describe('why a run waits agrees with the claim', () => {
   });
 });
 
-function worker(name: string, resources: string, devices: number[] = []): WorkerRecord {
-  const capacity = parseResourceSpec(devices.length > 0 ? `${resources} gpu=${devices.length}` : resources);
-  return {
-    name, host: 'h', pid: 1, startedAt: 0, heartbeatAt: 0, leaseDeadline: 0, concurrency: 0, capacity, free: capacity, runs: [],
-    devices: new Map(devices.map((id) => [id, 1_000_000n])), policy: 'backfill', gpuPlacement: 'pack',
-    leaseMs: 30_000, liveness: { heartbeatAgeMs: 0, leaseLeftMs: 30_000, responding: true },
+interface MixedWorker extends Claimer {
+  resources: string;
+  devices: boolean;
+}
+
+interface MixedState {
+  pool?: string;
+  workers: MixedWorker[];
+  /** Runs started first, each on the worker at its index (canceled if it does not start there). */
+  running: [number, RunSpec][];
+  /** Staged one after the other, each followed by a claim of every worker in turn: blocked heads, held on one or two workers. */
+  heads: RunSpec[];
+  later: RunSpec;
+}
+
+function generateMixedStates(count: number): MixedState[] {
+  const random = prng(SEED + 2);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const run = (gpus: readonly number[], mems: readonly number[], extra: string[] = []): RunSpec => {
+    const gpu = pick(gpus);
+    const mem = pick(mems);
+    const resources = [gpu > 0 ? `gpu=${gpu}` : '', mem > 0 ? `mem=${mem}` : '', ...extra].filter(Boolean).join(' ') || 'mem=1';
+    const priority = random() < 0.2 ? { priority: 1 } : {};
+    if (gpu === 0 || random() < 0.75) return { resources, ...priority };
+    const wanted = gpu < 1 ? 1 : gpu;
+    const order = [0, 1, 2, 3].sort(() => random() - 0.5);
+    return { resources, gpus: order.slice(0, wanted).sort().join(','), ...priority };
   };
+  return Array.from({ length: count }, () => {
+    const pooled = random() < 0.3;
+    const workers = Array.from({ length: 1 + Math.floor(random() * 3) }, (_, i): MixedWorker => ({
+      name: `w${i}`,
+      // Only later workers may have x: a head only they fit can be held beside w0's.
+      resources: i > 0 && random() < 0.5 ? 'gpu=4 mem=64 x=1' : 'gpu=4 mem=64',
+      devices: random() < 0.5,
+      placement: random() < 0.5 ? 'pack' : 'spread',
+      policy: random() < 0.3 ? 'fifo' : 'backfill',
+    }));
+    const extra = () => [...(random() < 0.2 ? ['x=0.5'] : []), ...(pooled && random() < 0.4 ? ['license=1'] : [])];
+    // Every worker busy with one to three runs.
+    const running = workers.flatMap((_, index) =>
+      Array.from({ length: 1 + Math.floor(random() * 3) }, (): [number, RunSpec] => [index, run([0.25, 0.5, 1, 2], [0, 8, 16, 32], extra())]),
+    );
+    // A second head is often older (priority) and fits only workers with x: it may be held beside the first.
+    const heads = Array.from({ length: 1 + Math.floor(random() * 2) }, (_, i) =>
+      i === 0 || random() < 0.3 ? run([2, 3, 4], [0, 16, 32, 48], extra()) : { ...run([3, 4], [0, 16, 48], ['x=1']), priority: 1 },
+    );
+    return { ...(pooled ? { pool: 'license=1' } : {}), workers, running, heads, later: run([0, 0.25, 0.5, 1, 2], [0, 4, 16, 40], extra()) };
+  });
+}
+
+interface MixedVerdict {
+  reason: string;
+  started: boolean;
+  /** How many workers held a blocked head when the later run was judged. */
+  holders: number;
+}
+
+/** Sets a mixed state up; returns the later run's reason and whether some worker's claim then started it (undefined: another run started first). */
+async function judgeAndClaimMixed(state: MixedState): Promise<MixedVerdict | undefined> {
+  const client = await FitqClient.connect({ redisUrl: redisUrl(), queue: newQueue() });
+  try {
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    for (const worker of state.workers) {
+      const registration = {
+        name: worker.name, token: 't', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources: worker.resources,
+        devices: worker.devices ? [0, 1, 2, 3] : [], gpuPlacement: worker.placement, policy: worker.policy,
+      };
+      expect(await scripts.registerWorker(registration)).toBe(true);
+    }
+    if (state.pool) await client.setPool(state.pool);
+    const claim = ({ name, policy, placement }: Claimer) => scripts.claimRun(name, 't', Date.now(), 0, policy, placement);
+    const stage = async (spec: RunSpec) =>
+      (await client.stage({ command: ['true'], resources: spec.resources, gpus: spec.gpus, priority: spec.priority })).runs[0]!.id;
+    for (const [index, spec] of state.running) {
+      const id = await stage(spec);
+      const result = await claim(state.workers[index]!);
+      if (result.code !== 'claimed' || result.runId !== id) await client.cancelRun(id).catch(() => {}); // it does not fit beside the others
+    }
+    for (const spec of state.heads) {
+      await stage(spec);
+      for (const worker of state.workers) await claim(worker);
+    }
+    const holders = new Set(Object.values(await client.redis.hgetall(client.keys.holds))).size;
+    const later = await stage(state.later);
+    const { reason = '' } = await client.getRun(later);
+    const { started, other } = await claimInTurn(scripts, later, state.workers, () => JSON.stringify(state));
+    if (other) return undefined;
+    return { reason, started: started !== undefined, holders };
+  } finally {
+    await client.close();
+  }
+}
+
+describe('why a run waits agrees with the claim, worker by worker', () => {
+  it(`for ${MIXED_STATES_GENERATED} generated states of one to three workers: fifo and backfill, devices or not, pools, heads held on one or two workers`, async () => {
+    const outcomes = { started: 0, held: 0, fifo: 0, other: 0, twoHolders: 0, notNow: 0 };
+    for (const state of generateMixedStates(MIXED_STATES_GENERATED)) {
+      const verdict = await judgeAndClaimMixed(state);
+      if (!verdict) {
+        outcomes.notNow++;
+        continue;
+      }
+      expect(verdict.reason === CAN_START, `${JSON.stringify(state)}: ${verdict.reason}`).toBe(verdict.started);
+      if (verdict.started) outcomes.started++;
+      else if (verdict.reason.startsWith('held for older run')) outcomes.held++;
+      else if (verdict.reason.startsWith('behind older run')) outcomes.fifo++;
+      else outcomes.other++;
+      if (verdict.holders >= 2) outcomes.twoHolders++;
+    }
+    // The states really cover each outcome, and heads held on two workers.
+    expect(outcomes.started).toBeGreaterThan(10);
+    expect(outcomes.held).toBeGreaterThan(10);
+    expect(outcomes.fifo).toBeGreaterThan(3);
+    expect(outcomes.other).toBeGreaterThan(10);
+    expect(outcomes.twoHolders).toBeGreaterThan(3);
+  });
+});
+
+interface TestWorker {
+  name: string;
+  resources: string;
+  devices?: number[];
+  /** A run started on it first, "mem=62G": what it leaves free. */
+  running?: string;
+}
+
+/** Why a run of this demand, staged now, would wait beside these workers (registered in this order). */
+async function reasonBeside(workers: readonly TestWorker[], demand: string): Promise<string> {
+  const client = await connectClient(newQueue());
+  const scripts = new Scripts(client.redis, client.keys, 100);
+  for (const [i, { name, resources, devices = [], running }] of workers.entries()) {
+    // Listed in lease-deadline order: each registered later lives longer.
+    const registration = {
+      name, token: 't', leaseMs: 60_000 + i * 1000, concurrency: 0, host: 'h', pid: 1, resources: formatResources(parseResourceSpec(resources)), devices,
+    };
+    expect(await scripts.registerWorker(registration)).toBe(true);
+    if (running) {
+      await client.stage({ command: ['true'], resources: running });
+      expect((await scripts.claimRun(name, 't', Date.now(), 0)).code).toBe('claimed');
+    }
+  }
+  const [verdict] = await scripts.explainRuns([], [shapeOf(parseResourceSpec(demand))]);
+  return whyWaiting(verdict!).reason;
 }
 
 describe('needs more than any live worker has', () => {
-  it('names the worker that comes closest by amount, whichever is listed first', () => {
-    const small = worker('small', 'gpu=2');
-    const devices = worker('devices', '', [0, 1, 2, 3]);
+  it('names the worker that comes closest by amount, whichever is listed first', async () => {
+    const small = { name: 'small', resources: 'gpu=2' };
+    const devices = { name: 'devices', resources: 'gpu=4', devices: [0, 1, 2, 3] };
     for (const workers of [[small, devices], [devices, small]]) {
-      expect(whyWaiting({ demands: parseResourceSpec('gpu=8') }, workers).reason).toBe('needs more than any live worker has: gpu=8 > 4');
+      expect(await reasonBeside(workers, 'gpu=8')).toBe('needs more than any live worker has: gpu=8 > 4');
     }
     // Two shortfalls that are small beat one that is large.
-    const lacksMuch = worker('a', 'gpu=1 mem=64');
-    const lacksLittle = worker('b', 'gpu=7 mem=60');
-    expect(whyWaiting({ demands: parseResourceSpec('gpu=8 mem=64') }, [lacksMuch, lacksLittle]).reason).toBe(
-      'needs more than any live worker has: gpu=8 > 7, mem=64 > 60',
-    );
+    const lacksMuch = { name: 'a', resources: 'gpu=1 mem=64' };
+    const lacksLittle = { name: 'b', resources: 'gpu=7 mem=60' };
+    expect(await reasonBeside([lacksMuch, lacksLittle], 'gpu=8 mem=64')).toBe('needs more than any live worker has: gpu=8 > 7, mem=64 > 60');
   });
 
   it('fitq stage warns with the closest worker: gpu=8 > 4 beside workers with gpu=2 and --gpus 0,1,2,3', async () => {
@@ -408,10 +571,9 @@ describe('needs more than any live worker has', () => {
 });
 
 describe('amounts in reasons', () => {
-  it('are shown in human units, as users type them', () => {
-    const box = worker('box', 'gpu=4 mem=64G');
-    expect(whyWaiting({ demands: parseResourceSpec('mem=100G') }, [box]).reason).toBe('needs more than any live worker has: mem=100G > 64G');
-    const busy = { ...box, free: parseResourceSpec('gpu=4 mem=2G') };
-    expect(whyWaiting({ demands: parseResourceSpec('mem=8G') }, [busy]).reason).toBe('next in line on box: waiting for mem=8G > 2G free');
+  it('are shown in human units, as users type them', async () => {
+    const box = { name: 'box', resources: 'gpu=4 mem=64G' };
+    expect(await reasonBeside([box], 'mem=100G')).toBe('needs more than any live worker has: mem=100G > 64G');
+    expect(await reasonBeside([{ ...box, running: 'mem=62G' }], 'mem=8G')).toBe('next in line on box: waiting for mem=8G > 2G free');
   });
 });

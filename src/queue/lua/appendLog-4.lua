@@ -14,11 +14,16 @@
 
   Returns the number of lines written (0 when fenced).
 ]]
--- @include lease
-if not holdsLease(KEYS[3], KEYS[4], ARGV[1], ARGV[2]) then return 0 end
-local run = redis.call("HMGET", KEYS[1], "status", "worker", "epoch")
+-- @include holdsLease
+local runKey = KEYS[1]
+local outputKey = KEYS[2]
+local workerKey = KEYS[3]
+local workersKey = KEYS[4]
+
+if not holdsLease(workerKey, workersKey, ARGV[1], ARGV[2]) then return 0 end
+local run = redis.call("HMGET", runKey, "status", "worker", "epoch")
 if run[1] ~= "running" or run[2] ~= ARGV[1] or run[3] ~= ARGV[3] then return 0 end
 for i = 5, #ARGV, 2 do
-  redis.call("XADD", KEYS[2], "MAXLEN", "~", ARGV[4], "*", "stream", ARGV[i], "line", ARGV[i + 1])
+  redis.call("XADD", outputKey, "MAXLEN", "~", ARGV[4], "*", "stream", ARGV[i], "line", ARGV[i + 1])
 end
 return (#ARGV - 4) / 2

@@ -7,23 +7,27 @@
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] now, ARGV[4] logMaxLines
 
-  Returns {code, status}: 1 canceled, 2 requested from the worker,
+  Returns {code, status}: CODE.ok canceled, CODE.requested from the worker,
   0 already ended (status tells how), -1 no such run.
 ]]
--- @include runs
+-- @include storedShape
+-- @include unstage
+-- @include endRun
+-- @include publish
+local runKey = KEYS[1]
 local base, runId, now = ARGV[1], ARGV[2], ARGV[3]
 
-local run = redis.call("HMGET", KEYS[1], "status", "worker")
+local run = redis.call("HMGET", runKey, "status", "worker")
 local status = run[1]
-if not status then return {-1, ""} end
+if not status then return {CODE.unknownRun, ""} end
 if status == "staged" then
-  unstage(base, runId, storedShape(KEYS[1]))
+  unstage(base, runId, storedShape(runKey))
   endRun(base, runId, "canceled", now, "canceled while staged", ARGV[4])
-  return {1, "canceled"}
+  return {CODE.ok, "canceled"}
 end
 if status == "running" then
-  redis.call("HSET", KEYS[1], "cancelRequested", "1")
+  redis.call("HSET", runKey, "cancelRequested", "1")
   publish(base, {type = "cancel", runId = runId, worker = run[2]})
-  return {2, status}
+  return {CODE.requested, status}
 end
-return {0, status}
+return {CODE.unchanged, status}

@@ -6,7 +6,7 @@
   a moment before is applied safely. A namespace left empty is forgotten
   entirely. The caller sends a bounded batch of ids per call.
 
-  KEYS[1] ids    zset of every run id, score 0
+  KEYS[1] ids    zset of every run id, score 0 (removeRun takes each id out)
 
   ARGV[1] base; ARGV[2] statuses that may be removed, comma separated
   (completed, failed, canceled, lost, rejected); ARGV[3] the latest
@@ -14,8 +14,10 @@
 
   Returns the number of runs removed.
 ]]
--- @include runs
--- @include namespace
+-- @include jobKey
+-- @include removeRun
+-- @include forgetIfEmpty
+local idsKey = KEYS[1]
 local base, latest = ARGV[1], tonumber(ARGV[3])
 
 local removable = {}

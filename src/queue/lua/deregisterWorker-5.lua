@@ -10,19 +10,28 @@
 
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] now, ARGV[5] logMaxLines
 
-  Returns 1, or 0 when the worker is not registered under this token.
+  Returns CODE.ok, or CODE.unchanged when the worker is not registered under this token.
 ]]
--- @include runs
--- @include lease
--- @include namespace
+-- @include serverNow
+-- @include holdsLease
+-- @include leaseLapsedReason
+-- @include lastSeenAlive
+-- @include reapWorker
+-- @include forgetIfEmpty
+local workersKey = KEYS[1]
+local workerKey = KEYS[2]
+-- (These reapWorker deletes, found by the worker's name.)
+local capacityKey = KEYS[3]
+local freeKey = KEYS[4]
+local runsKey = KEYS[5]
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
-if redis.call("HGET", KEYS[2], "token") ~= token then return 0 end
-if holdsLease(KEYS[2], KEYS[1], name, token) then
+if redis.call("HGET", workerKey, "token") ~= token then return CODE.unchanged end
+if holdsLease(workerKey, workersKey, name, token) then
   reapWorker(base, name, ARGV[4], "worker " .. name .. " stopped", ARGV[5])
 else
   -- Its lease ran out before it could stop: its runs ended when it was last seen.
   reapWorker(base, name, lastSeenAlive(base, name, serverNow()), leaseLapsedReason(name), ARGV[5])
 end
 forgetIfEmpty(base)
-return 1
+return CODE.ok

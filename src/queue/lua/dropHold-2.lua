@@ -10,14 +10,17 @@
 
   ARGV[1] token of the registration letting go
 
-  Returns 1 when a hold was dropped, else 0 (also when the worker is not
+  Returns CODE.ok when a hold was dropped, else CODE.unchanged (also when the worker is not
   registered under this token: then nothing changes).
 ]]
-if redis.call("HGET", KEYS[1], "token") ~= ARGV[1] then return 0 end
-local holding = redis.call("HGET", KEYS[1], "holding")
-redis.call("HDEL", KEYS[1], "holding")
-if holding and redis.call("HGET", KEYS[2], holding) == redis.call("HGET", KEYS[1], "name") then
-  redis.call("HDEL", KEYS[2], holding)
-  return 1
+local workerKey = KEYS[1]
+local holdsKey = KEYS[2]
+
+if redis.call("HGET", workerKey, "token") ~= ARGV[1] then return CODE.unchanged end
+local holding = redis.call("HGET", workerKey, "holding")
+redis.call("HDEL", workerKey, "holding")
+if holding and redis.call("HGET", holdsKey, holding) == redis.call("HGET", workerKey, "name") then
+  redis.call("HDEL", holdsKey, holding)
+  return CODE.ok
 end
-return 0
+return CODE.unchanged

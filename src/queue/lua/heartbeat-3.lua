@@ -8,31 +8,40 @@
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] leaseMs
   (the new deadline is the Redis server's clock + leaseMs)
 
-  Returns {1, cancelIds, stopRequested, held}: the worker's runs whose
-  cancellation was requested, "graceful", "now" or "" (safety nets for missed
-  cancel and stop messages), and every run Redis holds for the worker with
-  its claim epoch (runId, epoch, ...: the worker gives back a claim whose
-  reply it never received); or {-1} when the worker is not
-  registered under this token, or its lease has lapsed (fenced).
+  Returns {CODE.ok, cancelIds, stopRequested, held}: the worker's runs whose
+  cancellation was requested, or whose job is gone or no longer this
+  worker's running run (deleted from BullMQ under it: the worker stops it),
+  "graceful", "now" or "" (safety nets for missed cancel and stop messages),
+  and every run Redis holds for the worker with its claim epoch (runId,
+  epoch, ...: the worker gives back a claim whose reply it never received);
+  or {-1} when the worker is not registered under this token, or its lease
+  has lapsed (fenced).
 ]]
--- @include lease
--- @include jobs
+-- @include serverNow
+-- @include holdsLease
+-- @include jobKey
+-- @include readClaim
+local workersKey = KEYS[1]
+local workerKey = KEYS[2]
+local runsKey = KEYS[3]
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
 -- A lapsed lease is not revived: claimRun already treats the worker as gone.
-if not holdsLease(KEYS[2], KEYS[1], name, token) then return {-1} end
+if not holdsLease(workerKey, workersKey, name, token) then return {CODE.fenced} end
 local now = serverNow()
-redis.call("ZADD", KEYS[1], now + tonumber(ARGV[4]), name)
-redis.call("HSET", KEYS[2], "heartbeatAt", now)
+redis.call("ZADD", workersKey, now + tonumber(ARGV[4]), name)
+redis.call("HSET", workerKey, "heartbeatAt", now)
 local cancels, held = {}, {}
-for _, runId in ipairs(redis.call("SMEMBERS", KEYS[3])) do
+for _, runId in ipairs(redis.call("SMEMBERS", runsKey)) do
   local key = jobKey(base, runId)
+  local run = redis.call("HMGET", key, "status", "worker", "epoch", "cancelRequested")
+  local claim = readClaim(workerKey, runId)
   held[#held + 1] = runId
-  held[#held + 1] = redis.call("HGET", key, "epoch") or ""
+  held[#held + 1] = claim and claim.epoch or run[3] or ""
   -- Its job's lock lasts as long as the lease.
   if redis.call("GET", key .. ":lock") == token then redis.call("PEXPIRE", key .. ":lock", ARGV[4]) end
-  if redis.call("HGET", key, "cancelRequested") == "1" then
+  if run[4] == "1" or run[1] ~= "running" or run[2] ~= name then
     cancels[#cancels + 1] = runId
   end
 end
-return {1, cancels, redis.call("HGET", KEYS[2], "stopRequested") or "", held}
+return {CODE.ok, cancels, redis.call("HGET", workerKey, "stopRequested") or "", held}

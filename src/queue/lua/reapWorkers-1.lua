@@ -10,16 +10,19 @@
   Returns {reapedNames, msUntilNextDeadline}; the last is -1 when no worker
   is left. Time is the Redis server's clock.
 ]]
--- @include runs
--- @include lease
--- @include namespace
+-- @include serverNow
+-- @include leaseLapsedReason
+-- @include lastSeenAlive
+-- @include reapWorker
+-- @include forgetIfEmpty
+local workersKey = KEYS[1]
 local base = ARGV[1]
 local now = serverNow()
 
-local reaped = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. now, "LIMIT", 0, tonumber(ARGV[2]))
+local reaped = redis.call("ZRANGEBYSCORE", workersKey, "-inf", "(" .. now, "LIMIT", 0, tonumber(ARGV[2]))
 for _, name in ipairs(reaped) do
   reapWorker(base, name, lastSeenAlive(base, name, now), leaseLapsedReason(name), ARGV[3])
 end
 if #reaped > 0 then forgetIfEmpty(base) end
-local soonest = redis.call("ZRANGE", KEYS[1], 0, 0, "WITHSCORES")
+local soonest = redis.call("ZRANGE", workersKey, 0, 0, "WITHSCORES")
 return {reaped, soonest[2] and (tonumber(soonest[2]) - now) or -1}

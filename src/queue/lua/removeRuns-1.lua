@@ -2,20 +2,24 @@
   Removes runs and their logs, all or nothing. Running runs are refused:
   cancel them first. A namespace left empty is forgotten entirely.
 
-  KEYS[1] ids    zset of every run id, score 0
+  KEYS[1] ids    zset of every run id, score 0 (removeRun takes each id out)
 
   ARGV[1] base; ARGV[2..] run ids
 
-  Returns {1, count}, {-1, id} for an unknown run, {-4, id} for a running one.
+  Returns {CODE.ok, count}, {CODE.unknownRun, id} or {CODE.runRunning, id}.
 ]]
--- @include runs
--- @include namespace
+-- @include jobKey
+-- @include storedShape
+-- @include unstage
+-- @include removeRun
+-- @include forgetIfEmpty
+local idsKey = KEYS[1]
 local base = ARGV[1]
 
 for i = 2, #ARGV do
   local status = redis.call("HGET", jobKey(base, ARGV[i]), "status")
-  if not status then return {-1, ARGV[i]} end
-  if status == "running" then return {-4, ARGV[i]} end
+  if not status then return {CODE.unknownRun, ARGV[i]} end
+  if status == "running" then return {CODE.runRunning, ARGV[i]} end
 end
 for i = 2, #ARGV do
   local runId = ARGV[i]
@@ -29,4 +33,4 @@ for i = 2, #ARGV do
   removeRun(base, runId, prev)
 end
 forgetIfEmpty(base)
-return {1, #ARGV - 1}
+return {CODE.ok, #ARGV - 1}

@@ -9,16 +9,18 @@
 
   ARGV[1] base, ARGV[2] name, ARGV[3] mode ("graceful" or "now")
 
-  Returns 1, or 0 when no live worker has this name.
+  Returns CODE.ok, or CODE.unchanged when no live worker has this name.
 ]]
--- @include runs
--- @include clock
+-- @include serverNow
+-- @include publish
+local workersKey = KEYS[1]
+local workerKey = KEYS[2]
 local base, name, mode = ARGV[1], ARGV[2], ARGV[3]
 
-local deadline = redis.call("ZSCORE", KEYS[1], name)
-if not deadline or tonumber(deadline) < serverNow() or redis.call("EXISTS", KEYS[2]) == 0 then return 0 end
-if redis.call("HGET", KEYS[2], "stopRequested") ~= "now" then
-  redis.call("HSET", KEYS[2], "stopRequested", mode)
+local deadline = redis.call("ZSCORE", workersKey, name)
+if not deadline or tonumber(deadline) < serverNow() or redis.call("EXISTS", workerKey) == 0 then return CODE.unchanged end
+if redis.call("HGET", workerKey, "stopRequested") ~= "now" then
+  redis.call("HSET", workerKey, "stopRequested", mode)
 end
-publish(base, {type = "stop", worker = name, now = redis.call("HGET", KEYS[2], "stopRequested") == "now"})
-return 1
+publish(base, {type = "stop", worker = name, now = redis.call("HGET", workerKey, "stopRequested") == "now"})
+return CODE.ok

@@ -8,14 +8,17 @@
 
   ARGV[1] base; ARGV[2] "pause" or "resume"
 
-  Returns 1 when it changed something, 0 when the queue already was so.
+  Returns CODE.ok when it changed something, CODE.unchanged when the queue already was so.
 ]]
--- @include runs
--- @include namespace
-local metaKey, eventsKey = KEYS[1], KEYS[2]
+-- @include emitEvent
+-- @include publish
+-- @include forgetIfEmpty
+local metaKey = KEYS[1]
+-- (emitEvent appends to it.)
+local eventsKey = KEYS[2]
 local base, action = ARGV[1], ARGV[2]
 local paused = redis.call("HEXISTS", metaKey, "paused") == 1
-if (action == "pause") == paused then return 0 end
+if (action == "pause") == paused then return CODE.unchanged end
 if action == "pause" then
   redis.call("HSET", metaKey, "paused", 1)
   emitEvent(base, "event", "paused")
@@ -26,4 +29,4 @@ else
   publish(base, {type = "resumed"})
   forgetIfEmpty(base)
 end
-return 1
+return CODE.ok

@@ -10,27 +10,29 @@
   ARGV[1] base; ARGV[2] "set" or "remove"; then for set: name, amount pairs;
   for remove: names.
 
-  Returns {1} or, for remove, {-1, name} when a name is not in the pool.
+  Returns {CODE.ok} or, for remove, {CODE.notInPool, name} when a name is not in the pool.
 ]]
--- @include runs
--- @include namespace
+-- @include publish
+-- @include forgetIfEmpty
+local capacityKey = KEYS[1]
+local usedKey = KEYS[2]
 local base, action = ARGV[1], ARGV[2]
 
 if action == "set" then
   for i = 3, #ARGV, 2 do
-    redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call("HSET", capacityKey, ARGV[i], ARGV[i + 1])
   end
 else
   for i = 3, #ARGV do
-    if redis.call("HEXISTS", KEYS[1], ARGV[i]) == 0 then return {-1, ARGV[i]} end
+    if redis.call("HEXISTS", capacityKey, ARGV[i]) == 0 then return {CODE.notInPool, ARGV[i]} end
   end
-  for i = 3, #ARGV do redis.call("HDEL", KEYS[1], ARGV[i]) end
+  for i = 3, #ARGV do redis.call("HDEL", capacityKey, ARGV[i]) end
 end
 -- Drop usage entries that are back to zero, to keep redis-cli output tidy.
-local used = redis.call("HGETALL", KEYS[2])
+local used = redis.call("HGETALL", usedKey)
 for i = 1, #used, 2 do
-  if used[i + 1] == "0" then redis.call("HDEL", KEYS[2], used[i]) end
+  if used[i + 1] == "0" then redis.call("HDEL", usedKey, used[i]) end
 end
 if action ~= "set" then forgetIfEmpty(base) end
 publish(base, {type = "pool"})
-return {1}
+return {CODE.ok}

@@ -11,7 +11,8 @@
 
   Returns the settings as stored now, a flat list of fields and values.
 ]]
--- @include namespace
+-- @include forgetIfEmpty
+local settingsKey = KEYS[1]
 local base = ARGV[1]
 local fields = {keepCompleted = true, keepFailed = true, keepAgeMs = true}
 
@@ -20,10 +21,10 @@ for i = 2, #ARGV - 1, 2 do
 end
 for i = 2, #ARGV - 1, 2 do
   if ARGV[i + 1] == "" then
-    redis.call("HDEL", KEYS[1], ARGV[i])
+    redis.call("HDEL", settingsKey, ARGV[i])
   else
-    redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call("HSET", settingsKey, ARGV[i], ARGV[i + 1])
   end
 end
 forgetIfEmpty(base)
-return redis.call("HGETALL", KEYS[1])
+return redis.call("HGETALL", settingsKey)

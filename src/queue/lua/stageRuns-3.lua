@@ -13,18 +13,26 @@
           id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
           data (the job data: JSON text of what the run is)
 
-  Returns {1, seq of the first run}, {-2, id} when a run id is taken, or
-  {-9} when the namespace holds runs stored by an older fitq.
+  Returns {CODE.ok, seq of the first run}, {CODE.runIdTaken, id}, or
+  {CODE.olderLayout} when the namespace holds runs stored by an older fitq.
 ]]
--- @include runs
--- @include namespace
-local seqKey, idsKey, shapesKey = KEYS[1], KEYS[2], KEYS[3]
+-- @include jobKey
+-- @include bullPriority
+-- @include orderScore
+-- @include emitEvent
+-- @include stage
+-- @include publish
+-- @include olderLayout
+local seqKey = KEYS[1]
+local idsKey = KEYS[2]
+-- (stage adds each run's shape to it.)
+local shapesKey = KEYS[3]
 local base, now, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
 
-if olderLayout(base) then return {-9} end
+if olderLayout(base) then return {CODE.olderLayout} end
 for i = 0, count - 1 do
   local id = ARGV[4 + i * 4]
-  if redis.call("EXISTS", jobKey(base, id)) == 1 then return {-2, id} end
+  if redis.call("EXISTS", jobKey(base, id)) == 1 then return {CODE.runIdTaken, id} end
 end
 
 local firstSeq
@@ -42,4 +50,4 @@ for i = 0, count - 1 do
   redis.call("ZADD", idsKey, 0, id)
 end
 publish(base, {type = "staged", count = count})
-return {1, firstSeq}
+return {CODE.ok, firstSeq}

@@ -1,20 +1,3 @@
--- Drops what is left of a namespace once it holds nothing (no runs, no
--- workers, no pools, a queue not paused): the staging counter, zeroed pool
--- usage and the queue's event stream and settings, so nothing stays behind.
--- With no run left no id or order position is in use, so the next run
--- staged may take seq 1 again.
-local function forgetIfEmpty(base)
-  if redis.call("EXISTS", base .. "ids", base .. "workers", base .. "pool:capacity", base .. "settings") > 0 then return end
-  if redis.call("HEXISTS", base .. "runs:meta", "paused") == 1 then return end
-  local used = redis.call("HGETALL", base .. "pool:used")
-  for i = 2, #used, 2 do
-    if used[i] ~= "0" then return end
-  end
-  redis.call("DEL", base .. "seq", base .. "pool:used", base .. "runs:events", base .. "runs:meta")
-end
-
--- Whether the namespace holds runs stored by fitq before runs were BullMQ
--- jobs (its `runs` zset): they cannot be read or claimed as jobs.
-local function olderLayout(base)
-  return redis.call("EXISTS", base .. "runs") == 1
-end
+-- The namespace as a whole: forget it once emptied, detect an older layout.
+-- @include forgetIfEmpty
+-- @include olderLayout

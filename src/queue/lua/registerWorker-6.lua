@@ -7,6 +7,7 @@
   KEYS[3] worker:capacity   hash
   KEYS[4] worker:free       hash
   KEYS[5] worker:runs       set
+  KEYS[6] worker:devices    hash: GPU device index -> free share (1 = whole device)
 
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] policy, ARGV[5] leaseMs,
   ARGV[6] concurrency, ARGV[7] host, ARGV[8] pid, ARGV[9] capacity ("a=1 b=2"),
@@ -16,39 +17,51 @@
 
   Lease deadlines use the Redis server's clock.
 
-  Returns 1, -3 when a live worker holds the name, or -9 when the namespace
-  holds runs stored by an older fitq.
+  Returns CODE.ok, CODE.workerNameTaken when a live worker holds the name,
+  or CODE.olderLayout when the namespace holds runs stored by an older fitq.
 ]]
--- @include runs
--- @include lease
--- @include namespace
+-- @include serverNow
+-- @include leaseLapsedReason
+-- @include lastSeenAlive
+-- @include reapWorker
+-- @include parseResourceList
+-- @include formatAmount
+-- @include publish
+-- @include olderLayout
+local workersKey = KEYS[1]
+local workerKey = KEYS[2]
+local capacityKey = KEYS[3]
+local freeKey = KEYS[4]
+-- (reapWorker empties it, found by the worker's name.)
+local runsKey = KEYS[5]
+local devicesKey = KEYS[6]
 local base, name, token, leaseMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[5])
-if olderLayout(base) then return -9 end
+if olderLayout(base) then return CODE.olderLayout end
 local now = serverNow()
 
-local deadline = redis.call("ZSCORE", KEYS[1], name)
-if deadline and tonumber(deadline) > now then return -3 end
+local deadline = redis.call("ZSCORE", workersKey, name)
+if deadline and tonumber(deadline) > now then return CODE.workerNameTaken end
 -- A lapsed registration (the worker died, or was cut off and is back) is
 -- reaped as any reaper would; leftovers without a lease, as a restart. Its
 -- runs ended when it was last seen alive.
 if deadline then
   reapWorker(base, name, lastSeenAlive(base, name, now), leaseLapsedReason(name), ARGV[10])
-elseif redis.call("EXISTS", KEYS[2]) == 1 then
+elseif redis.call("EXISTS", workerKey) == 1 then
   reapWorker(base, name, lastSeenAlive(base, name, now), "worker " .. name .. " restarted", ARGV[10])
 end
 
-redis.call("HSET", KEYS[2], "name", name, "token", token, "host", ARGV[7], "pid", ARGV[8],
+redis.call("HSET", workerKey, "name", name, "token", token, "host", ARGV[7], "pid", ARGV[8],
   "startedAt", now, "heartbeatAt", now, "leaseMs", leaseMs, "concurrency", ARGV[6],
   "running", 0, "resources", ARGV[9], "devices", ARGV[11],
   "policy", ARGV[4], "gpuPlacement", ARGV[12])
 for _, item in ipairs(parseResourceList(ARGV[9])) do
   local amount = formatAmount(item[2])
-  redis.call("HSET", KEYS[3], item[1], amount)
-  redis.call("HSET", KEYS[4], item[1], amount)
+  redis.call("HSET", capacityKey, item[1], amount)
+  redis.call("HSET", freeKey, item[1], amount)
 end
 for id in string.gmatch(ARGV[11], "[^,]+") do
-  redis.call("HSET", base .. "worker:" .. name .. ":devices", id, "1")
+  redis.call("HSET", devicesKey, id, "1")
 end
-redis.call("ZADD", KEYS[1], now + leaseMs, name)
+redis.call("ZADD", workersKey, now + leaseMs, name)
 publish(base, {type = "workerJoined", worker = name})
-return 1
+return CODE.ok

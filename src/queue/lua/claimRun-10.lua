@@ -1,0 +1,181 @@
+--[[
+  Claims for a worker the first staged run, in order (higher priority, then
+  older), that fits its free capacity, and reserves its demands. Cost grows
+  with the number of demand shapes (and of holds, one per worker at most),
+  not with the number of staged runs.
+
+  A resource defined in the namespace's pool (`fitq pool set`) is reserved
+  from the pool, the rest from the worker, in the same step.
+
+  What the worker sees (its candidates: the first staged run of every shape
+  that fits its total capacity, includes/candidates.lua), the policy that
+  picks among them (backfill or fifo, the blocked head and what it holds,
+  includes/policy.lua) and GPU device placement (includes/devices.lua) are
+  shared with explainRuns, which says why staged runs wait; this script acts
+  on the decision. Under backfill a hold stays with its worker until the run
+  starts, the worker goes, or an older run is held elsewhere (its worker
+  drops it on its next claim; until then it no longer counts). So the head
+  starts as soon as the runs that were running when it became the head have
+  ended, and a stream of small runs cannot starve it; the oldest blocked run
+  is always held by a worker that fits it, so every run starts in turn. Any
+  worker that can start a held run now does.
+
+  KEYS[1] worker            hash: name, token, running, holding, ...
+  KEYS[2] worker:capacity   hash: resource -> total amount
+  KEYS[3] worker:free       hash: resource -> free amount
+  KEYS[4] worker:runs       set of the worker's running run ids
+  KEYS[5] workers           zset: worker name -> lease deadline
+  KEYS[6] holds             hash: held run id -> worker holding it
+  KEYS[7] pool:capacity     hash: cluster-wide resource -> total amount
+  KEYS[8] pool:used         hash: cluster-wide resource -> amount reserved
+  KEYS[9] worker:devices    hash: GPU device index -> free share (1 = whole device)
+  KEYS[10] shapes           set of demand shapes with staged runs
+  (and worker:reserved, the worker key + ":reserved": run id -> what its claim reserved)
+
+  The `gpu` demand of the run it starts is placed on the worker's GPU
+  devices, if it has any, in the same step. The run records its `devices`,
+  `deviceShare` and the worker share it `reserved`; the worker records the
+  same, with the pool share and the epoch, in worker:reserved, which gives it
+  all back even if the job hash is deleted meanwhile.
+
+  A staged index entry whose job no longer exists, or is no longer staged
+  (BullMQ removed it: job.remove, drain, clean, obliterate), is dropped when
+  it comes first in its shape (at most STALE_LIMIT per call), and the next
+  run of that shape is looked at instead; a shape left without staged runs
+  is dropped from `shapes`.
+
+  ARGV[1] base      key prefix
+  ARGV[2] token     the worker's registration token (fencing)
+  ARGV[3] now       epoch ms (recorded as the job's processedOn)
+  ARGV[4] maxRuns   most runs at once (0 = no limit)
+  ARGV[5] policy    "backfill" or "fifo"
+  ARGV[6] placement "pack" or "spread" (fractional gpu demands on devices)
+
+  Taking a hold while another live worker holds a newer run, or starting a
+  run another worker holds, publishes `holds`: workers holding a run claim
+  again at once (and drop the hold, or hold the next run, or backfill).
+
+  Returns one of:
+    {CODE.ok, runId, epoch, runFields}  claimed; runFields is the job hash, flat
+    {CODE.waiting, ignored, heldRunId} nothing may start now, something fits the total
+                              capacity; heldRunId is the blocked head ("" if none)
+    {CODE.idle, ignored}  no staged run fits the worker's total capacity
+    {CODE.full}    the worker already runs maxRuns runs
+    {CODE.paused}  the namespace's queue is paused (`fitq pause`, BullMQ's pause)
+    {CODE.fenced}  the worker is not registered under this token, or its
+                   lease has run out (fenced)
+  ignored lists "shape|missing,names|version" for shapes needing resources
+  the worker does not declare; version (staged count and newest id) changes
+  when runs of the shape come or go.
+]]
+-- @include activateJob
+-- @include adjustAmounts
+-- @include buildCandidates
+-- @include claimsKey
+-- @include decideClaim
+-- @include encodeClaim
+-- @include formatAmount
+-- @include formatResourceList
+-- @include jobKey
+-- @include liveWorker
+-- @include publish
+-- @include queuePaused
+-- @include readClaimView
+-- @include readPool
+-- @include serverNow
+-- @include subtractAmounts
+-- @include unstage
+local workerKey = KEYS[1]
+local capacityKey = KEYS[2]
+local freeKey = KEYS[3]
+local runsKey = KEYS[4]
+local workersKey = KEYS[5]
+local holdsKey = KEYS[6]
+local poolCapacityKey = KEYS[7]
+local poolUsedKey = KEYS[8]
+local devicesKey = KEYS[9]
+local shapesKey = KEYS[10]
+local base, token, now, maxRuns, policy = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local spread = ARGV[6] == "spread"
+
+if redis.call("HGET", workerKey, "token") ~= token then return {CODE.fenced} end
+local name = redis.call("HGET", workerKey, "name")
+local clock = serverNow()
+-- A worker whose lease ran out is as good as reaped: it may claim nothing.
+if not liveWorker(workersKey, name, clock) then return {CODE.fenced} end
+local running = tonumber(redis.call("HGET", workerKey, "running") or "0")
+if maxRuns > 0 and running >= maxRuns then return {CODE.full} end
+if queuePaused(base) then return {CODE.paused} end
+
+-- What the worker sees (includes/candidates.lua), and what it does
+-- (includes/policy.lua): the candidate it starts, the blocked run it holds.
+local view = readClaimView(base, name, {
+  worker = workerKey, capacity = capacityKey, free = freeKey, devices = devicesKey,
+  workers = workersKey, holds = holdsKey,
+}, clock, spread, readPool(poolCapacityKey, poolUsedKey))
+local candidates, ignored, stale, emptied = buildCandidates(view)
+-- Stale staged index entries (their job was removed from BullMQ, or is no
+-- longer staged) go, and shapes left without staged runs.
+for _, entry in ipairs(stale) do
+  redis.call("ZREM", entry[1], entry[2])
+  redis.call("HDEL", holdsKey, entry[2])
+end
+for _, shape in ipairs(emptied) do redis.call("SREM", shapesKey, shape) end
+local decision = decideClaim(view, candidates, policy)
+local chosen, head, placed, share = decision.chosen, decision.head, decision.placed, decision.share
+local olderHold = view.olderHold
+local devices = view.devices.shares
+
+-- Record which run this worker holds, dropping the one it held before.
+local holding = redis.call("HGET", workerKey, "holding")
+local headId = head and head.id or ""
+if holding and holding ~= headId and redis.call("HGET", holdsKey, holding) == name then
+  redis.call("HDEL", holdsKey, holding)
+end
+if head and policy ~= "fifo" then
+  redis.call("HSET", holdsKey, head.id, name)
+  redis.call("HSET", workerKey, "holding", head.id)
+  -- Workers holding newer runs no longer do: they may backfill now.
+  if olderHold and holding ~= head.id then publish(base, {type = "holds", worker = name}) end
+else
+  redis.call("HDEL", workerKey, "holding")
+end
+-- Under fifo the blocked head holds nothing, but everything after it waits.
+if head and policy == "fifo" and chosen == nil then
+  redis.call("HSET", workerKey, "blockedBy", head.id)
+else
+  redis.call("HDEL", workerKey, "blockedBy")
+end
+
+if chosen == nil then
+  if #candidates > 0 then return {CODE.waiting, ignored, headId} end
+  return {CODE.idle, ignored}
+end
+
+local runKey = jobKey(base, chosen.id)
+-- Its job goes active under a lock held with this registration's lease
+-- (first: a write Redis refuses here leaves nothing reserved).
+activateJob(base, chosen.id, name, token, redis.call("HGET", workerKey, "leaseMs"), now)
+local heldBy = redis.call("HGET", holdsKey, chosen.id)
+if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
+unstage(base, chosen.id, chosen.shape)
+adjustAmounts(freeKey, chosen.own, -1)
+adjustAmounts(poolUsedKey, chosen.pooled, 1)
+local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
+local reserved, pooledText = formatResourceList(chosen.own), formatResourceList(chosen.pooled)
+redis.call("HSET", runKey, "status", "running", "worker", name, "reserved", reserved, "pooled", pooledText)
+local placedText, shareText = "", ""
+if #placed > 0 then
+  for _, id in ipairs(placed) do
+    redis.call("HSET", devicesKey, id, formatAmount(subtractAmounts(devices[id], share)))
+  end
+  placedText, shareText = table.concat(placed, ","), formatAmount(share)
+  redis.call("HSET", runKey, "devices", placedText, "deviceShare", shareText)
+else
+  redis.call("HDEL", runKey, "devices", "deviceShare")
+end
+redis.call("HSET", claimsKey(workerKey), chosen.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText))
+redis.call("HDEL", runKey, "reason")
+redis.call("SADD", runsKey, chosen.id)
+redis.call("HINCRBY", workerKey, "running", 1)
+return {CODE.ok, chosen.id, epoch, redis.call("HGETALL", runKey)}

@@ -1,0 +1,96 @@
+--[[
+  Records the end of a run and releases what it reserved. Only the current
+  claim of a live registration may: the run must still be running under this
+  worker and epoch, and the worker registered under this token with a lease
+  that has not run out (server clock). Anything else is a late writer (a
+  worker cut off past its lease, an older claim) and changes nothing; the
+  reaper ends such a run.
+
+  A run its worker terminated because the worker was stopped (status
+  "stopped") did not fail: after its worker's share is released it ends
+  canceled if its cancellation was requested (reason "canceled (<reason>)";
+  the worker had not acted on it yet), else goes back to staged at its place
+  if it has retries left (using one), else ends lost, with the given reason.
+
+  KEYS[1] run               hash (its BullMQ job)
+  KEYS[2] worker            hash
+  KEYS[3] worker:free       hash
+  KEYS[4] worker:runs       set
+  KEYS[5] worker:devices    hash: GPU device index -> free share
+  KEYS[6] workers           zset: worker name -> lease deadline
+  KEYS[7] worker:reserved   hash: run id -> what its claim reserved (JSON)
+
+  What the claim reserved (the worker share, its devices, the pool share) is
+  given back from the worker's record of the claim, whose epoch must match.
+  A run whose job hash is gone, or no longer this claim's (deleted from
+  BullMQ under it: obliterate with force, clean of an active job whose lock
+  lapsed), records nothing, but its claim's reservation is given back all
+  the same.
+
+  ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] token, ARGV[5] epoch,
+  ARGV[6] status (completed|failed|canceled|rejected|stopped), ARGV[7] exitCode ("" if none),
+  ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] now, ARGV[11] logMaxLines
+
+  Returns {CODE.ok, status recorded} (a stopped run: "canceled", "staged" or "lost");
+  {CODE.unchanged, the run's status ("" if it is gone)} when the run has moved on (what
+  this claim reserved is given back, if still held);
+  {CODE.fenced, ""} when the worker is not registered under this token or its lease
+  has run out. Nothing else changes unless it returns CODE.ok.
+]]
+-- @include holdsLease
+-- @include readClaim
+-- @include releaseWorkerShare
+-- @include releasePoolShare
+-- @include publish
+-- @include endRun
+-- @include settleAbandonedRun
+local runKey = KEYS[1]
+local workerKey = KEYS[2]
+local freeKey = KEYS[3]
+local runsKey = KEYS[4]
+local devicesKey = KEYS[5]
+local workersKey = KEYS[6]
+local reservedKey = KEYS[7]
+local base, runId, workerName, token, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local status, exitCode, signal, reason, now = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+
+if not holdsLease(workerKey, workersKey, workerName, token) then return {CODE.fenced, ""} end
+local run = redis.call("HMGET", runKey, "status", "worker", "epoch", "reserved", "devices", "deviceShare")
+local claim = readClaim(workerKey, runId)
+if claim and claim.epoch ~= epoch then claim = nil end
+
+-- The claim is over: forget it here.
+local function dropClaim()
+  redis.call("HDEL", reservedKey, runId)
+  redis.call("HINCRBY", workerKey, "running", -1)
+  redis.call("SREM", runsKey, runId)
+end
+
+if run[1] ~= "running" or run[2] ~= workerName or run[3] ~= epoch then
+  -- Its job was deleted (or replaced) under this claim: what the claim
+  -- reserved comes back from the worker's record of it.
+  if claim then
+    releaseWorkerShare(freeKey, devicesKey, claim.reserved, claim.devices, claim.deviceShare)
+    if releasePoolShare(base, claim.pooled) then publish(base, {type = "poolReleased"}) end
+    dropClaim()
+  end
+  return {CODE.unchanged, run[1] or ""}
+end
+
+-- The worker's share, as the claim recorded it (a claim made before the
+-- worker kept its record: as the run's job hash holds it). The pool's share
+-- goes back in endRun or restageRun.
+if claim then
+  releaseWorkerShare(freeKey, devicesKey, claim.reserved, claim.devices, claim.deviceShare)
+else
+  releaseWorkerShare(freeKey, devicesKey, run[4], run[5], run[6])
+end
+dropClaim()
+
+if status == "stopped" then
+  return {CODE.ok, settleAbandonedRun(base, runId, reason, now, ARGV[11])}
+end
+if exitCode ~= "" then redis.call("HSET", runKey, "exitCode", exitCode) end
+if signal ~= "" then redis.call("HSET", runKey, "signal", signal) end
+endRun(base, runId, status, now, reason, ARGV[11], exitCode ~= "" and exitCode or "null")
+return {CODE.ok, status}

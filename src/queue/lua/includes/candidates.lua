@@ -1,0 +1,15 @@
+-- What a worker looks at when it claims: its capacity, what is free on it
+-- and in the pool, its GPU devices, the oldest run another live worker holds,
+-- and the candidates: the first staged run of every demand shape that fits
+-- its total capacity. Only reads; what a claim writes (dropping stale index
+-- entries, forgetting emptied shapes) is returned for claimRun to do.
+-- @include fitsWithin
+-- @include readPool
+-- @include liveWorker
+-- @include splitDemand
+-- @include readOlderHold
+-- @include readClaimView
+-- @include shapeDemand
+-- @include fitsTotal
+-- @include firstStaged
+-- @include buildCandidates

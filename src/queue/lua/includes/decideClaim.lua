@@ -1,0 +1,17 @@
+-- @include holdIfFirst
+-- @include newWalk
+-- @include startsNow
+
+-- What a claim by this worker would do now: the candidate it starts
+-- (`chosen`, with the devices it gets, `placed`, and their `share`) if any,
+-- and the blocked run it holds (backfill) or waits for (fifo), `head`.
+local function decideClaim(view, candidates, policy)
+  local walk = newWalk(view, policy)
+  for _, candidate in ipairs(candidates) do
+    local placed, share = startsNow(walk, candidate)
+    if placed then return {chosen = candidate, placed = placed, share = share, head = walk.head} end
+    if walk.fifo then return {head = candidate} end
+    holdIfFirst(walk, candidate)
+  end
+  return {head = walk.head}
+end

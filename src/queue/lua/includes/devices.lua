@@ -1,0 +1,19 @@
+-- GPU device placement, as a claim decides it (claimRun) and explains it
+-- (explainRuns). A worker with GPU devices places a `gpu` demand on devices:
+-- a whole N takes N devices that are entirely free (lowest indices first); a
+-- fraction below 1 shares one device, never beyond 1 per device: with
+-- placement "pack" the fullest device that still fits (keeping whole devices
+-- free for whole-device runs), with "spread" the emptiest (ties: lowest
+-- index). A run pinned to devices (`fitq stage --gpus`) needs exactly those;
+-- without a gpu demand it takes them whole. On a worker without devices a pin
+-- only sets CUDA_VISIBLE_DEVICES.
+--
+-- A worker's devices are a table: shares (index -> free share, an amount; 1 =
+-- the whole device), ids (the indices, in order) and spread (its placement).
+-- @include readDevices
+-- @include gpuDemand
+-- @include pinsNotDevices
+-- @include placeable
+-- @include placeDevices
+-- @include shiftDevices
+-- @include placeBesideHead

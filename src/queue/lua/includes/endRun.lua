@@ -1,0 +1,31 @@
+-- @include jobKey
+-- @include parseResourceList
+-- @include adjustAmounts
+-- @include deactivateJob
+-- @include finishJob
+-- @include endLog
+-- @include publish
+-- @include trimEndedRuns
+
+-- Ends a staged or running run: returns what it took from the pool, records
+-- its end (BullMQ: completed or failed, see finishJob) and closes its log;
+-- then applies the namespace's retention to the state it ended in (at most
+-- RETENTION_BATCH runs removed, never this one). (Its worker's share is
+-- released by the caller.) `returnValue` is the exit code
+-- as JSON, for a completed run.
+local function endRun(base, runId, status, now, reason, logMaxLines, returnValue)
+  local runKey = jobKey(base, runId)
+  local prev = redis.call("HGET", runKey, "status") == "staged" and "waiting" or "active"
+  local pooled = parseResourceList(redis.call("HGET", runKey, "pooled"))
+  adjustAmounts(base .. "pool:used", pooled, -1)
+  if prev == "active" then deactivateJob(base, runId) end
+  redis.call("HSET", runKey, "status", status)
+  if reason ~= nil and reason ~= "" then redis.call("HSET", runKey, "reason", reason) end
+  redis.call("HDEL", runKey, "cancelRequested")
+  finishJob(base, runId, status, returnValue or "null", reason or "", now, prev)
+  endLog(base, runId, status, logMaxLines)
+  publish(base, {type = "ended", runId = runId, status = status})
+  -- Pool capacity came back: workers waiting for it should look again.
+  if #pooled > 0 then publish(base, {type = "poolReleased"}) end
+  trimEndedRuns(base, status == "completed" and "completed" or "failed", RETENTION_BATCH, runId)
+end

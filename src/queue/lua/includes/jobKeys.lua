@@ -1,0 +1,3 @@
+-- The keys of a namespace's BullMQ queue (`<base>runs`), and of one job.
+-- @include queueKey
+-- @include jobKey

@@ -1,0 +1,3 @@
+-- BullMQ's job metrics (see countEnded).
+-- @include jobKeys
+-- @include countEnded

@@ -1,0 +1,28 @@
+-- The claim policy: which candidate a worker starts, and which blocked run
+-- it holds. claimRun acts on the decision, explainRuns says why a run waits
+-- from the same walk; nothing here writes.
+--
+--   backfill (default) - one blocked head per namespace, the oldest: the
+--     first run in order that fits the worker's total capacity but not its
+--     free capacity is its blocked head, unless another live worker holds
+--     that run or an older one (lower score); then this worker holds nothing
+--     and backfills freely. The head is held by amount: a later run may start
+--     beside it only if, for every resource the head needs, what stays free
+--     after the later run starts still covers the head's need; of a resource
+--     the head still lacks (free < its need) the later run takes nothing. On
+--     a worker with GPU devices the head's gpu demand is held by placement
+--     instead: a pinned head keeps its devices; an unpinned head that can be
+--     placed now must still be placeable after the later run takes its
+--     devices; one that cannot takes every device share from later runs
+--     (placeBesideHead). The head also holds its share of the pool; without
+--     a head here, the older hold elsewhere holds its pool share.
+--   fifo - strict order: the worker starts the first run that fits its
+--     total capacity, or waits for it (head-of-line blocking).
+-- @include newWalk
+-- @include poolHeldBefore
+-- @include poolHeldFor
+-- @include placeInWalk
+-- @include startsNow
+-- @include holdIfFirst
+-- @include decideClaim
+-- @include whyNotNow

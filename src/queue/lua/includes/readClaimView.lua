@@ -1,0 +1,19 @@
+-- @include readAmounts
+-- @include readDevices
+-- @include readOlderHold
+
+-- A worker as a claim sees it. `keys`: its hashes (worker, capacity, free,
+-- devices) and the namespace's workers zset and holds hash.
+local function readClaimView(base, name, keys, clock, spread, pool)
+  return {
+    base = base,
+    name = name,
+    workerKey = keys.worker,
+    clock = clock,
+    capacity = readAmounts(keys.capacity),
+    free = readAmounts(keys.free),
+    pool = pool,
+    devices = readDevices(keys.devices, spread),
+    olderHold = readOlderHold(base, keys.holds, keys.workers, name, clock, pool),
+  }
+end

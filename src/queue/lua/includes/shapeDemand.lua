@@ -1,0 +1,21 @@
+-- @include gpuDemand
+-- @include parseResourceList
+-- @include splitDemand
+-- @include splitShape
+
+-- What the runs of a shape demand of this worker: `demand` (all of it),
+-- `own` (from the worker: on a worker with devices, a pinned run without a
+-- gpu demand takes its devices whole), `pooled` (from the pool), `pinned`
+-- (device indices) and `missing` (resources neither the worker nor the pool
+-- has).
+local function shapeDemand(view, shape)
+  local demandText, pinned = splitShape(shape)
+  local demand = parseResourceList(demandText)
+  local missing = {}
+  for _, item in ipairs(demand) do
+    if view.capacity[item[1]] == nil and view.pool.capacity[item[1]] == nil then missing[#missing + 1] = item[1] end
+  end
+  local own, pooled = splitDemand(view.pool, demand)
+  if #pinned > 0 and #view.devices.ids > 0 and not gpuDemand(own) then own[#own + 1] = {"gpu", {#pinned, 0}} end
+  return {shape = shape, demand = demand, own = own, pooled = pooled, pinned = pinned, missing = missing}
+end

@@ -1,0 +1,104 @@
+/**
+ * The codes the Lua scripts reply with, in one table for both sides: the
+ * scripts read it as `CODE.<name>` (scripts.ts defines it ahead of every
+ * script), and `refusal` turns the codes that refuse what a user asked for
+ * into the error the user sees.
+ */
+import { UsageError } from '../errors.js';
+import type { NamespaceKeys } from './keys.js';
+import { quote } from './names.js';
+
+export const SCRIPT_CODES = {
+  /** Done: claimed, staged, recorded, canceled, registered, removed. */
+  ok: 1,
+  /** Nothing to do: already so, the run moved on or already ended, the registration is not this one. */
+  unchanged: 0,
+  /** claimRun: a staged run fits the worker's total capacity, but none may start now. */
+  waiting: 2,
+  /** claimRun: no staged run fits the worker's total capacity. */
+  idle: 3,
+  /** claimRun: the worker already runs its maximum of runs. */
+  full: 4,
+  /** claimRun: the namespace's queue is paused. */
+  paused: 5,
+  /** cancelRun: the run's worker is asked to stop it. */
+  requested: 6,
+  /** The worker is not registered under this token, or its lease has run out. */
+  fenced: -1,
+  /** A run id that is already taken (the value). */
+  runIdTaken: -2,
+  /** A worker name a live worker holds. */
+  workerNameTaken: -3,
+  /** A run that is running, which the operation does not touch (the value). */
+  runRunning: -4,
+  /** A run id that names no run (the value). */
+  unknownRun: -5,
+  /** A name that is not a pool resource (the value). */
+  notInPool: -6,
+  /** The namespace holds runs stored by an older fitq. */
+  olderLayout: -9,
+} as const;
+
+export type ScriptCode = keyof typeof SCRIPT_CODES;
+
+const NAME_OF = new Map<number, ScriptCode>(Object.entries(SCRIPT_CODES).map(([name, code]) => [code, name as ScriptCode]));
+
+/** The table as Lua source, defined ahead of every script. */
+export function luaCodeTable(): string {
+  const fields = Object.entries(SCRIPT_CODES).map(([name, code]) => `${name} = ${code}`);
+  return `local CODE = {${fields.join(', ')}}\n`;
+}
+
+/** The name of a reply code; throws on a code no script replies with. */
+export function codeName(code: unknown): ScriptCode {
+  const name = NAME_OF.get(Number(code));
+  if (name === undefined) throw new Error(`unexpected script reply code ${String(code)}`);
+  return name;
+}
+
+/** A user's request a script refused; `code` says which refusal. */
+export class RefusedError extends UsageError {
+  constructor(
+    readonly code: ScriptCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The error for a refusing reply code (with the value the script replied
+ * with it), or undefined when the code refuses nothing. `keys`: the
+ * namespace a script replied for (named by an older-layout refusal).
+ */
+export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): RefusedError | undefined {
+  const name = codeName(code);
+  const text = String(value ?? '');
+  switch (name) {
+    case 'runIdTaken':
+      return new RefusedError(name, `run id ${quote(text)} is already taken`);
+    case 'workerNameTaken':
+      return new RefusedError(name, `a live worker is already named ${quote(text)}: choose another --name`);
+    case 'runRunning':
+      return new RefusedError(name, `run ${quote(text)} is running: cancel it first, or use --force`);
+    case 'unknownRun':
+      return new RefusedError(name, `unknown run ${quote(text)}`);
+    case 'notInPool':
+      return new RefusedError(name, `no pool resource named ${quote(text)}`);
+    case 'olderLayout':
+      return new RefusedError(
+        name,
+        `namespace '${keys?.base}' holds runs stored by an older fitq, which this version cannot read: ` +
+          `delete its keys (redis-cli --scan --pattern '${keys?.base}*' | xargs -r redis-cli del) or use another --queue`,
+      );
+    default:
+      return undefined;
+  }
+}
+
+/** Throws the refusal a reply carries, if any; returns its code's name otherwise. */
+export function acceptReply(code: unknown, value: unknown, keys: NamespaceKeys): ScriptCode {
+  const refused = refusal(code, value, keys);
+  if (refused) throw refused;
+  return codeName(code);
+}
