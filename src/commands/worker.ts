@@ -49,6 +49,16 @@ export default class Worker extends FitqCommand {
       summary: 'Require runs signed with the shared secret in this file; others end rejected and never start.',
       description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: every run runs, signed or not.',
     }),
+    'pass-redis-env': Flags.boolean({
+      summary: "Give runs this worker's Redis connection settings (URL with its password, TLS files), e.g. to stage runs themselves.",
+      description:
+        'Without it, runs get none of FITQ_REDIS_URL, REDIS_URL, FITQ_REDIS_CA, FITQ_REDIS_CERT, FITQ_REDIS_KEY (a run printing its environment would store them in its log in Redis). With it, FITQ_REDIS_URL is the URL the worker uses (--redis-url included) and the TLS variables its files. FITQ_SECRET and FITQ_SECRET_FILE are never passed on.',
+    }),
+    'reap-escaped': Flags.boolean({
+      summary: 'Also kill, when a run ends, the processes it moved out of its process group (setsid daemons); Linux with Perl.',
+      description:
+        "A run ends when its main process exits, and its process group is killed then. Processes it moved into a session of their own escape that; with this flag each run starts under a small keeper (a child subreaper) that kills them too. It costs about as much CPU per run as the run's spawn, so it is off by default.",
+    }),
     detach: Flags.boolean({
       summary: 'Run in the background: return once the worker has registered; its log and pidfile go to the state directory.',
       description: 'State directory: FITQ_STATE_DIR, else $XDG_STATE_HOME/fitq, else ~/.local/state/fitq; one folder per queue. Stop it with `fitq stop`.',
@@ -88,6 +98,9 @@ export default class Worker extends FitqCommand {
       leaseMs: secondsFlag('--lease', flags.lease) * 1000,
       killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,
       secret,
+      passRedisEnv: flags['pass-redis-env'],
+      reapEscaped: flags['reap-escaped'],
+      redisTlsFiles: { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] },
     }));
     adoptOwnDetachedFiles(worker.name, queueName(flags.queue));
     removePidfileOnExit(worker.name, queueName(flags.queue));
@@ -113,12 +126,16 @@ export default class Worker extends FitqCommand {
     });
     const exitedEarly = new AbortController();
     void started.exited.then(() => exitedEarly.abort());
-    const registered = await this.withClient(flags, (client) =>
-      client.waitForWorkers(
-        (workers) => workers.some((worker) => worker.name === started.name && worker.pid === started.pid),
-        REGISTER_TIMEOUT_MS,
-        exitedEarly.signal,
-      ),
+    // The background worker itself refuses a Redis that may evict keys: no warning here besides its error.
+    const registered = await this.withClient(
+      flags,
+      (client) =>
+        client.waitForWorkers(
+          (workers) => workers.some((worker) => worker.name === started.name && worker.pid === started.pid),
+          REGISTER_TIMEOUT_MS,
+          exitedEarly.signal,
+        ),
+      { evictionCheck: undefined },
     );
     if (!registered) {
       const exitCode = exitedEarly.signal.aborted ? await started.exited : undefined;

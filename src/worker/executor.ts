@@ -30,6 +30,8 @@ interface ActiveRun extends ClaimedRun {
   abandoned?: string;
   /** When its process was let go (performance.now()). */
   startedAtMs?: number;
+  /** Its log lines carry its id. */
+  log?: Logger;
 }
 
 export interface ExecutorContext {
@@ -51,6 +53,10 @@ export interface ExecutorContext {
    * Without one, every run runs (signed or not).
    */
   secret?: Buffer | undefined;
+  /** The worker's environment as its runs inherit it (see run-env.ts), read once (reading process.env is slow). */
+  inheritedEnv: Record<string, string>;
+  /** Start runs under the keeper that kills what escapes their process group (see subreaper.ts). */
+  reapEscaped: boolean;
 }
 
 /** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
@@ -84,6 +90,11 @@ export class Executor {
       run.process?.terminate(this.ctx.killGraceMs);
       await this.record(run, NOT_STARTED);
     });
+  }
+
+  /** The claim epoch of a run being executed here; undefined if it is not. */
+  epochOf(runId: string): string | undefined {
+    return this.active.get(runId)?.epoch;
   }
 
   /** Whether the run is being executed (or recorded) here. */
@@ -145,7 +156,7 @@ export class Executor {
   }
 
   private async execute(run: ActiveRun): Promise<void> {
-    const log = this.ctx.logger.child({ runId: run.runId });
+    const log = this.runLog(run);
     if (this.abandonReason !== undefined || run.cancelRequested || run.abandoned) {
       run.abandoned ??= this.abandonReason;
       await this.record(run, NOT_STARTED);
@@ -165,7 +176,7 @@ export class Executor {
       log.warn({ err: error }, `Could not store output of run ${run.runId}`),
     );
     const env: Record<string, string> = {
-      ...inheritedEnv(),
+      ...this.ctx.inheritedEnv,
       ...record.env,
       FITQ_RUN_ID: run.runId,
       FITQ_WORKER: this.ctx.workerName,
@@ -182,22 +193,30 @@ export class Executor {
       shell: record.shell,
       cwd: record.cwd,
       env,
+      reapEscaped: this.ctx.reapEscaped,
       onLine: (stream, line) => {
         output.add({ stream, line });
         this.echo(run.runId, stream, line);
       },
     });
-    if (run.process.pid !== undefined) {
-      // The command waits at a gate until its group is known to the watchdog.
-      await this.ctx.watchdog.watch(run.process.pid);
+    // The command waits at a gate until its group is known to the watchdog.
+    const group = await run.process.group;
+    if (group !== undefined) {
+      await this.ctx.watchdog.watch(group);
       run.process.release();
       run.startedAtMs = performance.now();
-      log.info({ pid: run.process.pid, ...(devices ? { devices } : {}) }, `Run ${run.runId} started`);
+      log.info({ pid: group, ...(devices ? { devices } : {}) }, `Run ${run.runId} started`);
     }
     const outcome = await run.process.outcome;
-    if (run.process.pid !== undefined) this.ctx.watchdog.release(run.process.pid);
+    if (group !== undefined) this.ctx.watchdog.release(group);
     await output.flush();
     await this.record(run, outcome);
+  }
+
+  /** The run's logger, made once per run. */
+  private runLog(run: ActiveRun): Logger {
+    run.log ??= this.ctx.logger.child({ runId: run.runId });
+    return run.log;
   }
 
   private echo(runId: string, stream: 'stdout' | 'stderr', line: string): void {
@@ -241,7 +260,7 @@ export class Executor {
       ...(run.startedAtMs !== undefined ? { durationMs: Math.round(performance.now() - run.startedAtMs) } : {}),
       ...(result instanceof Error ? { err: result } : {}),
     };
-    this.ctx.logger.child({ runId: run.runId })[level](fields, message);
+    this.runLog(run)[level](fields, message);
     this.active.delete(run.runId);
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;
@@ -250,13 +269,6 @@ export class Executor {
     }
     this.ctx.onRunEnded();
   }
-}
-
-/** The worker's environment for a run, less FITQ_SECRET: a run printing its environment must not put the secret in Redis. */
-function inheritedEnv(): Record<string, string> {
-  const env = { ...(process.env as Record<string, string>) };
-  delete env.FITQ_SECRET;
-  return env;
 }
 
 /** "a=1 b=2" for logs, or "no resources". */

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import type { ClientOptions } from '../queue/client.js';
 import type { ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
+import type { TlsFiles } from '../queue/tls-options.js';
 import type { GpuOption } from './gpus.js';
 import { validateWorkerName } from '../queue/names.js';
 import { secretKey } from '../security/secret.js';
@@ -52,6 +53,22 @@ export interface WorkerOptions extends ClientOptions {
   logger?: Logger;
   /** Echo run output to the worker's stdout. Default true. */
   echoOutput?: boolean;
+  /**
+   * Pass the worker's Redis connection settings on to its runs: FITQ_REDIS_URL
+   * (the URL it uses, password included), REDIS_URL, and FITQ_REDIS_CA,
+   * FITQ_REDIS_CERT and FITQ_REDIS_KEY. Default false: runs get none of them.
+   * The signing secret (FITQ_SECRET, FITQ_SECRET_FILE) is never passed on.
+   */
+  passRedisEnv?: boolean;
+  /**
+   * Start each run under a keeper that kills, when the run's main process
+   * exits, whatever it moved out of its process group (setsid daemons) too;
+   * Linux with Perl (see subreaper.ts). Off by default: the keeper costs
+   * about as much CPU per run as the run's own spawn.
+   */
+  reapEscaped?: boolean;
+  /** With passRedisEnv: the TLS files the worker's connection uses (e.g. its flags), passed on over its environment's. */
+  redisTlsFiles?: TlsFiles;
 }
 
 export interface ResolvedWorkerOptions {
@@ -68,6 +85,8 @@ export interface ResolvedWorkerOptions {
   pollIntervalMs: number;
   logFormat: LogFormat;
   echoOutput: boolean;
+  passRedisEnv: boolean;
+  reapEscaped: boolean;
   /** With a secret, runs must be signed with it (see src/security/signing.ts); without, every run runs. */
   secret: Buffer | undefined;
 }
@@ -131,6 +150,8 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     pollIntervalMs: durationMs('pollIntervalMs', options.pollIntervalMs ?? 5_000, 50),
     logFormat,
     echoOutput: options.echoOutput ?? true,
+    passRedisEnv: options.passRedisEnv ?? false,
+    reapEscaped: options.reapEscaped ?? false,
     secret: secretKey(options.secret),
   };
 }

@@ -26,6 +26,9 @@ export class Watchdog {
   private readonly child: ChildProcess;
 
   private closing = false;
+  /** Lines not yet written, and who waits for them to be in the pipe. */
+  private pending = '';
+  private written: (() => void)[] = [];
 
   /** `onFailure` hears when the watchdog cannot start or dies early: runs would then go unwatched. */
   constructor(graceSeconds: number, onFailure: (message: string) => void) {
@@ -44,20 +47,42 @@ export class Watchdog {
 
   /** Resolves once the watchdog's pipe has the group (it may then let the run go). */
   watch(processGroup: number): Promise<void> {
-    return new Promise((resolve) => {
-      const stdin = this.child.stdin;
-      if (!stdin || stdin.destroyed) return resolve();
-      stdin.write(`+${processGroup}\n`, () => resolve());
-    });
+    return new Promise((resolve) => this.send(`+${processGroup}\n`, resolve));
   }
 
   release(processGroup: number): void {
-    this.child.stdin?.write(`-${processGroup}\n`);
+    this.send(`-${processGroup}\n`);
+  }
+
+  /**
+   * Lines sent in the same turn of the event loop go in one write: runs
+   * start and end in bursts, and each write wakes the watchdog.
+   */
+  private send(line: string, onWritten?: () => void): void {
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.destroyed) {
+      onWritten?.();
+      return;
+    }
+    if (this.pending === '') setImmediate(() => this.flush());
+    this.pending += line;
+    if (onWritten) this.written.push(onWritten);
+  }
+
+  private flush(): void {
+    const lines = this.pending;
+    const written = this.written;
+    this.pending = '';
+    this.written = [];
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.destroyed) written.forEach((resolve) => resolve());
+    else stdin.write(lines, () => written.forEach((resolve) => resolve()));
   }
 
   /** Ends the watchdog; groups still listed are terminated. */
   close(): void {
     this.closing = true;
+    if (this.pending !== '') this.flush();
     this.child.stdin?.end();
   }
 }

@@ -16,6 +16,7 @@ import { FitqClient } from '../../src/queue/client.js';
 import { heartbeatIntervalMs } from '../../src/queue/liveness.js';
 import { workerToJson } from '../../src/queue/worker-record.js';
 import type { RunRecord } from '../../src/queue/run-record.js';
+import { isAlive } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { startRedisServer } from '../support/redis-server.js';
@@ -54,23 +55,6 @@ function groupMembers(pgid: number): number[] {
     if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
   }
   return members;
-}
-
-/** True while `pid` is a running (non-zombie) process. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return true;
-  }
 }
 
 const runGroups = new Set<number>();

@@ -175,6 +175,17 @@ describe('worker lifecycle', () => {
     }
   });
 
+  it('stopped with now once it has stopped, starts no timer that would keep the process alive', async () => {
+    const queue = newQueue();
+    const { worker } = await startTestWorker(queue, { runOnce: true });
+    await worker.done;
+    const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    const before = timers();
+    const stopped = worker.stop({ now: true, why: 'test' });
+    expect(timers()).toBe(before);
+    await stopped;
+  });
+
   it('judges leases by the Redis clock, not by the clock of whoever reaps', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);

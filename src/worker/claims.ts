@@ -1,0 +1,147 @@
+/**
+ * The claim loop: claims runs while this worker has room and hands each to
+ * the executor. Wake-ups coalesce: one loop at a time, and a wake-up during
+ * it makes it look once more. It knows when a claim is on its way, so runs
+ * Redis holds for this worker that it never heard of can be told apart from
+ * a claim whose reply is still coming.
+ */
+import type { Logger } from 'pino';
+import { describeAclRefusal } from '../queue/connection.js';
+import type { ClaimResult, Scripts } from '../queue/scripts.js';
+import { ClaimNotes } from './claim-notes.js';
+import { describeDemands } from './executor.js';
+import type { IgnoredRuns } from './ignored-runs.js';
+import type { Lease } from './lease.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { ResolvedWorkerOptions } from './options.js';
+
+/** Why a run claimed for a worker that never heard of the claim is given back. */
+const CLAIM_REPLY_LOST = "its worker never received the claim's reply (Redis connection lost)";
+
+export interface ClaimParts {
+  options: ResolvedWorkerOptions;
+  scripts: Scripts;
+  logger: Logger;
+  lease: Lease;
+  lifecycle: Lifecycle;
+  ignoredRuns: IgnoredRuns;
+  /** Stops the worker for good with this one-line reason. */
+  fail: (failure: string) => void;
+  /** A run-once worker found nothing more to run and runs nothing: it stops. */
+  finished: () => void;
+}
+
+export class ClaimLoop {
+  private readonly notes: ClaimNotes;
+  private loop: Promise<void> | undefined;
+  /** A wake-up came while the loop ran: it looks once more. */
+  private again = false;
+  /** Whether a claim call is on its way (its run is not the executor's yet). */
+  private inFlight = false;
+  private lastClaim: ClaimResult['code'] | undefined;
+
+  constructor(private readonly parts: ClaimParts) {
+    this.notes = new ClaimNotes(parts.logger);
+  }
+
+  /** The loop under way, if any: a stopping worker lets a claim in flight land first. */
+  get current(): Promise<void> | undefined {
+    return this.loop;
+  }
+
+  /** Claims runs while there is room; coalesces concurrent wake-ups. */
+  wake(): void {
+    if (this.parts.lifecycle.stopping) return;
+    if (this.loop) {
+      this.again = true;
+      return;
+    }
+    this.loop = this.claimWhileRoom()
+      .catch((error: unknown) => {
+        // A command Redis refuses this worker's user would refuse every claim the same way.
+        const refusal = describeAclRefusal(error as Error, 'a command claiming runs needs');
+        if (refusal) this.parts.fail(refusal);
+        else this.parts.logger.warn({ err: error }, `Claim failed: ${(error as Error).message}`);
+      })
+      .finally(() => {
+        this.loop = undefined;
+        this.finishRunOnceWhenDone();
+      });
+  }
+
+  /** Holds moved elsewhere (an older run held, or the held run started): claim again, perhaps to backfill. */
+  holdsMoved(): void {
+    if (this.notes.holding !== undefined) this.wake();
+  }
+
+  /**
+   * Runs Redis holds for this worker that it is not running: a claim whose
+   * reply never came back (the connection dropped as Redis answered). With
+   * no claim on its way, such a run never started here: it is given back
+   * (re-staged per its retries, else lost).
+   */
+  giveBackUnknown(token: string, held: readonly { runId: string; epoch: string }[]): void {
+    const { lease, logger } = this.parts;
+    // A claim on its way may be one of them: look again at the next heartbeat.
+    if (token !== lease.token || this.inFlight) return;
+    for (const { runId, epoch } of held) {
+      if (lease.executor.has(runId)) continue;
+      logger.warn({ runId }, `Run ${runId} was claimed for this worker but the claim's reply never arrived (Redis connection lost); giving it back`);
+      lease.executor.giveBack({ runId, epoch, fields: {} }, CLAIM_REPLY_LOST);
+    }
+  }
+
+  private hasRoom(): boolean {
+    const { concurrency } = this.parts.options;
+    return concurrency === 0 || this.parts.lease.executor.size < concurrency;
+  }
+
+  private async claimWhileRoom(): Promise<void> {
+    const { lease, lifecycle } = this.parts;
+    do {
+      this.again = false;
+      while (!lifecycle.stopping && this.hasRoom()) {
+        const token = lease.token;
+        const result = await this.claimAndDispatch(token);
+        if (result.code === 'claimed') continue;
+        if (result.code === 'fenced') {
+          // Registered anew: claim again at once, runs may have been staged meanwhile.
+          await lease.onFenced(token);
+          this.again = true;
+        } else if (result.code !== 'full' && result.code !== 'paused') {
+          this.notes.noteHolding(result.code === 'waiting' ? result.holding : undefined);
+          await this.parts.ignoredRuns.report(result.ignored);
+        }
+        break;
+      }
+    } while (this.again && !lifecycle.stopping);
+  }
+
+  /** One claim; a claimed run goes to the executor before anyone may ask whether this worker runs it. */
+  private async claimAndDispatch(token: string): Promise<ClaimResult> {
+    const { options, scripts, logger, lease } = this.parts;
+    this.inFlight = true;
+    try {
+      const result = await scripts.claimRun(options.name, token, Date.now(), options.concurrency, options.policy, options.gpuPlacement);
+      this.lastClaim = result.code;
+      if (result.code !== 'fenced') this.notes.notePaused(result.code === 'paused');
+      if (result.code === 'claimed') {
+        logger.info(
+          { runId: result.runId, epoch: Number(result.epoch), requires: result.run.resources ?? '' },
+          `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`,
+        );
+        lease.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
+      }
+      return result;
+    } finally {
+      this.inFlight = false;
+    }
+  }
+
+  private finishRunOnceWhenDone(): void {
+    const { options, lifecycle, lease } = this.parts;
+    if (options.runOnce && !lifecycle.stopping && !this.loop && lease.executor.size === 0 && this.lastClaim === 'idle') {
+      this.parts.finished();
+    }
+  }
+}

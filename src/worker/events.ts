@@ -1,0 +1,45 @@
+/**
+ * The namespace's events, as one worker hears them on its own connection:
+ * wake-ups when a run may fit now, and cancel and stop requests addressed to
+ * it. Events are hints: anyone who can publish can send one, so a worker
+ * acts on a request only as Redis records it (see requests.ts); one that
+ * missed some (disconnected) looks again once the connection is ready, and
+ * its poll and heartbeat catch the rest.
+ */
+import type { Redis } from 'ioredis';
+
+export interface EventHandlers {
+  /** A run may fit now: staged, capacity added or freed, the queue resumed. */
+  wake(): void;
+  /** Holds moved to another worker. */
+  holdsMoved(): void;
+  /** A run of this worker may have been canceled: check its job. */
+  cancel(runId: string): void;
+  /** This worker may have been asked to stop: check its record. */
+  stop(): void;
+}
+
+/** Subscribes a duplicate of `redis` to `channel`; returns it (to be closed on stop). */
+export async function subscribeEvents(redis: Redis, channel: string, worker: string, handlers: EventHandlers): Promise<Redis> {
+  // Unnamed: BullMQ would list a worker's named connections as workers, and this is not another one.
+  const subscriber = redis.duplicate({ connectionName: undefined });
+  subscriber.on('error', () => {});
+  subscriber.on('message', (_channel: string, message: string) => onEvent(message, worker, handlers));
+  // After a reconnect, messages may have been missed: look again.
+  subscriber.on('ready', () => handlers.wake());
+  await subscriber.subscribe(channel);
+  return subscriber;
+}
+
+function onEvent(message: string, worker: string, handlers: EventHandlers): void {
+  let event: { type?: string; runId?: string; worker?: string };
+  try {
+    event = JSON.parse(message) as typeof event;
+  } catch {
+    return;
+  }
+  if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased' || event.type === 'resumed') handlers.wake();
+  else if (event.type === 'holds' && event.worker !== worker) handlers.holdsMoved();
+  else if (event.type === 'cancel' && event.worker === worker && event.runId) handlers.cancel(event.runId);
+  else if (event.type === 'stop' && event.worker === worker) handlers.stop();
+}

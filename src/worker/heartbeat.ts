@@ -1,0 +1,61 @@
+/**
+ * The lease's heartbeat: renews the registration every third of the lease
+ * and acts on what the reply carries — the registration gone (fenced),
+ * cancels and a stop request missed as events, the runs Redis holds for this
+ * worker — then reaps dead workers. It beats on while the worker stops, or
+ * its runs still finishing would be reaped as lost.
+ */
+import type { Logger } from 'pino';
+import { heartbeatIntervalMs } from '../queue/liveness.js';
+import type { Scripts } from '../queue/scripts.js';
+import type { ClaimLoop } from './claims.js';
+import type { Lease } from './lease.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { Reaper } from './reaper.js';
+import type { Requests } from './requests.js';
+
+export interface HeartbeatParts {
+  name: string;
+  leaseMs: number;
+  scripts: Scripts;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  lease: Lease;
+  claims: ClaimLoop;
+  requests: Requests;
+  reaper: Reaper;
+}
+
+export class Heartbeat {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly parts: HeartbeatParts) {}
+
+  /** Beats every third of the lease from now on (the first beat is the caller's). */
+  start(): void {
+    this.timer = setInterval(() => void this.beat(), heartbeatIntervalMs(this.parts.leaseMs));
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  async beat(): Promise<void> {
+    const { name, leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper } = this.parts;
+    try {
+      const token = lease.token;
+      const reply = await scripts.heartbeat(name, token, leaseMs);
+      if (reply === undefined) {
+        await lease.onFenced(token);
+        claims.wake();
+      } else {
+        reply.cancels.forEach((runId) => requests.cancel(runId));
+        claims.giveBackUnknown(token, reply.held);
+        if (reply.stop) requests.stopOnRequest(reply.stop === 'now');
+      }
+      await reaper.reap();
+    } catch (error) {
+      if (!lifecycle.stopped) logger.warn({ err: error }, `Heartbeat failed: ${(error as Error).message}`);
+    }
+  }
+}

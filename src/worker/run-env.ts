@@ -1,0 +1,44 @@
+/**
+ * The environment a run inherits from its worker. The worker's own fitq
+ * credentials are not part of it: a run printing its environment would put
+ * them in its log, in Redis, for anyone who can read the namespace. Only
+ * with `passRedisEnv` (`fitq worker --pass-redis-env`) does a run get the
+ * worker's connection settings, e.g. to stage further runs itself. The
+ * signing secret is never passed on.
+ */
+import { resolve } from 'node:path';
+import type { TlsFiles } from '../queue/tls-options.js';
+
+/** Where fitq reads its Redis connection settings: the URL (password included) and TLS files. */
+export const CONNECTION_ENV = ['FITQ_REDIS_URL', 'REDIS_URL', 'FITQ_REDIS_CA', 'FITQ_REDIS_CERT', 'FITQ_REDIS_KEY'] as const;
+/** Where fitq reads the shared secret runs are signed with. */
+export const SECRET_ENV = ['FITQ_SECRET', 'FITQ_SECRET_FILE'] as const;
+
+/** The worker's own connection settings, given as options or flags (they win over its environment). */
+export interface WorkerConnection {
+  redisUrl?: string | undefined;
+  tlsFiles?: TlsFiles | undefined;
+}
+
+/**
+ * The worker's environment `env` as its runs inherit it: without fitq's
+ * connection and secret variables, unless `passConnection`, when the
+ * connection settings the worker uses are passed on (`connection`, else its
+ * environment's), still without the secret.
+ */
+export function inheritedEnv(env: NodeJS.ProcessEnv, passConnection: boolean, connection: WorkerConnection = {}): Record<string, string> {
+  const inherited: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) inherited[name] = value;
+  for (const name of SECRET_ENV) delete inherited[name];
+  if (!passConnection) {
+    for (const name of CONNECTION_ENV) delete inherited[name];
+    return inherited;
+  }
+  if (connection.redisUrl) inherited.FITQ_REDIS_URL = connection.redisUrl;
+  const files = connection.tlsFiles ?? {};
+  // Absolute: a run has a working directory of its own.
+  if (files.ca) inherited.FITQ_REDIS_CA = resolve(files.ca);
+  if (files.cert) inherited.FITQ_REDIS_CERT = resolve(files.cert);
+  if (files.key) inherited.FITQ_REDIS_KEY = resolve(files.key);
+  return inherited;
+}
