@@ -4,7 +4,7 @@
  */
 import { Command, Flags } from '@oclif/core';
 import { ConnectionError, TimeoutError, UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { oneLine, quote } from '../queue/names.js';
 import { FitqClient, type ClientOptions } from '../queue/client.js';
 import { describeAclRefusal, type ConnectionOptions } from '../queue/connection.js';
 import { resolveTlsOptions } from '../queue/tls-options.js';
@@ -50,13 +50,17 @@ export abstract class FitqCommand extends Command {
     return { redisUrl, redisOptions: resolveTlsOptions(redisUrl, tls) };
   }
 
-  /** Connects (with any further client options, e.g. a secret), runs fn with a client, always closes. */
+  /**
+   * Connects (with any further client options, e.g. a secret), runs fn with
+   * a client, always closes. Warns on stderr, in one line, when Redis may
+   * evict keys (connection.ts, evictionProblem).
+   */
   protected async withClient<T>(
     flags: ConnectionFlags,
     fn: (client: FitqClient) => Promise<T>,
-    options: Omit<ClientOptions, keyof ConnectionOptions | 'queue'> = {},
+    options: Omit<ClientOptions, 'redisUrl' | 'redisOptions' | 'queue'> = {},
   ): Promise<T> {
-    const client = await FitqClient.connect({ ...this.connectionOptions(flags), queue: flags.queue, ...options });
+    const client = await FitqClient.connect({ ...this.connectionOptions(flags), evictionCheck: 'warn', queue: flags.queue, ...options });
     try {
       return await fn(client);
     } finally {
@@ -66,18 +70,18 @@ export abstract class FitqCommand extends Command {
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
     if (error instanceof UsageError || error instanceof ConnectionError || error instanceof TimeoutError) {
-      process.stderr.write(`Error: ${error.message}\n`);
+      process.stderr.write(`Error: ${oneLine(error.message)}\n`);
       return this.exit(error.exitCode);
     }
     const parseError = oclifParseError(error, this.flagNames());
     if (parseError) {
       const hint = this.parseErrorHint(error);
-      process.stderr.write(`Error: ${parseError}${hint ? `; ${hint}` : ''}\n`);
+      process.stderr.write(`Error: ${oneLine(parseError)}${hint ? `; ${hint}` : ''}\n`);
       return this.exit(2);
     }
     const refusal = describeAclRefusal(error);
     if (refusal) {
-      process.stderr.write(`Error: ${refusal}\n`);
+      process.stderr.write(`Error: ${oneLine(refusal)}\n`);
       return this.exit(1);
     }
     return super.catch(error);

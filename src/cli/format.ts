@@ -1,9 +1,15 @@
 /**
  * Plain-text rendering for the CLI: aligned tables, times and durations.
  */
+import { oneLine } from '../queue/names.js';
 
-/** Left-aligned columns separated by two spaces; header first. */
-export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/**
+ * Left-aligned columns separated by two spaces; header first. Every cell is
+ * shown on one line, its control characters escaped (names.ts, oneLine):
+ * cells hold what users typed and what Redis holds.
+ */
+export function renderTable(header: readonly string[], cells: readonly (readonly string[])[]): string {
+  const rows = cells.map((row) => row.map(oneLine));
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells

@@ -16,15 +16,24 @@ export function truncate(text: string, max: number): string {
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }
 
+/**
+ * Text in double quotes, escaped as JSON and on one line: JSON escapes C0
+ * controls but leaves DEL, C1, the line separators and the bidirectional
+ * controls as they are, so oneLine escapes those.
+ */
+function doubleQuoted(text: string): string {
+  return oneLine(JSON.stringify(text));
+}
+
 /** A run's command as a shell would take it, on one line. */
 export function formatCommand(run: RunRecord): string {
-  return run.shell ? `sh -c ${JSON.stringify(run.command[0] ?? '')}` : run.command.map(quoteArg).join(' ');
+  return run.shell ? `sh -c ${doubleQuoted(run.command[0] ?? '')}` : run.command.map(quoteArg).join(' ');
 }
 
 function quoteArg(arg: string): string {
   if (/^[\w@%+=:,./-]+$/.test(arg)) return arg;
   // An argument with a line break or another control character is shown escaped, on one line.
-  if (oneLine(arg) !== arg) return JSON.stringify(arg);
+  if (oneLine(arg) !== arg) return doubleQuoted(arg);
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -34,10 +43,10 @@ export function describeDemands(run: RunRecord): string {
   return [run.requires, pin].filter((part) => part !== '').join(' ') || '-';
 }
 
-/** Labels as `k=v` pairs, values with spaces or quotes in JSON quotes. */
+/** Labels as `k=v` pairs, values with spaces or quotes in JSON quotes; on one line. */
 export function formatLabels(labels: Record<string, string>): string {
   return Object.entries(labels)
-    .map(([key, value]) => `${oneLine(key)}=${/[\s'"]/.test(value) ? JSON.stringify(value) : oneLine(value)}`)
+    .map(([key, value]) => `${oneLine(key)}=${/[\s'"]/.test(value) ? doubleQuoted(value) : oneLine(value)}`)
     .join(' ');
 }
 

@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { readLogEntries, type LogEntry } from '../queue/logs.js';
+import { oneLine } from '../queue/names.js';
 import { isEnded } from '../queue/run-record.js';
 import { describeEnd, followExitCode, FOLLOW_EXIT_CODES, noOutputNote } from '../cli/run-end.js';
 
@@ -27,7 +28,7 @@ export default class Logs extends FitqCommand {
     const { args, flags } = await this.parse(Logs);
     let printedLines = false;
     const print = (entry: LogEntry) => {
-      if (entry.kind === 'restaged') process.stderr.write(`--- fitq: re-staged (${entry.reason}); the next attempt's output follows ---\n`);
+      if (entry.kind === 'restaged') process.stderr.write(`--- fitq: re-staged (${oneLine(entry.reason)}); the next attempt's output follows ---\n`);
       if (entry.kind !== 'line') return;
       printedLines = true;
       (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
@@ -44,7 +45,7 @@ export default class Logs extends FitqCommand {
           after = page[page.length - 1]!.id;
         }
         const note = noOutputNote(run, printedLines);
-        if (note) process.stderr.write(`${note}\n`);
+        if (note) process.stderr.write(`${oneLine(note)}\n`);
         return undefined;
       }
       const abort = new AbortController();
@@ -58,7 +59,7 @@ export default class Logs extends FitqCommand {
       }
     });
     if (!ended) return;
-    process.stderr.write(`${describeEnd(ended)}\n`);
+    process.stderr.write(`${oneLine(describeEnd(ended))}\n`);
     const code = followExitCode(ended);
     if (code !== 0) this.exit(code);
   }

@@ -1,10 +1,10 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
-import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator } from '../cli/stage-input.js';
+import { checkWordsBeforeSeparator, readCommandFile, refuseTooManyFlagWords, splitAtSeparator } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
-import { MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
+import { commandJsonWithinLimit, MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 
@@ -61,6 +61,8 @@ export default class Stage extends FitqCommand {
   async run(): Promise<void> {
     // oclif only sees the words before '--': the command is never parsed as flags.
     const { flagWords, command } = splitAtSeparator(this.argv);
+    // Too many words are refused before oclif, whose parsing is quadratic, sees them.
+    refuseTooManyFlagWords(flagWords, command !== undefined);
     const { flags, raw } = await this.parse(Stage, flagWords);
     const fromFile = flags['from-file'];
     checkWordsBeforeSeparator(raw, command === undefined && fromFile === undefined);
@@ -70,6 +72,8 @@ export default class Stage extends FitqCommand {
     if (fromFile !== undefined && flags['run-id'] !== undefined) {
       throw new UsageError(`--run-id ${quote(flags['run-id'])} names one run: it does not go with --from-file`);
     }
+    // A command too large is refused before anything else is done with it.
+    if (command !== undefined && command.length > 0) commandJsonWithinLimit(command, flags.shell);
     const specs = flags.resources ?? [];
     parseResourceSpecs(specs); // refused before connecting; the runs keep the specs as typed
     const common = {

@@ -1,10 +1,11 @@
 /**
  * Redis connections. Commands fail fast with one clear line when Redis is
  * unreachable; long-lived clients (workers, log followers) fail fast only on
- * their first connect and afterwards reconnect by themselves.
+ * their first connect and afterwards reconnect by themselves. At connect,
+ * workers refuse and commands warn about a Redis that may evict keys.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { ConnectionError } from '../errors.js';
+import { ConnectionError, UsageError } from '../errors.js';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -13,6 +14,12 @@ export interface ConnectionOptions {
   redisUrl?: string;
   /** Extra ioredis options (e.g. TLS certificates). */
   redisOptions?: RedisOptions;
+  /**
+   * Whether to check at connect that Redis never evicts keys (see
+   * evictionProblem): `refuse` throws a UsageError (workers do), `warn`
+   * writes one line to stderr (CLI commands do); default: no check.
+   */
+  evictionCheck?: 'refuse' | 'warn' | undefined;
 }
 
 /** The URL to use: the option, else FITQ_REDIS_URL, else REDIS_URL, else the local default. */
@@ -79,7 +86,40 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
     openConnections.delete(redis);
     throw new ConnectionError(connectFailure(redactRedisUrl(url), lastError ?? error), { cause: lastError ?? error });
   }
+  if (options.evictionCheck) {
+    const problem = await evictionProblem(redis, redactRedisUrl(url));
+    if (problem && options.evictionCheck === 'refuse') {
+      await closeRedis(redis);
+      throw new UsageError(problem);
+    }
+    if (problem) process.stderr.write(`Warning: ${problem}\n`);
+  }
   return redis;
+}
+
+/**
+ * One line when Redis may evict keys, or undefined: its `maxmemory-policy`
+ * (from INFO memory; fitq's ACL rule allows INFO, not CONFIG) is anything
+ * but `noeviction`. fitq's runs, reservations and worker leases are keys: an
+ * evicted one is a run that vanishes, a reservation never released, a live
+ * worker taken for gone. Says nothing when INFO is refused or lacks the field.
+ */
+export async function evictionProblem(redis: Redis, shownUrl: string): Promise<string | undefined> {
+  let info: string;
+  try {
+    info = await redis.info('memory');
+  } catch {
+    return undefined;
+  }
+  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+  const policy = field('maxmemory_policy');
+  if (policy === undefined || policy === 'noeviction') return undefined;
+  const maxmemory = Number(field('maxmemory') ?? '0');
+  const limit = maxmemory > 0 ? `maxmemory ${field('maxmemory_human') ?? maxmemory}` : 'no maxmemory yet';
+  return (
+    `Redis at ${shownUrl} may evict keys (maxmemory-policy ${policy}, ${limit}): set maxmemory-policy noeviction, ` +
+    "since fitq's runs and reservations are keys that must not vanish"
+  );
 }
 
 /** Error codes Node gives when the server's certificate cannot be verified or TLS fails. */
@@ -103,6 +143,11 @@ function connectFailure(shownUrl: string, error: unknown): string {
   if (/^NOPERM\b/.test(reason)) return `Redis at ${shownUrl} refused a command: ${reason}`;
   if ((typeof code === 'string' && TLS_ERROR.test(code)) || /\b(certificate|SSL|TLS)\b/i.test(reason)) {
     return `TLS connection to Redis at ${shownUrl} failed: ${reason}`;
+  }
+  // Under TLS 1.3 a server refusing the client's certificate (or its lack)
+  // says so after the handshake; a client writing meanwhile sees a reset, not the alert.
+  if (isTlsUrl(shownUrl) && (code === 'ECONNRESET' || code === 'EPIPE')) {
+    return `TLS connection to Redis at ${shownUrl} failed: the server closed it as it was set up (${reason}): client certificate required? give one with --redis-cert and --redis-key`;
   }
   return `cannot reach Redis at ${shownUrl}: ${reason}`;
 }

@@ -6,6 +6,7 @@
  * wrong password, and users lacking permissions. Every failure is one line
  * on stderr, with no stack trace and no password.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer, type TlsFiles } from '../support/redis-server.js';
@@ -31,7 +32,7 @@ const FITQ_ACL_RULES = [
   '+subscribe +publish +xread +xrange +xrevrange +xadd',
   '+time +exists +del +get +set +incr +pexpire',
   '+hget +hgetall +hmget +hset +hdel +hexists +hincrby',
-  '+lpush +lrem',
+  '+lpush +lrange +lrem',
   '+sadd +smembers +srem',
   '+zadd +zcard +zrange +zrangebyscore +zrem +zscore',
 ].join(' ');
@@ -144,6 +145,18 @@ describe('TLS (rediss://)', () => {
       fitq(['worker', '-r', 'slot=1', '--run-once'], { queue, env }),
     ]);
     for (const result of results) expectOneLine(result, 1, `TLS connection to Redis at ${strict.url} failed`, 'certificate required');
+  });
+
+  it('a server that resets the connection as TLS is set up (TLS 1.3 refusing a client certificate): one line naming TLS and the certificate', async () => {
+    const resetting = createServer((socket) => socket.resetAndDestroy());
+    await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+    const url = `rediss://127.0.0.1:${(resetting.address() as AddressInfo).port}`;
+    try {
+      const result = await fitq(['runs'], { queue: newQueue(), env: envFor(url, { ca: strict.tls!.ca }) });
+      expectOneLine(result, 1, `TLS connection to Redis at ${url} failed`, 'client certificate required?');
+    } finally {
+      resetting.close();
+    }
   });
 
   it('a CA that did not sign the server certificate (or none: the system CAs): one line, exit 1, for every command', async () => {

@@ -148,3 +148,59 @@ describe('fitq stage --from-file', () => {
     expect(await (await connectClient(queue)).listRuns()).toEqual([]);
   });
 });
+
+describe('fitq stage: many arguments', () => {
+  const words = (count: number, make: (i: number) => string) => Array.from({ length: count }, (_, i) => make(i));
+  /** fitq stage ARGS, timed; refused ones must also be quick, so a slow parse fails rather than hangs. */
+  async function timedStage(queue: string, args: string[]): Promise<{ result: CliResult; ms: number }> {
+    const start = performance.now();
+    const result = await fitq(['stage', ...args], { queue, timeoutMs: 30_000 });
+    return { result, ms: performance.now() - start };
+  }
+
+  it('takes time linear in the number of arguments: 100,000 take at most a few times as long as 10,000', { timeout: 180_000 }, async () => {
+    const queue = newQueue();
+    const shapes: [string, (n: number) => string[]][] = [
+      // No '--': every word would go to the flag parser.
+      ['no --', (n) => ['echo', ...words(n, (i) => `a${i}`)]],
+      // Values of a flag that takes every word up to the next flag.
+      ['-r values', (n) => ['-r', ...words(n, (i) => `r${i}=1`), '--', 'true']],
+      // The command after '--' (10,000 fit; 100,000 are too large).
+      ['after --', (n) => ['--', 'echo', ...words(n, (i) => `a${i}`)]],
+    ];
+    for (const [shape, args] of shapes) {
+      const small = await timedStage(queue, args(10_000));
+      const large = await timedStage(queue, args(100_000));
+      expect(large.result.exitCode, `${shape}: ${large.result.stderr}`).toBe(2);
+      expect(large.result.stderr.split('\n'), shape).toHaveLength(1);
+      expect(large.ms, `${shape}: 10,000 took ${Math.round(small.ms)} ms, 100,000 ${Math.round(large.ms)} ms`).toBeLessThan(5 * small.ms + 1000);
+    }
+  });
+
+  it.each([
+    [['-r', ...words(1001, (i) => `r${i}=1`), '--', 'true'], `too many arguments before '--': 1002 given, at most 1000 (flags and their values): ${STAGE_USAGE}`],
+    [['--label', 'a=b', ...words(999, (i) => `--env=E${i}=1`), '--', 'true'], `too many arguments before '--': 1001 given, at most 1000 (flags and their values): ${STAGE_USAGE}`],
+    [
+      ['python', ...words(1000, (i) => `a${i}`)],
+      `too many arguments with no '--': 1001 given, at most 1000 before it (flags and their values); put the command after '--': ${STAGE_USAGE}`,
+    ],
+  ])('refuses more than 1,000 words before -- in one line naming the limit and the count (%#), staging nothing', async (args, message) => {
+    const queue = newQueue();
+    expectRefused(await fitq(['stage', ...args], { queue }), message);
+    expect(await (await connectClient(queue)).listRuns()).toEqual([]);
+  });
+
+  it('takes 1,000 words before --', async () => {
+    const queue = newQueue();
+    const staged = await fitq(['stage', '--env', ...words(999, (i) => `E${i}=1`), '--', 'true'], { queue });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    expect(Object.keys((await (await connectClient(queue)).getRun(staged.stdout.trim())).env)).toHaveLength(999);
+  });
+
+  it('refuses a command too large before connecting to Redis', async () => {
+    const args = ['--', 'echo', ...words(100_000, (i) => `a${i}`)];
+    // Redis is unreachable: the refusal comes first, exit 2, not the connection error's exit 1.
+    const result = await fitq(['stage', '--redis-url', 'redis://127.0.0.1:1', ...args], { queue: newQueue() });
+    expectRefused(result, "command too large: 888898 bytes of JSON (at most 131072), 100001 arguments starting with 'echo'");
+  });
+});

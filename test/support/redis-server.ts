@@ -48,6 +48,8 @@ export interface RedisServerOptions {
    * `{ alice: 'on >secret ~fitq:* &fitq:* +@all' }`.
    */
   users?: Record<string, string>;
+  /** Further configuration directives, e.g. `{ 'maxmemory-policy': 'allkeys-lru' }`. */
+  config?: Record<string, string>;
 }
 
 export interface RedisServer {
@@ -130,7 +132,8 @@ function makeCertificates(dir: string): TlsFiles {
 
 /**
  * Starts redis-server on a free port; `appendonly` keeps data across
- * restarts, `tls` serves TLS only, `users` adds ACL users.
+ * restarts, `tls` serves TLS only, `users` adds ACL users, `config` sets
+ * further directives.
  */
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const port = await freePort();
@@ -144,6 +147,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   } else {
     args.push('--port', String(port));
   }
+  for (const [directive, value] of Object.entries(options.config ?? {})) args.push(`--${directive}`, value);
   for (const [user, rules] of Object.entries(options.users ?? {})) {
     args.push('--user', user, ...rules.split(/\s+/).filter(Boolean));
   }

@@ -26,7 +26,7 @@ export default class RunsShow extends FitqCommand {
       ['priority', String(run.priority)],
       ['labels', formatLabels(run.labels) || undefined],
       ['env', Object.keys(run.env).join(' ') || undefined],
-      ['cwd', oneLine(run.cwd)],
+      ['cwd', run.cwd],
       ['worker', run.worker],
       ['devices', run.devices?.join(',')],
       ['pinned to', run.pinnedGpus && `gpus ${run.pinnedGpus.join(',')}`],
@@ -40,7 +40,8 @@ export default class RunsShow extends FitqCommand {
       ['retries', run.retries === undefined ? undefined : `${run.restaged ?? 0} of ${run.retries} used`],
       ['re-staged', run.restagedReason],
     ];
-    for (const [label, value] of rows) if (value !== undefined && value !== '') this.log(`${`${label}:`.padEnd(11)}${value}`);
+    // Each value on its line, its control characters escaped.
+    for (const [label, value] of rows) if (value !== undefined && value !== '') this.log(`${`${label}:`.padEnd(11)}${oneLine(value)}`);
   }
 }
 

@@ -1,0 +1,136 @@
+/**
+ * A Redis that may evict keys (maxmemory-policy other than noeviction) would
+ * silently lose runs, reservations and worker leases. Workers refuse to start
+ * on one, in one line saying what to set (exit 2); other commands warn in one
+ * line on stderr and carry on; nothing is said on a noeviction Redis, nor
+ * when INFO is refused. Private redis-servers with those policies.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
+import { closeRedis, connectRedis } from '../../src/queue/connection.js';
+import { FitqWorker } from '../../src/worker/worker.js';
+import { fitq, newQueue, type CliResult } from '../support/fitq.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+const PREFIX = process.env.FITQ_PREFIX || 'fitq';
+const WHY = "set maxmemory-policy noeviction, since fitq's runs and reservations are keys that must not vanish";
+/** The user of docs/security.md, less +info. */
+const NO_INFO_RULES = [
+  `on >pw resetkeys ~${PREFIX}:* resetchannels &${PREFIX}:* -@all`,
+  '+select +client|id +client|setname +client|unblock +eval +evalsha +multi +exec',
+  '+subscribe +publish +xread +xrange +xrevrange +xadd +time +exists +del +get +set +incr +pexpire',
+  '+hget +hgetall +hmget +hset +hdel +hexists +hincrby +lpush +lrange +lrem +sadd +smembers +srem',
+  '+zadd +zcard +zrange +zrangebyscore +zrem +zscore',
+].join(' ');
+
+let evicting: RedisServer;
+let limited: RedisServer;
+let safe: RedisServer;
+
+beforeAll(async () => {
+  [evicting, limited, safe] = await Promise.all([
+    startRedisServer({ config: { 'maxmemory-policy': 'allkeys-lru' }, users: { noinfo: NO_INFO_RULES } }),
+    startRedisServer({ config: { 'maxmemory-policy': 'volatile-lru', maxmemory: '64mb' } }),
+    startRedisServer({ config: { 'maxmemory-policy': 'noeviction', maxmemory: '256mb' } }),
+  ]);
+});
+
+afterAll(async () => {
+  await Promise.all([evicting, limited, safe].map((server) => server?.dispose()));
+});
+
+const envFor = (url: string) => ({ FITQ_REDIS_URL: url, REDIS_URL: '' });
+const problem = (server: RedisServer, what: string) => `Redis at ${server.url} may evict keys (${what}): ${WHY}`;
+const stderrLines = (result: CliResult) => result.stderr.split('\n').filter((line) => line !== '');
+
+function expectOk(result: CliResult): void {
+  expect(result.exitCode, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
+}
+
+/** Keys of a namespace on a server. */
+async function keysOf(server: RedisServer, queue: string): Promise<string[]> {
+  const redis = new Redis(server.url);
+  try {
+    return await redis.keys(`*{${queue}}*`);
+  } finally {
+    await redis.quit();
+  }
+}
+
+describe('an evicting Redis', () => {
+  it('fitq worker refuses to start: one line saying what to set and why, exit 2, nothing registered', async () => {
+    const queue = newQueue();
+    const result = await fitq(['worker', '-r', 'cpu=1', '--name', 'w1'], { queue, env: envFor(evicting.url), timeoutMs: 30_000 });
+    expect(result.exitCode, result.stderr).toBe(2);
+    expect(stderrLines(result)).toEqual([`Error: ${problem(evicting, 'maxmemory-policy allkeys-lru, no maxmemory yet')}`]);
+    expect(result.stdout).toBe('');
+    expect(await keysOf(evicting, queue)).toEqual([]);
+  });
+
+  it('FitqWorker.start rejects with a UsageError and leaves no connection open', async () => {
+    const start = FitqWorker.start({ redisUrl: evicting.url, queue: newQueue(), resources: 'cpu=1', echoOutput: false });
+    await expect(start).rejects.toThrow(UsageError);
+    await expect(start).rejects.toThrow(problem(evicting, 'maxmemory-policy allkeys-lru, no maxmemory yet'));
+  });
+
+  it('other commands warn in one line on stderr and carry on', async () => {
+    const queue = newQueue();
+    const env = envFor(evicting.url);
+    const warning = `Warning: ${problem(evicting, 'maxmemory-policy allkeys-lru, no maxmemory yet')}`;
+    const staged = await fitq(['stage', '-r', 'cpu=1', '--', 'true'], { queue, env });
+    expectOk(staged);
+    const id = staged.stdout.trim();
+    expect(stderrLines(staged)[0]).toBe(warning);
+    expect(stderrLines(staged).filter((line) => line.includes('evict'))).toHaveLength(1);
+    const runs = await fitq(['runs'], { queue, env });
+    expectOk(runs);
+    expect(stderrLines(runs)).toEqual([warning]);
+    expect(runs.stdout).toContain(id);
+    const logs = await fitq(['logs', id], { queue, env });
+    expect(stderrLines(logs)[0]).toBe(warning);
+    const canceled = await fitq(['cancel', id], { queue, env });
+    expectOk(canceled);
+    expect(stderrLines(canceled)).toEqual([warning]);
+  });
+
+  it('names maxmemory when one is set', async () => {
+    const result = await fitq(['runs'], { queue: newQueue(), env: envFor(limited.url) });
+    expectOk(result);
+    expect(stderrLines(result)).toEqual([`Warning: ${problem(limited, 'maxmemory-policy volatile-lru, maxmemory 64.00M')}`]);
+  });
+
+  it('says nothing when INFO is refused to the user', async () => {
+    const url = evicting.urlFor('noinfo', 'pw');
+    const queue = newQueue();
+    const staged = await fitq(['stage', '--', 'true'], { queue, env: envFor(url) });
+    expectOk(staged);
+    expect(staged.stderr).not.toContain('maxmemory');
+    const runs = await fitq(['runs'], { queue, env: envFor(url) });
+    expectOk(runs);
+    expect(runs.stderr).not.toContain('maxmemory');
+    const redis = await connectRedis({ redisUrl: url, evictionCheck: 'refuse' });
+    await closeRedis(redis);
+  });
+});
+
+describe('a noeviction Redis', () => {
+  it('is used without a word, with a maxmemory or not', async () => {
+    const queue = newQueue();
+    const env = envFor(safe.url);
+    const staged = await fitq(['stage', '-r', 'cpu=1', '--', 'true'], { queue, env });
+    expectOk(staged);
+    expect(staged.stderr).not.toContain('maxmemory');
+    const worker = await fitq(['worker', '-r', 'cpu=1', '--run-once', '--log-format', 'json'], { queue, env, timeoutMs: 30_000 });
+    expectOk(worker);
+    expect(worker.stderr).toBe('');
+    const runs = await fitq(['runs'], { queue, env });
+    expectOk(runs);
+    expect(runs.stderr).toBe('');
+    expect(runs.stdout).toMatch(/completed/);
+    // The test Redis every other test uses: its default policy, noeviction.
+    const global = await fitq(['runs'], { queue });
+    expectOk(global);
+    expect(global.stderr).toBe('');
+  });
+});
