@@ -141,13 +141,14 @@ function connectFailure(shownUrl: string, error: unknown): string {
   const code = (error as { code?: unknown } | undefined)?.code;
   if (/^(WRONGPASS|NOAUTH)\b/.test(reason)) return `Redis at ${shownUrl} refused the login: ${reason}`;
   if (/^NOPERM\b/.test(reason)) return `Redis at ${shownUrl} refused a command: ${reason}`;
-  if ((typeof code === 'string' && TLS_ERROR.test(code)) || /\b(certificate|SSL|TLS)\b/i.test(reason)) {
-    return `TLS connection to Redis at ${shownUrl} failed: ${reason}`;
-  }
   // Under TLS 1.3 a server refusing the client's certificate (or its lack)
-  // says so after the handshake; a client writing meanwhile sees a reset, not the alert.
+  // says so after the handshake; a client writing meanwhile sees a reset (Node's
+  // "disconnected before secure TLS connection was established"), not the alert.
   if (isTlsUrl(shownUrl) && (code === 'ECONNRESET' || code === 'EPIPE')) {
     return `TLS connection to Redis at ${shownUrl} failed: the server closed it as it was set up (${reason}): client certificate required? give one with --redis-cert and --redis-key`;
+  }
+  if ((typeof code === 'string' && TLS_ERROR.test(code)) || /\b(certificate|SSL|TLS)\b/i.test(reason)) {
+    return `TLS connection to Redis at ${shownUrl} failed: ${reason}`;
   }
   return `cannot reach Redis at ${shownUrl}: ${reason}`;
 }
