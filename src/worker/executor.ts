@@ -13,6 +13,7 @@ import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
 import { startRunProcess, type RunProcess } from './child.js';
 import { OutputBuffer } from './output.js';
+import { retryRefused } from './retry.js';
 import { endingMessage, endingToRecord, type RunEnding } from './run-ending.js';
 import type { LogFormat } from './logger.js';
 import type { Watchdog } from './watchdog.js';
@@ -32,7 +33,12 @@ interface ActiveRun extends ClaimedRun {
   startedAtMs?: number;
   /** Its log lines carry its id. */
   log?: Logger;
+  /** Its end is being recorded (its process is gone). */
+  ending?: boolean;
 }
+
+/** Why a run Redis no longer holds for its worker is stopped. */
+const NOT_HELD = 'Redis no longer holds it for its worker (its claim was lost or removed)';
 
 export interface ExecutorContext {
   keys: NamespaceKeys;
@@ -48,6 +54,11 @@ export interface ExecutorContext {
   logFormat: LogFormat;
   /** Called after a run has ended and been recorded. */
   onRunEnded: () => void;
+  /**
+   * Whether to stop retrying writes Redis refused (a run's end, its output):
+   * the worker has let go of its lease, so nothing it writes can land.
+   */
+  givenUp: () => boolean;
   /**
    * Shared secret: runs not signed with it end `rejected` without starting.
    * Without one, every run runs (signed or not).
@@ -67,6 +78,8 @@ export class Executor {
   private idleWaiters: (() => void)[] = [];
   /** Set by abandonAll: runs claimed later (their claim was on its way) are given up too. */
   private abandonReason: string | undefined;
+  /** Runs the last heartbeat found missing from what Redis holds for this worker. */
+  private unheld = new Set<string>();
 
   constructor(private readonly ctx: ExecutorContext) {
     if (ctx.secret) ctx.logger.info('Runs must be signed: unsigned or altered runs are rejected');
@@ -137,6 +150,31 @@ export class Executor {
   }
 
   /**
+   * Stops runs that Redis, at two heartbeats in a row, no longer holds for
+   * this worker under their claim's epoch (a claim lost in a failover, or
+   * removed by hand): their capacity may be given to other runs, so they
+   * must not go on here. Two in a row, so a claim whose reply came in
+   * between two heartbeats is never taken for one. Returns the runs stopped.
+   */
+  stopUnheld(held: readonly { runId: string; epoch: string }[]): string[] {
+    const epochs = new Map(held.map(({ runId, epoch }) => [runId, epoch]));
+    const missing = new Set<string>();
+    const stopped: string[] = [];
+    for (const run of this.active.values()) {
+      if (run.ending || epochs.get(run.runId) === run.epoch) continue;
+      if (!this.unheld.has(run.runId)) {
+        missing.add(run.runId);
+        continue;
+      }
+      run.abandoned ??= NOT_HELD;
+      run.process?.terminate(this.ctx.killGraceMs);
+      stopped.push(run.runId);
+    }
+    this.unheld = missing;
+    return stopped;
+  }
+
+  /**
    * Kills (SIGKILL) the process group of every run still running, and
    * resolves with how many there were once they have exited (or after
    * `waitMs`): the last resort before the worker gives their capacity back.
@@ -172,8 +210,16 @@ export class Executor {
       }
     }
     const record = parseRunFields(run.fields);
-    const output = new OutputBuffer(this.ctx.scripts, run.runId, this.ctx.workerName, this.ctx.token, run.epoch, this.ctx.logMaxLines, (error) =>
-      log.warn({ err: error }, `Could not store output of run ${run.runId}`),
+    const output = new OutputBuffer(
+      this.ctx.scripts,
+      run.runId,
+      this.ctx.workerName,
+      this.ctx.token,
+      run.epoch,
+      this.ctx.logMaxLines,
+      (error, retrying) =>
+        log.warn(`Could not store output of run ${run.runId}${retrying ? ' yet; retrying until Redis takes it' : ''}: ${(error as Error).message}`),
+      this.ctx.givenUp,
     );
     const env: Record<string, string> = {
       ...this.ctx.inheritedEnv,
@@ -227,6 +273,7 @@ export class Executor {
 
   /** Records the end of a run, releasing its reservation, and says what was recorded (or why nothing was). */
   private async record(run: ActiveRun, outcome: RunEnding): Promise<void> {
+    run.ending = true;
     const ending = {
       cancelRequested: run.cancelRequested,
       abandoned: run.abandoned,
@@ -235,18 +282,35 @@ export class Executor {
     };
     const toRecord = endingToRecord(ending, outcome);
     let result: FinishResult | Error;
+    let tries = 1;
     try {
-      result = await this.ctx.scripts.finishRun(
+      // Kept and tried again while Redis refuses it (out of memory, busy,
+      // failing over): the run keeps its slot meanwhile, as its reservation
+      // is still held. The claim's epoch and the registration's token fence
+      // a late write: it can never land over a newer claim.
+      result = await retryRefused(
+        () =>
+          this.ctx.scripts.finishRun(
+            {
+              runId: run.runId,
+              worker: this.ctx.workerName,
+              token: this.ctx.token,
+              epoch: run.epoch,
+              ...toRecord,
+              exitCode: outcome.exitCode,
+              signal: outcome.signal,
+            },
+            Date.now(),
+          ),
         {
-          runId: run.runId,
-          worker: this.ctx.workerName,
-          token: this.ctx.token,
-          epoch: run.epoch,
-          ...toRecord,
-          exitCode: outcome.exitCode,
-          signal: outcome.signal,
+          givenUp: this.ctx.givenUp,
+          onRetry: (error, attempt) => {
+            tries = attempt + 1;
+            if (attempt === 1) {
+              this.runLog(run).warn(`Could not record the end of run ${run.runId} yet; retrying until Redis takes it: ${(error as Error).message}`);
+            }
+          },
         },
-        Date.now(),
       );
     } catch (error) {
       result = error instanceof Error ? error : new Error(String(error));
@@ -259,6 +323,7 @@ export class Executor {
       ...(outcome.signal ? { signal: outcome.signal } : {}),
       ...(run.startedAtMs !== undefined ? { durationMs: Math.round(performance.now() - run.startedAtMs) } : {}),
       ...(result instanceof Error ? { err: result } : {}),
+      ...(tries > 1 ? { tries } : {}),
     };
     this.runLog(run)[level](fields, message);
     this.active.delete(run.runId);

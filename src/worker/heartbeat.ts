@@ -51,6 +51,10 @@ export class Heartbeat {
       } else {
         reply.cancels.forEach((runId) => requests.cancel(runId));
         claims.giveBackUnknown(token, reply.held);
+        const unheld = token === lease.token ? lease.executor.stopUnheld(reply.held) : [];
+        for (const runId of unheld) {
+          logger.warn({ runId }, `Run ${runId} is no longer held for this worker in Redis (its claim was lost or removed); stopping it`);
+        }
         if (reply.stop) requests.stopOnRequest(reply.stop === 'now');
       }
       await reaper.reap();

@@ -11,6 +11,7 @@
  */
 import type { LogLine } from '../queue/logs.js';
 import type { Scripts } from '../queue/scripts.js';
+import { retryRefused } from './retry.js';
 
 const FLUSH_DELAY_MS = 50;
 /** A batch (one appendLog call) holds at most this many lines and characters. */
@@ -81,7 +82,10 @@ export class OutputBuffer {
     private readonly token: string,
     private readonly epoch: string,
     private readonly maxLines: number,
-    private readonly onError: (error: unknown) => void,
+    /** Told of a write Redis refused: `retrying` unless it was the last try. */
+    private readonly onError: (error: unknown, retrying: boolean) => void,
+    /** Whether to stop retrying refused writes (the worker let go of its lease). */
+    private readonly givenUp: () => boolean = () => false,
   ) {}
 
   private get count(): number {
@@ -154,9 +158,15 @@ export class OutputBuffer {
         this.dropped = 0;
       }
       try {
-        await this.scripts.appendLog(this.runId, this.worker, this.token, this.epoch, batch);
+        // A batch Redis refuses for now is tried again (said once), newer lines waiting behind it.
+        await retryRefused(() => this.scripts.appendLog(this.runId, this.worker, this.token, this.epoch, batch), {
+          givenUp: this.givenUp,
+          onRetry: (error, attempt) => {
+            if (attempt === 1) this.onError(error, true);
+          },
+        });
       } catch (error) {
-        this.onError(error);
+        this.onError(error, false);
       } finally {
         changeBacklog(-chars);
       }

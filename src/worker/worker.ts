@@ -104,6 +104,7 @@ export class FitqWorker {
         echoOutput: options.echoOutput,
         logFormat: options.logFormat,
         onRunEnded: () => this.claims.wake(),
+        givenUp: () => lifecycle.stopped,
         secret: options.secret,
         inheritedEnv: runEnv,
         reapEscaped: options.reapEscaped,

@@ -1,0 +1,46 @@
+/**
+ * Retrying a write Redis refused for now (out of memory, a busy script, a
+ * failover under way): the worker keeps what it could not record and tries
+ * again, waiting longer each time, until Redis takes it, answers that it is
+ * no longer this worker's to write, or the worker gives up.
+ */
+import { describeAclRefusal } from '../queue/connection.js';
+
+/** First wait after a refused write, and the longest. */
+export const RETRY_FIRST_MS = 100;
+export const RETRY_MAX_MS = 5_000;
+
+/** The wait before try `attempt` (1 = the first retry): doubling, capped, with up to a fifth of jitter so workers do not retry in step. */
+export function retryDelayMs(attempt: number): number {
+  const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(attempt - 1, 20));
+  return Math.round(delay * (1 - Math.random() * 0.2));
+}
+
+/** Whether trying again may help: a refusal of the worker's Redis user (ACL) never goes away by waiting. */
+export function isRetryable(error: unknown): boolean {
+  return error instanceof Error && describeAclRefusal(error) === undefined;
+}
+
+export interface RetryOptions {
+  /** Checked before each retry: true ends the retries (the worker stopped, or its registration is gone). */
+  givenUp: () => boolean;
+  /** Told of each refusal that will be retried (attempt 1 = the first failure). */
+  onRetry: (error: unknown, attempt: number) => void;
+}
+
+/**
+ * `write()`'s result, trying again after each retryable error. Rejects with
+ * the last error when it is not retryable or the caller has given up.
+ */
+export async function retryRefused<T>(write: () => Promise<T>, options: RetryOptions): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isRetryable(error) || options.givenUp()) throw error;
+      options.onRetry(error, attempt);
+      await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt)));
+      if (options.givenUp()) throw error;
+    }
+  }
+}
