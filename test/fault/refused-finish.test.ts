@@ -26,6 +26,17 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** A Redis of the test's own (its memory limit is changed), a namespace, a fitq client and a plain client on it. */
+async function ownRedis(): Promise<{ queue: string; client: FitqClient; redis: Redis }> {
+  server = await startRedisServer();
+  const queue = newQueue();
+  const client = await FitqClient.connect({ redisUrl: server.url, queue });
+  closers.push(() => client.close());
+  const redis = new Redis(server.url);
+  closers.push(() => redis.quit());
+  return { queue, client, redis };
+}
+
 /** Redis refuses every write from now on: its memory limit is below what it uses. */
 async function runOutOfMemory(redis: Redis): Promise<void> {
   const used = Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))![1]);
@@ -34,12 +45,7 @@ async function runOutOfMemory(redis: Redis): Promise<void> {
 
 describe('a run whose end Redis refuses', () => {
   it('is recorded once Redis takes writes again: completed with its output, its capacity given back, nothing lost', async () => {
-    server = await startRedisServer();
-    const queue = newQueue();
-    const client = await FitqClient.connect({ redisUrl: server.url, queue });
-    closers.push(() => client.close());
-    const redis = new Redis(server.url);
-    closers.push(() => redis.quit());
+    const { queue, client, redis } = await ownRedis();
     const dir = mkdtempSync(join(tmpdir(), 'fitq-refused-'));
     dirs.push(dir);
     const go = join(dir, 'go');
@@ -52,7 +58,7 @@ describe('a run whose end Redis refuses', () => {
     ]);
     const ids = staged.runs.map((run) => run.id);
     const [a, b, silent] = ids as [string, string, string];
-    const worker = spawnCliWorker(queue, ['-r', 'cpu=4', '--concurrency', '3', '--name', 'full'], server.url);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=4', '--concurrency', '3', '--name', 'full'], server!.url);
     for (const id of ids) await worker.waitForMessage(`Run ${id} started`);
 
     await runOutOfMemory(redis);
@@ -85,14 +91,9 @@ describe('a run whose end Redis refuses', () => {
 
 describe('a run Redis no longer holds for its worker', () => {
   it('is stopped by its worker at the second heartbeat that finds it missing, its capacity given back', async () => {
-    server = await startRedisServer();
-    const queue = newQueue();
-    const client = await FitqClient.connect({ redisUrl: server.url, queue });
-    closers.push(() => client.close());
-    const redis = new Redis(server.url);
-    closers.push(() => redis.quit());
+    const { queue, client, redis } = await ownRedis();
     const id = (await client.stage({ command: ['sleep', '60'], resources: 'cpu=1' })).runs[0]!.id;
-    const worker = spawnCliWorker(queue, ['-r', 'cpu=2', '--name', 'forgot', '--lease', '3', '--kill-grace', '1'], server.url);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=2', '--name', 'forgot', '--lease', '3', '--kill-grace', '1'], server!.url);
     await worker.waitForMessage(`Run ${id} started`);
 
     // The claim as Redis's worker set knows it is gone (a failover that lost it, or a hand edit).
