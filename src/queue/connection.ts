@@ -199,3 +199,14 @@ function outOfMemoryReply(error: unknown): string | undefined {
 export function isOutOfMemory(error: unknown): boolean {
   return outOfMemoryReply(error) !== undefined;
 }
+
+/**
+ * One line for a command Redis refused because it is out of memory, or
+ * undefined for any other error. fitq's scripts that write are refused
+ * whole then, before they write anything (their `#!lua` line); reads go on.
+ */
+export function describeOutOfMemory(error: Error, refused = 'a command'): string | undefined {
+  const reply = outOfMemoryReply(error);
+  if (reply === undefined) return undefined;
+  return `Redis refused ${refused}: ${replyReason(reply).replace(/\.$/, '')} (Redis is out of memory: raise its maxmemory, or free memory)`;
+}
