@@ -1,12 +1,13 @@
 /**
  * What every fitq command shares: connection flags, one-line errors (exit 2
- * for user mistakes, 1 when Redis is unreachable) and no stack traces for them.
+ * for user mistakes, 1 when Redis is unreachable or refuses a command: an ACL
+ * without a permission, out of memory) and no stack traces for them.
  */
 import { Command, Flags } from '@oclif/core';
 import { ConnectionError, TimeoutError, UsageError } from '../errors.js';
 import { oneLine, quote } from '../queue/names.js';
 import { FitqClient, type ClientOptions } from '../queue/client.js';
-import { describeAclRefusal, type ConnectionOptions } from '../queue/connection.js';
+import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../queue/connection.js';
 import { resolveTlsOptions } from '../queue/tls-options.js';
 import { closest } from './suggest.js';
 
@@ -79,7 +80,7 @@ export abstract class FitqCommand extends Command {
       process.stderr.write(`Error: ${oneLine(parseError)}${hint ? `; ${hint}` : ''}\n`);
       return this.exit(2);
     }
-    const refusal = describeAclRefusal(error);
+    const refusal = describeAclRefusal(error) ?? describeOutOfMemory(error);
     if (refusal) {
       process.stderr.write(`Error: ${oneLine(refusal)}\n`);
       return this.exit(1);

@@ -3,7 +3,7 @@
  */
 import type { Redis } from 'ioredis';
 import { TimeoutError, UsageError } from '../errors.js';
-import { closeRedis, connectRedis, type ConnectionOptions } from './connection.js';
+import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
 import { poolResources, readPool, type PoolResource } from './pools.js';
@@ -286,12 +286,19 @@ export class FitqClient {
 
   /**
    * Reaps every worker whose lease ran out (a batch per script call); returns
-   * ms until the next lease runs out.
+   * ms until the next lease runs out. Skipped (undefined) while Redis is out
+   * of memory: reaping writes, and what is read meanwhile shows a dead
+   * worker's runs as not responding.
    */
   private async reap(scripts = this.scripts): Promise<number | undefined> {
-    for (;;) {
-      const { reaped, msUntilNext } = await scripts.reapWorkers(REAP_BATCH);
-      if (reaped.length < REAP_BATCH) return msUntilNext;
+    try {
+      for (;;) {
+        const { reaped, msUntilNext } = await scripts.reapWorkers(REAP_BATCH);
+        if (reaped.length < REAP_BATCH) return msUntilNext;
+      }
+    } catch (error) {
+      if (isOutOfMemory(error)) return undefined;
+      throw error;
     }
   }
 
@@ -376,14 +383,19 @@ export class FitqClient {
    * deleted are forgotten, jobs added without fitq's run data end rejected,
    * priorities it changed are applied (unsigned runs) or undone (signed);
    * see reconcileRuns-12.lua. Workers do it on every poll; `fitq runs` before
-   * it lists, and getRun (`fitq runs show`) before it reads. Returns what it did.
+   * it lists, and getRun (`fitq runs show`) before it reads. Returns what it
+   * did; stops while Redis is out of memory (it writes), so reads go on.
    */
   async reconcile(): Promise<ReconcileAction[]> {
     const actions: ReconcileAction[] = [];
-    for (let calls = 0; calls < RECONCILE_MAX_CALLS; calls++) {
-      const result = await this.scripts.reconcileRuns(Date.now(), RECONCILE_BUDGET);
-      actions.push(...result.actions);
-      if (!result.more) break;
+    try {
+      for (let calls = 0; calls < RECONCILE_MAX_CALLS; calls++) {
+        const result = await this.scripts.reconcileRuns(Date.now(), RECONCILE_BUDGET);
+        actions.push(...result.actions);
+        if (!result.more) break;
+      }
+    } catch (error) {
+      if (!isOutOfMemory(error)) throw error;
     }
     return actions;
   }

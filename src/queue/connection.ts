@@ -171,9 +171,42 @@ export async function closeRedis(redis: Redis): Promise<void> {
 export function describeAclRefusal(error: Error, refused = 'a command'): string | undefined {
   // Scripts report a refused command, key or channel as "ERR The user executing the script can't …".
   if (!/\b(NOPERM|NOAUTH)\b|user executing the script can't/.test(error.message)) return undefined;
-  const reason = error.message
+  return `Redis refused ${refused}: ${replyReason(error.message)} (the Redis user lacks a permission fitq needs)`;
+}
+
+/** A Redis error reply on one line, without the script position Redis adds to an error inside a script. */
+function replyReason(message: string): string {
+  return message
     .replace(/\s+/g, ' ')
     .replace(/ script: [0-9a-f]{40}, on @user_script:\d+\.?$/, '')
     .trim();
-  return `Redis refused ${refused}: ${reason} (the Redis user lacks a permission fitq needs)`;
+}
+
+/**
+ * Redis's reply when it refuses a command while out of memory (used memory
+ * over its maxmemory: with noeviction it refuses writes instead of evicting):
+ * the error itself, or in a MULTI that Redis discarded (EXECABORT) the
+ * refusal of one of its commands; undefined for any other error.
+ */
+function outOfMemoryReply(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const previous = (error as { previousErrors?: unknown }).previousErrors;
+  const replies = [error, ...(Array.isArray(previous) ? previous : [])];
+  return replies.map((reply) => (reply instanceof Error ? reply.message : '')).find((message) => /^OOM\b/.test(message));
+}
+
+/** Whether Redis refused this because it is out of memory (see outOfMemoryReply). */
+export function isOutOfMemory(error: unknown): boolean {
+  return outOfMemoryReply(error) !== undefined;
+}
+
+/**
+ * One line for a command Redis refused because it is out of memory, or
+ * undefined for any other error. fitq's scripts that write are refused
+ * whole then, before they write anything (their `#!lua` line); reads go on.
+ */
+export function describeOutOfMemory(error: Error, refused = 'a command'): string | undefined {
+  const reply = outOfMemoryReply(error);
+  if (reply === undefined) return undefined;
+  return `Redis refused ${refused}: ${replyReason(reply).replace(/\.$/, '')} (Redis is out of memory: raise its maxmemory, or free memory)`;
 }

@@ -43,8 +43,26 @@ export function luaInclude(name: string): string {
 let sources: ScriptSource[] | undefined;
 
 /**
+ * A script's first line: `#!lua` with its flags (Redis 7). Redis reads the
+ * flags only there. Without one Redis would check only a script's first
+ * write against maxmemory, so a script could write on past it; with
+ * `#!lua` (no flags) Redis refuses the whole script while it is out of
+ * memory, before it writes anything. `flags=no-writes` (a script that only
+ * reads: runs out of memory and on replicas) and `flags=allow-oom` (one that
+ * must run out of memory) are the exceptions, each justified in its header.
+ */
+const SHEBANG = /^#!lua(?: flags=[\w,-]+)?\n/;
+
+/** The script as Redis gets it: its `#!lua` line, then the reply code table (`CODE`), then the rest. */
+function withCodeTable(file: string, lua: string): string {
+  const shebang = SHEBANG.exec(lua)?.[0];
+  if (shebang === undefined) throw new Error(`Lua script '${file}' must start with a '#!lua' line declaring its flags`);
+  return shebang + luaCodeTable() + lua.slice(shebang.length);
+}
+
+/**
  * Loads `lua/<verbNoun>-<numberOfKeys>.lua` files once per process, each
- * with the reply code table (`CODE`) defined ahead of it.
+ * with the reply code table (`CODE`) defined ahead of it, after its flags.
  */
 function loadSources(): ScriptSource[] {
   sources ??= readdirSync(LUA_DIR)
@@ -56,7 +74,7 @@ function loadSources(): ScriptSource[] {
       return {
         command: `fitq${verbNoun[0]?.toUpperCase()}${verbNoun.slice(1)}`,
         numberOfKeys: Number(keys),
-        lua: luaCodeTable() + resolveIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8')),
+        lua: withCodeTable(file, resolveIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8'))),
       };
     });
   return sources;

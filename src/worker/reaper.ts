@@ -5,6 +5,7 @@
  * are not held for up to a heartbeat longer than its lease.
  */
 import type { Logger } from 'pino';
+import { isOutOfMemory } from '../queue/connection.js';
 import type { Scripts } from '../queue/scripts.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -19,7 +20,16 @@ export class Reaper {
   ) {}
 
   async reap(): Promise<void> {
-    const { reaped, msUntilNext } = await this.scripts.reapWorkers();
+    let reply: Awaited<ReturnType<Scripts['reapWorkers']>>;
+    try {
+      reply = await this.scripts.reapWorkers();
+    } catch (error) {
+      // Out of memory Redis refuses a reap (it writes) yet renews leases: the heartbeat did not fail.
+      if (!isOutOfMemory(error)) throw error;
+      this.logger.warn(`Reaping dead workers failed: ${(error as Error).message}`);
+      return;
+    }
+    const { reaped, msUntilNext } = reply;
     for (const name of reaped) this.logger.warn(`Worker ${name} stopped renewing its lease: its runs are lost`);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;

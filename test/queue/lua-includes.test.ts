@@ -86,6 +86,16 @@ describe('Lua scripts', () => {
     }
   });
 
+  it('open with a #!lua line declaring their flags (Redis reads them only there), and say why in their header', () => {
+    for (const file of scripts) {
+      const text = read(new URL(file, LUA_DIR));
+      const flags = /^#!lua(?: flags=([\w-]+))?\n--\[\[\n/.exec(text)?.[1] ?? (text.startsWith('#!lua\n') ? 'none' : 'missing');
+      expect({ file, flags }).toEqual({ file, flags: expect.stringMatching(/^(none|no-writes|allow-oom)$/) as unknown });
+      const said = /^ {2}Flags: (none \(`#!lua`\)|no-writes|allow-oom):/m.exec(text)?.[1]?.replace(/ .*/, '');
+      expect({ file, said }).toEqual({ file, said: flags });
+    }
+  });
+
   it('build no fixed key of the namespace from its base (they are passed in KEYS)', () => {
     const fixed = /base \.\. "(seq|ids|shapes|workers|holds|pool:capacity|pool:used|settings|reconcile|events|runs:\w+)"|queueKey\(/;
     for (const file of scripts) {

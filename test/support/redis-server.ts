@@ -191,3 +191,29 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   }
   return server;
 }
+
+/**
+ * Puts the Redis at `url` out of memory for real: maxmemory at half the
+ * memory it uses (well below, so the swings of client buffers never lift it;
+ * with noeviction it then refuses writes), checked with a write it refuses.
+ * Returns a function that lifts the limit again.
+ */
+export async function fillUp(url: string): Promise<() => Promise<void>> {
+  const redis = new Redis(url);
+  try {
+    const used = Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
+    await redis.config('SET', 'maxmemory', String(Math.floor(used / 2)));
+    const refused = await redis.set('fitq-test:probe', '1').then(() => undefined, (error: Error) => error.message);
+    if (!refused?.startsWith('OOM')) throw new Error(`Redis at ${url} still takes writes below its maxmemory (${refused ?? 'SET done'})`);
+  } finally {
+    redis.disconnect();
+  }
+  return async () => {
+    const lifter = new Redis(url);
+    try {
+      await lifter.config('SET', 'maxmemory', '0');
+    } finally {
+      lifter.disconnect();
+    }
+  };
+}

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Appends output lines to a run's log, only while the run is still running
   under the claim that produced them and its worker still holds its lease:
@@ -13,6 +14,9 @@
   then pairs: stream ("stdout"|"stderr"), line
 
   Returns the number of lines written (0 when fenced).
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): that output is dropped, never written past the limit.
 ]]
 -- @include holdsLease
 local runKey = KEYS[1]

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Cancels a run. A staged run is canceled at once; for a running run the
   cancellation is requested from its worker, which stops the process and
@@ -9,6 +10,9 @@
 
   Returns {code, status}: CODE.ok canceled, CODE.requested from the worker,
   0 already ended (status tells how), -1 no such run.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): nothing is canceled, the user is told so.
 ]]
 -- @include storedShape
 -- @include unstage

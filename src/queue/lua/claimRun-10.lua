@@ -1,3 +1,4 @@
+#!lua
 --[[
   Claims for a worker the first staged run, in order (higher priority, then
   older), that fits its free capacity, and reserves its demands. Cost grows
@@ -67,6 +68,10 @@
   ignored lists "shape|missing,names|version" for shapes needing resources
   the worker does not declare; version (staged count and newest id) changes
   when runs of the shape come or go.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached), before its first write: no run is claimed, started
+  or reserved for part-way.
 ]]
 -- @include activateJob
 -- @include adjustAmounts

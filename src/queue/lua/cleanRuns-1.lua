@@ -1,3 +1,4 @@
+#!lua
 --[[
   Removes ended runs, as `fitq runs clean` selected them: each named run
   that has ended with one of the given statuses, no later than the given
@@ -13,6 +14,9 @@
   finishedOn to remove, epoch ms ("" for any); ARGV[4..] run ids
 
   Returns the number of runs removed.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached), as every script that writes.
 ]]
 -- @include jobKey
 -- @include removeRun

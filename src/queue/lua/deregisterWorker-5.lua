@@ -1,3 +1,4 @@
+#!lua
 --[[
   Removes a stopping worker. Runs it still holds (none after a graceful stop
   whose ends were recorded) end as lost, or are re-staged per their retries
@@ -11,6 +12,10 @@
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] now, ARGV[5] logMaxLines
 
   Returns CODE.ok, or CODE.unchanged when the worker is not registered under this token.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): the worker is reaped once its lease has run out and
+  Redis has room again.
 ]]
 -- @include serverNow
 -- @include holdsLease

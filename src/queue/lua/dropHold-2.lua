@@ -1,3 +1,4 @@
+#!lua
 --[[
   Lets go of the blocked head a worker holds resources for: a stopping worker
   claims nothing more, so another worker must be free to hold that run.
@@ -12,6 +13,9 @@
 
   Returns CODE.ok when a hold was dropped, else CODE.unchanged (also when the worker is not
   registered under this token: then nothing changes).
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached), as every script that writes.
 ]]
 local workerKey = KEYS[1]
 local holdsKey = KEYS[2]

@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   Says why staged runs wait: for each run, what every live worker's next
   claim would do with it, judged by the claim's own policy (the candidates,
@@ -54,6 +55,9 @@
       poolHeld runId worker name need free   the pool share the run runId (held
                                    by worker) waits for
   Amounts are exact decimals ("0.5", "8000000000").
+
+  Flags: no-writes: it only reads, so it runs while Redis is out of memory
+  and on a read-only replica.
 ]]
 -- @include buildCandidates
 -- @include compareAmounts

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Records the end of a run and releases what it reserved. Only the current
   claim of a live registration may: the run must still be running under this
@@ -36,6 +37,10 @@
   this claim reserved is given back, if still held);
   {CODE.fenced, ""} when the worker is not registered under this token or its lease
   has run out. Nothing else changes unless it returns CODE.ok.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): the run stays running, its reservation held, until
+  its end is recorded.
 ]]
 -- @include holdsLease
 -- @include readClaim

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Renews a worker's lease, and the locks of its runs' jobs with it.
 
@@ -16,6 +17,12 @@
   epoch, ...: the worker gives back a claim whose reply it never received);
   or {-1} when the worker is not registered under this token, or its lease
   has lapsed (fenced).
+
+  Flags: allow-oom: it runs while Redis is out of memory (maxmemory
+  reached), or a full Redis would let the leases of live workers lapse and
+  their running runs be reaped as lost. It adds nothing: it rewrites the
+  deadline of a worker already in `workers`, its `heartbeatAt` and the
+  expiry of locks that exist.
 ]]
 -- @include serverNow
 -- @include holdsLease

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Reaps workers whose lease expired: their runs end as lost (or are
   re-staged per their retries; a run with a pending cancellation ends
@@ -9,6 +10,9 @@
 
   Returns {reapedNames, msUntilNextDeadline}; the last is -1 when no worker
   is left. Time is the Redis server's clock.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): dead workers are reaped once it has room again.
 ]]
 -- @include serverNow
 -- @include leaseLapsedReason

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Brings fitq's index of runs back in line with what BullMQ's API (or Bull
   Board) did to the namespace's queue, a bounded amount of work per call.
@@ -59,6 +60,9 @@
   (detail: the status it had), rejected, priority (the new priority),
   priorityKept (the signed priority kept), forgotten.
   Writes nothing in a namespace without runs or jobs.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): it catches up once Redis has room again.
 ]]
 -- @include jobKey
 -- @include bullPriority

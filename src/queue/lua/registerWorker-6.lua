@@ -1,3 +1,4 @@
+#!lua
 --[[
   Registers a worker with its capacity and a lease. A name held by a live
   worker is refused; a dead holder's leftovers are reaped first.
@@ -19,6 +20,9 @@
 
   Returns CODE.ok, CODE.workerNameTaken when a live worker holds the name,
   or CODE.olderLayout when the namespace holds runs stored by an older fitq.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): the worker does not start.
 ]]
 -- @include serverNow
 -- @include leaseLapsedReason

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Removes runs and their logs, all or nothing. Running runs are refused:
   cancel them first. A namespace left empty is forgotten entirely.
@@ -7,6 +8,9 @@
   ARGV[1] base; ARGV[2..] run ids
 
   Returns {CODE.ok, count}, {CODE.unknownRun, id} or {CODE.runRunning, id}.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached), as every script that writes.
 ]]
 -- @include jobKey
 -- @include storedShape

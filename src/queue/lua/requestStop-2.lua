@@ -1,3 +1,4 @@
+#!lua
 --[[
   Asks a live worker, on any machine, to stop: gracefully (its runs finish)
   or now (its runs are terminated first). The worker hears it at once by
@@ -10,6 +11,9 @@
   ARGV[1] base, ARGV[2] name, ARGV[3] mode ("graceful" or "now")
 
   Returns CODE.ok, or CODE.unchanged when no live worker has this name.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): no stop is requested, the user is told so.
 ]]
 -- @include serverNow
 -- @include publish

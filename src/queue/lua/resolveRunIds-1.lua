@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   Resolves run ids given in full or as a prefix of one.
 
@@ -9,6 +10,9 @@
   Returns one list per reference: {id} when it names a run in full (even if
   it also prefixes others), else the runs it prefixes, in id order, at most
   ARGV[2] + 1 of them (so the caller can tell "more"); {} for none.
+
+  Flags: no-writes: it only reads, so it runs while Redis is out of memory
+  and on a read-only replica.
 ]]
 local idsKey = KEYS[1]
 local base, most = ARGV[1], tonumber(ARGV[2])

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Pauses or resumes the namespace's queue, as BullMQ's Queue.pause() and
   resume() do (they pause the same queue): while paused, no worker claims a
@@ -9,6 +10,9 @@
   ARGV[1] base; ARGV[2] "pause" or "resume"
 
   Returns CODE.ok when it changed something, CODE.unchanged when the queue already was so.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached), as every script that writes.
 ]]
 -- @include emitEvent
 -- @include publish

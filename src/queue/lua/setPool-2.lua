@@ -1,3 +1,4 @@
+#!lua
 --[[
   Sets the capacity of cluster-wide pool resources (shared by every worker of
   the namespace), or removes them. Amounts in use are tracked apart, so a
@@ -11,6 +12,9 @@
   for remove: names.
 
   Returns {CODE.ok} or, for remove, {CODE.notInPool, name} when a name is not in the pool.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached), as every script that writes.
 ]]
 -- @include publish
 -- @include forgetIfEmpty

@@ -1,3 +1,4 @@
+#!lua
 --[[
   Changes the namespace's history retention (see includes/retention.lua).
   A field set to "" goes back to its default; a settings hash left empty
@@ -10,6 +11,9 @@
   (validated by the caller), "off" for no limit, "" for the default
 
   Returns the settings as stored now, a flat list of fields and values.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached), as every script that writes.
 ]]
 -- @include forgetIfEmpty
 local settingsKey = KEYS[1]

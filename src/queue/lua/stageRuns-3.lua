@@ -1,3 +1,4 @@
+#!lua
 --[[
   Stages a batch of runs, all or nothing: each becomes a job of the
   namespace's BullMQ queue (job id = run id, state prioritized) and enters
@@ -15,6 +16,9 @@
 
   Returns {CODE.ok, seq of the first run}, {CODE.runIdTaken, id}, or
   {CODE.olderLayout} when the namespace holds runs stored by an older fitq.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): no run of the batch is staged.
 ]]
 -- @include jobKey
 -- @include bullPriority
