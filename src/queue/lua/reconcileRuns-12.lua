@@ -61,6 +61,7 @@
   Writes nothing in a namespace without runs or jobs.
 ]]
 -- @include jobKey
+-- @include liveClaim
 -- @include bullPriority
 -- @include orderScore
 -- @include finishJob
@@ -162,11 +163,12 @@ end
 -- with the priority BullMQ was given if it is unsigned, else its own.
 local function checkOrder(runId)
   local key = jobKey(base, runId)
-  local job = redis.call("HMGET", key, "shape", "score", "priority", "seq", "data", "opts")
+  local job = redis.call("HMGET", key, "shape", "score", "priority", "seq", "data", "opts", "worker")
   local shape, score = job[1], tonumber(job[2])
-  -- A shape or index written by hand is left for the claim to drop.
+  -- A shape or index written by hand is left for the claim to drop, and a
+  -- running run put back as staged by hand is not staged again.
   local stagedKey = base .. "staged:" .. shape
-  if not score or not validShape(shape) then return end
+  if not score or not validShape(shape) or liveClaim(base, runId, job[7]) then return end
   local indexed = tryCall("ZSCORE", stagedKey, runId)
   if indexed == nil then return end
   local bull = math.floor(score / 4294967296)
