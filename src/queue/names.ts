@@ -5,8 +5,14 @@
  */
 import { UsageError } from '../errors.js';
 
+/** The Lua scripts check names they read from Redis with the same grammar (lua/includes/validName.lua; a test checks they agree). */
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 export const MAX_NAME_LENGTH = 128;
+
+/** Whether a value is a valid queue name, run id or worker name. */
+export function isValidName(value: string): boolean {
+  return typeof value === 'string' && NAME_PATTERN.test(value) && value.length <= MAX_NAME_LENGTH;
+}
 
 /** Values longer than this are shown cut, with their length. */
 const MAX_QUOTED_LENGTH = 200;
@@ -73,7 +79,7 @@ function escapeChar(char: string): string {
 }
 
 function validateName(kind: string, value: string): string {
-  if (typeof value !== 'string' || !NAME_PATTERN.test(value) || value.length > MAX_NAME_LENGTH) {
+  if (!isValidName(value)) {
     throw new UsageError(
       `invalid ${kind} ${quote(String(value))}: use letters, digits, '.', '_' and '-', starting with a letter or digit (at most ${MAX_NAME_LENGTH} characters)`,
     );

@@ -41,9 +41,20 @@
 
   A staged index entry whose job no longer exists, or is no longer staged
   (BullMQ removed it: job.remove, drain, clean, obliterate), is dropped when
-  it comes first in its shape (at most STALE_LIMIT per call), and the next
-  run of that shape is looked at instead; a shape left without staged runs
-  is dropped from `shapes`.
+  it comes first in its shape, and the next run of that shape is looked at
+  instead; a shape left without staged runs is dropped from `shapes`. So are
+  entries fitq never writes, which only a hand could have put there (see
+  includes/checkStaged.lua, validShape.lua, readOlderHold.lua): an index
+  member that is no run id, whose key holds no job hash, or whose job is of
+  another shape; a member of `shapes` that is no shape, or whose index is
+  no sorted set; a hold on no staged run. Those are logged in Redis's log
+  (WARNING). At most DROP_LIMIT (includes/noteDrop.lua) go per call; a
+  claim that leaves more replies waiting, starts no run newer than the
+  entries it has not looked at yet, and publishes `staged` so workers claim
+  again at once. Every
+  key named by what the claim read is read as the type it is before
+  anything is written, so a hostile entry can never make the claim fail
+  half done.
 
   ARGV[1] base      key prefix
   ARGV[2] token     the worker's registration token (fencing)
@@ -118,14 +129,28 @@ local view = readClaimView(base, name, {
   worker = workerKey, capacity = capacityKey, free = freeKey, devices = devicesKey,
   workers = workersKey, holds = holdsKey,
 }, clock, spread, readPool(poolCapacityKey, poolUsedKey))
-local candidates, ignored, stale, emptied = buildCandidates(view)
--- Stale staged index entries (their job was removed from BullMQ, or is no
--- longer staged) go, and shapes left without staged runs.
-for _, entry in ipairs(stale) do
-  redis.call("ZREM", entry[1], entry[2])
-  redis.call("HDEL", holdsKey, entry[2])
+local candidates, ignored = buildCandidates(view)
+-- What the claim looked past goes (includes/noteDrop.lua): stale and invalid
+-- staged index entries, shapes without staged runs, holds on no staged run.
+-- Each was read from its key as the type it is, so none of this can fail.
+for _, drop in ipairs(view.drops) do
+  if drop.kind == "entry" then
+    redis.call("ZREM", drop.key, drop.member)
+    if drop.unhold then redis.call("HDEL", holdsKey, drop.member) end
+  elseif drop.kind == "shape" then
+    redis.call("SREM", shapesKey, drop.member)
+  else
+    redis.call("HDEL", holdsKey, drop.member)
+  end
+  if drop.why then
+    -- Written by hand, not by fitq: say so in Redis's log, on one line.
+    local member = string.gsub(string.sub(drop.member, 1, 100), "[%c\128-\255]", "?")
+    redis.log(redis.LOG_WARNING, "fitq claimRun dropped '" .. member .. "' (" .. #drop.member .. " bytes) from " ..
+      (drop.key or (drop.kind == "shape" and shapesKey or holdsKey)) .. ": " .. drop.why)
+  end
 end
-for _, shape in ipairs(emptied) do redis.call("SREM", shapesKey, shape) end
+-- More are left than one call drops: workers claim again at once.
+if view.drops.full then publish(base, {type = "staged", count = 0}) end
 local decision = decideClaim(view, candidates, policy)
 local chosen, head, placed, share = decision.chosen, decision.head, decision.placed, decision.share
 local olderHold = view.olderHold
@@ -153,7 +178,7 @@ else
 end
 
 if chosen == nil then
-  if #candidates > 0 then return {CODE.waiting, ignored, headId} end
+  if #candidates > 0 or view.drops.full then return {CODE.waiting, ignored, headId} end
   return {CODE.idle, ignored}
 end
 

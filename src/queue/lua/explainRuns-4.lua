@@ -65,13 +65,13 @@
 -- @include formatAmount
 -- @include gpuDemand
 -- @include holdIfFirst
--- @include jobKey
 -- @include liveWorker
 -- @include newWalk
 -- @include parseResourceList
 -- @include pinsNotDevices
 -- @include placeable
 -- @include queuePaused
+-- @include readRun
 -- @include readClaimView
 -- @include readPool
 -- @include serverNow
@@ -79,6 +79,8 @@
 -- @include splitDemand
 -- @include splitShape
 -- @include startsNow
+-- @include tryCall
+-- @include validName
 -- @include whyNotNow
 local workersKey = KEYS[1]
 local holdsKey = KEYS[2]
@@ -99,8 +101,9 @@ local workers = {}
 local breakpoints = {}
 for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
   local workerKey = base .. "worker:" .. name
-  local info = redis.call("HMGET", workerKey, "token", "policy", "gpuPlacement", "concurrency", "running")
-  if info[1] and liveWorker(workersKey, name, clock) then
+  -- (A member written by hand, no worker name or no hash, is no worker.)
+  local info = validName(name) and tryCall("HMGET", workerKey, "token", "policy", "gpuPlacement", "concurrency", "running")
+  if info and info[1] and liveWorker(workersKey, name, clock) then
     local view = readClaimView(base, name, {
       worker = workerKey, capacity = workerKey .. ":capacity", free = workerKey .. ":free",
       devices = workerKey .. ":devices", workers = workersKey, holds = holdsKey,
@@ -239,7 +242,7 @@ local function verdictIndex(group, shape, score)
 end
 
 for i = 1, idCount do
-  local run = redis.call("HMGET", jobKey(base, ARGV[2 + i]), "status", "shape", "score")
+  local run = readRun(base, ARGV[2 + i], "status", "shape", "score") or {}
   local score = tonumber(run[3] or "")
   if run[1] == "staged" and score then
     local shape = run[2] or "none"

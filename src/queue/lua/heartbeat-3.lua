@@ -28,6 +28,8 @@
 -- @include holdsLease
 -- @include jobKey
 -- @include readClaim
+-- @include readRun
+-- @include tryCall
 local workersKey = KEYS[1]
 local workerKey = KEYS[2]
 local runsKey = KEYS[3]
@@ -41,14 +43,20 @@ redis.call("HSET", workerKey, "heartbeatAt", now)
 local cancels, held = {}, {}
 for _, runId in ipairs(redis.call("SMEMBERS", runsKey)) do
   local key = jobKey(base, runId)
-  local run = redis.call("HMGET", key, "status", "worker", "epoch", "cancelRequested")
-  local claim = readClaim(workerKey, runId)
-  held[#held + 1] = runId
-  held[#held + 1] = claim and claim.epoch or run[3] or ""
-  -- Its job's lock lasts as long as the lease.
-  if redis.call("GET", key .. ":lock") == token then redis.call("PEXPIRE", key .. ":lock", ARGV[4]) end
-  if run[4] == "1" or run[1] ~= "running" or run[2] ~= name then
-    cancels[#cancels + 1] = runId
+  local run = readRun(base, runId, "status", "worker", "epoch", "cancelRequested")
+  if run then
+    local claim = readClaim(workerKey, runId)
+    held[#held + 1] = runId
+    held[#held + 1] = claim and claim.epoch or run[3] or ""
+    -- Its job's lock lasts as long as the lease.
+    if tryCall("GET", key .. ":lock") == token then redis.call("PEXPIRE", key .. ":lock", ARGV[4]) end
+    if run[4] == "1" or run[1] ~= "running" or run[2] ~= name then
+      cancels[#cancels + 1] = runId
+    end
+  else
+    -- Written by hand (no run id, or its key holds no job hash): no claim put it there.
+    redis.call("SREM", runsKey, runId)
+    redis.log(redis.LOG_WARNING, "fitq heartbeat dropped a member of " .. runsKey .. " that is no run id whose key holds a job hash")
   end
 end
 return {CODE.ok, cancels, redis.call("HGET", workerKey, "stopRequested") or "", held}

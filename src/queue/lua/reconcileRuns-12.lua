@@ -65,6 +65,7 @@
   (maxmemory reached): it catches up once Redis has room again.
 ]]
 -- @include jobKey
+-- @include liveClaim
 -- @include bullPriority
 -- @include orderScore
 -- @include finishJob
@@ -72,6 +73,9 @@
 -- @include publish
 -- @include forgetIfEmpty
 -- @include trimEndedRuns
+-- @include tryCall
+-- @include validName
+-- @include validShape
 local idsKey = KEYS[1]
 local stateKey = KEYS[2]
 local eventsKey = KEYS[3]
@@ -106,9 +110,9 @@ local function act(kind, runId, detail)
   actions[#actions + 1] = kind .. "|" .. runId .. "|" .. (detail or "")
 end
 
--- Whether fitq accepts this id as a run id (names.ts: validateRunId).
+-- Whether fitq accepts this id as a run id (names.ts: validateNewRunId).
 local function isRunId(id)
-  return #id <= 128 and string.match(id, "^[%w][%w%._%-]*$") ~= nil and not QUEUE_KEY_NAMES[id]
+  return validName(id) and not QUEUE_KEY_NAMES[id]
 end
 
 local function decodeJson(text)
@@ -123,7 +127,8 @@ local function forget(runId)
   redis.call("ZREM", idsKey, runId)
   for _, shape in ipairs(redis.call("SMEMBERS", shapesKey)) do
     local stagedKey = base .. "staged:" .. shape
-    if redis.call("ZREM", stagedKey, runId) == 1 and redis.call("ZCARD", stagedKey) == 0 then
+    -- (A key written by hand that is no sorted set is left alone.)
+    if tryCall("ZREM", stagedKey, runId) == 1 and redis.call("ZCARD", stagedKey) == 0 then
       redis.call("SREM", shapesKey, shape)
     end
   end
@@ -162,9 +167,14 @@ end
 -- with the priority BullMQ was given if it is unsigned, else its own.
 local function checkOrder(runId)
   local key = jobKey(base, runId)
-  local job = redis.call("HMGET", key, "shape", "score", "priority", "seq", "data", "opts")
+  local job = redis.call("HMGET", key, "shape", "score", "priority", "seq", "data", "opts", "worker")
   local shape, score = job[1], tonumber(job[2])
-  if not score then return end
+  -- A shape or index written by hand is left for the claim to drop, and a
+  -- running run put back as staged by hand is not staged again.
+  local stagedKey = base .. "staged:" .. shape
+  if not score or not validShape(shape) or liveClaim(base, runId, job[7]) then return end
+  local indexed = tryCall("ZSCORE", stagedKey, runId)
+  if indexed == nil then return end
   local bull = math.floor(score / 4294967296)
   local given = tonumber(job[3])
   local inWait = redis.call("LREM", waitKey, 0, runId) > 0
@@ -191,8 +201,7 @@ local function checkOrder(runId)
   if inWait or tonumber(redis.call("ZSCORE", prioritizedKey, runId) or "") ~= score then
     redis.call("ZADD", prioritizedKey, scoreText, runId)
   end
-  local stagedKey = base .. "staged:" .. shape
-  if tonumber(redis.call("ZSCORE", stagedKey, runId) or "") ~= score then
+  if tonumber(indexed or "") ~= score then
     redis.call("ZADD", stagedKey, scoreText, runId)
     redis.call("SADD", shapesKey, shape)
   end
@@ -223,7 +232,9 @@ local function checkJob(runId)
     if known then forget(runId) else unqueue(runId) end
     return
   end
-  local job = redis.call("HMGET", key, "status", "shape", "finishedOn")
+  -- A key that holds no hash is no job: not fitq's to look at.
+  local job = tryCall("HMGET", key, "status", "shape", "finishedOn")
+  if not job then return end
   local status = job[1]
   if not known or not status or not job[2] then return rejectForeign(runId, known) end
   if status == "staged" then return checkOrder(runId) end
@@ -277,7 +288,7 @@ if pc ~= (state[2] or "") then
 end
 local stagedCount = 0
 for _, shape in ipairs(redis.call("SMEMBERS", shapesKey)) do
-  stagedCount = stagedCount + redis.call("ZCARD", base .. "staged:" .. shape)
+  stagedCount = stagedCount + (tryCall("ZCARD", base .. "staged:" .. shape) or 0)
 end
 local prioritizedCount = redis.call("ZCARD", prioritizedKey)
 if stagedCount ~= prioritizedCount then

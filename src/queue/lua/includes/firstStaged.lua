@@ -1,26 +1,38 @@
+-- @include checkStaged
 -- @include claimsKey
--- @include jobKey
+-- @include noteDrop
+-- @include tryCall
 
--- The first run of a shape's staged index whose job exists and is staged
--- (id and score), looking past stale entries before it (a run BullMQ
--- removed), at most `budget` of them; nil when there is none. Also returns
--- the stale entries looked past, and whether the index holds no staged run
--- at all once they are dropped. The runs behind the first demand the same,
--- so they fit no sooner, and being newer they are never held while it
--- waits. A run whose job this worker still holds a claim on (a job deleted
--- from under that claim, staged again under the same id) is left to other
--- workers until the old claim has ended.
-local function firstStaged(view, stagedKey, budget)
-  local entries = redis.call("ZRANGE", stagedKey, 0, budget, "WITHSCORES")
-  local stale = {}
+-- Entries of a staged index looked at past its first, at most, per claim.
+local LOOK_AHEAD = 100
+
+-- The first run of a shape's staged index that is staged and of that shape
+-- (id and score), or nil. The entries before it are dropped (noted in
+-- view.drops, see checkStaged), and the shape too once its index holds no
+-- staged run, or holds no sorted set (written by hand). When no more may be
+-- dropped in this call before the first run is found, it returns nil and
+-- the score below which none of the shape's runs lies. The runs behind the
+-- first demand the same, so they fit no sooner, and being newer they are
+-- never held while it waits. A run whose job this worker still holds a
+-- claim on (a job deleted from under that claim, staged again under the
+-- same id) is left to other workers until the old claim has ended.
+local function firstStaged(view, shape, stagedKey)
+  local entries = tryCall("ZRANGE", stagedKey, 0, LOOK_AHEAD, "WITHSCORES")
+  if not entries then
+    noteDrop(view.drops, {kind = "shape", member = shape, why = "its index holds no sorted set"})
+    return nil
+  end
   for i = 1, #entries, 2 do
     local id = entries[i]
-    if redis.call("HGET", jobKey(view.base, id), "status") == "staged" then
-      if redis.call("HEXISTS", claimsKey(view.workerKey), id) == 1 then return nil, nil, stale, false end
-      return id, tonumber(entries[i + 1]), stale, false
+    local drop = checkStaged(view.base, stagedKey, shape, id)
+    if not drop then
+      if redis.call("HEXISTS", claimsKey(view.workerKey), id) == 1 then return nil end
+      return id, tonumber(entries[i + 1]) or -math.huge
     end
-    if #stale >= budget then return nil, nil, stale, false end
-    stale[#stale + 1] = id
+    if not noteDrop(view.drops, drop) then return nil, nil, tonumber(entries[i + 1]) or -math.huge end
   end
-  return nil, nil, stale, true
+  if #entries / 2 > LOOK_AHEAD then return nil, nil, tonumber(entries[#entries]) or -math.huge end
+  -- Every entry it holds goes: so does the shape.
+  noteDrop(view.drops, {kind = "shape", member = shape})
+  return nil
 end

@@ -3,8 +3,10 @@
 -- @include readOlderHold
 
 -- A worker as a claim sees it. `keys`: its hashes (worker, capacity, free,
--- devices) and the namespace's workers zset and holds hash.
+-- devices) and the namespace's workers zset and holds hash. `drops` gathers
+-- what a claim would drop from the indexes it reads (see noteDrop).
 local function readClaimView(base, name, keys, clock, spread, pool)
+  local drops = {}
   return {
     base = base,
     name = name,
@@ -14,6 +16,7 @@ local function readClaimView(base, name, keys, clock, spread, pool)
     free = readAmounts(keys.free),
     pool = pool,
     devices = readDevices(keys.devices, spread),
-    olderHold = readOlderHold(base, keys.holds, keys.workers, name, clock, pool),
+    olderHold = readOlderHold(base, keys.holds, keys.workers, name, clock, pool, drops),
+    drops = drops,
   }
 end

@@ -1,4 +1,4 @@
--- @include jobKey
+-- @include readRun
 -- @include claimsKey
 -- @include readClaim
 -- @include releasePoolShare
@@ -14,7 +14,8 @@
 local function reapWorker(base, name, aliveAt, reason, logMaxLines)
   local workerKey = base .. "worker:" .. name
   for _, runId in ipairs(redis.call("SMEMBERS", workerKey .. ":runs")) do
-    local run = redis.call("HMGET", jobKey(base, runId), "status", "worker", "processedOn")
+    -- (A member written by hand, no run id or no job hash, has only a claim record to give back, if any.)
+    local run = readRun(base, runId, "status", "worker", "processedOn") or {}
     if run[1] == "running" and run[2] == name then
       local endedAt = math.max(tonumber(aliveAt), tonumber(run[3] or "") or 0)
       settleAbandonedRun(base, runId, reason, string.format("%.0f", endedAt), logMaxLines)

@@ -1,0 +1,40 @@
+-- @include jobKey
+-- @include liveClaim
+-- @include tryCall
+-- @include validName
+
+-- What is wrong with a member of the staged index of `shape` (stagedKey),
+-- as noteDrop takes it; nil when it is a staged run of that shape. Stale:
+-- its job is gone or no longer staged (BullMQ removed it, or it moved on).
+-- Invalid (written by hand): not a run id, a key that holds no job hash, a
+-- job of another shape (which keeps its hold), a job whose epoch or attempt
+-- count (HINCRBY'd by the claim) is no integer, a run held by a live claim
+-- (a running run put back as staged: see liveClaim).
+local function checkStaged(base, stagedKey, shape, runId)
+  local drop = {kind = "entry", key = stagedKey, member = runId, unhold = true}
+  if not validName(runId) then
+    drop.why = "not a run id"
+    return drop
+  end
+  local run = tryCall("HMGET", jobKey(base, runId), "status", "shape", "epoch", "ats", "worker")
+  if not run then
+    drop.why = "its key holds no job hash"
+    return drop
+  end
+  if run[1] ~= "staged" then return drop end
+  if (run[2] or "none") ~= shape then
+    drop.why, drop.unhold = "a run of another shape", false
+    return drop
+  end
+  for i = 3, 4 do
+    if run[i] and not (string.match(run[i], "^%-?%d+$") and #run[i] <= 15) then
+      drop.why = "its job's epoch or ats is not an integer"
+      return drop
+    end
+  end
+  if liveClaim(base, runId, run[5]) then
+    drop.why = "its run is running (a live claim holds it): put back as staged by hand"
+    return drop
+  end
+  return nil
+end

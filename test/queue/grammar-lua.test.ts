@@ -1,0 +1,67 @@
+/**
+ * The scripts check what they read from Redis against the grammar of what
+ * fitq writes: names (run ids, worker names) as names.ts validates them, and
+ * shapes as stage.ts makes them. Run in a real Redis with the includes the
+ * scripts use, against the TypeScript side, so the two cannot drift apart:
+ * a valid name or shape judged invalid would have its runs dropped.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isValidName, MAX_NAME_LENGTH } from '../../src/queue/names.js';
+import { luaInclude } from '../../src/queue/scripts.js';
+import { shapeOf } from '../../src/queue/stage.js';
+import { MAX_MICROS } from '../../src/resources/amount.js';
+import { MAX_RESOURCE_NAME_LENGTH } from '../../src/resources/spec.js';
+import { MAX_DEVICE_INDEX } from '../../src/resources/devices.js';
+import { connectClient, newQueue } from '../support/fitq.js';
+
+/** Judges every ARGV with one include's function: 1 valid, 0 not. */
+const judgeAll = (fn: string) => `${luaInclude(fn)}
+local verdicts = {}
+for i = 1, #ARGV do verdicts[i] = ${fn}(ARGV[i]) and 1 or 0 end
+return verdicts`;
+
+describe('validName (lua/includes/validName.lua)', () => {
+  it('accepts exactly the names names.ts accepts', async () => {
+    const client = await connectClient(newQueue());
+    const samples = ['', 'a', 'A', '0', 'run-1', 'a.b_c-d', '.a', '-a', '_a', 'a:b', 't7:log', 'a{b}', 'a b', 'a\n', 'é', 'aé', '\u202e'];
+    for (let code = 0; code < 128; code += 1) {
+      const char = String.fromCharCode(code);
+      samples.push(char, `a${char}`, `${char}a`);
+    }
+    for (const length of [MAX_NAME_LENGTH - 1, MAX_NAME_LENGTH, MAX_NAME_LENGTH + 1, 100_000]) samples.push('a'.repeat(length));
+    const alphabet = fc.constantFrom(...'aZ09._-:{} \n\té'.split(''));
+    samples.push(...fc.sample(fc.string({ unit: alphabet, minLength: 0, maxLength: 12 }), 2000));
+
+    const verdicts = (await client.redis.eval(judgeAll('validName'), 0, ...samples)) as number[];
+    const disagree = samples.filter((sample, i) => (verdicts[i] === 1) !== isValidName(sample));
+    expect(disagree).toEqual([]);
+    expect(verdicts.filter((verdict) => verdict === 1).length).toBeGreaterThan(100);
+  });
+});
+
+describe('validShape (lua/includes/validShape.lua)', () => {
+  it('accepts every shape stage.ts makes', async () => {
+    const client = await connectClient(newQueue());
+    const name = fc.stringMatching(new RegExp(`^[A-Za-z][A-Za-z0-9_.-]{0,${MAX_RESOURCE_NAME_LENGTH - 1}}$`));
+    const micros = fc.oneof(fc.bigInt({ min: 1n, max: MAX_MICROS }), fc.constantFrom(1n, 500_000n, 1_000_000n, MAX_MICROS));
+    const demands = fc.dictionary(name, micros, { maxKeys: 5 }).map((record) => new Map(Object.entries(record)));
+    const devices = fc.uniqueArray(fc.integer({ min: 0, max: MAX_DEVICE_INDEX }), { maxLength: 4 }).map((list) => list.sort((a, b) => a - b));
+    const shapes = fc.sample(fc.tuple(demands, devices), 2000).map(([d, g]) => shapeOf(d, g));
+    shapes.push('none', 'gpu=1;gpus=0', 'none;gpus=1023', 'cpu=0.000001');
+
+    const verdicts = (await client.redis.eval(judgeAll('validShape'), 0, ...shapes)) as number[];
+    expect(shapes.filter((_, i) => verdicts[i] !== 1)).toEqual([]);
+  });
+
+  it('refuses what fitq never writes', async () => {
+    const client = await connectClient(newQueue());
+    const hostile = [
+      '', 'foo', 'cpu', 'cpu=', '=1', 'cpu=0', 'cpu=1.0', 'cpu=01', 'cpu=-1', 'cpu=1e3', 'cpu=1.0000001', 'cpu=x',
+      'cpu=1,', ',cpu=1', 'cpu=1 mem=2', '1cpu=1', `${'a'.repeat(MAX_RESOURCE_NAME_LENGTH + 1)}=1`, 'cpu=99999999999999999999',
+      'gpu=1;gpus=', 'gpu=1;gpus=a', 'gpu=1;gpus=01', 'gpu=1;gpus=1024', 'gpu=1;gpus=0;gpus=1', 'none;x', 'cpu=1;', 'c:pu=1',
+    ];
+    const verdicts = (await client.redis.eval(judgeAll('validShape'), 0, ...hostile)) as number[];
+    expect(hostile.filter((_, i) => verdicts[i] !== 0)).toEqual([]);
+  });
+});
