@@ -13,7 +13,7 @@ import { FitqClient } from '../../src/queue/client.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { newQueue } from '../support/fitq.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { fillUp, startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 let server: RedisServer | undefined;
 const closers: (() => Promise<unknown>)[] = [];
@@ -37,12 +37,6 @@ async function ownRedis(): Promise<{ queue: string; client: FitqClient; redis: R
   return { queue, client, redis };
 }
 
-/** Redis refuses every write from now on: its memory limit is below what it uses. */
-async function runOutOfMemory(redis: Redis): Promise<void> {
-  const used = Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))![1]);
-  await redis.config('SET', 'maxmemory', String(Math.max(1, used - 256 * 1024)));
-}
-
 describe('a run whose end Redis refuses', () => {
   it('is recorded once Redis takes writes again: completed with its output, its capacity given back, nothing lost', async () => {
     const { queue, client, redis } = await ownRedis();
@@ -61,7 +55,7 @@ describe('a run whose end Redis refuses', () => {
     const worker = spawnCliWorker(queue, ['-r', 'cpu=4', '--concurrency', '3', '--name', 'full'], server!.url);
     for (const id of ids) await worker.waitForMessage(`Run ${id} started`);
 
-    await runOutOfMemory(redis);
+    const lift = await fillUp(server!.url);
     writeFileSync(go, '');
     // What Redis refuses is kept and tried again: the output first, then the end.
     for (const id of [a, b]) await worker.waitForMessage(new RegExp(`^Could not store output of run ${id} yet; retrying until Redis takes it: OOM`));
@@ -71,7 +65,7 @@ describe('a run whose end Redis refuses', () => {
     for (const id of ids) expect(await redis.hget(keys.run(id), 'status')).toBe('running');
     expect(await redis.hget(keys.worker('full').free, 'cpu')).toBe('0');
 
-    await redis.config('SET', 'maxmemory', '0');
+    await lift();
     for (const [id, output] of [[a, ['done a']], [b, ['done b']], [silent, []]] as const) {
       expect(await client.waitForEnd(id, 20_000)).toMatchObject({ status: 'completed', exitCode: 0, worker: 'full', epoch: 1 });
       const lines = (await client.readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
