@@ -246,7 +246,6 @@ export class Executor {
           exitCode: outcome.exitCode,
           signal: outcome.signal,
         },
-        Date.now(),
       );
     } catch (error) {
       result = error instanceof Error ? error : new Error(String(error));
