@@ -218,9 +218,9 @@ async function claimCost(depth) {
     { name: 'probe', token: 't', leaseMs: 60_000, concurrency: 0, host: 'bench', pid: 0, resources: 'big=5 cpu=1', executorQueue: '' },
   );
   await client.redis.config('RESETSTAT');
-  for (let i = 0; i < 500; i++) await scripts.claimRun('probe', 't', Date.now(), 0);
+  for (let i = 0; i < 500; i++) await scripts.claimRun('probe', 't', 0);
   const stats = await client.redis.info('commandstats');
-  await scripts.deregisterWorker('probe', 't', Date.now());
+  await scripts.deregisterWorker('probe', 't');
   await client.close();
   const evalsha = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(stats);
   return evalsha ? Number(evalsha[2]) / Number(evalsha[1]) : NaN;

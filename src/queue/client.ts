@@ -24,7 +24,7 @@ import {
 } from './run-record.js';
 import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from './retention.js';
 import { refusal, SCRIPT_CODES } from './script-codes.js';
-import { parseStageReply, Scripts, type ReconcileAction } from './scripts.js';
+import { parseStageReply, Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
 import type { RunVerdict } from './explain.js';
@@ -180,16 +180,15 @@ export class FitqClient {
       if (ids.has(run.id)) throw new UsageError(`run id '${run.id}' given twice`);
       ids.add(run.id);
     }
-    const now = Date.now();
-    const seqs = await this.storeRuns(runs, now);
+    const stored = await this.storeRuns(runs);
     const records = runs.map((run, i) =>
       parseRunFields({
         ...run.fields,
         id: run.id,
         status: 'staged',
-        seq: String(seqs[i]),
+        seq: String(stored[i]!.seq),
         priority: String(run.priority),
-        timestamp: String(now),
+        timestamp: String(stored[i]!.timestamp),
       }),
     );
     await this.reap();
@@ -197,8 +196,8 @@ export class FitqClient {
     return { runs: records, warnings };
   }
 
-  /** Stores runs in one round trip; returns each run's staging sequence number. */
-  private async storeRuns(runs: PreparedRun[], now: number): Promise<number[]> {
+  /** Stores runs in one round trip; returns each run's staging sequence number and time (the Redis server's clock). */
+  private async storeRuns(runs: PreparedRun[]): Promise<{ seq: number; timestamp: number }[]> {
     const scriptRuns = runs.map((run) => ({
       id: run.id,
       shape: shapeOf(run.demands, run.gpus),
@@ -207,9 +206,9 @@ export class FitqClient {
     }));
     const chunks: (typeof scriptRuns)[] = [];
     for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
-    let replies: (number | undefined)[];
+    let replies: (StagedBatch | undefined)[];
     if (chunks.length === 1) {
-      replies = [await this.scripts.stageRuns(chunks[0]!, now)];
+      replies = [await this.scripts.stageRuns(chunks[0]!)];
     } else {
       // Ids given by users are checked first, so a large batch is never half
       // staged; random ids are 48 bits.
@@ -218,13 +217,13 @@ export class FitqClient {
       const takenIndex = ((await exists.exec()) ?? []).findIndex(([, count]) => count === 1);
       if (takenIndex >= 0) throw refusal(SCRIPT_CODES.runIdTaken, scriptRuns[takenIndex]?.id, this.keys)!;
       const multi = this.redis.multi();
-      for (const chunk of chunks) await this.scripts.stageRuns(chunk, now, multi);
+      for (const chunk of chunks) await this.scripts.stageRuns(chunk, multi);
       replies = ((await multi.exec()) ?? []).map(([error, reply]) => {
         if (error) throw error;
         return parseStageReply(reply, this.keys);
       });
     }
-    return replies.flatMap((firstSeq, chunk) => chunks[chunk]!.map((_, i) => (firstSeq ?? 0) + i));
+    return replies.flatMap((batch, chunk) => chunks[chunk]!.map((_, i) => ({ seq: (batch?.firstSeq ?? 0) + i, timestamp: batch?.timestamp ?? 0 })));
   }
 
   /** One warning per shape of the staged runs that no live worker could ever start (one explainRuns call). */
@@ -390,7 +389,7 @@ export class FitqClient {
     const actions: ReconcileAction[] = [];
     try {
       for (let calls = 0; calls < RECONCILE_MAX_CALLS; calls++) {
-        const result = await this.scripts.reconcileRuns(Date.now(), RECONCILE_BUDGET);
+        const result = await this.scripts.reconcileRuns(RECONCILE_BUDGET);
         actions.push(...result.actions);
         if (!result.more) break;
       }
@@ -530,7 +529,7 @@ export class FitqClient {
     // Every cancellation is requested before waiting for any, so running runs stop together.
     const outcomes: { id: string; outcome: CancelResult['outcome'] }[] = [];
     for (const id of ids) {
-      const { outcome } = await this.scripts.cancelRun(id, Date.now());
+      const { outcome } = await this.scripts.cancelRun(id);
       outcomes.push({ id, outcome: outcome === 'unknown' ? 'removed' : outcome });
     }
     const results: CancelResult[] = [];

@@ -189,14 +189,20 @@ export interface ReconcileAction {
   detail: string;
 }
 
+/** Where a staged batch went: its first run's staging sequence number, and when it was staged (the Redis server's clock, epoch ms). */
+export interface StagedBatch {
+  firstSeq: number;
+  timestamp: number;
+}
+
 /**
- * Reads the stage script's reply: the staging sequence number of the batch's
- * first run; a taken run id or an older layout throws its RefusedError.
+ * Reads the stage script's reply (see StagedBatch); a taken run id or an
+ * older layout throws its RefusedError.
  */
-export function parseStageReply(reply: unknown, keys: NamespaceKeys): number {
-  const [code, value] = reply as [number, string | number];
+export function parseStageReply(reply: unknown, keys: NamespaceKeys): StagedBatch {
+  const [code, value, timestamp] = reply as [number, string | number, number?];
   acceptReply(code, value, keys);
-  return Number(value);
+  return { firstSeq: Number(value), timestamp: Number(timestamp) };
 }
 
 function flatToRecord(flat: string[]): Record<string, string> {
@@ -228,11 +234,12 @@ export class Scripts {
 
   /**
    * Stages runs in one script call. Returns the staging sequence number of
-   * the first run (the others follow on); throws a RefusedError for a taken
-   * id. With a pipeline (MULTI), only queues the call.
+   * the first run (the others follow on) and the time they were staged;
+   * throws a RefusedError for a taken id. With a pipeline (MULTI), only
+   * queues the call.
    */
-  async stageRuns(runs: StageScriptRun[], now: number, pipeline?: ChainableCommander): Promise<number | undefined> {
-    const args: (string | number)[] = [this.keys.base, now, runs.length];
+  async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander): Promise<StagedBatch | undefined> {
+    const args: (string | number)[] = [this.keys.base, runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, run.data);
     const keys = [this.keys.seq, this.keys.ids, this.keys.shapes];
     if (pipeline) {
@@ -245,7 +252,6 @@ export class Scripts {
   async claimRun(
     worker: string,
     token: string,
-    now: number,
     maxRuns: number,
     policy: ClaimPolicy = 'backfill',
     gpuPlacement: GpuPlacement = 'pack',
@@ -253,7 +259,7 @@ export class Scripts {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
-      w.devices, this.keys.shapes, this.keys.base, token, now, maxRuns, policy, gpuPlacement,
+      w.devices, this.keys.shapes, this.keys.base, token, maxRuns, policy, gpuPlacement,
     )) as unknown[];
     switch (codeName(reply[0])) {
       case 'ok':
@@ -330,13 +336,13 @@ export class Scripts {
     acceptReply(code, value, this.keys);
   }
 
-  /** Records a run's end, only for the current claim of a live registration; see FinishResult. */
-  async finishRun(input: FinishInput, now: number): Promise<FinishResult> {
+  /** Records a run's end (the Redis server's clock), only for the current claim of a live registration; see FinishResult. */
+  async finishRun(input: FinishInput): Promise<FinishResult> {
     const w = this.keys.worker(input.worker);
     const [code, status] = (await command(this.redis, 'fitqFinishRun')(
       this.keys.run(input.runId), w.info, w.free, w.runs, w.devices, this.keys.workers, w.reserved,
       this.keys.base, input.runId, input.worker, input.token, input.epoch, input.status,
-      input.exitCode ?? '', input.signal ?? '', input.reason, now, this.logMaxLines,
+      input.exitCode ?? '', input.signal ?? '', input.reason, this.logMaxLines,
     )) as [number, string];
     const outcome = codeName(code);
     if (outcome === 'ok') return { outcome: 'recorded', status: status as Extract<FinishResult, { outcome: 'recorded' }>['status'] };
@@ -398,19 +404,19 @@ export class Scripts {
     return { reaped, msUntilNext: msUntilNext < 0 ? undefined : msUntilNext };
   }
 
-  async deregisterWorker(name: string, token: string, now: number): Promise<boolean> {
+  async deregisterWorker(name: string, token: string): Promise<boolean> {
     const w = this.keys.worker(name);
     const reply = await command(this.redis, 'fitqDeregisterWorker')(
       this.keys.workers, w.info, w.capacity, w.free, w.runs,
-      this.keys.base, name, token, now, this.logMaxLines,
+      this.keys.base, name, token, this.logMaxLines,
     );
     return reply === SCRIPT_CODES.ok;
   }
 
   /** Cancels a run; see cancelRun-1.lua for the outcomes. */
-  async cancelRun(runId: string, now: number): Promise<{ outcome: 'canceled' | 'requested' | 'ended' | 'unknown'; status: string }> {
+  async cancelRun(runId: string): Promise<{ outcome: 'canceled' | 'requested' | 'ended' | 'unknown'; status: string }> {
     const [code, status] = (await command(this.redis, 'fitqCancelRun')(
-      this.keys.run(runId), this.keys.base, runId, now, this.logMaxLines,
+      this.keys.run(runId), this.keys.base, runId, this.logMaxLines,
     )) as [number, string];
     const outcome = CANCEL_OUTCOMES.get(codeName(code));
     if (outcome === undefined) throw new Error(`cancelRun replied ${code}`);
@@ -447,13 +453,13 @@ export class Scripts {
    * Reconciles fitq's index with what BullMQ's API did to the queue, about
    * `budget` jobs and events per call; `more` when work is left for another call.
    */
-  async reconcileRuns(now: number, budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
+  async reconcileRuns(budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
     const queue = this.keys.queue;
     const [more, actions] = (await command(this.redis, 'fitqReconcileRuns')(
       this.keys.ids, this.keys.reconcile, queue.key('events'), queue.key('prioritized'), queue.key('wait'),
       queue.key('delayed'), queue.key('pc'), queue.key('completed'), queue.key('failed'),
       this.keys.shapes, this.keys.holds, this.keys.seq,
-      this.keys.base, now, budget, this.logMaxLines,
+      this.keys.base, budget, this.logMaxLines,
     )) as [number, string[]];
     return {
       more: more === 1,

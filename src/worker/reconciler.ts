@@ -25,7 +25,7 @@ export class Reconciler {
     this.busy = true;
     try {
       for (let calls = 0; calls < RECONCILE_MAX_CALLS && !this.lifecycle.stopping; calls++) {
-        const { more, actions } = await this.scripts.reconcileRuns(Date.now());
+        const { more, actions } = await this.scripts.reconcileRuns();
         this.report(actions);
         if (!more) break;
       }

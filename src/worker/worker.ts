@@ -241,7 +241,7 @@ export class FitqWorker {
     this.heartbeat.close();
     clearInterval(this.poll);
     this.reaper.close();
-    await within(this.scripts.deregisterWorker(this.name, lease.token, Date.now()).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
+    await within(this.scripts.deregisterWorker(this.name, lease.token).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
     this.watchdog.close();
     if (this.subscriber) await within(closeRedis(this.subscriber), 1000);
     await within(closeRedis(this.redis), 1000);

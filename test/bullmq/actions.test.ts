@@ -329,7 +329,7 @@ describe('BullMQ actions on a fitq namespace', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     expect(await scripts.registerWorker({ name: 'dead', token: 'tok', leaseMs: 300, concurrency: 0, host: 'h', pid: 1, resources: 'slot=1' })).toBe(true);
     const [run] = (await client.stage({ command: ['true'], resources: 'slot=1 lic=2' })).runs;
-    expect(await scripts.claimRun('dead', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: run!.id });
+    expect(await scripts.claimRun('dead', 'tok', 0)).toMatchObject({ code: 'claimed', runId: run!.id });
     expect(await client.redis.hget(client.keys.poolUsed, 'lic')).toBe('2');
     await waitFor('the lock to lapse', async () => (await client.redis.exists(client.keys.queue.key(`${run!.id}:lock`))) === 0);
 
@@ -389,7 +389,7 @@ describe('BullMQ actions on a fitq namespace', () => {
     const client = await connectClient(queue);
     const scripts = new Scripts(client.redis, client.keys, 100);
     const namespaceKeys = async () => (await client.redis.keys(`${client.keys.base}*`)).sort(); // a test server: KEYS is fine
-    expect(await scripts.reconcileRuns(Date.now(), 100)).toEqual({ more: false, actions: [] });
+    expect(await scripts.reconcileRuns(100)).toEqual({ more: false, actions: [] });
     expect(await namespaceKeys()).toEqual([]);
 
     await client.stage({ command: ['true'], resources: 'nowhere=1', repeat: 250 });
@@ -397,7 +397,7 @@ describe('BullMQ actions on a fitq namespace', () => {
     const calls = async () => {
       const done: ReconcileAction[] = [];
       for (let count = 1; count <= 50; count++) {
-        const { more, actions } = await scripts.reconcileRuns(Date.now(), 100);
+        const { more, actions } = await scripts.reconcileRuns(100);
         done.push(...actions);
         if (!more) return { count, actions: done };
       }

@@ -58,20 +58,19 @@ describe('history retention bounds memory', () => {
     let ran = 0;
     const lane = async (): Promise<void> => {
       for (;;) {
-        const claim = await scripts.claimRun('mem', token, Date.now(), 0);
+        const claim = await scripts.claimRun('mem', token, 0);
         if (claim.code !== 'claimed') return;
         await scripts.appendLog(claim.runId, 'mem', token, claim.epoch, [{ stream: 'stdout', line: `run ${claim.runId}` }]);
-        const ended = await scripts.finishRun(
-          { runId: claim.runId, worker: 'mem', token, epoch: claim.epoch, status: 'completed', exitCode: 0, reason: 'exit code 0' },
-          Date.now(),
-        );
+        const ended = await scripts.finishRun({
+          runId: claim.runId, worker: 'mem', token, epoch: claim.epoch, status: 'completed', exitCode: 0, reason: 'exit code 0',
+        });
         expect(ended).toEqual({ outcome: 'recorded', status: 'completed' });
         ran += 1;
       }
     };
     await Promise.all(Array.from({ length: 16 }, lane));
     expect(ran).toBe(RUNS);
-    expect(await scripts.deregisterWorker('mem', token, Date.now())).toBe(true);
+    expect(await scripts.deregisterWorker('mem', token)).toBe(true);
     const ranMs = performance.now() - started;
 
     expect(await redis.zcard(client.keys.queue.key('completed'))).toBe(KEEP);

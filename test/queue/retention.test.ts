@@ -8,22 +8,25 @@ import { describe, expect, it } from 'vitest';
 import { RunRemovedError, type FitqClient } from '../../src/queue/client.js';
 import { RETENTION_DEFAULTS } from '../../src/queue/retention.js';
 import { luaInclude, Scripts } from '../../src/queue/scripts.js';
+import { serverTimeMs } from '../../src/queue/liveness.js';
 import { connectClient, newQueue } from '../support/fitq.js';
+import { waitFor } from '../support/wait.js';
 
 /** Stages n runs and ends each completed, through the scripts a worker uses (no process). */
 async function completeRuns(client: FitqClient, n: number, worker = 'w'): Promise<string[]> {
   const scripts = new Scripts(client.redis, client.keys, 100);
   const ids = (await client.stage({ command: ['true'], resources: 'slot=1', repeat: n })).runs.map((run) => run.id);
   await scripts.registerWorker({ name: worker, token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources: `slot=${n}` });
-  // Each ends a millisecond after the one before: no two end at once (ties would sort by id).
-  const start = Date.now();
-  for (const [i, id] of ids.entries()) {
-    const claim = await scripts.claimRun(worker, 'tok', Date.now(), 0);
+  for (const id of ids) {
+    const claim = await scripts.claimRun(worker, 'tok', 0);
     expect(claim).toMatchObject({ code: 'claimed', runId: id });
     const { epoch } = claim as { epoch: string };
-    await scripts.finishRun({ runId: id, worker, token: 'tok', epoch, status: 'completed', exitCode: 0, reason: 'exit code 0' }, start + i);
+    await scripts.finishRun({ runId: id, worker, token: 'tok', epoch, status: 'completed', exitCode: 0, reason: 'exit code 0' });
+    // The next ends in a later millisecond of the server's clock: no two end at once (ties would sort by id).
+    const endedAt = Number(await client.redis.hget(client.keys.run(id), 'finishedOn'));
+    await waitFor('the server clock to pass the end', async () => serverTimeMs(await client.redis.time()) > endedAt, 5000, 1);
   }
-  await scripts.deregisterWorker(worker, 'tok', Date.now());
+  await scripts.deregisterWorker(worker, 'tok');
   return ids;
 }
 
@@ -90,12 +93,22 @@ describe('retention as runs end', () => {
   it('by count, when runs end in the same millisecond: the run just ended is kept and the next oldest goes instead', async () => {
     const client = await connectClient(newQueue());
     const scripts = new Scripts(client.redis, client.keys, 100);
-    await client.setRetention({ keepFailed: 1 });
     await client.stage(['tieb', 'tiec', 'tiea'].map((runId) => ({ runId, command: ['true'], resources: 'slot=1' })));
-    // Same end time: the failed zset orders them by id, so the last to end (tiea) sorts first.
-    const now = Date.now();
-    for (const id of ['tieb', 'tiec', 'tiea']) expect((await scripts.cancelRun(id, now)).outcome).toBe('canceled');
-    expect(await client.redis.zrange(client.keys.queue.key('failed'), 0, -1)).toEqual(['tiea']);
+    for (const id of ['tieb', 'tiec', 'tiea']) expect((await scripts.cancelRun(id)).outcome).toBe('canceled');
+    // As if they had ended in the same millisecond (the server's clock decides, so the test sets the tie):
+    // the failed zset orders them by id, so the last to end (tiea) sorts first.
+    const failed = client.keys.queue.key('failed');
+    const endedAt = String(await client.redis.hget(client.keys.run('tiea'), 'finishedOn'));
+    for (const id of ['tieb', 'tiec']) {
+      await client.redis.zadd(failed, endedAt, id);
+      await client.redis.hset(client.keys.run(id), 'finishedOn', endedAt);
+    }
+    expect(await client.redis.zrange(failed, 0, -1)).toEqual(['tiea', 'tieb', 'tiec']);
+    // Retention as the script ending tiea applies it, under keepFailed 1.
+    await scripts.setRetention([['keepFailed', '1']]);
+    const trim = `${luaInclude('trimEndedRuns')}\nreturn trimEndedRuns(ARGV[1], "failed", RETENTION_BATCH, ARGV[2])`;
+    expect(await client.redis.eval(trim, 0, client.keys.base, 'tiea')).toBe(2);
+    expect(await client.redis.zrange(failed, 0, -1)).toEqual(['tiea']);
   });
 
   it('failed covers failed, canceled, lost and rejected together; staged and running runs, and the run just ended, are never touched', async () => {
@@ -105,7 +118,7 @@ describe('retention as runs end', () => {
     const waiting = (await client.stage({ command: ['true'], resources: 'other=1', repeat: 3 })).runs.map((run) => run.id);
     const running = (await client.stage({ command: ['true'], resources: 'slot=1' })).runs[0]!.id;
     await scripts.registerWorker({ name: 'busy', token: 't', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources: 'slot=1' });
-    expect(await scripts.claimRun('busy', 't', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: running });
+    expect(await scripts.claimRun('busy', 't', 0)).toMatchObject({ code: 'claimed', runId: running });
     // Keep none: each ended run goes as the next one ends (its own end leaves it, to be read).
     await client.setRetention({ keepCompleted: 0, keepFailed: 0 });
     const canceled = await cancelRuns(client, 4);
@@ -116,12 +129,12 @@ describe('retention as runs end', () => {
     expect((await client.getRun(running)).status).toBe('running');
     expect(await client.redis.zcard(client.keys.queue.key('failed'))).toBe(1);
     // The running run ends failed; then it goes too, its lock, output and all.
-    await scripts.finishRun({ runId: running, worker: 'busy', token: 't', epoch: '1', status: 'failed', exitCode: 3, reason: 'exit code 3' }, Date.now());
+    await scripts.finishRun({ runId: running, worker: 'busy', token: 't', epoch: '1', status: 'failed', exitCode: 3, reason: 'exit code 3' });
     expect(await present(client, [...canceled, running])).toEqual([running]);
     await cancelRuns(client, 1);
     expect(await present(client, [running])).toEqual([]);
     expect(await present(client, waiting)).toEqual(waiting);
-    await scripts.deregisterWorker('busy', 't', Date.now());
+    await scripts.deregisterWorker('busy', 't');
   });
 
   it('by age: runs that ended longer ago than keepAgeMs go at the next end; off keeps them', async () => {

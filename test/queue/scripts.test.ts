@@ -33,21 +33,21 @@ describe('appendLog', () => {
 
     expect(await scripts.appendLog(id, 'w', 'tok', '1', line)).toBe(0); // still staged
     expect(await scripts.registerWorker(registrationOf('w', 'tok', 60_000, 'x=1'))).toBe(true);
-    const claim = await scripts.claimRun('w', 'tok', Date.now(), 0);
+    const claim = await scripts.claimRun('w', 'tok', 0);
     expect(claim).toMatchObject({ code: 'claimed', runId: id, epoch: '1' });
 
     expect(await scripts.appendLog(id, 'w', 'tok', '1', [...line, { stream: 'stderr', line: 'oops' }])).toBe(2);
     expect(await scripts.appendLog(id, 'other', 'tok', '1', line)).toBe(0);
     expect(await scripts.appendLog(id, 'w', 'tok', '2', line)).toBe(0);
     expect(await scripts.appendLog(id, 'w', 'stale', '1', line)).toBe(0); // an older registration
-    await scripts.finishRun({ runId: id, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' }, Date.now());
+    await scripts.finishRun({ runId: id, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
     expect(await scripts.appendLog(id, 'w', 'tok', '1', line)).toBe(0); // ended
     expect(await client.readLog(id)).toEqual([
       expect.objectContaining({ kind: 'line', stream: 'stdout', line: 'hello' }),
       expect.objectContaining({ kind: 'line', stream: 'stderr', line: 'oops' }),
       expect.objectContaining({ kind: 'end', status: 'completed' }),
     ]);
-    await scripts.deregisterWorker('w', 'tok', Date.now());
+    await scripts.deregisterWorker('w', 'tok');
   });
 });
 
@@ -60,10 +60,10 @@ describe('heartbeat', () => {
     expect(await scripts.heartbeat('slow', 'tok', 300)).toEqual({ cancels: [], held: [] });
     await waitForLapse(client, 'slow');
     expect(await scripts.heartbeat('slow', 'tok', 300)).toBeUndefined();
-    expect(await scripts.claimRun('slow', 'tok', Date.now(), 0)).toEqual({ code: 'fenced' });
+    expect(await scripts.claimRun('slow', 'tok', 0)).toEqual({ code: 'fenced' });
     // Registering again under the same name works: the old registration is reaped.
     expect(await scripts.registerWorker({ ...registration, token: 'tok2' })).toBe(true);
-    await scripts.deregisterWorker('slow', 'tok2', Date.now());
+    await scripts.deregisterWorker('slow', 'tok2');
   });
 });
 
@@ -75,16 +75,16 @@ describe('finishRun and appendLog of a worker cut off past its lease', () => {
     const retried = (await client.stage({ command: ['true'], resources: 'x=1', retries: 1 })).runs[0]!.id;
     const id = runs[0]!.id;
     expect(await scripts.registerWorker(registrationOf('cut', 'tok', 1000, 'x=2'))).toBe(true);
-    expect(await scripts.claimRun('cut', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
-    expect(await scripts.claimRun('cut', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: retried });
+    expect(await scripts.claimRun('cut', 'tok', 0)).toMatchObject({ code: 'claimed', runId: id });
+    expect(await scripts.claimRun('cut', 'tok', 0)).toMatchObject({ code: 'claimed', runId: retried });
     const finish = { runId: id, worker: 'cut', token: 'tok', epoch: '1', status: 'failed' as const, signal: 'SIGTERM', reason: 'killed by signal SIGTERM' };
     const line = [{ stream: 'stdout' as const, line: 'late' }];
 
-    expect(await scripts.finishRun({ ...finish, token: 'other' }, Date.now())).toEqual({ outcome: 'fenced' });
+    expect(await scripts.finishRun({ ...finish, token: 'other' })).toEqual({ outcome: 'fenced' });
     await waitForLapse(client, 'cut');
     expect(await scripts.appendLog(id, 'cut', 'tok', '1', line)).toBe(0);
-    expect(await scripts.finishRun(finish, Date.now())).toEqual({ outcome: 'fenced' });
-    expect(await scripts.finishRun({ ...finish, runId: retried, status: 'stopped', reason: 'x' }, Date.now())).toEqual({ outcome: 'fenced' });
+    expect(await scripts.finishRun(finish)).toEqual({ outcome: 'fenced' });
+    expect(await scripts.finishRun({ ...finish, runId: retried, status: 'stopped', reason: 'x' })).toEqual({ outcome: 'fenced' });
     expect(await client.getRun(id)).toMatchObject({ status: 'running', worker: 'cut' });
     expect(await client.redis.hget(client.keys.worker('cut').free, 'x')).toBe('0');
     expect(await client.readLog(id)).toEqual([]);
@@ -96,10 +96,10 @@ describe('finishRun and appendLog of a worker cut off past its lease', () => {
     expect(lost.signal).toBeUndefined();
     expect(await client.getRun(retried)).toMatchObject({ status: 'staged', restaged: 1, restagedReason: 'worker cut stopped renewing its lease (re-staged 1 of 1)' });
     // The stale registration's late end still changes nothing.
-    expect(await scripts.finishRun(finish, Date.now())).toEqual({ outcome: 'fenced' });
-    expect(await scripts.finishRun({ ...finish, token: 'tok2' }, Date.now())).toEqual({ outcome: 'movedOn', status: 'lost' });
+    expect(await scripts.finishRun(finish)).toEqual({ outcome: 'fenced' });
+    expect(await scripts.finishRun({ ...finish, token: 'tok2' })).toEqual({ outcome: 'movedOn', status: 'lost' });
     expect(await client.getRun(id)).toMatchObject({ status: 'lost' });
-    await scripts.deregisterWorker('cut', 'tok2', Date.now());
+    await scripts.deregisterWorker('cut', 'tok2');
   });
 
   it('a worker deregistering after its lease ran out ends its runs with the lease reason', async () => {
@@ -107,9 +107,9 @@ describe('finishRun and appendLog of a worker cut off past its lease', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     const id = (await client.stage({ command: ['true'], resources: 'x=1' })).runs[0]!.id;
     expect(await scripts.registerWorker(registrationOf('late', 'tok', 1000, 'x=1'))).toBe(true);
-    expect(await scripts.claimRun('late', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
+    expect(await scripts.claimRun('late', 'tok', 0)).toMatchObject({ code: 'claimed', runId: id });
     await waitForLapse(client, 'late');
-    expect(await scripts.deregisterWorker('late', 'tok', Date.now())).toBe(true);
+    expect(await scripts.deregisterWorker('late', 'tok')).toBe(true);
     expect(await client.getRun(id)).toMatchObject({ status: 'lost', reason: 'worker late stopped renewing its lease' });
   });
 });
@@ -124,12 +124,12 @@ describe('finishRun of a run its worker stopped', () => {
     const later = (await client.stage({ command: ['true'], resources: 'x=1 lic=1' })).runs[0]!.id;
     expect(await scripts.registerWorker(registrationOf('w', 'tok', 60_000, 'x=2'))).toBe(true);
     for (const id of [retried, plain]) {
-      expect(await scripts.claimRun('w', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
+      expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed', runId: id });
     }
     const stopped = { worker: 'w', token: 'tok', epoch: '1', status: 'stopped' as const, signal: 'SIGTERM', reason: 'its worker w was stopped (second interrupt)' };
 
-    expect(await scripts.finishRun({ ...stopped, runId: retried }, Date.now())).toEqual({ outcome: 'recorded', status: 'staged' });
-    expect(await scripts.finishRun({ ...stopped, runId: plain }, Date.now())).toEqual({ outcome: 'recorded', status: 'lost' });
+    expect(await scripts.finishRun({ ...stopped, runId: retried })).toEqual({ outcome: 'recorded', status: 'staged' });
+    expect(await scripts.finishRun({ ...stopped, runId: plain })).toEqual({ outcome: 'recorded', status: 'lost' });
 
     const again = await client.getRun(retried);
     expect(again).toMatchObject({ status: 'staged', retries: 2, restaged: 1, restagedReason: 'its worker w was stopped (second interrupt) (re-staged 1 of 2)' });
@@ -145,8 +145,8 @@ describe('finishRun of a run its worker stopped', () => {
     expect(await client.redis.smembers(client.keys.worker('w').runs)).toEqual([]);
     expect(await client.listPool()).toEqual([{ name: 'lic', capacity: 2_000_000n, used: 0n }]);
     // The re-staged run is claimed first again: its place in the order is kept.
-    expect(await scripts.claimRun('w', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: retried, epoch: '2' });
-    await scripts.deregisterWorker('w', 'tok', Date.now());
+    expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed', runId: retried, epoch: '2' });
+    await scripts.deregisterWorker('w', 'tok');
   });
 });
 
@@ -158,8 +158,8 @@ describe('a running run whose cancellation was requested, then its worker went',
     for (const retries of [2, 2, 0]) ids.push((await client.stage({ command: ['true'], resources: 'x=1 lic=1', retries })).runs[0]!.id);
     const [canceled, restaged, plain] = ids as [string, string, string];
     expect(await scripts.registerWorker(registrationOf(worker, 'tok', leaseMs, 'x=3'))).toBe(true);
-    for (const id of ids) expect(await scripts.claimRun(worker, 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: id });
-    for (const id of [canceled, plain]) expect(await scripts.cancelRun(id, Date.now())).toMatchObject({ outcome: 'requested' });
+    for (const id of ids) expect(await scripts.claimRun(worker, 'tok', 0)).toMatchObject({ code: 'claimed', runId: id });
+    for (const id of [canceled, plain]) expect(await scripts.cancelRun(id)).toMatchObject({ outcome: 'requested' });
     return { canceled, restaged, plain };
   };
 
@@ -192,17 +192,17 @@ describe('a running run whose cancellation was requested, then its worker went',
     expect((await scripts.reapWorkers()).reaped).toEqual([]);
     expect(await client.listPool()).toEqual([{ name: 'lic', capacity: 3_000_000n, used: 0n }]);
     expect(await scripts.registerWorker(registrationOf('next', 'tok', 60_000, 'x=3'))).toBe(true);
-    expect(await scripts.claimRun('next', 'tok', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: restaged, epoch: '2' });
-    expect(await scripts.claimRun('next', 'tok', Date.now(), 0)).toMatchObject({ code: 'idle' });
+    expect(await scripts.claimRun('next', 'tok', 0)).toMatchObject({ code: 'claimed', runId: restaged, epoch: '2' });
+    expect(await scripts.claimRun('next', 'tok', 0)).toMatchObject({ code: 'idle' });
     await expectCanceled(client, canceled, reason);
-    await scripts.deregisterWorker('next', 'tok', Date.now());
+    await scripts.deregisterWorker('next', 'tok');
   });
 
   it('ends canceled when its worker deregisters or registers again', async () => {
     const client = await connectClient(newQueue());
     const scripts = new Scripts(client.redis, client.keys, 100);
     const first = await pendingCancel(client, scripts, 'leaving', 60_000);
-    expect(await scripts.deregisterWorker('leaving', 'tok', Date.now())).toBe(true);
+    expect(await scripts.deregisterWorker('leaving', 'tok')).toBe(true);
     await expectCanceled(client, first.canceled, 'worker leaving stopped');
     await expectCanceled(client, first.plain, 'worker leaving stopped');
     expect(await client.getRun(first.restaged)).toMatchObject({ status: 'staged' });
@@ -217,9 +217,9 @@ describe('a running run whose cancellation was requested, then its worker went',
     await expectCanceled(client2, second.plain, 'worker back stopped renewing its lease');
     expect(await client2.getRun(second.restaged)).toMatchObject({ status: 'staged' });
     expect(await client2.listPool()).toEqual([{ name: 'lic', capacity: 3_000_000n, used: 0n }]);
-    expect(await scripts2.claimRun('back', 'tok2', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: second.restaged });
-    expect(await scripts2.claimRun('back', 'tok2', Date.now(), 0)).toMatchObject({ code: 'idle' });
-    await scripts2.deregisterWorker('back', 'tok2', Date.now());
+    expect(await scripts2.claimRun('back', 'tok2', 0)).toMatchObject({ code: 'claimed', runId: second.restaged });
+    expect(await scripts2.claimRun('back', 'tok2', 0)).toMatchObject({ code: 'idle' });
+    await scripts2.deregisterWorker('back', 'tok2');
   });
 
   it('ends canceled when its stopped worker terminated it (finishRun "stopped"), releasing both shares', async () => {
@@ -227,16 +227,16 @@ describe('a running run whose cancellation was requested, then its worker went',
     const scripts = new Scripts(client.redis, client.keys, 100);
     const { canceled, restaged, plain } = await pendingCancel(client, scripts, 'w', 60_000);
     const stopped = { worker: 'w', token: 'tok', epoch: '1', status: 'stopped' as const, signal: 'SIGTERM', reason: 'its worker w was stopped (second interrupt)' };
-    expect(await scripts.finishRun({ ...stopped, runId: canceled }, Date.now())).toEqual({ outcome: 'recorded', status: 'canceled' });
-    expect(await scripts.finishRun({ ...stopped, runId: plain }, Date.now())).toEqual({ outcome: 'recorded', status: 'canceled' });
-    expect(await scripts.finishRun({ ...stopped, runId: restaged }, Date.now())).toEqual({ outcome: 'recorded', status: 'staged' });
+    expect(await scripts.finishRun({ ...stopped, runId: canceled })).toEqual({ outcome: 'recorded', status: 'canceled' });
+    expect(await scripts.finishRun({ ...stopped, runId: plain })).toEqual({ outcome: 'recorded', status: 'canceled' });
+    expect(await scripts.finishRun({ ...stopped, runId: restaged })).toEqual({ outcome: 'recorded', status: 'staged' });
     await expectCanceled(client, canceled, 'its worker w was stopped (second interrupt)');
     await expectCanceled(client, plain, 'its worker w was stopped (second interrupt)');
     // A second end of the same claim, or the worker leaving, changes nothing.
-    expect(await scripts.finishRun({ ...stopped, runId: canceled }, Date.now())).toEqual({ outcome: 'movedOn', status: 'canceled' });
+    expect(await scripts.finishRun({ ...stopped, runId: canceled })).toEqual({ outcome: 'movedOn', status: 'canceled' });
     expect(await client.redis.hgetall(client.keys.worker('w').free)).toEqual({ x: '3' });
     expect(await client.listPool()).toEqual([{ name: 'lic', capacity: 3_000_000n, used: 0n }]);
-    expect(await scripts.deregisterWorker('w', 'tok', Date.now())).toBe(true);
+    expect(await scripts.deregisterWorker('w', 'tok')).toBe(true);
     await expectCanceled(client, canceled, 'its worker w was stopped (second interrupt)');
   });
 });
@@ -251,8 +251,8 @@ describe('dropHold', () => {
     expect(await scripts.registerWorker(registrationOf('w', 'new', 60_000, 'x=2'))).toBe(true);
     const long = (await client.stage({ command: ['true'], resources: 'x=1' })).runs[0]!.id;
     const big = (await client.stage({ command: ['true'], resources: 'x=2' })).runs[0]!.id;
-    expect(await scripts.claimRun('w', 'new', Date.now(), 0)).toMatchObject({ code: 'claimed', runId: long });
-    expect(await scripts.claimRun('w', 'new', Date.now(), 0)).toMatchObject({ code: 'waiting', holding: big });
+    expect(await scripts.claimRun('w', 'new', 0)).toMatchObject({ code: 'claimed', runId: long });
+    expect(await scripts.claimRun('w', 'new', 0)).toMatchObject({ code: 'waiting', holding: big });
     expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [big]: 'w' });
 
     // The stale process lets go on its way out: the live worker's hold stays.
@@ -265,6 +265,6 @@ describe('dropHold', () => {
     expect(await client.redis.hgetall(client.keys.holds)).toEqual({});
     expect(await client.redis.hget(client.keys.worker('w').info, 'holding')).toBeNull();
     expect(await scripts.dropHold('w', 'new')).toBe(false);
-    await scripts.deregisterWorker('w', 'new', Date.now());
+    await scripts.deregisterWorker('w', 'new');
   });
 });

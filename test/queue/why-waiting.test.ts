@@ -84,7 +84,7 @@ async function claimInTurn(scripts: Scripts, runId: string, claimers: readonly C
   for (const { name, policy, placement } of claimers) {
     const [verdict] = await scripts.explainRuns([runId]);
     const says = verdict?.workers.find((worker) => worker.worker === name)?.starts !== undefined;
-    const result = await scripts.claimRun(name, 't', Date.now(), 0, policy, placement);
+    const result = await scripts.claimRun(name, 't', 0, policy, placement);
     if (result.code === 'claimed' && result.runId !== runId) return { other: true };
     const started = result.code === 'claimed';
     expect(started, `${what()}: on ${name}, explained ${JSON.stringify(verdict, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))}`).toBe(says);
@@ -104,7 +104,7 @@ async function judgeAndClaim(state: State): Promise<{ reason: string; started: b
     };
     expect(await scripts.registerWorker(registration)).toBe(true);
     if (state.pool) await client.setPool(state.pool);
-    const claim = () => scripts.claimRun('w', 't', Date.now(), 0, 'backfill', state.placement);
+    const claim = () => scripts.claimRun('w', 't', 0, 'backfill', state.placement);
     const stage = async (spec: RunSpec) =>
       (await client.stage({ command: ['true'], resources: spec.resources, gpus: spec.gpus, priority: spec.priority })).runs[0]!.id;
     for (const spec of state.running) {
@@ -168,7 +168,7 @@ async function judgeAndClaimTwo(state: TwoWorkerState): Promise<TwoWorkerVerdict
       expect(await scripts.registerWorker(registration)).toBe(true);
     }
     if (state.pool) await client.setPool(state.pool);
-    const claim = (name: 'a' | 'b') => scripts.claimRun(name, 't', Date.now(), 0, 'backfill', state.placement);
+    const claim = (name: 'a' | 'b') => scripts.claimRun(name, 't', 0, 'backfill', state.placement);
     const stage = async (spec: RunSpec) =>
       (await client.stage({ command: ['true'], resources: spec.resources, gpus: spec.gpus, priority: spec.priority })).runs[0]!.id;
     for (const [name, specs] of [['a', state.runningA], ['b', state.runningB]] as const) {
@@ -470,7 +470,7 @@ async function judgeAndClaimMixed(state: MixedState): Promise<MixedVerdict | und
       expect(await scripts.registerWorker(registration)).toBe(true);
     }
     if (state.pool) await client.setPool(state.pool);
-    const claim = ({ name, policy, placement }: Claimer) => scripts.claimRun(name, 't', Date.now(), 0, policy, placement);
+    const claim = ({ name, policy, placement }: Claimer) => scripts.claimRun(name, 't', 0, policy, placement);
     const stage = async (spec: RunSpec) =>
       (await client.stage({ command: ['true'], resources: spec.resources, gpus: spec.gpus, priority: spec.priority })).runs[0]!.id;
     for (const [index, spec] of state.running) {
@@ -538,7 +538,7 @@ async function reasonBeside(workers: readonly TestWorker[], demand: string): Pro
     expect(await scripts.registerWorker(registration)).toBe(true);
     if (running) {
       await client.stage({ command: ['true'], resources: running });
-      expect((await scripts.claimRun(name, 't', Date.now(), 0)).code).toBe('claimed');
+      expect((await scripts.claimRun(name, 't', 0)).code).toBe('claimed');
     }
   }
   const [verdict] = await scripts.explainRuns([], [shapeOf(parseResourceSpec(demand))]);

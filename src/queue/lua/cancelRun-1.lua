@@ -6,7 +6,9 @@
 
   KEYS[1] run   hash (its BullMQ job)
 
-  ARGV[1] base, ARGV[2] runId, ARGV[3] now, ARGV[4] logMaxLines
+  ARGV[1] base, ARGV[2] runId, ARGV[3] logMaxLines
+
+  A staged run it cancels ends now by the Redis server's clock.
 
   Returns {code, status}: CODE.ok canceled, CODE.requested from the worker,
   0 already ended (status tells how), -1 no such run.
@@ -14,19 +16,20 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): nothing is canceled, the user is told so.
 ]]
+-- @include serverNow
 -- @include storedShape
 -- @include unstage
 -- @include endRun
 -- @include publish
 local runKey = KEYS[1]
-local base, runId, now = ARGV[1], ARGV[2], ARGV[3]
+local base, runId = ARGV[1], ARGV[2]
 
 local run = redis.call("HMGET", runKey, "status", "worker")
 local status = run[1]
 if not status then return {CODE.unknownRun, ""} end
 if status == "staged" then
   unstage(base, runId, storedShape(runKey))
-  endRun(base, runId, "canceled", now, "canceled while staged", ARGV[4])
+  endRun(base, runId, "canceled", serverNow(), "canceled while staged", ARGV[3])
   return {CODE.ok, "canceled"}
 end
 if status == "running" then

@@ -58,10 +58,11 @@
 
   ARGV[1] base      key prefix
   ARGV[2] token     the worker's registration token (fencing)
-  ARGV[3] now       epoch ms (recorded as the job's processedOn)
-  ARGV[4] maxRuns   most runs at once (0 = no limit)
-  ARGV[5] policy    "backfill" or "fifo"
-  ARGV[6] placement "pack" or "spread" (fractional gpu demands on devices)
+  ARGV[3] maxRuns   most runs at once (0 = no limit)
+  ARGV[4] policy    "backfill" or "fifo"
+  ARGV[5] placement "pack" or "spread" (fractional gpu demands on devices)
+
+  The run it starts records the Redis server's clock as its job's processedOn.
 
   Taking a hold while another live worker holds a newer run, or starting a
   run another worker holds, publishes `holds`: workers holding a run claim
@@ -111,8 +112,8 @@ local poolCapacityKey = KEYS[7]
 local poolUsedKey = KEYS[8]
 local devicesKey = KEYS[9]
 local shapesKey = KEYS[10]
-local base, token, now, maxRuns, policy = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
-local spread = ARGV[6] == "spread"
+local base, token, maxRuns, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local spread = ARGV[5] == "spread"
 
 if redis.call("HGET", workerKey, "token") ~= token then return {CODE.fenced} end
 local name = redis.call("HGET", workerKey, "name")
@@ -185,7 +186,7 @@ end
 local runKey = jobKey(base, chosen.id)
 -- Its job goes active under a lock held with this registration's lease
 -- (first: a write Redis refuses here leaves nothing reserved).
-activateJob(base, chosen.id, name, token, redis.call("HGET", workerKey, "leaseMs"), now)
+activateJob(base, chosen.id, name, token, redis.call("HGET", workerKey, "leaseMs"), clock)
 local heldBy = redis.call("HGET", holdsKey, chosen.id)
 if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
 unstage(base, chosen.id, chosen.shape)

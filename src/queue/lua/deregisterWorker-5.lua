@@ -9,7 +9,9 @@
   KEYS[1] workers, KEYS[2] worker, KEYS[3] worker:capacity, KEYS[4] worker:free,
   KEYS[5] worker:runs
 
-  ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] now, ARGV[5] logMaxLines
+  ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] logMaxLines
+
+  Runs end now by the Redis server's clock (or when the worker was last seen).
 
   Returns CODE.ok, or CODE.unchanged when the worker is not registered under this token.
 
@@ -33,10 +35,10 @@ local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
 if redis.call("HGET", workerKey, "token") ~= token then return CODE.unchanged end
 if holdsLease(workerKey, workersKey, name, token) then
-  reapWorker(base, name, ARGV[4], "worker " .. name .. " stopped", ARGV[5])
+  reapWorker(base, name, serverNow(), "worker " .. name .. " stopped", ARGV[4])
 else
   -- Its lease ran out before it could stop: its runs ended when it was last seen.
-  reapWorker(base, name, lastSeenAlive(base, name, serverNow()), leaseLapsedReason(name), ARGV[5])
+  reapWorker(base, name, lastSeenAlive(base, name, serverNow()), leaseLapsedReason(name), ARGV[4])
 end
 forgetIfEmpty(base)
 return CODE.ok

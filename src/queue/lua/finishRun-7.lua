@@ -30,7 +30,9 @@
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] token, ARGV[5] epoch,
   ARGV[6] status (completed|failed|canceled|rejected|stopped), ARGV[7] exitCode ("" if none),
-  ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] now, ARGV[11] logMaxLines
+  ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] logMaxLines
+
+  The run ends now by the Redis server's clock (its job's finishedOn).
 
   Returns {CODE.ok, status recorded} (a stopped run: "canceled", "staged" or "lost");
   {CODE.unchanged, the run's status ("" if it is gone)} when the run has moved on (what
@@ -42,6 +44,7 @@
   (maxmemory reached): the run stays running, its reservation held, until
   its end is recorded.
 ]]
+-- @include serverNow
 -- @include holdsLease
 -- @include readClaim
 -- @include releaseWorkerShare
@@ -57,7 +60,7 @@ local devicesKey = KEYS[5]
 local workersKey = KEYS[6]
 local reservedKey = KEYS[7]
 local base, runId, workerName, token, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local status, exitCode, signal, reason, now = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+local status, exitCode, signal, reason = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 
 if not holdsLease(workerKey, workersKey, workerName, token) then return {CODE.fenced, ""} end
 local run = redis.call("HMGET", runKey, "status", "worker", "epoch", "reserved", "devices", "deviceShare")
@@ -93,9 +96,9 @@ end
 dropClaim()
 
 if status == "stopped" then
-  return {CODE.ok, settleAbandonedRun(base, runId, reason, now, ARGV[11])}
+  return {CODE.ok, settleAbandonedRun(base, runId, reason, serverNow(), ARGV[10])}
 end
 if exitCode ~= "" then redis.call("HSET", runKey, "exitCode", exitCode) end
 if signal ~= "" then redis.call("HSET", runKey, "signal", signal) end
-endRun(base, runId, status, now, reason, ARGV[11], exitCode ~= "" and exitCode or "null")
+endRun(base, runId, status, serverNow(), reason, ARGV[10], exitCode ~= "" and exitCode or "null")
 return {CODE.ok, status}

@@ -52,8 +52,10 @@
   KEYS[11] holds             hash: held run id -> worker holding it
   KEYS[12] seq               counter of staged runs (staging order)
 
-  ARGV[1] base, ARGV[2] now (epoch ms), ARGV[3] budget (jobs and events looked
-  at per call, about), ARGV[4] logMaxLines
+  ARGV[1] base, ARGV[2] budget (jobs and events looked at per call, about),
+  ARGV[3] logMaxLines
+
+  A job it rejects ends now by the Redis server's clock.
 
   Returns {more, actions}: more is 1 when work is left for another call
   (call again); actions lists "kind|runId|detail" for what it did: retried
@@ -64,6 +66,7 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): it catches up once Redis has room again.
 ]]
+-- @include serverNow
 -- @include jobKey
 -- @include liveClaim
 -- @include bullPriority
@@ -88,7 +91,7 @@ local failedKey = KEYS[9]
 local shapesKey = KEYS[10]
 local holdsKey = KEYS[11]
 local seqKey = KEYS[12]
-local base, now, budget, logMaxLines = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local base, budget, logMaxLines = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 
 if redis.call("EXISTS", idsKey, eventsKey, prioritizedKey, waitKey, delayedKey) == 0 then return {0, {}} end
 
@@ -157,7 +160,7 @@ local function rejectForeign(runId, known)
     if not redis.call("HGET", key, "seq") then redis.call("HSET", key, "seq", redis.call("INCR", seqKey)) end
   end
   redis.call("HSET", key, "status", "rejected", "reason", FOREIGN_REASON)
-  finishJob(base, runId, "rejected", "null", FOREIGN_REASON, now, prev)
+  finishJob(base, runId, "rejected", "null", FOREIGN_REASON, serverNow(), prev)
   publish(base, {type = "ended", runId = runId, status = "rejected"})
   act("rejected", runId)
   trimEndedRuns(base, "failed", RETENTION_BATCH, runId)

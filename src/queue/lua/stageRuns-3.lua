@@ -9,17 +9,19 @@
   KEYS[3] shapes   set of demand shapes that have staged runs
 
   ARGV[1] base     key prefix, e.g. "fitq:{default}:"
-  ARGV[2] now      epoch ms
-  ARGV[3] count    number of runs; then, for each run, 4 arguments:
+  ARGV[2] count    number of runs; then, for each run, 4 arguments:
           id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
           data (the job data: JSON text of what the run is)
 
-  Returns {CODE.ok, seq of the first run}, {CODE.runIdTaken, id}, or
+  Runs are staged now by the Redis server's clock (their job's timestamp).
+
+  Returns {CODE.ok, seq of the first run, timestamp}, {CODE.runIdTaken, id}, or
   {CODE.olderLayout} when the namespace holds runs stored by an older fitq.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): no run of the batch is staged.
 ]]
+-- @include serverNow
 -- @include jobKey
 -- @include bullPriority
 -- @include orderScore
@@ -31,17 +33,18 @@ local seqKey = KEYS[1]
 local idsKey = KEYS[2]
 -- (stage adds each run's shape to it.)
 local shapesKey = KEYS[3]
-local base, now, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local base, count = ARGV[1], tonumber(ARGV[2])
 
 if olderLayout(base) then return {CODE.olderLayout} end
 for i = 0, count - 1 do
-  local id = ARGV[4 + i * 4]
+  local id = ARGV[3 + i * 4]
   if redis.call("EXISTS", jobKey(base, id)) == 1 then return {CODE.runIdTaken, id} end
 end
 
+local now = serverNow()
 local firstSeq
 for i = 0, count - 1 do
-  local id, shape, priority, data = ARGV[4 + i * 4], ARGV[5 + i * 4], ARGV[6 + i * 4], ARGV[7 + i * 4]
+  local id, shape, priority, data = ARGV[3 + i * 4], ARGV[4 + i * 4], ARGV[5 + i * 4], ARGV[6 + i * 4]
   local seq = redis.call("INCR", seqKey)
   firstSeq = firstSeq or seq
   local score = orderScore(priority, seq)
@@ -54,4 +57,4 @@ for i = 0, count - 1 do
   redis.call("ZADD", idsKey, 0, id)
 end
 publish(base, {type = "staged", count = count})
-return {CODE.ok, firstSeq}
+return {CODE.ok, firstSeq, now}
