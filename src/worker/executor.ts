@@ -290,8 +290,7 @@ export class Executor {
       // a late write: it can never land over a newer claim.
       result = await retryRefused(
         () =>
-          this.ctx.scripts.finishRun(
-            {
+          this.ctx.scripts.finishRun({
               runId: run.runId,
               worker: this.ctx.workerName,
               token: this.ctx.token,
@@ -299,9 +298,7 @@ export class Executor {
               ...toRecord,
               exitCode: outcome.exitCode,
               signal: outcome.signal,
-            },
-            Date.now(),
-          ),
+            }),
         {
           givenUp: this.ctx.givenUp,
           onRetry: (error, attempt) => {

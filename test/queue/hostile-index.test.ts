@@ -65,7 +65,7 @@ async function poison(redis: Redis, keys: NamespaceKeys, shape: string, ids: { e
 const short = (member: string) => (member.length > 40 ? `${member.slice(0, 20)}… (${member.length})` : member);
 
 async function claim(scripts: Scripts, worker: string): Promise<ClaimResult> {
-  return scripts.claimRun(worker, 'tok', Date.now(), 0);
+  return scripts.claimRun(worker, 'tok', 0);
 }
 
 describe('a claim among hostile index entries', () => {
@@ -127,7 +127,7 @@ describe('a claim among hostile index entries', () => {
     expect(await redis.hget(keys.run('t7:log'), 'epoch')).toBe('x');
 
     for (const id of [a, b]) {
-      await scripts.finishRun({ runId: id, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' }, Date.now());
+      await scripts.finishRun({ runId: id, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
     }
     expect(await capacity(client, 'w')).toEqual(before);
     expect(await claim(scripts, 'w')).toMatchObject({ code: 'claimed', runId: c });
@@ -138,7 +138,7 @@ describe('a claim among hostile index entries', () => {
     const memBefore = await capacity(client, 'm');
     expect(await claim(scripts, 'm')).toMatchObject({ code: 'claimed', runId: lacking });
     expect(await left('mem=1')).toEqual([]);
-    await scripts.finishRun({ runId: lacking, worker: 'm', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' }, Date.now());
+    await scripts.finishRun({ runId: lacking, worker: 'm', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
     expect(await capacity(client, 'm')).toEqual(memBefore);
   });
 
@@ -192,7 +192,7 @@ describe('the other scripts reading what a hostile writer put in', () => {
     await expect(client.reconcile()).resolves.toEqual([]);
     // The worker goes with its run: lost, and its keys with it.
     await redis.sadd(keys.worker('w').runs, 'strm', 't7:log');
-    expect(await scripts.deregisterWorker('w', 'tok', Date.now())).toBe(true);
+    expect(await scripts.deregisterWorker('w', 'tok')).toBe(true);
     expect(await client.getRun(run)).toMatchObject({ status: 'lost' });
     expect(await redis.exists(keys.worker('w').runs, keys.worker('w').info)).toBe(0);
   });

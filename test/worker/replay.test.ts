@@ -56,7 +56,7 @@ describe('a running run replayed as staged', () => {
     await redis.sadd(keys.shapes, 'cpu=1,lic=1');
     await redis.zadd(keys.queue.key('prioritized'), score!, runId);
 
-    for (let i = 0; i < 3; i++) expect(await scripts.claimRun('w2', 'tok', Date.now(), 0)).toEqual({ code: 'idle', ignored: [] });
+    for (let i = 0; i < 3; i++) expect(await scripts.claimRun('w2', 'tok', 0)).toEqual({ code: 'idle', ignored: [] });
     expect(await redis.zscore(keys.staged('cpu=1,lic=1'), runId)).toBeNull();
     expect(await redis.sismember(keys.shapes, 'cpu=1,lic=1')).toBe(0);
     expect(await capacity(client, 'w2')).toEqual({ ...idle, pool: '1' });
@@ -64,7 +64,7 @@ describe('a running run replayed as staged', () => {
     // Catching up with BullMQ (a full pass: runs:prioritized holds more than the index) does not stage it again either.
     await client.reconcile();
     expect(await redis.zscore(keys.staged('cpu=1,lic=1'), runId)).toBeNull();
-    expect(await scripts.claimRun('w2', 'tok', Date.now(), 0)).toEqual({ code: 'idle', ignored: [] });
+    expect(await scripts.claimRun('w2', 'tok', 0)).toEqual({ code: 'idle', ignored: [] });
 
     // Its one copy ends (by itself, or stopped by its worker, which sees the job is no longer its running run).
     await worker.waitForMessage(new RegExp(`^Run ${runId} .* but its result was not recorded`), 20_000);
@@ -74,6 +74,6 @@ describe('a running run replayed as staged', () => {
     expect(worker.messages().filter((message) => message === `Run ${runId} started`)).toHaveLength(1);
     worker.process.kill('SIGTERM');
     expect((await worker.exited).exitCode).toBe(0);
-    await scripts.deregisterWorker('w2', 'tok', Date.now());
+    await scripts.deregisterWorker('w2', 'tok');
   });
 });
