@@ -2,7 +2,8 @@
  * Run output, kept in a Redis stream per run (`run:<id>:log`), trimmed to
  * about the last `logMaxLines` lines. Each entry is one line of stdout or
  * stderr, appended by the appendLog script; the last entry of an ended run is
- * an end marker, so followers stop without polling.
+ * an end marker, so followers stop without polling. Followers wait on the
+ * queue's event stream too, where the run's start, end and removal show.
  */
 import type { Redis } from 'ioredis';
 import type { NamespaceKeys } from './keys.js';
@@ -42,18 +43,47 @@ export async function readLogEntries(
   return replies.map(([id, flat]) => toEntry(id, flat));
 }
 
+/** The id of the last entry of the queue's event stream ("0-0" if it has none): where waitLogEntries starts. */
+export async function lastEventId(redis: Redis, keys: NamespaceKeys): Promise<string> {
+  const [last] = await redis.xrevrange(keys.queue.key('events'), '+', '-', 'COUNT', 1);
+  return last?.[0] ?? '0-0';
+}
+
+export interface LogWait {
+  /** Entries of the log stream after the given id. */
+  entries: LogEntry[];
+  /** The last event read from the queue's event stream: where to go on. */
+  eventsAfter: string;
+  /** Whether any of those events was the run's (it started, ended, was re-staged or removed). */
+  runEvent: boolean;
+}
+
 /**
- * Waits up to `blockMs` for entries after `afterId`. Needs a connection of
- * its own: XREAD BLOCK holds it.
+ * Waits up to `blockMs` for log entries after `afterId`, or for events of
+ * the queue after `eventsAfter` (the run's start, end or removal shows there
+ * whatever its log holds). Needs a connection of its own: XREAD BLOCK holds
+ * it.
  */
 export async function waitLogEntries(
   redis: Redis,
   keys: NamespaceKeys,
   runId: string,
   afterId: string,
+  eventsAfter: string,
   blockMs: number,
-): Promise<LogEntry[]> {
-  const reply = await redis.xread('COUNT', 1000, 'BLOCK', blockMs, 'STREAMS', keys.runLog(runId), afterId);
-  if (!reply) return [];
-  return reply.flatMap(([, entries]) => entries.map(([id, flat]) => toEntry(id, flat)));
+): Promise<LogWait> {
+  const logKey = keys.runLog(runId);
+  const reply = await redis.xread('COUNT', 1000, 'BLOCK', blockMs, 'STREAMS', logKey, keys.queue.key('events'), afterId, eventsAfter);
+  const wait: LogWait = { entries: [], eventsAfter, runEvent: false };
+  for (const [key, entries] of reply ?? []) {
+    if (key === logKey) {
+      wait.entries = entries.map(([id, flat]) => toEntry(id, flat));
+      continue;
+    }
+    for (const [id, flat] of entries) {
+      wait.eventsAfter = id;
+      for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i] === 'jobId' && flat[i + 1] === runId) wait.runEvent = true;
+    }
+  }
+  return wait;
 }
