@@ -669,11 +669,12 @@ export class FitqClient {
   /**
    * Passes a run's log entries after `after` to `onEntry` until the run ends.
    * Waits on the log stream and the queue's event stream (no polling): the
-   * run's events (its start, its end, its removal) make it look at the run
-   * at once. It reaps at the moment the next lease runs out, as the server
-   * tells: nothing else would end a run whose worker died. While the run is
-   * staged it looks every few seconds whether it started. Everything goes
-   * over a resilient connection of its own, so a Redis restart is survived.
+   * run's events (its start, its end, even when its log was packed and its
+   * stream deleted, its removal) make it look at the run at once. It reaps
+   * at the moment the next lease runs out, as the server tells: nothing else
+   * would end a run whose worker died. While the run is staged it looks
+   * every few seconds whether it started. Everything goes over a resilient
+   * connection of its own, so a Redis restart is survived.
    */
   private async watchRun(
     runId: string,
