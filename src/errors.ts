@@ -20,3 +20,9 @@ export class TimeoutError extends Error {
   override name = 'TimeoutError';
   readonly exitCode = 1;
 }
+
+/** A key fitq reads is not in fitq's format (written by someone else); exits 1. */
+export class StoredDataError extends Error {
+  override name = 'StoredDataError';
+  readonly exitCode = 1;
+}

@@ -4,7 +4,7 @@
  * without a permission, out of memory) and no stack traces for them.
  */
 import { Command, Flags } from '@oclif/core';
-import { ConnectionError, TimeoutError, UsageError } from '../errors.js';
+import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../errors.js';
 import { oneLine, quote } from '../queue/names.js';
 import { FitqClient, type ClientOptions } from '../queue/client.js';
 import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../queue/connection.js';
@@ -70,7 +70,7 @@ export abstract class FitqCommand extends Command {
   }
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
-    if (error instanceof UsageError || error instanceof ConnectionError || error instanceof TimeoutError) {
+    if (error instanceof UsageError || error instanceof ConnectionError || error instanceof TimeoutError || error instanceof StoredDataError) {
       process.stderr.write(`Error: ${oneLine(error.message)}\n`);
       return this.exit(error.exitCode);
     }

@@ -8,7 +8,7 @@ import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
 import { poolResources, readPool, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
-import { DEFAULT_LOG_MAX_LINES, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
+import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { quote, validateRunId, validateWorkerName } from './names.js';
 import {
   ENDED_STATUSES,
@@ -679,11 +679,13 @@ export class FitqClient {
 
   /**
    * Passes a run's log entries after `after` to `onEntry` until the run ends.
-   * Waits on the log stream (no polling), and reaps at the moment the next
-   * lease runs out, as the server tells: nothing else would end a run whose
-   * worker died. While the run is staged it looks every few seconds whether
-   * it started. Everything goes over a resilient connection of its own, so
-   * a Redis restart is survived.
+   * Waits on the log stream and the queue's event stream (no polling): the
+   * run's events (its start, its end, even when its log was packed and its
+   * stream deleted, its removal) make it look at the run at once. It reaps
+   * at the moment the next lease runs out, as the server tells: nothing else
+   * would end a run whose worker died. While the run is staged it looks
+   * every few seconds whether it started. Everything goes over a resilient
+   * connection of its own, so a Redis restart is survived.
    */
   private async watchRun(
     runId: string,
@@ -709,6 +711,8 @@ export class FitqClient {
       }
     };
     try {
+      // Taken before the run is first looked at: any later event of the run is after it.
+      let eventsAfter = await lastEventId(follower, this.keys);
       let checkAt = 0; // when to reap and look at the run again
       for (;;) {
         if (signal?.aborted) return readWatched();
@@ -732,7 +736,10 @@ export class FitqClient {
         }
         // BLOCK 0 would wait forever: at least 1 ms.
         const blockMs = Math.max(1, Math.ceil(Math.min(checkAt, deadline) - performance.now()));
-        for (const entry of await waitLogEntries(follower, this.keys, runId, after, blockMs)) {
+        const waited = await waitLogEntries(follower, this.keys, runId, after, eventsAfter, blockMs);
+        eventsAfter = waited.eventsAfter;
+        if (waited.runEvent) checkAt = 0;
+        for (const entry of waited.entries) {
           onEntry(entry);
           after = entry.id;
           if (entry.kind === 'end') {

@@ -43,6 +43,8 @@ export interface NamespaceKeys {
   run(runId: string): string;
   /** A run's output stream, next to its job. */
   runLog(runId: string): string;
+  /** An ended run's short output, packed into one string (instead of the stream). */
+  runPackedLog(runId: string): string;
   staged(shape: string): string;
   worker(name: string): WorkerKeys;
 }
@@ -87,6 +89,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     },
     run: (runId) => `${base}${RUN_QUEUE}:${runId}`,
     runLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output`,
+    runPackedLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output:packed`,
     staged: (shape) => `${base}staged:${shape}`,
     worker: (name) => {
       const info = `${base}worker:${name}`;

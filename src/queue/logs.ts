@@ -1,10 +1,16 @@
 /**
- * Run output, kept in a Redis stream per run (`run:<id>:log`), trimmed to
- * about the last `logMaxLines` lines. Each entry is one line of stdout or
+ * Run output, kept in a Redis stream per run (`runs:<id>:output`), trimmed
+ * to about the last `logMaxLines` lines. Each entry is one line of stdout or
  * stderr, appended by the appendLog script; the last entry of an ended run is
- * an end marker, so followers stop without polling.
+ * an end marker. When a run ends with a short log, the script that ends it
+ * packs the stream's entries into one string (`runs:<id>:output:packed`,
+ * JSON of what XRANGE gives) and deletes the stream, which would take about
+ * 4 KB however few its lines: readers read both, packed entries first.
+ * Followers wait on the stream and on the queue's event stream, where the
+ * run's end shows even when its log was packed.
  */
 import type { Redis } from 'ioredis';
+import { StoredDataError } from '../errors.js';
 import type { NamespaceKeys } from './keys.js';
 
 /** Lines kept per run; the stream keeps at least this many. */
@@ -30,7 +36,34 @@ function toEntry(id: string, flat: string[]): LogEntry {
   return { id, kind: 'line', stream: fields.stream === 'stderr' ? 'stderr' : 'stdout', line: fields.line ?? '' };
 }
 
-/** Reads entries after `afterId` ("0" for all), in pages. */
+type RawEntry = [id: string, fields: string[]];
+
+/** Whether stream entry id `id` comes after `after` ("0" before all). */
+function isAfter(id: string, after: string): boolean {
+  const [ms = '0', seq = '0'] = id.split('-');
+  const [afterMs = '0', afterSeq = '0'] = after.split('-');
+  return BigInt(ms) > BigInt(afterMs) || (BigInt(ms) === BigInt(afterMs) && BigInt(seq) > BigInt(afterSeq));
+}
+
+/** The entries of a packed log, as XRANGE gave them when it was packed. */
+function unpack(key: string, runId: string, packed: string): RawEntry[] {
+  let entries: unknown;
+  try {
+    entries = JSON.parse(packed);
+  } catch {
+    entries = undefined;
+  }
+  const valid = (entry: unknown): entry is RawEntry =>
+    Array.isArray(entry) && typeof entry[0] === 'string' && /^\d+-\d+$/.test(entry[0]) &&
+    Array.isArray(entry[1]) && entry[1].every((field) => typeof field === 'string');
+  if (!Array.isArray(entries) || !entries.every(valid)) throw new StoredDataError(`the packed output of run '${runId}' is not in fitq's format (${key})`);
+  return entries;
+}
+
+/**
+ * Reads entries after `afterId` ("0" for all), in pages: the packed ones,
+ * then the stream's, read together so a log packed meanwhile is read whole.
+ */
 export async function readLogEntries(
   redis: Redis,
   keys: NamespaceKeys,
@@ -38,22 +71,55 @@ export async function readLogEntries(
   afterId = '0',
   count = 1000,
 ): Promise<LogEntry[]> {
-  const replies = await redis.xrange(keys.runLog(runId), `(${afterId}`, '+', 'COUNT', count);
-  return replies.map(([id, flat]) => toEntry(id, flat));
+  const packedKey = keys.runPackedLog(runId);
+  const replies = await redis.multi().get(packedKey).xrange(keys.runLog(runId), `(${afterId}`, '+', 'COUNT', count).exec();
+  const [[packedError, packed], [streamError, stream]] = replies as [[Error | null, string | null], [Error | null, RawEntry[]]];
+  if (packedError ?? streamError) throw packedError ?? streamError;
+  const packedEntries = packed === null ? [] : unpack(packedKey, runId, packed).filter(([id]) => isAfter(id, afterId));
+  return [...packedEntries, ...stream].slice(0, count).map(([id, flat]) => toEntry(id, flat));
+}
+
+/** The id of the last entry of the queue's event stream ("0-0" if it has none): where waitLogEntries starts. */
+export async function lastEventId(redis: Redis, keys: NamespaceKeys): Promise<string> {
+  const [last] = await redis.xrevrange(keys.queue.key('events'), '+', '-', 'COUNT', 1);
+  return last?.[0] ?? '0-0';
+}
+
+export interface LogWait {
+  /** Entries of the log stream after the given id. */
+  entries: LogEntry[];
+  /** The last event read from the queue's event stream: where to go on. */
+  eventsAfter: string;
+  /** Whether any of those events was the run's (it started, ended, was re-staged or removed). */
+  runEvent: boolean;
 }
 
 /**
- * Waits up to `blockMs` for entries after `afterId`. Needs a connection of
- * its own: XREAD BLOCK holds it.
+ * Waits up to `blockMs` for log entries after `afterId`, or for events of
+ * the queue after `eventsAfter`: a run whose log is packed as it ends adds
+ * nothing to its stream, but its end is an event. Needs a connection of its
+ * own: XREAD BLOCK holds it.
  */
 export async function waitLogEntries(
   redis: Redis,
   keys: NamespaceKeys,
   runId: string,
   afterId: string,
+  eventsAfter: string,
   blockMs: number,
-): Promise<LogEntry[]> {
-  const reply = await redis.xread('COUNT', 1000, 'BLOCK', blockMs, 'STREAMS', keys.runLog(runId), afterId);
-  if (!reply) return [];
-  return reply.flatMap(([, entries]) => entries.map(([id, flat]) => toEntry(id, flat)));
+): Promise<LogWait> {
+  const logKey = keys.runLog(runId);
+  const reply = await redis.xread('COUNT', 1000, 'BLOCK', blockMs, 'STREAMS', logKey, keys.queue.key('events'), afterId, eventsAfter);
+  const wait: LogWait = { entries: [], eventsAfter, runEvent: false };
+  for (const [key, entries] of reply ?? []) {
+    if (key === logKey) {
+      wait.entries = entries.map(([id, flat]) => toEntry(id, flat));
+      continue;
+    }
+    for (const [id, flat] of entries) {
+      wait.eventsAfter = id;
+      for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i] === 'jobId' && flat[i + 1] === runId) wait.runEvent = true;
+    }
+  }
+  return wait;
 }

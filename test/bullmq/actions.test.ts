@@ -207,7 +207,7 @@ describe('BullMQ actions on a fitq namespace', () => {
     await expectWhole(client);
     const runs = await expectAgreement(s, { cli: true });
     expect(runs.map((r) => r.id)).toEqual([holder!.id, after!.id]);
-    expect(await client.redis.exists(client.keys.runLog(done!.id))).toBe(0);
+    expect(await client.redis.exists(client.keys.runLog(done!.id), client.keys.runPackedLog(done!.id))).toBe(0);
     // fitq's commands no longer know them.
     const show = await fitq(['runs', 'show', removed!.id], { queue: s.queue });
     expect(show.stderr).toContain(`unknown run '${removed!.id}'`);
@@ -312,7 +312,7 @@ describe('BullMQ actions on a fitq namespace', () => {
 
     let runs = await expectAgreement(s);
     expect(runs.map((run) => [run.id, run.status])).toEqual([[holder!.id, 'running'], [next!.id, 'staged']]);
-    expect(await client.redis.exists(client.keys.runLog(ok!.id), client.keys.runLog(bad!.id))).toBe(0);
+    expect(await client.redis.exists(...[ok, bad].flatMap((run) => [client.keys.runLog(run!.id), client.keys.runPackedLog(run!.id)]))).toBe(0);
     open(gate);
     await waitForStatus(client, next!.id, 'completed');
     expect(scheduled(s.logs)).not.toContain(waiting!.id);
@@ -376,7 +376,7 @@ describe('BullMQ actions on a fitq namespace', () => {
     await waitFor('the worker to run nothing', () => messages(s.logs).filter((m) => /^Run \S+ was killed by signal/.test(m)).length === 2);
     const runs = await expectAgreement(s);
     expect(runs).toEqual([]);
-    expect(await client.redis.exists(...[running, shared, staged, done].map((run) => client.keys.runLog(run!.id)))).toBe(0);
+    expect(await client.redis.exists(...[running, shared, staged, done].flatMap((run) => [client.keys.runLog(run!.id), client.keys.runPackedLog(run!.id)]))).toBe(0);
     // The namespace works on: a new run starts and ends, with the same demands.
     const [again] = (await client.stage({ command: ['true'], resources: 'cpu=1 gpu=2 lic=2' })).runs;
     await waitForStatus(client, again!.id, 'completed');

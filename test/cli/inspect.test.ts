@@ -92,6 +92,6 @@ describe('inspection commands', () => {
     const forced = await fitq(['runs', 'rm', '--force', a, b], { queue });
     expect(forced.stdout.trim()).toBe('Removed 2 runs.');
     expect(await client.listRuns()).toEqual([]);
-    expect(await client.redis.exists(client.keys.runLog(b))).toBe(0);
+    expect(await client.redis.exists(client.keys.runLog(b), client.keys.runPackedLog(b))).toBe(0);
   });
 });

@@ -48,6 +48,32 @@ describe('fitq logs on a run without output', () => {
   });
 });
 
+describe('fitq logs on an ended run', () => {
+  it("prints a short log, packed as the run ended, stdout and stderr each to its own", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const id = (await client.stage({ command: ['sh', '-c', 'echo out; echo err >&2; echo more'] })).runs[0]!.id;
+    const { worker } = await startTestWorker(queue, { runOnce: true });
+    await worker.done;
+    expect(await client.redis.exists(client.keys.runPackedLog(id))).toBe(1);
+    expect(await fitq(['logs', id], { queue })).toEqual({ exitCode: 0, stdout: 'out\nmore', stderr: 'err' });
+    expect(await fitq(['logs', '-f', id], { queue })).toEqual({ exitCode: 0, stdout: 'out\nmore', stderr: `err\nrun ${id} completed` });
+  });
+
+  it('says in one line, exit 1, when a packed log is not in fitq\'s format', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const id = (await client.stage({ command: ['true'] })).runs[0]!.id;
+    await client.cancelRun(id);
+    await client.redis.set(client.keys.runPackedLog(id), '[["1-0",["stream","stdout","line",7]]]');
+    expect(await fitq(['logs', id], { queue })).toEqual({
+      exitCode: 1,
+      stdout: '',
+      stderr: `Error: the packed output of run '${id}' is not in fitq's format (${client.keys.runPackedLog(id)})`,
+    });
+  });
+});
+
 describe('fitq logs -f', () => {
   it('follows a staged run through its start to its end, then says it completed and exits 0', async () => {
     const queue = newQueue();

@@ -76,8 +76,8 @@ describe('history retention bounds memory', () => {
     expect(await redis.zcard(client.keys.queue.key('completed'))).toBe(KEEP);
     expect(await redis.zcard(client.keys.ids)).toBe(KEEP);
     const keys = await namespaceKeys(redis, client.keys.base);
-    // Each kept run: its hash and its output stream (a line and the end marker); nothing of the other 4,500.
-    const runKeys = keys.filter((key) => /:runs:[0-9a-f]{12}(:output)?$/.test(key));
+    // Each kept run: its hash and its output (a line and the end marker, packed); nothing of the other 4,500.
+    const runKeys = keys.filter((key) => /:runs:[0-9a-f]{12}(:output:packed)?$/.test(key));
     expect(runKeys).toHaveLength(2 * KEEP);
     expect(keys.length - runKeys.length).toBeLessThanOrEqual(10); // ids, seq, settings, the queue's states and events
     const retained = (await usedMemory(redis)) - empty;
@@ -85,7 +85,7 @@ describe('history retention bounds memory', () => {
     for (const key of keys) keyBytes += (await redis.memory('USAGE', key)) ?? 0;
 
     // The same number of ended runs, all kept (default retention): runs
-    // canceled while staged, each with its hash and output stream.
+    // canceled while staged, each with its hash and packed output.
     const compared = performance.now();
     const other = await connectClient(newQueue(), server.url);
     const before = await usedMemory(redis);

@@ -48,7 +48,7 @@ async function endedAgo(client: FitqClient, runId: string, state: 'completed' | 
 async function present(client: FitqClient, ids: readonly string[]): Promise<string[]> {
   const left: string[] = [];
   for (const id of ids) {
-    const keys = await client.redis.exists(client.keys.run(id), client.keys.runLog(id), `${client.keys.run(id)}:lock`);
+    const keys = await client.redis.exists(client.keys.run(id), client.keys.runLog(id), client.keys.runPackedLog(id), `${client.keys.run(id)}:lock`);
     const listed = await client.redis.zscore(client.keys.ids, id);
     if (keys > 0 || listed !== null) left.push(id);
   }

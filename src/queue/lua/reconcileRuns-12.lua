@@ -29,8 +29,8 @@
     it never runs;
   - a run that ended but has no `finishedOn` (BullMQ retried it: job.retry,
     retryJobs): staged again at its place in the order, with its demands,
-    as a new attempt (`restaged` reset, `retried` + 1), a `restaged` entry
-    in its output; workers are told;
+    as a new attempt (`restaged` reset, `retried` + 1), its packed output
+    a stream again, with a `restaged` entry; workers are told;
   - a staged run whose BullMQ priority is not the one its order says
     (changePriority), or that is missing from `prioritized` or its staged
     index, or is in `wait`: an unsigned run takes the new priority (fitq's
@@ -79,6 +79,7 @@
 -- @include tryCall
 -- @include validName
 -- @include validShape
+-- @include unpackLog
 local idsKey = KEYS[1]
 local stateKey = KEYS[2]
 local eventsKey = KEYS[3]
@@ -221,6 +222,7 @@ local function restageRetried(runId, status)
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "retried", 1)
   local reason = "retried from BullMQ (it was " .. status .. ")"
+  unpackLog(base, runId, logMaxLines)
   redis.call("XADD", key .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged", "reason", reason)
   checkOrder(runId)
   publish(base, {type = "staged", count = 1})

@@ -1,8 +1,9 @@
 -- @include queueKey
 -- @include jobKey
+-- @include logKeys
 
--- Deletes a job's keys (its hash, lock, output, BullMQ's logs list) and its
--- place in every state.
+-- Deletes a job's keys (its hash, lock, output, stream or packed, BullMQ's
+-- logs list) and its place in every state.
 local function deleteJob(base, runId)
   local key = jobKey(base, runId)
   for _, state in ipairs({"prioritized", "completed", "failed"}) do
@@ -10,5 +11,6 @@ local function deleteJob(base, runId)
   end
   redis.call("LREM", queueKey(base, "wait"), 0, runId)
   redis.call("LREM", queueKey(base, "active"), 0, runId)
-  redis.call("DEL", key, key .. ":lock", key .. ":logs", key .. ":output")
+  local streamKey, packedKey = logKeys(base, runId)
+  redis.call("DEL", key, key .. ":lock", key .. ":logs", streamKey, packedKey)
 end
