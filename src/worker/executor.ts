@@ -176,16 +176,20 @@ export class Executor {
 
   /**
    * Kills (SIGKILL) the process group of every run still running, and
-   * resolves with how many there were once they have exited (or after
-   * `waitMs`): the last resort before the worker gives their capacity back.
+   * resolves once they have exited (or after `waitMs`) with how many were
+   * killed and how many had still not exited: the last resort before the
+   * worker gives their capacity back.
    */
-  async killAll(waitMs: number): Promise<number> {
+  async killAll(waitMs: number): Promise<{ killed: number; survivors: number }> {
     const killed = [...this.active.values()].flatMap((run) => (run.process?.kill() ? [run.process.outcome] : []));
+    let exited = 0;
     if (killed.length > 0) {
-      await Promise.race([Promise.allSettled(killed), new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
+      const counted = killed.map((outcome) => outcome.finally(() => (exited += 1)));
+      await Promise.race([Promise.allSettled(counted), new Promise((resolve) => setTimeout(resolve, waitMs).unref())]);
     }
-    return killed.length;
+    return { killed: killed.length, survivors: killed.length - exited };
   }
+
 
   /** Resolves when no run is active. */
   whenIdle(): Promise<void> {

@@ -90,6 +90,8 @@ export class Lease {
     const old = this.currentExecutor;
     old.abandonAll(LOST_REGISTRATION);
     await within(old.whenIdle(), options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
+    // Stopped meanwhile: it registers no more.
+    if (this.parts.lifecycle.stopping) return;
     const registration = registrationFor(options);
     if (!(await scripts.registerWorker(registration))) {
       this.parts.fail(`another live worker took the name '${options.name}'`);

@@ -16,9 +16,23 @@ export function retryDelayMs(attempt: number): number {
   return Math.round(delay * (1 - Math.random() * 0.2));
 }
 
-/** Whether trying again may help: a refusal of the worker's Redis user (ACL) never goes away by waiting. */
+/**
+ * Redis's refusals that pass (it is out of memory, busy with a long script,
+ * loading its data, a replica or failing over): it refused the script whole,
+ * before it ran, so trying again cannot apply anything twice.
+ */
+const TRANSIENT_REFUSAL = /^(OOM|BUSY|LOADING|TRYAGAIN|READONLY|MASTERDOWN|CLUSTERDOWN|NOREPLICAS)\b/;
+
+/**
+ * Whether trying again may help: a transient refusal, or a lost connection
+ * (no reply at all: the script ran whole or not at all, and a repeated
+ * finish or append is fenced by the claim's epoch). Anything else (an error
+ * raised by a script, an ACL refusal) would fail the same way again.
+ */
 export function isRetryable(error: unknown): boolean {
-  return error instanceof Error && describeAclRefusal(error) === undefined;
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'ReplyError') return TRANSIENT_REFUSAL.test(error.message);
+  return describeAclRefusal(error) === undefined;
 }
 
 export interface RetryOptions {

@@ -104,7 +104,8 @@ export class FitqWorker {
         echoOutput: options.echoOutput,
         logFormat: options.logFormat,
         onRunEnded: () => this.claims.wake(),
-        givenUp: () => lifecycle.stopped,
+        // An older registration's writes are refused anyway (fenced): no use retrying them.
+        givenUp: () => lifecycle.stopped || this.lease.token !== token,
         secret: options.secret,
         inheritedEnv: runEnv,
         reapEscaped: options.reapEscaped,
@@ -235,13 +236,14 @@ export class FitqWorker {
     await within(this.scripts.dropHold(this.name, lease.token).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
     // Keep the heartbeat going while runs finish, or they would be reaped as lost.
     const idle = await Promise.race([lease.executor.whenIdle().then(() => true), lifecycle.givenUp.then(() => false)]);
-    if (!idle) await this.killLeftovers();
+    // Runs that did not exit even when killed keep their capacity: it goes when the lease lapses, not before.
+    const survivors = idle ? 0 : await this.killLeftovers();
     lifecycle.released();
     this.unwatchConnection?.();
     this.heartbeat.close();
     clearInterval(this.poll);
     this.reaper.close();
-    await within(this.scripts.deregisterWorker(this.name, lease.token).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
+    if (survivors === 0) await within(this.scripts.deregisterWorker(this.name, lease.token).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
     this.watchdog.close();
     if (this.subscriber) await within(closeRedis(this.subscriber), 1000);
     await within(closeRedis(this.redis), 1000);
@@ -251,12 +253,19 @@ export class FitqWorker {
     this.resolveDone();
   }
 
-  /** Given up on Redis: deregistering gives the runs' capacity back, so nothing of them may still run then. */
-  private async killLeftovers(): Promise<void> {
+  /**
+   * Given up on Redis: deregistering gives the runs' capacity back, so
+   * nothing of them may still run then. Returns how many runs had still not
+   * exited a second after SIGKILL (e.g. stuck in uninterruptible sleep).
+   */
+  private async killLeftovers(): Promise<number> {
     const executor = this.lease.executor;
     const pending = executor.size;
-    const killed = await executor.killAll(1000);
+    const { killed, survivors } = await executor.killAll(1000);
     if (killed > 0) this.logger.error(`Killed ${killed} run(s) still running after the grace period (SIGKILL)`);
+    if (survivors > 0) {
+      this.logger.error(`${survivors} run(s) had not exited a second after SIGKILL: their capacity is released when this worker's lease runs out`);
+    }
     // The others ended (or never started) but their end is still on its way to Redis.
     const unrecorded = pending - killed;
     if (unrecorded > 0) {
@@ -264,6 +273,7 @@ export class FitqWorker {
         `Could not record the end of ${unrecorded} run(s) (is Redis reachable?); they end lost, or are re-staged per their retries, when the lease runs out`,
       );
     }
+    return survivors;
   }
 
   /** Runs being executed now. */

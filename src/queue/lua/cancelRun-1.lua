@@ -11,7 +11,7 @@
   A staged run it cancels ends now by the Redis server's clock.
 
   Returns {code, status}: CODE.ok canceled, CODE.requested from the worker,
-  0 already ended (status tells how), -1 no such run.
+  CODE.unchanged already ended (status tells how), CODE.unknownRun no such run.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): nothing is canceled, the user is told so.

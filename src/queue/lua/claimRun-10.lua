@@ -184,8 +184,7 @@ if chosen == nil then
 end
 
 local runKey = jobKey(base, chosen.id)
--- Its job goes active under a lock held with this registration's lease
--- (first: a write Redis refuses here leaves nothing reserved).
+-- Its job goes active under a lock held with this registration's lease.
 activateJob(base, chosen.id, name, token, redis.call("HGET", workerKey, "leaseMs"), clock)
 local heldBy = redis.call("HGET", holdsKey, chosen.id)
 if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end

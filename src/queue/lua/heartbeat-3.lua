@@ -15,7 +15,7 @@
   "graceful", "now" or "" (safety nets for missed cancel and stop messages),
   and every run Redis holds for the worker with its claim epoch (runId,
   epoch, ...: the worker gives back a claim whose reply it never received);
-  or {-1} when the worker is not registered under this token, or its lease
+  or {CODE.fenced} when the worker is not registered under this token, or its lease
   has lapsed (fenced).
 
   Flags: allow-oom: it runs while Redis is out of memory (maxmemory
