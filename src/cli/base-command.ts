@@ -10,6 +10,20 @@ import { describeAclRefusal, type ConnectionOptions } from '../queue/connection.
 import { resolveTlsOptions } from '../queue/tls-options.js';
 import { closest } from './suggest.js';
 
+/**
+ * Most words any fitq command gives oclif's parser (flags, their values and
+ * arguments): more than 100 labels and a few demands need, or 500 run ids
+ * and some flags. oclif's parsing takes time quadratic in the words it is
+ * given (it copies a flag's list of values for each value, and looks up each
+ * argument's position among all the words: 40,000 run ids took 16-19 s), so
+ * more are refused before it sees them. The command after `fitq stage --`
+ * never goes through it.
+ */
+export const MAX_PARSED_WORDS = 1000;
+
+/** How to give more names than fit: in batches, leaving room for flags. */
+export const inBatches = (command: string): string => `in batches (xargs -n ${MAX_PARSED_WORDS / 2} fitq ${command})`;
+
 /** The connection flags every command has. */
 export interface ConnectionFlags {
   'redis-url'?: string | undefined;
@@ -42,6 +56,23 @@ export abstract class FitqCommand extends Command {
       helpGroup: 'CONNECTION',
     }),
   };
+
+  /** Before any parsing, refuses (exit 2, one line) more than MAX_PARSED_WORDS words for oclif's parser. */
+  protected override async init(): Promise<void> {
+    await super.init();
+    const count = this.wordsToParse().length;
+    if (count > MAX_PARSED_WORDS) throw new UsageError(this.tooManyWordsMessage(count));
+  }
+
+  /** The words this command gives oclif's parser; `fitq stage` gives only those before `--`. */
+  protected wordsToParse(): readonly string[] {
+    return this.argv;
+  }
+
+  /** The refusal of more than MAX_PARSED_WORDS words; commands taking many names add how to select them instead. */
+  protected tooManyWordsMessage(count: number): string {
+    return `too many arguments: ${count} given, at most ${MAX_PARSED_WORDS}`;
+  }
 
   /** URL and TLS options from the flags and their environment fallbacks; UsageError for bad TLS files. */
   protected connectionOptions(flags: ConnectionFlags): ConnectionOptions {

@@ -8,19 +8,10 @@ import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import { STAGE_USAGE } from '../queue/stage.js';
-
+import { MAX_PARSED_WORDS } from './base-command.js';
 
 /** The flags that take every word up to the next flag or `--`. */
 const GREEDY_FLAGS = new Set(['resources', 'label', 'env']);
-
-/**
- * Most words `fitq stage` takes before `--` (flags and their values): far
- * more than 100 labels and a few demands need. oclif's parser takes time
- * quadratic in the words it is given (it copies a flag's list of values for
- * each value, and scans every earlier word for each argument), so more are
- * refused before it sees them; the command after `--` never goes through it.
- */
-export const MAX_FLAG_WORDS = 1000;
 
 /** A word as oclif's parser consumed it: a flag's value, or an argument no flag took. */
 export interface ParsedWord {
@@ -37,18 +28,14 @@ export function splitAtSeparator(argv: readonly string[]): { flagWords: string[]
 }
 
 /**
- * Refuses more than MAX_FLAG_WORDS words before `--` (or, with no `--`, in
- * all), in one line naming the limit and the count given; linear, and done
- * before oclif parses the words.
+ * The refusal of more than MAX_PARSED_WORDS words before `--` (or, with no
+ * `--`, in all), naming the limit and the count given.
  */
-export function refuseTooManyFlagWords(flagWords: readonly string[], hasSeparator: boolean): void {
-  if (flagWords.length <= MAX_FLAG_WORDS) return;
-  const given = `${flagWords.length} given, at most ${MAX_FLAG_WORDS}`;
-  throw new UsageError(
-    hasSeparator
-      ? `too many arguments before '--': ${given} (flags and their values): ${STAGE_USAGE}`
-      : `too many arguments with no '--': ${given} before it (flags and their values); put the command after '--': ${STAGE_USAGE}`,
-  );
+export function tooManyFlagWordsMessage(count: number, hasSeparator: boolean): string {
+  const given = `${count} given, at most ${MAX_PARSED_WORDS}`;
+  return hasSeparator
+    ? `too many arguments before '--': ${given} (flags and their values): ${STAGE_USAGE}`
+    : `too many arguments with no '--': ${given} before it (flags and their values); put the command after '--': ${STAGE_USAGE}`;
 }
 
 /**
