@@ -6,9 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { oneLine, quote, quoteBytes } from '../queue/names.js';
 import { STAGE_USAGE } from '../queue/stage.js';
-import { MAX_PARSED_WORDS } from './base-command.js';
+import { decodeUtf8, utf8Pieces } from '../queue/utf8.js';
+import { MAX_PARSED_WORDS, type NonUtf8Place } from './base-command.js';
 
 /** The flags that take every word up to the next flag or `--`. */
 const GREEDY_FLAGS = new Set(['resources', 'label', 'env']);
@@ -39,6 +40,37 @@ export function tooManyFlagWordsMessage(count: number, hasSeparator: boolean): s
 }
 
 /**
+ * What to do instead of typing a word that is not UTF-8: a word of the
+ * command can be made by shell text (--shell), which is UTF-8 itself.
+ */
+export function stageNonUtf8Hint({ afterSeparator, bytes }: NonUtf8Place): string {
+  if (!afterSeparator) return "fitq stores flags' values (labels, --env, --cwd) as UTF-8 text; give it in UTF-8 (for a path, a UTF-8 symlink to it)";
+  const example = bytes === undefined ? undefined : printfExample(bytes);
+  return (
+    'fitq stores commands as UTF-8 text and would run something else: give it in UTF-8, ' +
+    `or stage shell text (--shell) that makes these bytes${example === undefined ? '' : `, like ${example}`}`
+  );
+}
+
+/**
+ * Shell text that makes these bytes, `"$(printf 'caf\351.txt')"`: octal
+ * escapes for what is not UTF-8 and for what printf, the quotes or a terminal
+ * would take otherwise. None when the bytes end with a newline, which $(...)
+ * would drop.
+ */
+function printfExample(bytes: Buffer): string | undefined {
+  if (bytes.at(-1) === 0x0a) return undefined;
+  const octal = (byte: number) => `\\${byte.toString(8).padStart(3, '0')}`;
+  let format = '';
+  for (const piece of utf8Pieces(bytes)) {
+    if (typeof piece === 'number') format += octal(piece);
+    else if ("'\\%".includes(piece) || oneLine(piece) !== piece) format += Array.from(Buffer.from(piece), octal).join('');
+    else format += piece;
+  }
+  return `"$(printf '${format}')"`;
+}
+
+/**
  * Refuses any word before `--` that no flag took. When a command is expected
  * and there is no `--`, the first such word, or a -r/--label/--env word that
  * is not NAME=VALUE, is taken for a command missing its `--`.
@@ -57,15 +89,17 @@ export function checkWordsBeforeSeparator(words: readonly ParsedWord[], commandW
 
 /**
  * The commands of a --from-file (a path, or `-` for stdin): one shell command
- * per line; blank lines and lines starting with `#` are skipped.
+ * per line; blank lines and lines starting with `#` are skipped. A line that
+ * is not UTF-8 is refused, naming it: it would run as another command.
  */
 export async function readCommandFile(path: string): Promise<string[]> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = path === '-' ? await readStdin() : readFileSync(path, 'utf8');
+    bytes = path === '-' ? await readStdin() : readFileSync(path);
   } catch (error) {
     throw new UsageError(`cannot read --from-file ${quote(path)}: ${describeReadError(error as NodeJS.ErrnoException)}`);
   }
+  const text = decodeUtf8(bytes) ?? refuseNonUtf8Line(path, bytes);
   const commands = text
     .split('\n')
     .map((line) => line.replace(/\r$/, ''))
@@ -76,11 +110,30 @@ export async function readCommandFile(path: string): Promise<string[]> {
   return commands;
 }
 
+/**
+ * Refuses the first line of a --from-file that is not UTF-8, showing its
+ * bytes (a newline byte is never part of a longer UTF-8 sequence).
+ */
+function refuseNonUtf8Line(path: string, bytes: Buffer): never {
+  const lines: Buffer[] = [];
+  for (let start = 0; start <= bytes.length; ) {
+    const newline = bytes.indexOf(0x0a, start);
+    const end = newline < 0 ? bytes.length : newline;
+    lines.push(bytes.subarray(start, end));
+    start = end + 1;
+  }
+  const index = Math.max(0, lines.findIndex((line) => decodeUtf8(line) === undefined));
+  throw new UsageError(
+    `line ${index + 1} of --from-file ${quote(path)} is not valid UTF-8: ${quoteBytes(lines[index] ?? bytes)}; ` +
+      'fitq stores commands as UTF-8 text: write the bytes as shell escapes, like "$(printf \'\\351\')"',
+  );
+}
+
 /** All of stdin, as a stream: reading fd 0 at once fails (EAGAIN) when it is non-blocking. */
-async function readStdin(): Promise<string> {
+async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 function describeReadError(error: NodeJS.ErrnoException): string {

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
-import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
+import { FitqCommand, parseKeyValues, type NonUtf8Place } from '../cli/base-command.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
-import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, tooManyFlagWordsMessage } from '../cli/stage-input.js';
+import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import { commandJsonWithinLimit, MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
@@ -105,6 +105,10 @@ export default class Stage extends FitqCommand {
 
   protected override tooManyWordsMessage(count: number): string {
     return tooManyFlagWordsMessage(count, this.argv.includes('--'));
+  }
+
+  protected override nonUtf8Hint(place: NonUtf8Place): string {
+    return stageNonUtf8Hint(place);
   }
 
   /** Without '--', an unknown flag is most likely the command's own. */
