@@ -5,11 +5,34 @@
  */
 import { Command, Flags } from '@oclif/core';
 import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../errors.js';
-import { oneLine, quote } from '../queue/names.js';
+import { oneLine, quote, quoteBytes } from '../queue/names.js';
 import { FitqClient, type ClientOptions } from '../queue/client.js';
 import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../queue/connection.js';
 import { resolveTlsOptions } from '../queue/tls-options.js';
+import { findNonUtf8Word } from './raw-argv.js';
 import { closest } from './suggest.js';
+
+/**
+ * Most words any fitq command gives oclif's parser (flags, their values and
+ * arguments): more than 100 labels and a few demands need, or 500 run ids
+ * and some flags. oclif's parsing takes time quadratic in the words it is
+ * given (it copies a flag's list of values for each value, and looks up each
+ * argument's position among all the words: 40,000 run ids took 16-19 s), so
+ * more are refused before it sees them. The command after `fitq stage --`
+ * never goes through it.
+ */
+export const MAX_PARSED_WORDS = 1000;
+
+/** How to give more names than fit: in batches, leaving room for flags. */
+export const inBatches = (command: string): string => `in batches (xargs -n ${MAX_PARSED_WORDS / 2} fitq ${command})`;
+
+/** Where a word that is not UTF-8 was typed, for the hint that says what to do instead. */
+export interface NonUtf8Place {
+  /** After the first `--`. */
+  afterSeparator: boolean;
+  /** The word as typed, when it could be read. */
+  bytes: Buffer | undefined;
+}
 
 /** The connection flags every command has. */
 export interface ConnectionFlags {
@@ -43,6 +66,41 @@ export abstract class FitqCommand extends Command {
       helpGroup: 'CONNECTION',
     }),
   };
+
+  /**
+   * Before any parsing, refuses (exit 2, one line) words that are not UTF-8
+   * and more than MAX_PARSED_WORDS words for oclif's parser.
+   */
+  protected override async init(): Promise<void> {
+    await super.init();
+    const typed = process.argv.slice(2);
+    const nonUtf8 = findNonUtf8Word(typed);
+    if (nonUtf8) {
+      const word = typed[nonUtf8.index]!;
+      const what = nonUtf8.bytes
+        ? `argument ${quoteBytes(nonUtf8.bytes)} is not valid UTF-8`
+        : `argument ${quote(word)} holds U+FFFD, which may stand for bytes that are not valid UTF-8 (fitq cannot read its arguments as bytes here)`;
+      const hint = this.nonUtf8Hint({ afterSeparator: typed.slice(0, nonUtf8.index).includes('--'), bytes: nonUtf8.bytes });
+      throw new UsageError(`${what}: ${hint}`);
+    }
+    const count = this.wordsToParse().length;
+    if (count > MAX_PARSED_WORDS) throw new UsageError(this.tooManyWordsMessage(count));
+  }
+
+  /** The words this command gives oclif's parser; `fitq stage` gives only those before `--`. */
+  protected wordsToParse(): readonly string[] {
+    return this.argv;
+  }
+
+  /** The refusal of more than MAX_PARSED_WORDS words; commands taking many names add how to select them instead. */
+  protected tooManyWordsMessage(count: number): string {
+    return `too many arguments: ${count} given, at most ${MAX_PARSED_WORDS}`;
+  }
+
+  /** What to do instead of typing a word that is not UTF-8. */
+  protected nonUtf8Hint(_place: NonUtf8Place): string {
+    return 'fitq takes its arguments as UTF-8 text; give it in UTF-8';
+  }
 
   /** URL and TLS options from the flags and their environment fallbacks; UsageError for bad TLS files. */
   protected connectionOptions(flags: ConnectionFlags): ConnectionOptions {

@@ -6,21 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { oneLine, quote, quoteBytes } from '../queue/names.js';
 import { STAGE_USAGE } from '../queue/stage.js';
-
+import { decodeUtf8, utf8Pieces } from '../queue/utf8.js';
+import { MAX_PARSED_WORDS, type NonUtf8Place } from './base-command.js';
 
 /** The flags that take every word up to the next flag or `--`. */
 const GREEDY_FLAGS = new Set(['resources', 'label', 'env']);
-
-/**
- * Most words `fitq stage` takes before `--` (flags and their values): far
- * more than 100 labels and a few demands need. oclif's parser takes time
- * quadratic in the words it is given (it copies a flag's list of values for
- * each value, and scans every earlier word for each argument), so more are
- * refused before it sees them; the command after `--` never goes through it.
- */
-export const MAX_FLAG_WORDS = 1000;
 
 /** A word as oclif's parser consumed it: a flag's value, or an argument no flag took. */
 export interface ParsedWord {
@@ -37,18 +29,45 @@ export function splitAtSeparator(argv: readonly string[]): { flagWords: string[]
 }
 
 /**
- * Refuses more than MAX_FLAG_WORDS words before `--` (or, with no `--`, in
- * all), in one line naming the limit and the count given; linear, and done
- * before oclif parses the words.
+ * The refusal of more than MAX_PARSED_WORDS words before `--` (or, with no
+ * `--`, in all), naming the limit and the count given.
  */
-export function refuseTooManyFlagWords(flagWords: readonly string[], hasSeparator: boolean): void {
-  if (flagWords.length <= MAX_FLAG_WORDS) return;
-  const given = `${flagWords.length} given, at most ${MAX_FLAG_WORDS}`;
-  throw new UsageError(
-    hasSeparator
-      ? `too many arguments before '--': ${given} (flags and their values): ${STAGE_USAGE}`
-      : `too many arguments with no '--': ${given} before it (flags and their values); put the command after '--': ${STAGE_USAGE}`,
+export function tooManyFlagWordsMessage(count: number, hasSeparator: boolean): string {
+  const given = `${count} given, at most ${MAX_PARSED_WORDS}`;
+  return hasSeparator
+    ? `too many arguments before '--': ${given} (flags and their values): ${STAGE_USAGE}`
+    : `too many arguments with no '--': ${given} before it (flags and their values); put the command after '--': ${STAGE_USAGE}`;
+}
+
+/**
+ * What to do instead of typing a word that is not UTF-8: a word of the
+ * command can be made by shell text (--shell), which is UTF-8 itself.
+ */
+export function stageNonUtf8Hint({ afterSeparator, bytes }: NonUtf8Place): string {
+  if (!afterSeparator) return "fitq stores flags' values (labels, --env, --cwd) as UTF-8 text; give it in UTF-8 (for a path, a UTF-8 symlink to it)";
+  const example = bytes === undefined ? undefined : printfExample(bytes);
+  return (
+    'fitq stores commands as UTF-8 text and would run something else: give it in UTF-8, ' +
+    `or stage shell text (--shell) that makes these bytes${example === undefined ? '' : `, like ${example}`}`
   );
+}
+
+/**
+ * Shell text that makes these bytes, `"$(printf 'caf\351.txt')"`: octal
+ * escapes for what is not UTF-8 and for what printf, the quotes or a terminal
+ * would take otherwise. None when the bytes end with a newline, which $(...)
+ * would drop.
+ */
+function printfExample(bytes: Buffer): string | undefined {
+  if (bytes.at(-1) === 0x0a) return undefined;
+  const octal = (byte: number) => `\\${byte.toString(8).padStart(3, '0')}`;
+  let format = '';
+  for (const piece of utf8Pieces(bytes)) {
+    if (typeof piece === 'number') format += octal(piece);
+    else if ("'\\%".includes(piece) || oneLine(piece) !== piece) format += Array.from(Buffer.from(piece), octal).join('');
+    else format += piece;
+  }
+  return `"$(printf '${format}')"`;
 }
 
 /**
@@ -70,15 +89,17 @@ export function checkWordsBeforeSeparator(words: readonly ParsedWord[], commandW
 
 /**
  * The commands of a --from-file (a path, or `-` for stdin): one shell command
- * per line; blank lines and lines starting with `#` are skipped.
+ * per line; blank lines and lines starting with `#` are skipped. A line that
+ * is not UTF-8 is refused, naming it: it would run as another command.
  */
 export async function readCommandFile(path: string): Promise<string[]> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = path === '-' ? await readStdin() : readFileSync(path, 'utf8');
+    bytes = path === '-' ? await readStdin() : readFileSync(path);
   } catch (error) {
     throw new UsageError(`cannot read --from-file ${quote(path)}: ${describeReadError(error as NodeJS.ErrnoException)}`);
   }
+  const text = decodeUtf8(bytes) ?? refuseNonUtf8Line(path, bytes);
   const commands = text
     .split('\n')
     .map((line) => line.replace(/\r$/, ''))
@@ -89,11 +110,30 @@ export async function readCommandFile(path: string): Promise<string[]> {
   return commands;
 }
 
+/**
+ * Refuses the first line of a --from-file that is not UTF-8, showing its
+ * bytes (a newline byte is never part of a longer UTF-8 sequence).
+ */
+function refuseNonUtf8Line(path: string, bytes: Buffer): never {
+  const lines: Buffer[] = [];
+  for (let start = 0; start <= bytes.length; ) {
+    const newline = bytes.indexOf(0x0a, start);
+    const end = newline < 0 ? bytes.length : newline;
+    lines.push(bytes.subarray(start, end));
+    start = end + 1;
+  }
+  const index = Math.max(0, lines.findIndex((line) => decodeUtf8(line) === undefined));
+  throw new UsageError(
+    `line ${index + 1} of --from-file ${quote(path)} is not valid UTF-8: ${quoteBytes(lines[index] ?? bytes)}; ` +
+      'fitq stores commands as UTF-8 text: write the bytes as shell escapes, like "$(printf \'\\351\')"',
+  );
+}
+
 /** All of stdin, as a stream: reading fd 0 at once fails (EAGAIN) when it is non-blocking. */
-async function readStdin(): Promise<string> {
+async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 function describeReadError(error: NodeJS.ErrnoException): string {

@@ -1,5 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
+import { FitqCommand, inBatches, parseKeyValues } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
 import type { CancelResult } from '../queue/client.js';
 import { RUN_STATUSES, type RunStatus } from '../queue/run-record.js';
@@ -37,6 +37,10 @@ export default class Cancel extends FitqCommand {
     });
     if (results.length === 0) this.log('No runs to cancel.');
     for (const result of results) this.log(describeCancel(result));
+  }
+
+  protected override tooManyWordsMessage(count: number): string {
+    return `${super.tooManyWordsMessage(count)}: select the runs with --status and --label, or name them ${inBatches('cancel')}`;
   }
 }
 

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
-import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
+import { FitqCommand, parseKeyValues, type NonUtf8Place } from '../cli/base-command.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
-import { checkWordsBeforeSeparator, readCommandFile, refuseTooManyFlagWords, splitAtSeparator } from '../cli/stage-input.js';
+import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import { commandJsonWithinLimit, MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
@@ -61,8 +61,6 @@ export default class Stage extends FitqCommand {
   async run(): Promise<void> {
     // oclif only sees the words before '--': the command is never parsed as flags.
     const { flagWords, command } = splitAtSeparator(this.argv);
-    // Too many words are refused before oclif, whose parsing is quadratic, sees them.
-    refuseTooManyFlagWords(flagWords, command !== undefined);
     const { flags, raw } = await this.parse(Stage, flagWords);
     const fromFile = flags['from-file'];
     checkWordsBeforeSeparator(raw, command === undefined && fromFile === undefined);
@@ -98,6 +96,19 @@ export default class Stage extends FitqCommand {
     for (const warning of [...warnings, ...result.warnings]) if (warning) process.stderr.write(`Warning: ${warning}\n`);
     if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
     else for (const run of result.runs) this.log(run.id);
+  }
+
+  /** Only the words before '--' go to oclif's parser, so only they count against its limit. */
+  protected override wordsToParse(): readonly string[] {
+    return splitAtSeparator(this.argv).flagWords;
+  }
+
+  protected override tooManyWordsMessage(count: number): string {
+    return tooManyFlagWordsMessage(count, this.argv.includes('--'));
+  }
+
+  protected override nonUtf8Hint(place: NonUtf8Place): string {
+    return stageNonUtf8Hint(place);
   }
 
   /** Without '--', an unknown flag is most likely the command's own. */

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { localDetachedWorkers } from '../cli/detach.js';
-import { FitqCommand } from '../cli/base-command.js';
+import { FitqCommand, inBatches } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
 import { resolveNamespace } from '../queue/client.js';
 
@@ -46,5 +46,9 @@ export default class Stop extends FitqCommand {
       await client.stopWorkers(names, { now: flags.now, wait: flags.wait, timeoutMs: flags.timeout * 1000 });
       for (const name of names) this.log(flags.wait ? `Stopped worker ${name}` : `Asked worker ${name} to stop`);
     });
+  }
+
+  protected override tooManyWordsMessage(count: number): string {
+    return `${super.tooManyWordsMessage(count)}: stop every worker with --all, or name them ${inBatches('stop')}`;
   }
 }

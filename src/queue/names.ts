@@ -4,6 +4,7 @@
  * can be forged and every key keeps its namespace's hash tag.
  */
 import { UsageError } from '../errors.js';
+import { utf8Pieces } from './utf8.js';
 
 /** The Lua scripts check names they read from Redis with the same grammar (lua/includes/validName.lua; a test checks they agree). */
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -32,6 +33,22 @@ export function quote(value: string): string {
   }
   return `'${oneLine(shown)}'${suffix}`;
 }
+
+/**
+ * Bytes as error messages show them: like quote(), with each byte that is not
+ * part of UTF-8 as \xNN (`'caf\xe9.txt'`).
+ */
+export function quoteBytes(bytes: Uint8Array): string {
+  let shown = '';
+  for (const piece of utf8Pieces(bytes)) {
+    // Cut between pieces, never inside an escape.
+    if (shown.length >= MAX_QUOTED_LENGTH) return `'${shown}…' (${bytes.length} bytes)`;
+    shown += typeof piece === 'number' ? escapeByte(piece) : escapeChar(piece);
+  }
+  return `'${shown}'`;
+}
+
+const escapeByte = (byte: number): string => `\\x${byte.toString(16).padStart(2, '0')}`;
 
 /**
  * The value with control characters escaped (\n, \x1b, \u202e...), so it
@@ -63,7 +80,9 @@ function isUnsafe(code: number): boolean {
 }
 
 function escapeChar(char: string): string {
-  if (!isUnsafe(char.charCodeAt(0))) return char;
+  // A lone surrogate (Array.from keeps a pair in one string) would print as U+FFFD.
+  const lone = char.length === 1 && char.charCodeAt(0) >= 0xd800 && char.charCodeAt(0) <= 0xdfff;
+  if (!lone && !isUnsafe(char.charCodeAt(0))) return char;
   switch (char) {
     case '\n':
       return '\\n';
@@ -73,7 +92,7 @@ function escapeChar(char: string): string {
       return '\\t';
     default: {
       const code = char.charCodeAt(0);
-      return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+      return code <= 0xff ? escapeByte(code) : `\\u${code.toString(16).padStart(4, '0')}`;
     }
   }
 }

@@ -3,13 +3,14 @@
  * round trip.
  */
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readlinkSync, statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
-import { MAX_NAME_LENGTH, quote, validateNewRunId } from './names.js';
+import { MAX_NAME_LENGTH, quote, quoteBytes, validateNewRunId } from './names.js';
+import { isWellFormed, REPLACEMENT_CHARACTER } from './utf8.js';
 
 /** How to stage a run, quoted in the errors that say what is missing. */
 export const STAGE_USAGE = 'fitq stage [FLAGS] -- COMMAND [ARGS...]';
@@ -102,9 +103,18 @@ function largest(entries: Record<string, string>): string {
   return `${quote(name)} (${bytes(value)} bytes)`;
 }
 
-/** A NUL byte cannot be passed to a process (argv, environment, path): refuse it when staging, not when the run starts. */
-function refuseNul(what: string, value: string): void {
+/**
+ * What cannot be passed to a process as given (argv, environment, path) is
+ * refused when staging, not when the run starts: a NUL byte, or a lone
+ * surrogate, which Node would pass on as U+FFFD (see utf8.ts).
+ */
+function refuseUnpassable(what: string, value: string): void {
   if (value.includes('\0')) throw new UsageError(`invalid ${what} ${quote(value)}: contains a NUL character`);
+  refuseNotText(what, value);
+}
+
+function refuseNotText(what: string, value: string): void {
+  if (!isWellFormed(value)) throw new UsageError(`invalid ${what} ${quote(value)}: holds a lone UTF-16 surrogate, which is not text`);
 }
 
 function validateCommand(command: string[], shell: boolean): string {
@@ -112,7 +122,7 @@ function validateCommand(command: string[], shell: boolean): string {
   const first = command[0];
   if (first === undefined) throw new UsageError(`missing command: ${STAGE_USAGE}`);
   if (first.trim() === '') throw new UsageError(`missing command: ${quote(first)} is blank: ${STAGE_USAGE}`);
-  command.forEach((arg) => refuseNul('command argument', arg));
+  command.forEach((arg) => refuseUnpassable('command argument', arg));
   return commandJsonWithinLimit(command, shell);
 }
 
@@ -135,7 +145,7 @@ export function commandJsonWithinLimit(command: readonly string[], shell: boolea
 
 function validateEnv(env: Record<string, string>): string {
   validateEntries('environment variable', env, ENV_NAME_PATTERN, "use letters, digits and '_', not starting with a digit");
-  for (const [name, value] of Object.entries(env)) refuseNul(`environment variable ${quote(name)} value`, value);
+  for (const [name, value] of Object.entries(env)) refuseUnpassable(`environment variable ${quote(name)} value`, value);
   const envJson = JSON.stringify(env);
   if (bytes(envJson) > MAX_ENV_BYTES) {
     throw new UsageError(
@@ -147,6 +157,7 @@ function validateEnv(env: Record<string, string>): string {
 
 function validateLabels(labels: Record<string, string>): string {
   validateEntries('label', labels, LABEL_KEY_PATTERN, "use letters, digits, '.', '_', '/' and '-', starting with a letter or digit");
+  for (const [key, value] of Object.entries(labels)) refuseNotText(`label ${quote(key)} value`, value);
   const keys = Object.keys(labels);
   if (keys.length > MAX_LABELS) {
     throw new UsageError(`too many labels: ${keys.length}, the last ${quote(keys[keys.length - 1] ?? '')} (at most ${MAX_LABELS})`);
@@ -158,10 +169,12 @@ function validateLabels(labels: Record<string, string>): string {
   return labelsJson;
 }
 
-function validateCwd(cwd: string): string {
+/** The run's directory, absolute: --cwd (relative to the current directory), or the current directory. */
+function validateCwd(cwd: string | undefined): string {
+  if (cwd === undefined) return currentDirectory();
   if (typeof cwd !== 'string' || cwd === '') throw new UsageError("--cwd '' is empty: give a directory");
-  refuseNul('--cwd', cwd);
-  const absolute = resolve(cwd);
+  refuseUnpassable('--cwd', cwd);
+  const absolute = isAbsolute(cwd) ? resolve(cwd) : resolve(currentDirectory(), cwd);
   let isDirectory = false;
   try {
     isDirectory = statSync(absolute).isDirectory();
@@ -170,6 +183,35 @@ function validateCwd(cwd: string): string {
   }
   if (!isDirectory) throw new UsageError(`--cwd ${quote(cwd)} is not a directory`);
   return absolute;
+}
+
+/**
+ * The current directory, as a path that names it. Node decodes the path as
+ * UTF-8, with U+FFFD for bytes that are not, and a run told that path would
+ * start elsewhere or not at all: refused, showing the path's bytes (Linux).
+ */
+function currentDirectory(): string {
+  const cwd = process.cwd();
+  if (!cwd.includes(REPLACEMENT_CHARACTER) || sameFile(cwd, '.')) return cwd;
+  let shown = quote(cwd);
+  try {
+    shown = quoteBytes(readlinkSync('/proc/self/cwd', { encoding: 'buffer' }));
+  } catch {
+    // No /proc: the path as Node decoded it.
+  }
+  throw new UsageError(
+    `the current directory ${shown} is not valid UTF-8, and runs are told their directory as UTF-8 text: ` +
+      'give --cwd a UTF-8 path to it, such as a symlink',
+  );
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [first, second] = [statSync(a), statSync(b)];
+    return first.dev === second.dev && first.ino === second.ino;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -209,7 +251,7 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   const fields: Record<string, string> = {
     command: commandJson,
     shell: request.shell ? '1' : '0',
-    cwd: validateCwd(request.cwd ?? process.cwd()),
+    cwd: validateCwd(request.cwd),
     env: envJson,
     labels: labelsJson,
     resources: formatResources(demands),

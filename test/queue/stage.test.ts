@@ -33,6 +33,26 @@ describe('staging', () => {
   });
 });
 
+describe('strings that are not text', () => {
+  // A lone surrogate would reach the run as U+FFFD (Node encodes it so): refused, shown escaped.
+  it.each([
+    [{ command: ['cat', 'caf\uDCE9'] }, "invalid command argument 'caf\\udce9': holds a lone UTF-16 surrogate, which is not text"],
+    [{ command: ['true'], env: { NAME: 'x\uD800' } }, "invalid environment variable 'NAME' value 'x\\ud800': holds a lone UTF-16 surrogate, which is not text"],
+    [{ command: ['true'], labels: { team: '\uDFFFa' } }, "invalid label 'team' value '\\udfffa': holds a lone UTF-16 surrogate, which is not text"],
+    [{ command: ['true'], cwd: '/tmp/\uD83D' }, "invalid --cwd '/tmp/\\ud83d': holds a lone UTF-16 surrogate, which is not text"],
+  ])('refuses a lone surrogate (%#) and stages nothing', async (request, message) => {
+    const client = await connectClient(newQueue());
+    await expect(client.stage(request)).rejects.toThrow(message);
+    expect(await client.listRuns()).toEqual([]);
+  });
+
+  it('takes characters beyond U+FFFF (surrogate pairs)', async () => {
+    const client = await connectClient(newQueue());
+    const { runs } = await client.stage({ command: ['echo', '\u{1F600}'], labels: { mood: '\u{1F600}' } });
+    expect(await client.getRun(runs[0]!.id)).toMatchObject({ command: ['echo', '\u{1F600}'], labels: { mood: '\u{1F600}' } });
+  });
+});
+
 describe('waiting for a run to end', () => {
   it('gives up after the time given with a TimeoutError (exit 1), not a usage error', async () => {
     const client = await connectClient(newQueue());

@@ -69,24 +69,47 @@ export interface CliResult {
   stderr: string;
 }
 
+/** The environment of a fitq process run by a test. */
+function cliEnv(queue: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    FITQ_REDIS_URL: redisUrl(),
+    FITQ_QUEUE: queue,
+    FITQ_PREFIX: process.env.FITQ_PREFIX ?? '',
+    // No config file of the machine's user: tests give their own.
+    XDG_CONFIG_HOME: EMPTY_CONFIG_HOME,
+    ...env,
+  };
+}
+
 /** Runs `fitq ARGS` as a real process against the test Redis. */
 export async function fitq(
   args: string[],
   options: { queue: string; env?: Record<string, string>; timeoutMs?: number; input?: string },
 ): Promise<CliResult> {
   const result = await execa('node', [BIN, ...args], {
-    env: {
-      FITQ_REDIS_URL: redisUrl(),
-      FITQ_QUEUE: options.queue,
-      FITQ_PREFIX: process.env.FITQ_PREFIX ?? '',
-      // No config file of the machine's user: tests give their own.
-      XDG_CONFIG_HOME: EMPTY_CONFIG_HOME,
-      ...options.env,
-    },
+    env: cliEnv(options.queue, options.env),
     reject: false,
     timeout: options.timeoutMs ?? 60_000,
     ...(options.input === undefined ? {} : { input: options.input }),
   });
+  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+/**
+ * Runs `fitq ARGS` where arguments, and the directory it runs in, may be any
+ * bytes. Node passes strings (and Buffers) to a process as UTF-8, so the
+ * bytes are made by sh's printf (octal escapes) and handed to `exec`.
+ */
+export async function fitqBytes(args: (string | Buffer)[], options: { queue: string; cwd?: Buffer }): Promise<CliResult> {
+  // `$(...)` drops trailing newlines: a `_` is added and cut off again.
+  const make = (value: string | Buffer) => `printf '${Array.from(Buffer.from(value), (byte) => `\\${byte.toString(8).padStart(3, '0')}`).join('')}_'`;
+  const script = [
+    ...(options.cwd === undefined ? [] : [`d=$(${make(options.cwd)}) && cd "\${d%_}" || exit 99`]),
+    'set --',
+    ...args.map((arg) => `a=$(${make(arg)}); set -- "$@" "\${a%_}"`),
+    'exec node "$FITQ_TEST_BIN" "$@"',
+  ].join('\n');
+  const result = await execa('sh', ['-c', script], { env: cliEnv(options.queue, { FITQ_TEST_BIN: BIN }), reject: false, timeout: 60_000 });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 

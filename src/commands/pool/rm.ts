@@ -1,4 +1,4 @@
-import { FitqCommand } from '../../cli/base-command.js';
+import { FitqCommand, inBatches } from '../../cli/base-command.js';
 
 export default class PoolRm extends FitqCommand {
   static override summary = 'Remove pool resources (runs holding some keep them until they end).';
@@ -11,5 +11,9 @@ export default class PoolRm extends FitqCommand {
     const names = argv as string[];
     await this.withClient(flags, (client) => client.removePool(names));
     this.log(`Removed ${names.join(', ')} from the pool.`);
+  }
+
+  protected override tooManyWordsMessage(count: number): string {
+    return `${super.tooManyWordsMessage(count)}: name them ${inBatches('pool rm')}`;
   }
 }

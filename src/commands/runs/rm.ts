@@ -1,5 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { FitqCommand, parseKeyValues } from '../../cli/base-command.js';
+import { FitqCommand, inBatches, parseKeyValues } from '../../cli/base-command.js';
 import { UsageError } from '../../errors.js';
 import { RUN_STATUSES, type RunStatus } from '../../queue/run-record.js';
 
@@ -33,5 +33,9 @@ export default class RunsRm extends FitqCommand {
       return all.length === 0 ? 0 : client.removeRuns(all, { force: flags.force });
     });
     this.log(`Removed ${removed} run${removed === 1 ? '' : 's'}.`);
+  }
+
+  protected override tooManyWordsMessage(count: number): string {
+    return `${super.tooManyWordsMessage(count)}: select the runs with --status and --label, or name them ${inBatches('runs rm')}`;
   }
 }
