@@ -505,6 +505,26 @@ describe('a worker whose lease lapses while it stops gracefully', () => {
   });
 });
 
+describe('a worker stopped while it re-registers', () => {
+  it('registers no more once its lost registration\'s runs are gone, and exits 0', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const name = `rereg-${queue}`;
+    // The run ignores SIGTERM: the re-registration waits the kill grace for it.
+    const runId = (await client.stage({ command: ['sh', '-c', "trap '' TERM; sleep 60"], resources: 'foo=1' })).runs[0]!.id;
+    const worker = spawnCliWorker(queue, ['-r', 'foo=1', '--name', name, '--lease', '3', '--kill-grace', '3']);
+    await worker.waitForMessage(`Run ${runId} started`);
+    // Its registration is gone (as when Redis lost its data): the next heartbeat finds it fenced.
+    await client.redis.hset(client.keys.worker(name).info, 'token', 'another');
+    await worker.waitForMessage(`Worker ${name} lost its registration (lease expired or Redis lost its data); stopping its runs`);
+    process.kill(worker.pid, 'SIGTERM');
+    expect(await worker.exited).toEqual({ exitCode: 0, signal: undefined });
+    const said = worker.messages();
+    expect(said.join('\n')).not.toMatch(/registered again|took the name/);
+    expect(said).toContain(`Worker ${name} stopped`);
+  });
+});
+
 describe('stopping a CLI worker with SIGTERM', () => {
   it('lets the running run finish, claims nothing new, deregisters and exits 0', async () => {
     const queue = newQueue();
