@@ -24,10 +24,10 @@ export interface CliWorker {
 
 const cliWorkers: CliWorker[] = [];
 
-/** Starts `fitq worker ARGS --log-format json` against the test Redis (or `url`). */
-export function spawnCliWorker(queue: string, args: string[], url = redisUrl()): CliWorker {
+/** Starts `fitq worker ARGS --log-format json` against the test Redis (or `url`), with `env` added to its environment. */
+export function spawnCliWorker(queue: string, args: string[], url = redisUrl(), env: Record<string, string> = {}): CliWorker {
   const subprocess = execa('node', [BIN, 'worker', ...args, '--log-format', 'json'], {
-    env: { FITQ_REDIS_URL: url, FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '' },
+    env: { FITQ_REDIS_URL: url, FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '', ...env },
     stdin: 'ignore',
     buffer: false,
     reject: false,
