@@ -9,7 +9,7 @@ import { parseExplainReply, type RunVerdict } from './explain.js';
 import type { NamespaceKeys } from './keys.js';
 import type { LogLine } from './logs.js';
 import { runFields } from './run-record.js';
-import { acceptReply, codeName, luaCodeTable, SCRIPT_CODES, type ScriptCode } from './script-codes.js';
+import { acceptReply, codeName, luaCodeTable, type ScriptCode } from './script-codes.js';
 
 const LUA_DIR = new URL('./lua/', import.meta.url);
 
@@ -317,7 +317,7 @@ export class Scripts {
    * registration under `token`. Returns whether a hold was dropped.
    */
   async dropHold(worker: string, token: string): Promise<boolean> {
-    return (await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds, token)) === SCRIPT_CODES.ok;
+    return codeName(await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds, token)) === 'ok';
   }
 
   /** Pauses or resumes the namespace's queue; false when it already was so. */
@@ -325,7 +325,7 @@ export class Scripts {
     const reply = await command(this.redis, 'fitqSetPaused')(
       this.keys.queue.key('meta'), this.keys.queue.key('events'), this.keys.base, paused ? 'pause' : 'resume',
     );
-    return reply === SCRIPT_CODES.ok;
+    return codeName(reply) === 'ok';
   }
 
   /** Sets pool capacities ("set"), or removes pool resources ("remove"; a name not in the pool is refused). */
@@ -392,7 +392,7 @@ export class Scripts {
   /** Asks a live worker to stop; false when no live worker has the name. */
   async requestStop(name: string, mode: StopMode): Promise<boolean> {
     const w = this.keys.worker(name);
-    return (await command(this.redis, 'fitqRequestStop')(this.keys.workers, w.info, this.keys.base, name, mode)) === SCRIPT_CODES.ok;
+    return codeName(await command(this.redis, 'fitqRequestStop')(this.keys.workers, w.info, this.keys.base, name, mode)) === 'ok';
   }
 
   /** Reaps expired workers; returns them and how long until the next lease runs out (if any). */
@@ -410,7 +410,7 @@ export class Scripts {
       this.keys.workers, w.info, w.capacity, w.free, w.runs,
       this.keys.base, name, token, this.logMaxLines,
     );
-    return reply === SCRIPT_CODES.ok;
+    return codeName(reply) === 'ok';
   }
 
   /** Cancels a run; see cancelRun-1.lua for the outcomes. */
