@@ -96,6 +96,11 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
   }
 }
 
+/** The refusal a script gives with this code, made by the client itself (e.g. before or instead of a script call). */
+export function refusalOf(name: Exclude<ScriptCode, 'ok' | 'unchanged' | 'waiting' | 'idle' | 'full' | 'paused' | 'requested' | 'fenced'>, value: string): RefusedError {
+  return refusal(SCRIPT_CODES[name], value)!;
+}
+
 /** Throws the refusal a reply carries, if any; returns its code's name otherwise. */
 export function acceptReply(code: unknown, value: unknown, keys: NamespaceKeys): ScriptCode {
   const refused = refusal(code, value, keys);

@@ -5,6 +5,7 @@
  * token and executor; calls made with an older token are ignored.
  */
 import type { Logger } from 'pino';
+import { refusalOf } from '../queue/script-codes.js';
 import type { Scripts } from '../queue/scripts.js';
 import type { Executor } from './executor.js';
 import { GIVE_UP_AFTER_GRACE_MS, type Lifecycle } from './lifecycle.js';
@@ -94,7 +95,7 @@ export class Lease {
     if (this.parts.lifecycle.stopping) return;
     const registration = registrationFor(options);
     if (!(await scripts.registerWorker(registration))) {
-      this.parts.fail(`another live worker took the name '${options.name}'`);
+      this.parts.fail(refusalOf('workerNameTaken', options.name).message);
       return;
     }
     this.currentToken = registration.token;

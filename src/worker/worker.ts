@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { UsageError } from '../errors.js';
+import { refusalOf } from '../queue/script-codes.js';
 import { resolveNamespace } from '../queue/client.js';
 import { closeRedis, connectRedis } from '../queue/connection.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
@@ -149,7 +149,7 @@ export class FitqWorker {
     });
     if (!registered) {
       await closeRedis(redis);
-      throw new UsageError(`a live worker is already named '${options.name}': choose another --name`);
+      throw refusalOf('workerNameTaken', options.name);
     }
     if (options.passRedisEnv) logger.info('Runs get this worker\'s Redis connection settings (--pass-redis-env), password included');
     const keeper = options.reapEscaped ? keeperSupport() : undefined;
