@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // fitq benchmarks. Each measures fitq and a baseline in the same run and
 // prints the ratio: raw process spawn and raw BullMQ for running commands,
-// raw BullMQ for wake-up latency, the claim at a shallow vs a deep queue, and
-// scheduling quality (makespan against a lower bound, bench/scheduling.js).
+// raw BullMQ for wake-up latency, the claim at a shallow vs a deep queue and
+// with one vs 1,000 demand shapes, and scheduling quality (makespan against a lower bound, bench/scheduling.js).
 // Needs a built dist/ (npm run bench builds first) and redis-server on PATH.
 // `node bench/run.js scheduling` runs the scheduling case alone, `node
-// bench/run.js cli` the CLI worker against raw child_process.spawn.
+// bench/run.js cli` the CLI worker against raw child_process.spawn, `node
+// bench/run.js shapes` the claim against the number of shapes.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -226,6 +227,40 @@ async function claimCost(depth) {
   return evalsha ? Number(evalsha[2]) / Number(evalsha[1]) : NaN;
 }
 
+/**
+ * The claim script's server time against the number of demand shapes: a
+ * worker (cpu=1) runs a cpu=1 run, cpu=1 runs wait behind it (the first its
+ * blocked head), and `extra` staged after them; the worker claims 500 times.
+ */
+async function claimShapesCost(extra) {
+  const queue = newQueue();
+  const client = await FitqClient.connect({ redisUrl: redis.url, queue });
+  const scripts = new Scripts(client.redis, client.keys, 10_000);
+  await scripts.registerWorker({ name: 'probe', token: 't', leaseMs: 60_000, concurrency: 0, host: 'bench', pid: 0, resources: 'cpu=1' });
+  await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 3 });
+  await scripts.claimRun('probe', 't', 0);
+  for (let i = 0; i < extra.length; i += 500) {
+    await client.stage(extra.slice(i, i + 500).map((resources) => ({ command: ['true'], resources })));
+  }
+  await client.redis.config('RESETSTAT');
+  for (let i = 0; i < 500; i++) await scripts.claimRun('probe', 't', 0);
+  const stats = await client.redis.info('commandstats');
+  await scripts.deregisterWorker('probe', 't');
+  await client.removeRuns(await client.redis.zrange(client.keys.ids, 0, -1));
+  await client.close();
+  const evalsha = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(stats);
+  return evalsha ? Number(evalsha[2]) / Number(evalsha[1]) : NaN;
+}
+
+/** The claim with 1,000 shapes no worker can run (foo=$i), and with 1,000 it can run, against one shape. */
+async function reportClaimShapes() {
+  const one = await claimShapesCost([]);
+  const lacking = await claimShapesCost(Array.from({ length: 1000 }, (_, i) => `foo=${i + 1}`));
+  const runnable = await claimShapesCost(Array.from({ length: 1000 }, (_, i) => `cpu=0.${String(i + 1).padStart(4, '0')}`));
+  report('claim script, 1,000 shapes the worker lacks a resource of vs one shape', lacking, one, 'µs/call', '< 2×');
+  report('claim script, 1,000 shapes the worker can run vs one shape', runnable, one, 'µs/call', '< 1 ms');
+}
+
 /** The seed GPU scenario (aaa gpu0, bbb gpu0, ccc gpu0+gpu1, ddd gpu1; 0.3 s each): wall time under a policy. */
 async function seedScenarioMakespan(policy) {
   const queue = newQueue();
@@ -261,6 +296,9 @@ if (only === 'scheduling') {
 } else if (only === 'cli') {
   console.log(`fitq CLI worker benchmark, Redis ${redis.url}\n`);
   await reportCliWorker();
+} else if (only === 'shapes') {
+  console.log(`fitq claim benchmark against the number of demand shapes, Redis ${redis.url}\n`);
+  await reportClaimShapes();
 } else {
   console.log(`fitq benchmarks: ${RUNS} runs per throughput case, ${LATENCY_SAMPLES} latency samples, Redis ${redis.url}\n`);
   for (const concurrency of [1, 4]) {
@@ -278,6 +316,7 @@ if (only === 'scheduling') {
   const shallow = await claimCost(100);
   const deep = await claimCost(20_000);
   report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
+  await reportClaimShapes();
   await reportCliWorker();
   await reportSchedulingQuality();
 }

@@ -12,8 +12,8 @@ export interface NamespaceKeys {
   readonly seq: string;
   /** Zset of every run id, score 0: looked up by prefix with ZRANGE BYLEX. */
   readonly ids: string;
-  /** Set of demand shapes that have staged runs. */
-  readonly shapes: string;
+  /** Hash: group of demand shapes that have staged runs (their resource names) -> version. */
+  readonly groups: string;
   /** Zset of live workers, scored by lease deadline (epoch ms). */
   readonly workers: string;
   /** Hash: run id of a blocked head -> the worker holding resources for it. */
@@ -46,6 +46,8 @@ export interface NamespaceKeys {
   /** An ended run's short output, packed into one string (instead of the stream). */
   runPackedLog(runId: string): string;
   staged(shape: string): string;
+  /** Zset: the shapes of a group (`cpu,mem`, or `none`) that have staged runs -> the score of their first run. */
+  group(names: string): string;
   worker(name: string): WorkerKeys;
 }
 
@@ -73,7 +75,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     base,
     seq: `${base}seq`,
     ids: `${base}ids`,
-    shapes: `${base}shapes`,
+    groups: `${base}groups`,
     workers: `${base}workers`,
     holds: `${base}holds`,
     poolCapacity: `${base}pool:capacity`,
@@ -91,6 +93,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     runLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output`,
     runPackedLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output:packed`,
     staged: (shape) => `${base}staged:${shape}`,
+    group: (names) => `${base}group:${names}`,
     worker: (name) => {
       const info = `${base}worker:${name}`;
       return {

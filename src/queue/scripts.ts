@@ -116,17 +116,17 @@ export type GpuPlacement = 'pack' | 'spread';
 
 export type ClaimResult =
   | { code: 'claimed'; runId: string; epoch: string; run: Record<string, string> }
-  | { code: 'waiting'; ignored: IgnoredShape[]; /** The blocked head this worker holds resources for, if any. */ holding?: string }
-  | { code: 'idle'; ignored: IgnoredShape[] }
+  | { code: 'waiting'; ignored: IgnoredGroup[]; /** The blocked head this worker holds resources for, if any. */ holding?: string }
+  | { code: 'idle'; ignored: IgnoredGroup[] }
   | { code: 'full' }
   | { code: 'paused' }
   | { code: 'fenced' };
 
-/** A demand shape a worker cannot run, with the resource names it lacks. */
-export interface IgnoredShape {
-  shape: string;
+/** A group of demand shapes (their resource names, `cpu,mem`) a worker cannot run, with the resource names it lacks. */
+export interface IgnoredGroup {
+  group: string;
   missing: string[];
-  /** Changes when runs of this shape are staged or leave. */
+  /** Changes when runs of this group are staged or leave. */
   version: string;
 }
 
@@ -211,10 +211,10 @@ function flatToRecord(flat: string[]): Record<string, string> {
   return record;
 }
 
-function parseIgnored(list: unknown): IgnoredShape[] {
+function parseIgnored(list: unknown): IgnoredGroup[] {
   return (list as string[]).map((entry) => {
-    const [shape = '', missing = '', version = ''] = entry.split('|');
-    return { shape, missing: missing.split(','), version };
+    const [group = '', missing = '', version = ''] = entry.split('|');
+    return { group, missing: missing.split(','), version };
   });
 }
 
@@ -241,7 +241,7 @@ export class Scripts {
   async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander): Promise<StagedBatch | undefined> {
     const args: (string | number)[] = [this.keys.base, runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, run.data);
-    const keys = [this.keys.seq, this.keys.ids, this.keys.shapes];
+    const keys = [this.keys.seq, this.keys.ids, this.keys.groups];
     if (pipeline) {
       void command(pipeline, 'fitqStageRuns')(...keys, ...args);
       return undefined;
@@ -259,7 +259,7 @@ export class Scripts {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
-      w.devices, this.keys.shapes, this.keys.base, token, maxRuns, policy, gpuPlacement,
+      w.devices, this.keys.groups, this.keys.base, token, maxRuns, policy, gpuPlacement,
     )) as unknown[];
     switch (codeName(reply[0])) {
       case 'ok':
@@ -458,7 +458,7 @@ export class Scripts {
     const [more, actions] = (await command(this.redis, 'fitqReconcileRuns')(
       this.keys.ids, this.keys.reconcile, queue.key('events'), queue.key('prioritized'), queue.key('wait'),
       queue.key('delayed'), queue.key('pc'), queue.key('completed'), queue.key('failed'),
-      this.keys.shapes, this.keys.holds, this.keys.seq,
+      this.keys.groups, this.keys.holds, this.keys.seq,
       this.keys.base, budget, this.logMaxLines,
     )) as [number, string[]];
     return {

@@ -6,10 +6,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
-import type { IgnoredShape } from '../queue/scripts.js';
+import type { IgnoredGroup } from '../queue/scripts.js';
 
 export class IgnoredRuns {
-  /** Per shape: the version last seen and the staged run ids already logged. */
+  /** Per group of shapes: the version last seen and the staged run ids already logged. */
   private readonly seen = new Map<string, { version: string; runIds: Set<string> }>();
 
   constructor(
@@ -18,13 +18,13 @@ export class IgnoredRuns {
     private readonly logger: Logger,
   ) {}
 
-  async report(shapes: readonly IgnoredShape[]): Promise<void> {
-    const current = new Set(shapes.map(({ shape }) => shape));
-    for (const shape of this.seen.keys()) if (!current.has(shape)) this.seen.delete(shape);
-    for (const { shape, missing, version } of shapes) {
-      const previous = this.seen.get(shape);
+  async report(groups: readonly IgnoredGroup[]): Promise<void> {
+    const current = new Set(groups.map(({ group }) => group));
+    for (const group of this.seen.keys()) if (!current.has(group)) this.seen.delete(group);
+    for (const { group, missing, version } of groups) {
+      const previous = this.seen.get(group);
       if (previous?.version === version) continue;
-      const runIds = new Set(await this.redis.zrange(this.keys.staged(shape), 0, -1));
+      const runIds = await this.stagedRunIds(group);
       for (const runId of runIds) {
         if (previous?.runIds.has(runId)) continue;
         this.logger.info(
@@ -32,7 +32,17 @@ export class IgnoredRuns {
           `Ignoring staged run ${runId} (requires resources not defined for this worker: ${missing.join(', ')})`,
         );
       }
-      this.seen.set(shape, { version, runIds });
+      this.seen.set(group, { version, runIds });
     }
+  }
+
+  /** The runs staged in every shape of a group, in one round trip per read. */
+  private async stagedRunIds(group: string): Promise<Set<string>> {
+    const shapes = await this.redis.zrange(this.keys.group(group), 0, -1);
+    const pipeline = this.redis.pipeline();
+    for (const shape of shapes) pipeline.zrange(this.keys.staged(shape), 0, -1);
+    const replies = shapes.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    // (A shape whose index is no sorted set, written by hand, has no runs.)
+    return new Set(replies.flatMap(([error, ids]) => (error ? [] : (ids as string[]))));
   }
 }

@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import type { RunRecord, RunStatus } from '../../src/queue/run-record.js';
 import { Scripts, type ReconcileAction } from '../../src/queue/scripts.js';
-import { connectClient, fitq, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
+import { connectClient, fitq, indexedShapes, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { BULLMQ_STATE } from '../support/bullmq.js';
 import { waitFor } from '../support/wait.js';
 
@@ -127,7 +127,7 @@ async function expectAgreement(setup: Setup, options: { cli?: boolean } = {}): P
   expect(ids.sort()).toEqual(runs.map((run) => run.id).sort());
   // No staged index entry of a run that is not staged.
   const staged = new Set(runs.filter((run) => run.status === 'staged').map((run) => run.id));
-  for (const shape of await client.redis.smembers(client.keys.shapes)) {
+  for (const shape of await indexedShapes(client)) {
     for (const id of await client.redis.zrange(client.keys.staged(shape), 0, -1)) expect(staged.has(id), `${id} in staged:${shape}`).toBe(true);
   }
   return runs;

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
 import type { NamespaceKeys } from '../../src/queue/keys.js';
 import { Scripts, type ClaimResult, type WorkerRegistration } from '../../src/queue/scripts.js';
-import { connectClient, newQueue, redisUrl } from '../support/fitq.js';
+import { connectClient, indexedShapes, newQueue, redisUrl } from '../support/fitq.js';
 
 const registrationOf = (name: string, resources: string, devices: number[] = []): WorkerRegistration => ({
   name, token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources, devices,
@@ -89,9 +89,12 @@ describe('a claim among hostile index entries', () => {
     const redis = plainClient();
     const shapes = ['cpu=1,gpu=1', 'cpu=1,lic=1', 'cpu=1', 'cpu=2', 'mem=1'];
     for (const shape of shapes) await poison(redis, keys, shape, { ended, otherShape: shape === 'cpu=2' ? c : big });
-    // Members of `shapes` that are no shape, or whose index is missing or no sorted set.
+    // Members of a group that are no shape of it, or whose index is missing or no sorted set;
+    // fields of `groups` that are no group, or whose key is no sorted set.
     await redis.set(keys.staged('cpu=0.5'), 'x');
-    await redis.sadd(keys.shapes, 'foo', 'x y', 'gpu=1', 'cpu=0.5', 'q'.repeat(100_000), 'mem=2');
+    await redis.zadd(keys.group('cpu'), 0, 'foo', 0, 'gpu=1', 0, 'cpu=0.5', 0, 'cpu=1.5', 0, 'q'.repeat(100_000));
+    await redis.set(keys.group('gpu'), 'x');
+    await redis.hset(keys.groups, 'x y', '1', 'q'.repeat(100_000), '1', 'gpu', '1', 'cpu', 'by-hand');
     // Holds by a live worker on no staged run: the claim must not take them for an older hold.
     for (const id of ['t7:log', 'strmcpu1', 'ghost', ended, 'a b']) await redis.hset(keys.holds, id, 'other');
 
@@ -109,18 +112,21 @@ describe('a claim among hostile index entries', () => {
     // cpu is all taken: c is the blocked head; `lacking` is ignored (no mem).
     const waiting = await claim(scripts, 'w');
     expect(waiting).toMatchObject({ code: 'waiting', holding: c });
-    expect(waiting.code === 'waiting' && waiting.ignored.map((entry) => entry.shape)).toEqual(['mem=1']);
+    expect(waiting.code === 'waiting' && waiting.ignored.map((entry) => entry.group)).toEqual(['mem']);
     for (let i = 0; i < 5; i++) expect(await claim(scripts, 'w')).toMatchObject({ code: 'waiting', holding: c });
 
-    // Every hostile entry the claims looked at is gone; the real runs are where they were.
+    // Every hostile entry the claims came to is gone; the real runs are where they were.
     const left = async (shape: string) => (await redis.zrange(keys.staged(shape), 0, -1)).map(short);
-    for (const shape of ['cpu=1,gpu=1', 'cpu=1,lic=1', 'cpu=1', 'cpu=2']) {
-      const real = { 'cpu=1': [c], 'cpu=2': [big] }[shape] ?? [];
+    for (const shape of ['cpu=1,gpu=1', 'cpu=1,lic=1', 'cpu=1']) {
+      const real = { 'cpu=1': [c] }[shape] ?? [];
       expect({ shape, left: await left(shape) }).toEqual({ shape, left: real });
     }
-    // A shape this worker cannot run is not looked into: what it holds is judged by a worker that can.
+    // A shape after the blocked head none of whose runs can start now is not looked into yet,
+    // nor one this worker cannot run: what they hold goes when a claim comes to them.
+    expect(await left('cpu=2')).toContain(big);
     expect(await left('mem=1')).toContain(lacking);
-    expect((await redis.smembers(keys.shapes)).sort()).toEqual(['cpu=1', 'cpu=2', 'mem=1']);
+    expect(Object.keys(await redis.hgetall(keys.groups)).sort()).toEqual(['cpu', 'mem']);
+    expect(await indexedShapes(client)).toEqual(['cpu=1', 'cpu=2', 'mem=1']);
     expect(await redis.hgetall(keys.holds)).toEqual({ [c]: 'w' });
     // The keys they named are left as they were: not fitq's.
     expect(await redis.type(keys.run('strmcpu1'))).toBe('stream');
@@ -131,6 +137,8 @@ describe('a claim among hostile index entries', () => {
     }
     expect(await capacity(client, 'w')).toEqual(before);
     expect(await claim(scripts, 'w')).toMatchObject({ code: 'claimed', runId: c });
+    expect(await claim(scripts, 'w')).toMatchObject({ code: 'waiting', holding: big });
+    expect(await left('cpu=2')).toEqual([big]);
     expect((await client.listRuns({ statuses: ['staged'] })).map((run) => [run.id, run.reason])).toEqual([
       [big, 'next in line on w: waiting for cpu=2 > 1 free'], [lacking, 'no live worker has: mem'],
     ]);
@@ -182,8 +190,10 @@ describe('the other scripts reading what a hostile writer put in', () => {
     // The worker's own set of runs, a staged index, and BullMQ's events naming them.
     await redis.sadd(keys.worker('w').runs, 'strm', 't7:log', 'a b');
     await redis.zadd(keys.staged('cpu=1'), 0, 'strm');
-    await redis.sadd(keys.shapes, 'cpu=1', 'foo');
-    await redis.set(keys.staged('foo'), 'x');
+    await redis.zadd(keys.group('cpu'), 0, 'foo', 0, 'cpu=3');
+    await redis.set(keys.staged('cpu=3'), 'x');
+    await redis.set(keys.group('mem'), 'x');
+    await redis.hset(keys.groups, 'x y', '1', 'mem', '1');
     await redis.xadd(keys.queue.key('events'), '*', 'event', 'added', 'jobId', 'strm');
     await redis.xadd(keys.queue.key('events'), '*', 'event', 'removed', 'jobId', 't7:log');
 

@@ -97,7 +97,7 @@ describe('Lua scripts', () => {
   });
 
   it('build no fixed key of the namespace from its base (they are passed in KEYS)', () => {
-    const fixed = /base \.\. "(seq|ids|shapes|workers|holds|pool:capacity|pool:used|settings|reconcile|events|runs:\w+)"|queueKey\(/;
+    const fixed = /base \.\. "(seq|ids|groups|workers|holds|pool:capacity|pool:used|settings|reconcile|events|runs:\w+)"|queueKey\(/;
     for (const file of scripts) {
       const lines = read(new URL(file, LUA_DIR)).split('\n').filter((line) => fixed.test(withoutComments(line)));
       expect({ file, lines }).toEqual({ file, lines: [] });

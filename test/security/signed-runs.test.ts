@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import { REJECTED_FORMAT, REJECTED_MISMATCH, REJECTED_UNSIGNED } from '../../src/security/signing.js';
-import { alterRunData, connectClient, fitq, messages, newQueue, parseJsonLog, readRunData, redisUrl, startTestWorker } from '../support/fitq.js';
+import { alterRunData, connectClient, fitq, indexShapeByHand, messages, newQueue, parseJsonLog, readRunData, redisUrl, startTestWorker } from '../support/fitq.js';
 
 const SECRET = `fitq-test-secret-${randomBytes(12).toString('hex')}`;
 const OTHER_SECRET = `fitq-other-secret-${randomBytes(12).toString('hex')}`;
@@ -188,10 +188,11 @@ describe('signed runs', () => {
     // Only the index and the shape change; the signed fields stay as they were.
     const score = await client.redis.zscore(client.keys.staged('cpu=4'), id);
     await client.redis.multi()
-      .zrem(client.keys.staged('cpu=4'), id).srem(client.keys.shapes, 'cpu=4')
-      .zadd(client.keys.staged('cpu=1'), score!, id).sadd(client.keys.shapes, 'cpu=1')
+      .zrem(client.keys.staged('cpu=4'), id).zrem(client.keys.group('cpu'), 'cpu=4')
+      .zadd(client.keys.staged('cpu=1'), score!, id)
       .hset(client.keys.run(id), 'shape', 'cpu=1')
       .exec();
+    await indexShapeByHand(client.redis, client.keys, 'cpu=1', score!);
     const { worker } = await startTestWorker(queue, { secret: SECRET, resources: 'cpu=1', runOnce: true });
     await worker.done;
     expect(await client.getRun(id)).toMatchObject({
@@ -214,7 +215,7 @@ describe('signed runs', () => {
     const copy = async (target: FitqClient, copyId: string) => {
       await target.redis.hset(target.keys.run(copyId), fields);
       await target.redis.zadd(target.keys.staged(fields.shape!), fields.score!, copyId);
-      await target.redis.sadd(target.keys.shapes, fields.shape!);
+      await indexShapeByHand(target.redis, target.keys, fields.shape!, fields.score!);
       await target.redis.zadd(target.keys.queue.key('prioritized'), fields.score!, copyId);
       await target.redis.zadd(target.keys.ids, 0, copyId);
     };

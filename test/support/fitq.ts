@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import type { Redis } from 'ioredis';
 import { afterEach, expect, inject } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import { openConnectionCount } from '../../src/queue/connection.js';
+import type { NamespaceKeys } from '../../src/queue/keys.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
 import { FitqWorker, type WorkerOptions } from '../../src/worker/worker.js';
 
@@ -144,4 +146,25 @@ export async function alterRunData(client: FitqClient, runId: string, alter: (da
   const data = await readRunData(client, runId);
   alter(data);
   await client.redis.hset(client.keys.run(runId), 'data', JSON.stringify(data));
+}
+
+/** The group of a shape in fitq's index (lua/includes/shapeGroup.lua): its resource names, joined by commas. */
+function groupOf(shape: string): string {
+  const names = [...(shape.split(';')[0] ?? '').matchAll(/([^,=]+)=/g)].map((match) => match[1]!);
+  return names.length > 0 ? names.join(',') : 'none';
+}
+
+/** Puts a shape in fitq's index of groups by hand, at `score`, as anyone with write access could. */
+export async function indexShapeByHand(redis: Redis, keys: NamespaceKeys, shape: string, score: number | string): Promise<void> {
+  await redis.zadd(keys.group(groupOf(shape)), score, shape);
+  await redis.hset(keys.groups, groupOf(shape), 'by-hand');
+}
+
+/** Every shape in the namespace's index of groups. */
+export async function indexedShapes(client: FitqClient): Promise<string[]> {
+  const shapes: string[] = [];
+  for (const group of Object.keys(await client.redis.hgetall(client.keys.groups))) {
+    shapes.push(...(await client.redis.zrange(client.keys.group(group), 0, -1)));
+  }
+  return shapes.sort();
 }

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
-import { connectClient, newQueue, redisUrl } from '../support/fitq.js';
+import { connectClient, indexShapeByHand, newQueue, redisUrl } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
 const plainClients: Redis[] = [];
@@ -53,12 +53,12 @@ describe('a running run replayed as staged', () => {
     const score = await redis.hget(keys.run(runId), 'score');
     await redis.hset(keys.run(runId), 'status', 'staged');
     await redis.zadd(keys.staged('cpu=1,lic=1'), score!, runId);
-    await redis.sadd(keys.shapes, 'cpu=1,lic=1');
+    await indexShapeByHand(redis, keys, 'cpu=1,lic=1', score!);
     await redis.zadd(keys.queue.key('prioritized'), score!, runId);
 
     for (let i = 0; i < 3; i++) expect(await scripts.claimRun('w2', 'tok', 0)).toEqual({ code: 'idle', ignored: [] });
     expect(await redis.zscore(keys.staged('cpu=1,lic=1'), runId)).toBeNull();
-    expect(await redis.sismember(keys.shapes, 'cpu=1,lic=1')).toBe(0);
+    expect(await redis.zscore(keys.group('cpu,lic'), 'cpu=1,lic=1')).toBeNull();
     expect(await capacity(client, 'w2')).toEqual({ ...idle, pool: '1' });
     expect(await redis.hget(keys.run(runId), 'epoch')).toBe('1');
     // Catching up with BullMQ (a full pass: runs:prioritized holds more than the index) does not stage it again either.

@@ -2,14 +2,20 @@
 --[[
   Claims for a worker the first staged run, in order (higher priority, then
   older), that fits its free capacity, and reserves its demands. Cost grows
-  with the number of demand shapes (and of holds, one per worker at most),
-  not with the number of staged runs.
+  with the number of groups of demand shapes (shapes demanding the same
+  resources, includes/shapeGroup.lua; and of holds, one per worker at most)
+  and with the shapes older than the run it starts or holds, not with the
+  number of staged runs: the shapes of a group needing a resource the worker
+  and the pool lack are never looked at, nor those after the run it starts
+  or, once it holds a blocked head, those of a group none of whose runs can
+  start now (includes/nextCandidate.lua).
 
   A resource defined in the namespace's pool (`fitq pool set`) is reserved
   from the pool, the rest from the worker, in the same step.
 
   What the worker sees (its candidates: the first staged run of every shape
-  that fits its total capacity, includes/candidates.lua), the policy that
+  that fits its total capacity, includes/candidates.lua, taken oldest first
+  as far as the claim needs them), the policy that
   picks among them (backfill or fifo, the blocked head and what it holds,
   includes/policy.lua) and GPU device placement (includes/devices.lua) are
   shared with explainRuns, which says why staged runs wait; this script acts
@@ -30,7 +36,7 @@
   KEYS[7] pool:capacity     hash: cluster-wide resource -> total amount
   KEYS[8] pool:used         hash: cluster-wide resource -> amount reserved
   KEYS[9] worker:devices    hash: GPU device index -> free share (1 = whole device)
-  KEYS[10] shapes           set of demand shapes with staged runs
+  KEYS[10] groups           hash: group of shapes with staged runs -> version
   (and worker:reserved, the worker key + ":reserved": run id -> what its claim reserved)
 
   The `gpu` demand of the run it starts is placed on the worker's GPU
@@ -42,12 +48,14 @@
   A staged index entry whose job no longer exists, or is no longer staged
   (BullMQ removed it: job.remove, drain, clean, obliterate), is dropped when
   it comes first in its shape, and the next run of that shape is looked at
-  instead; a shape left without staged runs is dropped from `shapes`. So are
-  entries fitq never writes, which only a hand could have put there (see
-  includes/checkStaged.lua, validShape.lua, readOlderHold.lua): an index
-  member that is no run id, whose key holds no job hash, or whose job is of
-  another shape; a member of `shapes` that is no shape, or whose index is
-  no sorted set; a hold on no staged run. Those are logged in Redis's log
+  instead; a shape left without staged runs leaves its group (indexShape).
+  So are entries fitq never writes, which only a hand could have put there
+  (see includes/checkStaged.lua, validShape.lua, readOlderHold.lua): an
+  index member that is no run id, whose key holds no job hash, whose job is
+  of another shape, or whose run is held by a live claim (a running run put
+  back as staged); a member of a group that is no shape of it, or whose
+  index is no sorted set; a field of `groups` that is no group, or whose key
+  is no sorted set; a hold on no staged run. Those are logged in Redis's log
   (WARNING). At most DROP_LIMIT (includes/noteDrop.lua) go per call; a
   claim that leaves more replies waiting, starts no run newer than the
   entries it has not looked at yet, and publishes `staged` so workers claim
@@ -77,9 +85,9 @@
     {CODE.paused}  the namespace's queue is paused (`fitq pause`, BullMQ's pause)
     {CODE.fenced}  the worker is not registered under this token, or its
                    lease has run out (fenced)
-  ignored lists "shape|missing,names|version" for shapes needing resources
-  the worker does not declare; version (staged count and newest id) changes
-  when runs of the shape come or go.
+  ignored lists "group|missing,names|version" for the groups of shapes
+  needing resources the worker does not declare (nor the pool); version
+  changes when runs of the group come or go.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached), before its first write: no run is claimed, started
@@ -87,12 +95,13 @@
 ]]
 -- @include activateJob
 -- @include adjustAmounts
--- @include buildCandidates
+-- @include candidateStream
 -- @include claimsKey
 -- @include decideClaim
 -- @include encodeClaim
 -- @include formatAmount
 -- @include formatResourceList
+-- @include indexShape
 -- @include jobKey
 -- @include liveWorker
 -- @include publish
@@ -111,7 +120,7 @@ local holdsKey = KEYS[6]
 local poolCapacityKey = KEYS[7]
 local poolUsedKey = KEYS[8]
 local devicesKey = KEYS[9]
-local shapesKey = KEYS[10]
+local groupsKey = KEYS[10]
 local base, token, maxRuns, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local spread = ARGV[5] == "spread"
 
@@ -130,16 +139,25 @@ local view = readClaimView(base, name, {
   worker = workerKey, capacity = capacityKey, free = freeKey, devices = devicesKey,
   workers = workersKey, holds = holdsKey,
 }, clock, spread, readPool(poolCapacityKey, poolUsedKey))
-local candidates, ignored = buildCandidates(view)
+local stream, ignored = candidateStream(view)
+local decision = decideClaim(view, stream, policy)
 -- What the claim looked past goes (includes/noteDrop.lua): stale and invalid
--- staged index entries, shapes without staged runs, holds on no staged run.
--- Each was read from its key as the type it is, so none of this can fail.
+-- staged index entries, shapes and groups without staged runs or written by
+-- hand, holds on no staged run. Each was read from its key as the type it
+-- is, so none of this can fail.
+local reindex = {}
 for _, drop in ipairs(view.drops) do
   if drop.kind == "entry" then
     redis.call("ZREM", drop.key, drop.member)
     if drop.unhold then redis.call("HDEL", holdsKey, drop.member) end
+    reindex[drop.shape] = true
+  elseif drop.kind == "reindex" then
+    reindex[drop.member] = true
   elseif drop.kind == "shape" then
-    redis.call("SREM", shapesKey, drop.member)
+    redis.call("ZREM", drop.key, drop.member)
+    if redis.call("ZCARD", drop.key) == 0 then redis.call("HDEL", groupsKey, drop.group) end
+  elseif drop.kind == "group" then
+    redis.call("HDEL", groupsKey, drop.member)
   else
     redis.call("HDEL", holdsKey, drop.member)
   end
@@ -147,12 +165,12 @@ for _, drop in ipairs(view.drops) do
     -- Written by hand, not by fitq: say so in Redis's log, on one line.
     local member = string.gsub(string.sub(drop.member, 1, 100), "[%c\128-\255]", "?")
     redis.log(redis.LOG_WARNING, "fitq claimRun dropped '" .. member .. "' (" .. #drop.member .. " bytes) from " ..
-      (drop.key or (drop.kind == "shape" and shapesKey or holdsKey)) .. ": " .. drop.why)
+      (drop.key or (drop.kind == "group" and groupsKey or holdsKey)) .. ": " .. drop.why)
   end
 end
+for shape in pairs(reindex) do indexShape(base, shape) end
 -- More are left than one call drops: workers claim again at once.
 if view.drops.full then publish(base, {type = "staged", count = 0}) end
-local decision = decideClaim(view, candidates, policy)
 local chosen, head, placed, share = decision.chosen, decision.head, decision.placed, decision.share
 local olderHold = view.olderHold
 local devices = view.devices.shares
@@ -179,7 +197,7 @@ else
 end
 
 if chosen == nil then
-  if #candidates > 0 or view.drops.full then return {CODE.waiting, ignored, headId} end
+  if stream.seen or view.drops.full then return {CODE.waiting, ignored, headId} end
   return {CODE.idle, ignored}
 end
 

@@ -19,7 +19,8 @@
   KEYS[3] pool:capacity  hash: cluster-wide resource -> total amount
   KEYS[4] pool:used      hash: cluster-wide resource -> amount reserved
   (and, per live worker, worker:<name> with :capacity, :free, :devices and
-  :reserved; per run, its job hash; the staged index: shapes, staged:<shape>)
+  :reserved; per run, its job hash; the staged index: groups, group:<names>,
+  staged:<shape>)
 
   ARGV[1] base
   ARGV[2] n, then n run ids (staged runs; any other is not explained)

@@ -48,7 +48,7 @@
   KEYS[7] runs:pc            string: BullMQ's priority counter
   KEYS[8] runs:completed     zset: completed jobs, score = finishedOn
   KEYS[9] runs:failed        zset: failed jobs, score = finishedOn
-  KEYS[10] shapes            set of demand shapes that have staged runs
+  KEYS[10] groups            hash: group of shapes with staged runs -> version
   KEYS[11] holds             hash: held run id -> worker holding it
   KEYS[12] seq               counter of staged runs (staging order)
 
@@ -67,6 +67,8 @@
   (maxmemory reached): it catches up once Redis has room again.
 ]]
 -- @include serverNow
+-- @include allShapes
+-- @include indexShape
 -- @include jobKey
 -- @include liveClaim
 -- @include bullPriority
@@ -89,7 +91,8 @@ local delayedKey = KEYS[6]
 local pcKey = KEYS[7]
 local completedKey = KEYS[8]
 local failedKey = KEYS[9]
-local shapesKey = KEYS[10]
+-- (allShapes reads it, indexShape keeps it.)
+local groupsKey = KEYS[10]
 local holdsKey = KEYS[11]
 local seqKey = KEYS[12]
 local base, budget, logMaxLines = ARGV[1], tonumber(ARGV[2]), ARGV[3]
@@ -129,12 +132,9 @@ end
 -- whatever is left of its job.
 local function forget(runId)
   redis.call("ZREM", idsKey, runId)
-  for _, shape in ipairs(redis.call("SMEMBERS", shapesKey)) do
-    local stagedKey = base .. "staged:" .. shape
+  for _, shape in ipairs(allShapes(base)) do
     -- (A key written by hand that is no sorted set is left alone.)
-    if tryCall("ZREM", stagedKey, runId) == 1 and redis.call("ZCARD", stagedKey) == 0 then
-      redis.call("SREM", shapesKey, shape)
-    end
+    if tryCall("ZREM", base .. "staged:" .. shape, runId) == 1 then indexShape(base, shape) end
   end
   redis.call("HDEL", holdsKey, runId)
   deleteJob(base, runId)
@@ -207,7 +207,7 @@ local function checkOrder(runId)
   end
   if tonumber(indexed or "") ~= score then
     redis.call("ZADD", stagedKey, scoreText, runId)
-    redis.call("SADD", shapesKey, shape)
+    indexShape(base, shape)
   end
 end
 
@@ -292,7 +292,7 @@ if pc ~= (state[2] or "") then
   if pc == "" then redis.call("HDEL", stateKey, "pc") else redis.call("HSET", stateKey, "pc", pc) end
 end
 local stagedCount = 0
-for _, shape in ipairs(redis.call("SMEMBERS", shapesKey)) do
+for _, shape in ipairs(allShapes(base)) do
   stagedCount = stagedCount + (tryCall("ZCARD", base .. "staged:" .. shape) or 0)
 end
 local prioritizedCount = redis.call("ZCARD", prioritizedKey)

@@ -6,7 +6,7 @@
 
   KEYS[1] seq      counter of staged runs (staging order)
   KEYS[2] ids      zset of every run id, score 0 (looked up by prefix)
-  KEYS[3] shapes   set of demand shapes that have staged runs
+  KEYS[3] groups   hash: group of shapes with staged runs -> version
 
   ARGV[1] base     key prefix, e.g. "fitq:{default}:"
   ARGV[2] count    number of runs; then, for each run, 4 arguments:
@@ -31,8 +31,8 @@
 -- @include olderLayout
 local seqKey = KEYS[1]
 local idsKey = KEYS[2]
--- (stage adds each run's shape to it.)
-local shapesKey = KEYS[3]
+-- (stage adds each run's shape to its group, see indexShape.)
+local groupsKey = KEYS[3]
 local base, count = ARGV[1], tonumber(ARGV[2])
 
 if olderLayout(base) then return {CODE.olderLayout} end

@@ -12,4 +12,6 @@
 -- @include shapeDemand
 -- @include fitsTotal
 -- @include firstStaged
+-- @include candidateStream
+-- @include nextCandidate
 -- @include buildCandidates

@@ -11,7 +11,7 @@
 -- count (HINCRBY'd by the claim) is no integer, a run held by a live claim
 -- (a running run put back as staged: see liveClaim).
 local function checkStaged(base, stagedKey, shape, runId)
-  local drop = {kind = "entry", key = stagedKey, member = runId, unhold = true}
+  local drop = {kind = "entry", key = stagedKey, shape = shape, member = runId, unhold = true}
   if not validName(runId) then
     drop.why = "not a run id"
     return drop

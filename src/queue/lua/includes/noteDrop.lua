@@ -1,7 +1,9 @@
 -- Notes an entry a claim drops (claimRun drops them; explainRuns, which
--- only reads, ignores them): {kind, key, member, why, unhold}. kind
--- "entry": a member of a staged index `key` (and its hold, if `unhold`);
--- "shape": a member of `shapes`; "hold": a field of `holds`. Stale entries
+-- only reads, ignores them): {kind, key, member, why, ...}. kind "entry": a
+-- member of the staged index `key` of `shape` (and its hold, if `unhold`);
+-- "shape": a member of the group `group`'s zset `key`; "group": a field of
+-- `groups`; "hold": a field of `holds`; "reindex": a shape whose index
+-- holds no staged run, to leave its group (indexShape). Stale entries
 -- (their job was removed from BullMQ or moved on, an index left empty) have
 -- no `why`; entries written by hand that fitq never writes say what is wrong
 -- with them in `why`, and are logged. At most DROP_LIMIT per call, so a

@@ -1,10 +1,10 @@
 -- @include dequeueJob
+-- @include indexShape
 
--- Removes a staged run from its shape's index, dropping the shape when empty.
+-- Removes a staged run from its shape's index (see indexShape for its group).
 local function unstage(base, runId, shape)
-  local stagedKey = base .. "staged:" .. shape
-  redis.call("ZREM", stagedKey, runId)
-  if redis.call("ZCARD", stagedKey) == 0 then redis.call("SREM", base .. "shapes", shape) end
+  redis.call("ZREM", base .. "staged:" .. shape, runId)
+  indexShape(base, shape)
   redis.call("HDEL", base .. "holds", runId)
   dequeueJob(base, runId)
 end

@@ -1,0 +1,23 @@
+-- @include compareAmounts
+-- @include subtractAmounts
+
+-- Whether the rest of a group (its next shape's score `score`) can be
+-- passed over in this walk: none of its runs can start now (of one of its
+-- resources nothing is left, less what the blocked head holds: every run of
+-- the group needs some), nor become the blocked head (the walk has one, or
+-- an older run is held elsewhere).
+local function groupBlocked(walk, names, score)
+  local view = walk.view
+  if walk.head == nil and not (view.olderHold and score >= view.olderHold.score) then return false end
+  for _, name in ipairs(names) do
+    local left
+    if view.pool.capacity[name] then
+      left = view.pool.free[name]
+    else
+      left = view.free[name] or {0, 0}
+      if walk.held and walk.held[name] then left = subtractAmounts(left, walk.held[name]) end
+    end
+    if compareAmounts(left, {0, 0}) <= 0 then return true end
+  end
+  return false
+end
