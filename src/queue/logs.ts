@@ -61,8 +61,11 @@ function unpack(key: string, runId: string, packed: string): RawEntry[] {
 }
 
 /**
- * Reads entries after `afterId` ("0" for all), in pages: the packed ones,
- * then the stream's, read together so a log packed meanwhile is read whole.
+ * Reads entries after `afterId` ("0" for all), in pages: the packed ones
+ * and the stream's. One round trip of plain reads, no MULTI (Redis refuses
+ * every command of a MULTI while it is out of memory, reads included): the
+ * packed log is read before and after the stream, so a log packed, or
+ * unpacked, as it is read is still read whole (packing keeps entry ids).
  */
 export async function readLogEntries(
   redis: Redis,
@@ -72,11 +75,21 @@ export async function readLogEntries(
   count = 1000,
 ): Promise<LogEntry[]> {
   const packedKey = keys.runPackedLog(runId);
-  const replies = await redis.multi().get(packedKey).xrange(keys.runLog(runId), `(${afterId}`, '+', 'COUNT', count).exec();
-  const [[packedError, packed], [streamError, stream]] = replies as [[Error | null, string | null], [Error | null, RawEntry[]]];
-  if (packedError ?? streamError) throw packedError ?? streamError;
-  const packedEntries = packed === null ? [] : unpack(packedKey, runId, packed).filter(([id]) => isAfter(id, afterId));
-  return [...packedEntries, ...stream].slice(0, count).map(([id, flat]) => toEntry(id, flat));
+  const replies = await redis.pipeline().get(packedKey).xrange(keys.runLog(runId), `(${afterId}`, '+', 'COUNT', count).get(packedKey).exec();
+  const [[packedError, packedBefore], [streamError, stream], [laterError, packedAfter]] = replies as [
+    [Error | null, string | null],
+    [Error | null, RawEntry[]],
+    [Error | null, string | null],
+  ];
+  const error = packedError ?? streamError ?? laterError;
+  if (error) throw error;
+  const byId = new Map<string, RawEntry>();
+  for (const packed of [packedBefore, packedAfter]) {
+    if (packed !== null) for (const entry of unpack(packedKey, runId, packed)) if (isAfter(entry[0], afterId)) byId.set(entry[0], entry);
+  }
+  for (const entry of stream) byId.set(entry[0], entry);
+  const entries = [...byId.values()].sort(([a], [b]) => (isAfter(a, b) ? 1 : isAfter(b, a) ? -1 : 0));
+  return entries.slice(0, count).map(([id, flat]) => toEntry(id, flat));
 }
 
 /** The id of the last entry of the queue's event stream ("0-0" if it has none): where waitLogEntries starts. */
