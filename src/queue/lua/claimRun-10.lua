@@ -101,9 +101,9 @@
 -- @include encodeClaim
 -- @include formatAmount
 -- @include formatResourceList
+-- @include holdsLease
 -- @include indexShape
 -- @include jobKey
--- @include liveWorker
 -- @include publish
 -- @include queuePaused
 -- @include readClaimView
@@ -124,11 +124,10 @@ local groupsKey = KEYS[10]
 local base, token, maxRuns, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local spread = ARGV[5] == "spread"
 
-if redis.call("HGET", workerKey, "token") ~= token then return {CODE.fenced} end
 local name = redis.call("HGET", workerKey, "name")
-local clock = serverNow()
 -- A worker whose lease ran out is as good as reaped: it may claim nothing.
-if not liveWorker(workersKey, name, clock) then return {CODE.fenced} end
+if not name or not holdsLease(workerKey, workersKey, name, token) then return {CODE.fenced} end
+local clock = serverNow()
 local running = tonumber(redis.call("HGET", workerKey, "running") or "0")
 if maxRuns > 0 and running >= maxRuns then return {CODE.full} end
 if queuePaused(base) then return {CODE.paused} end
