@@ -100,7 +100,9 @@ export class Executor {
     void this.execute(run).catch(async (error: unknown) => {
       // fitq's failure, not the run's: it ends stopped (re-staged per its retries, else lost).
       run.abandoned ??= `the worker could not run it: ${(error as Error).message}`;
+      // Its capacity goes back only once its process is gone.
       run.process?.terminate(this.ctx.killGraceMs);
+      await run.process?.outcome.catch(() => {});
       await this.record(run, NOT_STARTED);
     });
   }
