@@ -18,7 +18,7 @@ const WHY = "set maxmemory-policy noeviction, since fitq's runs and reservations
 /** The user of docs/security.md, less +info. */
 const NO_INFO_RULES = [
   `on >pw resetkeys ~${PREFIX}:* resetchannels &${PREFIX}:* -@all`,
-  '+select +client|id +client|setname +client|unblock +eval +evalsha +multi +exec',
+  '+select +client|id +client|setname +client|unblock +eval +evalsha +eval_ro +evalsha_ro +multi +exec',
   '+subscribe +publish +xread +xrange +xrevrange +xadd +time +exists +del +get +set +incr +pexpire',
   '+hget +hgetall +hmget +hset +hdel +hexists +hincrby +lpush +lrange +lrem +sadd +smembers +srem',
   '+zadd +zcard +zrange +zrangebyscore +zrem +zscore',

@@ -9,6 +9,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_ONLY_NOTE } from '../../src/queue/client.js';
 import { startRedisServer, type RedisServer, type TlsFiles } from '../support/redis-server.js';
 import { fitq, newQueue, parseJsonLog, type CliResult } from '../support/fitq.js';
 
@@ -26,8 +27,8 @@ const FITQ_ACL_RULES = [
   `resetkeys ~${PREFIX}:* resetchannels &${PREFIX}:* -@all`,
   // connection: ready check, a db number in the URL, connection names, interrupting a blocked log read
   '+info +select +client|id +client|setname +client|unblock',
-  // scripts, and staging batches above 2,000 runs (MULTI)
-  '+eval +evalsha +multi +exec',
+  // scripts (read-only ones with EVAL_RO), and staging batches above 2,000 runs (MULTI)
+  '+eval +evalsha +eval_ro +evalsha_ro +multi +exec',
   // wake-ups, output and event streams
   '+subscribe +publish +xread +xrange +xrevrange +xadd',
   '+time +exists +del +get +set +incr +pexpire',
@@ -227,7 +228,7 @@ describe('ACL users', () => {
     server = await startRedisServer({
       users: {
         fitq: `on >${PASSWORD} ${FITQ_ACL_RULES}`,
-        // Can read, cannot run scripts.
+        // Can read, cannot run scripts, not even read-only ones.
         reader: `on >${PASSWORD} ~${PREFIX}:* &${PREFIX}:* +@read +info`,
         // Every command, but not fitq's keys.
         elsewhere: `on >${PASSWORD} ~other:* &${PREFIX}:* +@all`,
@@ -325,10 +326,19 @@ describe('ACL users', () => {
       fitq(['worker', '-r', 'slot=1', '--run-once', '--name', 'deaf-1'], { queue, env: as('deaf') }),
     ]);
     expectOneLine(readerStage, 1, 'Redis refused a command', 'NOPERM', "'eval'");
-    expectOneLine(readerRuns, 1, 'Redis refused a command', 'NOPERM', "'eval'");
     expectOneLine(elsewhereRuns, 1, 'Redis refused a command', 'NOPERM', 'keys');
     expectOneLine(deafWorker, 1, 'Redis refused a command', 'channel');
-    for (const result of [readerStage, readerRuns, elsewhereRuns, deafWorker]) {
+    // A user allowed to read only gets its answer, told that fitq's upkeep was skipped.
+    expect(readerRuns).toMatchObject({ exitCode: 0, stdout: 'No runs.', stderr: `Warning: ${READ_ONLY_NOTE}` });
+    // Judging why a staged run waits needs a read-only script (EVALSHA_RO), which this user lacks.
+    expectOk(await fitq(['stage', '-r', 'nowhere=1', '--', 'true'], { queue, env: as('fitq') }));
+    const readerStaged = await fitq(['runs'], { queue, env: as('reader') });
+    expect(readerStaged.exitCode).toBe(1);
+    expect(readerStaged.stderr.split('\n').filter(Boolean)).toEqual([
+      `Warning: ${READ_ONLY_NOTE}`,
+      expect.stringMatching(/^Error: Redis refused a command: NOPERM .*'evalsha_ro'.* \(the Redis user lacks a permission fitq needs\)$/),
+    ]);
+    for (const result of [readerStage, readerRuns, readerStaged, elsewhereRuns, deafWorker]) {
       expect(result.stderr + result.stdout).not.toContain(PASSWORD);
     }
   });
