@@ -9,34 +9,17 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READ_ONLY_NOTE } from '../../src/queue/client.js';
 import { startRedisServer, type RedisServer, type TlsFiles } from '../support/redis-server.js';
+import { READ_ONLY_NOTE } from '../../src/queue/client.js';
+import { aclRule, PREFIX } from '../support/acl-rules.js';
 import { fitq, newQueue, parseJsonLog, type CliResult } from '../support/fitq.js';
 
-/** The key prefix the CLI uses here (FITQ_PREFIX, default `fitq`). */
-const PREFIX = process.env.FITQ_PREFIX || 'fitq';
-
 /**
- * The least a Redis user needs for everything fitq does (stage, workers and
- * their BullMQ execution queues, runs, logs -f, cancel, pool, rm): the keys
- * and the pub/sub channel under its key prefix, and these commands. Commands from fitq's Lua scripts are checked
- * against the user too, so they are listed as well. ioredis loads scripts
- * with EVAL and then runs them with EVALSHA (no SCRIPT LOAD).
+ * The operator's rule of docs/security.md (everything fitq does: stage,
+ * workers, runs, logs -f, cancel, pool, rm, retention), for every namespace
+ * under the key prefix: tests here use a new namespace each.
  */
-const FITQ_ACL_RULES = [
-  `resetkeys ~${PREFIX}:* resetchannels &${PREFIX}:* -@all`,
-  // connection: ready check, a db number in the URL, connection names, interrupting a blocked log read
-  '+info +select +client|id +client|setname +client|unblock',
-  // scripts (read-only ones with EVAL_RO), and staging batches above 2,000 runs (MULTI)
-  '+eval +evalsha +eval_ro +evalsha_ro +multi +exec',
-  // wake-ups, output and event streams
-  '+subscribe +publish +xread +xrange +xrevrange +xadd',
-  '+time +exists +del +get +set +incr +pexpire',
-  '+hget +hgetall +hmget +hset +hdel +hexists +hincrby',
-  '+lpush +lrange +lrem',
-  '+sadd +smembers +srem',
-  '+zadd +zcard +zrange +zrangebyscore +zrem +zscore',
-].join(' ');
+const FITQ_ACL_RULES = aclRule('admin', '*', 'unused').replace(/^on >unused /, '');
 
 const PASSWORD = 'Pa55/w@rd:s3cret';
 const WRONG_PASSWORD = 'N0t-the-Pa55w0rd';
@@ -261,7 +244,7 @@ describe('ACL users', () => {
       .map((fields) => `${String(fields.reason)} ${String(fields.object)} (${String(fields.context)})`);
   }
 
-  it('a user with only the documented rules stages, runs to completion on a worker, and reads runs and logs; Redis denied it nothing', async () => {
+  it("a user with only the operator's documented rule stages, runs to completion on a worker, and reads runs and logs; Redis denied it nothing", async () => {
     const url = server.urlFor('fitq', PASSWORD);
     expect(url).toContain(encodeURIComponent(PASSWORD));
     await runEndToEnd(envFor(url));
