@@ -112,14 +112,16 @@ export abstract class FitqCommand extends Command {
   /**
    * Connects (with any further client options, e.g. a secret), runs fn with
    * a client, always closes. Warns on stderr, in one line, when Redis may
-   * evict keys (connection.ts, evictionProblem).
+   * evict keys (connection.ts, evictionProblem), and when the Redis user
+   * may only read (client.ts, READ_ONLY_NOTE).
    */
   protected async withClient<T>(
     flags: ConnectionFlags,
     fn: (client: FitqClient) => Promise<T>,
     options: Omit<ClientOptions, 'redisUrl' | 'redisOptions' | 'queue'> = {},
   ): Promise<T> {
-    const client = await FitqClient.connect({ ...this.connectionOptions(flags), evictionCheck: 'warn', queue: flags.queue, ...options });
+    const onNote = (note: string) => process.stderr.write(`Warning: ${oneLine(note)}\n`);
+    const client = await FitqClient.connect({ ...this.connectionOptions(flags), evictionCheck: 'warn', queue: flags.queue, onNote, ...options });
     try {
       return await fn(client);
     } finally {

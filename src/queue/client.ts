@@ -45,6 +45,21 @@ export interface ClientOptions extends ConnectionOptions {
    * refuses, as `rejected`, runs not signed with it. Never logged.
    */
   secret?: Secret;
+  /** Hears, once, that the Redis user may only read, so upkeep was skipped (READ_ONLY_NOTE). */
+  onNote?: (note: string) => void;
+}
+
+/**
+ * Said to a user Redis refuses EVAL (the reader's rule in docs/security.md):
+ * what it reads is as Redis holds it, without the upkeep fitq does before
+ * reading. Live workers do that upkeep as they poll.
+ */
+export const READ_ONLY_NOTE =
+  "this Redis user may only read (Redis refused it EVAL): fitq did not reap dead workers or catch up with BullMQ's API before reading; live workers do both as they poll";
+
+/** Whether Redis refused the user a script call itself (NOPERM for EVAL or EVALSHA), not a command inside one. */
+function isEvalRefused(error: unknown): boolean {
+  return error instanceof Error && /^NOPERM\b.*'eval(sha)?' command/i.test(error.message);
 }
 
 /** Which ended runs `cleanRuns` removes: all given must hold. */
@@ -144,6 +159,8 @@ export class FitqClient {
   readonly keys: NamespaceKeys;
   readonly logMaxLines: number;
   private readonly scripts: Scripts;
+  /** Set once Redis refused this user EVAL: upkeep (reaping, reconciling) is skipped from then on. */
+  private upkeepRefused = false;
 
   private constructor(
     /** The command connection; fails fast when Redis is down. */
@@ -279,7 +296,7 @@ export class FitqClient {
       await this.reap();
       const workers = await readWorkers(this.redis, this.keys);
       const live = workers.filter((worker) => worker.liveness.leaseLeftMs >= 0);
-      if (live.length === workers.length || attempt === 3) return live;
+      if (live.length === workers.length || attempt === 3 || this.upkeepRefused) return live;
     }
   }
 
@@ -290,14 +307,28 @@ export class FitqClient {
    * worker's runs as not responding.
    */
   private async reap(scripts = this.scripts): Promise<number | undefined> {
+    for (;;) {
+      const result = await this.upkeep(() => scripts.reapWorkers(REAP_BATCH));
+      if (!result) return undefined;
+      if (result.reaped.length < REAP_BATCH) return result.msUntilNext;
+    }
+  }
+
+  /**
+   * Runs an upkeep script (reaping, reconciling); undefined when it cannot
+   * run: while Redis is out of memory (upkeep writes), and, once noted, when
+   * Redis refuses this user EVAL. Either way a reader still gets its answer.
+   */
+  private async upkeep<T>(call: () => Promise<T>): Promise<T | undefined> {
+    if (this.upkeepRefused) return undefined;
     try {
-      for (;;) {
-        const { reaped, msUntilNext } = await scripts.reapWorkers(REAP_BATCH);
-        if (reaped.length < REAP_BATCH) return msUntilNext;
-      }
+      return await call();
     } catch (error) {
       if (isOutOfMemory(error)) return undefined;
-      throw error;
+      if (!isEvalRefused(error)) throw error;
+      this.upkeepRefused = true;
+      this.options.onNote?.(READ_ONLY_NOTE);
+      return undefined;
     }
   }
 
@@ -387,14 +418,11 @@ export class FitqClient {
    */
   async reconcile(): Promise<ReconcileAction[]> {
     const actions: ReconcileAction[] = [];
-    try {
-      for (let calls = 0; calls < RECONCILE_MAX_CALLS; calls++) {
-        const result = await this.scripts.reconcileRuns(RECONCILE_BUDGET);
-        actions.push(...result.actions);
-        if (!result.more) break;
-      }
-    } catch (error) {
-      if (!isOutOfMemory(error)) throw error;
+    for (let calls = 0; calls < RECONCILE_MAX_CALLS; calls++) {
+      const result = await this.upkeep(() => this.scripts.reconcileRuns(RECONCILE_BUDGET));
+      if (!result) break;
+      actions.push(...result.actions);
+      if (!result.more) break;
     }
     return actions;
   }

@@ -3,6 +3,7 @@
  * other module talks to Redis with EVAL: every decision about who runs what
  * and every change to capacity happens in these scripts.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { parseExplainReply, type RunVerdict } from './explain.js';
@@ -17,7 +18,15 @@ interface ScriptSource {
   command: string;
   numberOfKeys: number;
   lua: string;
+  sha: string;
 }
+
+/**
+ * The scripts that only read, called with EVALSHA_RO (EVAL_RO the first
+ * time): Redis refuses any write in them, and a Redis user allowed to read
+ * only, without EVAL, may run them (docs/security.md, the reader's rule).
+ */
+const READ_ONLY_SCRIPTS: ReadonlySet<string> = new Set(['fitqExplainRuns', 'fitqResolveRunIds']);
 
 /**
  * Replaces `-- @include name` lines with lua/includes/name.lua, whose own
@@ -71,10 +80,12 @@ function loadSources(): ScriptSource[] {
       const match = /^(\w+)-(\d+)\.lua$/.exec(file);
       if (!match) throw new Error(`Lua script name must be <verbNoun>-<numberOfKeys>.lua, got '${file}'`);
       const [, verbNoun = '', keys = '0'] = match;
+      const lua = withCodeTable(file, resolveIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8')));
       return {
         command: `fitq${verbNoun[0]?.toUpperCase()}${verbNoun.slice(1)}`,
         numberOfKeys: Number(keys),
-        lua: withCodeTable(file, resolveIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8'))),
+        lua,
+        sha: createHash('sha1').update(lua).digest('hex'),
       };
     });
   return sources;
@@ -85,15 +96,31 @@ const prepared = new WeakSet<Redis>();
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
 
 function command(redis: Redis | ChainableCommander, name: string): ScriptCall {
+  if (READ_ONLY_SCRIPTS.has(name)) return readOnlyCall(redis as Redis, name);
   const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[name];
   if (!fn) throw new Error(`script ${name} is not defined on this connection`);
   return fn.bind(redis);
 }
 
-/** Registers every script on a connection (idempotent). */
+/** A read-only script's call: by its SHA, sending the script only when Redis lacks it (NOSCRIPT). */
+function readOnlyCall(redis: Redis, name: string): ScriptCall {
+  const source = loadSources().find((candidate) => candidate.command === name);
+  if (!source) throw new Error(`script ${name} is not defined`);
+  return async (...args) => {
+    try {
+      return await redis.call('EVALSHA_RO', source.sha, source.numberOfKeys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.call('EVAL_RO', source.lua, source.numberOfKeys, ...args);
+    }
+  };
+}
+
+/** Registers every script but the read-only ones on a connection (idempotent). */
 export function defineScripts(redis: Redis): void {
   if (prepared.has(redis)) return;
   for (const source of loadSources()) {
+    if (READ_ONLY_SCRIPTS.has(source.command)) continue;
     redis.defineCommand(source.command, { numberOfKeys: source.numberOfKeys, lua: source.lua });
   }
   prepared.add(redis);

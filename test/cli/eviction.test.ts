@@ -10,19 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { closeRedis, connectRedis } from '../../src/queue/connection.js';
 import { FitqWorker } from '../../src/worker/worker.js';
+import { aclRule } from '../support/acl-rules.js';
 import { fitq, newQueue, type CliResult } from '../support/fitq.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
-const PREFIX = process.env.FITQ_PREFIX || 'fitq';
 const WHY = "set maxmemory-policy noeviction, since fitq's runs and reservations are keys that must not vanish";
-/** The user of docs/security.md, less +info. */
-const NO_INFO_RULES = [
-  `on >pw resetkeys ~${PREFIX}:* resetchannels &${PREFIX}:* -@all`,
-  '+select +client|id +client|setname +client|unblock +eval +evalsha +multi +exec',
-  '+subscribe +publish +xread +xrange +xrevrange +xadd +time +exists +del +get +set +incr +pexpire',
-  '+hget +hgetall +hmget +hset +hdel +hexists +hincrby +lpush +lrange +lrem +sadd +smembers +srem',
-  '+zadd +zcard +zrange +zrangebyscore +zrem +zscore',
-].join(' ');
+/** The operator's rule of docs/security.md, for every namespace, less +info. */
+const NO_INFO_RULES = aclRule('admin', '*', 'pw').replace(' +info ', ' ');
 
 let evicting: RedisServer;
 let limited: RedisServer;

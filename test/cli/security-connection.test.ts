@@ -10,32 +10,16 @@ import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer, type TlsFiles } from '../support/redis-server.js';
+import { READ_ONLY_NOTE } from '../../src/queue/client.js';
+import { aclRule, PREFIX } from '../support/acl-rules.js';
 import { fitq, newQueue, parseJsonLog, type CliResult } from '../support/fitq.js';
 
-/** The key prefix the CLI uses here (FITQ_PREFIX, default `fitq`). */
-const PREFIX = process.env.FITQ_PREFIX || 'fitq';
-
 /**
- * The least a Redis user needs for everything fitq does (stage, workers and
- * their BullMQ execution queues, runs, logs -f, cancel, pool, rm): the keys
- * and the pub/sub channel under its key prefix, and these commands. Commands from fitq's Lua scripts are checked
- * against the user too, so they are listed as well. ioredis loads scripts
- * with EVAL and then runs them with EVALSHA (no SCRIPT LOAD).
+ * The operator's rule of docs/security.md (everything fitq does: stage,
+ * workers, runs, logs -f, cancel, pool, rm, retention), for every namespace
+ * under the key prefix: tests here use a new namespace each.
  */
-const FITQ_ACL_RULES = [
-  `resetkeys ~${PREFIX}:* resetchannels &${PREFIX}:* -@all`,
-  // connection: ready check, a db number in the URL, connection names, interrupting a blocked log read
-  '+info +select +client|id +client|setname +client|unblock',
-  // scripts, and staging batches above 2,000 runs (MULTI)
-  '+eval +evalsha +multi +exec',
-  // wake-ups, output and event streams
-  '+subscribe +publish +xread +xrange +xrevrange +xadd',
-  '+time +exists +del +get +set +incr +pexpire',
-  '+hget +hgetall +hmget +hset +hdel +hexists +hincrby',
-  '+lpush +lrange +lrem',
-  '+sadd +smembers +srem',
-  '+zadd +zcard +zrange +zrangebyscore +zrem +zscore',
-].join(' ');
+const FITQ_ACL_RULES = aclRule('admin', '*', 'unused').replace(/^on >unused /, '');
 
 const PASSWORD = 'Pa55/w@rd:s3cret';
 const WRONG_PASSWORD = 'N0t-the-Pa55w0rd';
@@ -227,7 +211,7 @@ describe('ACL users', () => {
     server = await startRedisServer({
       users: {
         fitq: `on >${PASSWORD} ${FITQ_ACL_RULES}`,
-        // Can read, cannot run scripts.
+        // Can read, cannot run scripts, not even read-only ones.
         reader: `on >${PASSWORD} ~${PREFIX}:* &${PREFIX}:* +@read +info`,
         // Every command, but not fitq's keys.
         elsewhere: `on >${PASSWORD} ~other:* &${PREFIX}:* +@all`,
@@ -260,7 +244,7 @@ describe('ACL users', () => {
       .map((fields) => `${String(fields.reason)} ${String(fields.object)} (${String(fields.context)})`);
   }
 
-  it('a user with only the documented rules stages, runs to completion on a worker, and reads runs and logs; Redis denied it nothing', async () => {
+  it("a user with only the operator's documented rule stages, runs to completion on a worker, and reads runs and logs; Redis denied it nothing", async () => {
     const url = server.urlFor('fitq', PASSWORD);
     expect(url).toContain(encodeURIComponent(PASSWORD));
     await runEndToEnd(envFor(url));
@@ -325,10 +309,19 @@ describe('ACL users', () => {
       fitq(['worker', '-r', 'slot=1', '--run-once', '--name', 'deaf-1'], { queue, env: as('deaf') }),
     ]);
     expectOneLine(readerStage, 1, 'Redis refused a command', 'NOPERM', "'eval'");
-    expectOneLine(readerRuns, 1, 'Redis refused a command', 'NOPERM', "'eval'");
     expectOneLine(elsewhereRuns, 1, 'Redis refused a command', 'NOPERM', 'keys');
     expectOneLine(deafWorker, 1, 'Redis refused a command', 'channel');
-    for (const result of [readerStage, readerRuns, elsewhereRuns, deafWorker]) {
+    // A user allowed to read only gets its answer, told that fitq's upkeep was skipped.
+    expect(readerRuns).toMatchObject({ exitCode: 0, stdout: 'No runs.', stderr: `Warning: ${READ_ONLY_NOTE}` });
+    // Judging why a staged run waits needs a read-only script (EVALSHA_RO), which this user lacks.
+    expectOk(await fitq(['stage', '-r', 'nowhere=1', '--', 'true'], { queue, env: as('fitq') }));
+    const readerStaged = await fitq(['runs'], { queue, env: as('reader') });
+    expect(readerStaged.exitCode).toBe(1);
+    expect(readerStaged.stderr.split('\n').filter(Boolean)).toEqual([
+      `Warning: ${READ_ONLY_NOTE}`,
+      expect.stringMatching(/^Error: Redis refused a command: NOPERM .*'evalsha_ro'.* \(the Redis user lacks a permission fitq needs\)$/),
+    ]);
+    for (const result of [readerStage, readerRuns, readerStaged, elsewhereRuns, deafWorker]) {
       expect(result.stderr + result.stdout).not.toContain(PASSWORD);
     }
   });

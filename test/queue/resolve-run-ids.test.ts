@@ -23,11 +23,11 @@ describe('resolveRunIds', () => {
     const target = 'zz-target';
     await client.stage([{ command: ['true'], resources: 'never=1', repeat: 5000 }, { command: ['true'], resources: 'never=1', runId: target }]);
 
-    // A user that may touch the index key, nothing else.
+    // A user that may read the index key, nothing else (a read-only script needs no EVAL).
     const user = `probe-${randomBytes(4).toString('hex')}`;
     const password = randomBytes(8).toString('hex');
     const { keys } = client;
-    await client.redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, 'resetkeys', `~${keys.ids}`, '-@all', '+eval', '+evalsha', '+zrange', '+zscore');
+    await client.redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, 'resetkeys', `%R~${keys.ids}`, '-@all', '+eval_ro', '+evalsha_ro', '+zrange', '+zscore');
     cleanups.push(() => client.redis.call('ACL', 'DELUSER', user));
     const url = new URL(redisUrl());
     const probe = new Redis({ host: url.hostname, port: Number(url.port), username: user, password, enableReadyCheck: false, lazyConnect: true });
