@@ -8,6 +8,7 @@ import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
 import { poolResources, readPool, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
+import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { quote, validateRunId, validateWorkerName } from './names.js';
 import {
@@ -507,8 +508,8 @@ export class FitqClient {
   private async getRuns(ids: readonly string[]): Promise<StoredRun[]> {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.flatMap(([, reply], i) => {
+    const replies = await execPipeline(pipeline);
+    return replies.flatMap((reply, i) => {
       const hash = reply as Record<string, string>;
       if (!hash.status) return [];
       const fields = runFields(ids[i]!, hash);
@@ -552,7 +553,7 @@ export class FitqClient {
     ids.forEach(validateRunId);
     const exists = this.redis.pipeline();
     for (const id of ids) exists.exists(this.keys.run(id));
-    const missing = ((await exists.exec()) ?? []).findIndex(([, count]) => count !== 1);
+    const missing = (await execPipeline(exists)).findIndex((count) => count !== 1);
     if (missing >= 0) throw unknownRun(ids[missing]!);
     // Every cancellation is requested before waiting for any, so running runs stop together.
     const outcomes: { id: string; outcome: CancelResult['outcome'] }[] = [];
@@ -630,7 +631,7 @@ export class FitqClient {
       const pipeline = this.redis.pipeline();
       const chunk = ended.slice(i, i + STATUS_READ_CHUNK);
       for (const { id } of chunk) pipeline.hget(this.keys.run(id), 'status');
-      ((await pipeline.exec()) ?? []).forEach(([, reply], j) => status.set(chunk[j]!.id, reply as string | null));
+      (await execPipeline(pipeline)).forEach((reply, j) => status.set(chunk[j]!.id, reply as string | null));
     }
     // Newest first: the first `keep` stay.
     const selected = ended

@@ -1,6 +1,7 @@
 /**
  * Live workers as `fitq workers` shows them, read from their hashes.
  */
+import { execPipeline } from './pipeline.js';
 import type { Redis } from 'ioredis';
 import { formatHumanResources, parseStoredResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
 import { formatMicros, parseDecimal } from '../resources/amount.js';
@@ -107,13 +108,13 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
     pipeline.hgetall(w.info).hgetall(w.capacity).hgetall(w.free).smembers(w.runs).hgetall(w.devices);
   }
   pipeline.hgetall(keys.holds);
-  const [timeReply, ...replies] = (await pipeline.exec()) ?? [];
-  const serverNow = serverTimeMs((timeReply?.[1] ?? ['0', '0']) as [string, string]);
-  const holds = (replies[replies.length - 1]?.[1] ?? {}) as Record<string, string>;
+  const [timeReply, ...replies] = await execPipeline(pipeline);
+  const serverNow = serverTimeMs((timeReply ?? ['0', '0']) as [string, string]);
+  const holds = (replies[replies.length - 1] ?? {}) as Record<string, string>;
   const heldDemands = await readHeldDemands(redis, keys, Object.keys(holds));
   const workers: WorkerRecord[] = [];
   names.forEach(({ name, deadline }, index) => {
-    const [info, capacity, free, runs, devices] = replies.slice(index * 5, index * 5 + 5).map(([, value]) => value) as [
+    const [info, capacity, free, runs, devices] = replies.slice(index * 5, index * 5 + 5) as [
       Record<string, string>,
       Record<string, string>,
       Record<string, string>,
@@ -158,10 +159,10 @@ async function readHeldDemands(redis: Redis, keys: NamespaceKeys, runIds: string
   if (runIds.length === 0) return new Map();
   const pipeline = redis.pipeline();
   for (const runId of runIds) pipeline.hmget(keys.run(runId), 'data', 'seq');
-  const replies = (await pipeline.exec()) ?? [];
+  const replies = await execPipeline(pipeline);
   return new Map(
     runIds.map((runId, i) => {
-      const [data, seq] = (replies[i]?.[1] ?? []) as (string | null)[];
+      const [data, seq] = (replies[i] ?? []) as (string | null)[];
       const { resources, gpus, priority } = dataFields(data ?? undefined);
       return [
         runId,

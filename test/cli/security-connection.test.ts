@@ -313,13 +313,14 @@ describe('ACL users', () => {
     expectOneLine(deafWorker, 1, 'Redis refused a command', 'channel');
     // A user allowed to read only gets its answer, told that fitq's upkeep was skipped.
     expect(readerRuns).toMatchObject({ exitCode: 0, stdout: 'No runs.', stderr: `Warning: ${READ_ONLY_NOTE}` });
-    // Judging why a staged run waits needs a read-only script (EVALSHA_RO), which this user lacks.
+    // Judging why a staged run waits needs the server's clock (TIME, for workers' liveness) and a
+    // read-only script (EVALSHA_RO), which this user lacks: the first refusal is named.
     expectOk(await fitq(['stage', '-r', 'nowhere=1', '--', 'true'], { queue, env: as('fitq') }));
     const readerStaged = await fitq(['runs'], { queue, env: as('reader') });
     expect(readerStaged.exitCode).toBe(1);
     expect(readerStaged.stderr.split('\n').filter(Boolean)).toEqual([
       `Warning: ${READ_ONLY_NOTE}`,
-      expect.stringMatching(/^Error: Redis refused a command: NOPERM .*'evalsha_ro'.* \(the Redis user lacks a permission fitq needs\)$/),
+      expect.stringMatching(/^Error: Redis refused a command: NOPERM .*'time'.* \(the Redis user lacks a permission fitq needs\)$/),
     ]);
     for (const result of [readerStage, readerRuns, readerStaged, elsewhereRuns, deafWorker]) {
       expect(result.stderr + result.stdout).not.toContain(PASSWORD);
