@@ -6,12 +6,11 @@
  * over the 1,000 runs. On a server of its own, so other test files do not
  * move its memory.
  */
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { connectClient, newQueue } from '../support/fitq.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { startRedisServer, usedMemory, type RedisServer } from '../support/redis-server.js';
 
 const RUNS = 1000;
 /**
@@ -31,10 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.dispose();
 });
-
-async function usedMemory(redis: Redis): Promise<number> {
-  return Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
-}
 
 /** MEMORY USAGE of a run's keys, averaged: its job hash, and its output (the keys under the hash). */
 async function runBytes(client: FitqClient, runIds: readonly string[]): Promise<{ hash: number; output: number; outputKeys: string[] }> {

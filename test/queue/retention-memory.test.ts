@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Scripts } from '../../src/queue/scripts.js';
 import { connectClient, newQueue } from '../support/fitq.js';
-import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { startRedisServer, usedMemory, type RedisServer } from '../support/redis-server.js';
 
 const RUNS = 5000;
 const KEEP = 500;
@@ -24,10 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.dispose();
 });
-
-async function usedMemory(redis: Redis): Promise<number> {
-  return Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
-}
 
 /** The keys of a namespace, counted with SCAN. */
 async function namespaceKeys(redis: Redis, base: string): Promise<string[]> {

@@ -192,6 +192,11 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   return server;
 }
 
+/** The memory Redis says it uses (INFO memory, used_memory), in bytes. */
+export async function usedMemory(redis: Redis): Promise<number> {
+  return Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
+}
+
 /**
  * Puts the Redis at `url` out of memory for real: maxmemory at half the
  * memory it uses (well below, so the swings of client buffers never lift it;
@@ -201,7 +206,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 export async function fillUp(url: string): Promise<() => Promise<void>> {
   const redis = new Redis(url);
   try {
-    const used = Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
+    const used = await usedMemory(redis);
     await redis.config('SET', 'maxmemory', String(Math.floor(used / 2)));
     const refused = await redis.set('fitq-test:probe', '1').then(() => undefined, (error: Error) => error.message);
     if (!refused?.startsWith('OOM')) throw new Error(`Redis at ${url} still takes writes below its maxmemory (${refused ?? 'SET done'})`);
