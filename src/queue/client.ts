@@ -508,9 +508,10 @@ export class FitqClient {
   private async getRuns(ids: readonly string[]): Promise<StoredRun[]> {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
-    const replies = await execPipeline(pipeline);
+    // An id whose key holds no hash (written by hand) is no run.
+    const replies = await execPipeline(pipeline, { wrongTypeAsNull: true });
     return replies.flatMap((reply, i) => {
-      const hash = reply as Record<string, string>;
+      const hash = (reply ?? {}) as Record<string, string>;
       if (!hash.status) return [];
       const fields = runFields(ids[i]!, hash);
       return [{ run: parseRunFields(fields), demands: runDemands(fields) }];

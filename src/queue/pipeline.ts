@@ -5,9 +5,14 @@
  */
 import type { ChainableCommander } from 'ioredis';
 
-/** The replies of a pipeline, in order; throws the first error Redis replied with. */
-export async function execPipeline(pipeline: ChainableCommander): Promise<unknown[]> {
+/**
+ * The replies of a pipeline, in order; throws the first error Redis replied
+ * with. With `wrongTypeAsNull`, a key of another type than the command reads
+ * (one written by hand where fitq reads a run or a worker) reads as null.
+ */
+export async function execPipeline(pipeline: ChainableCommander, options: { wrongTypeAsNull?: boolean } = {}): Promise<unknown[]> {
   return ((await pipeline.exec()) ?? []).map(([error, reply]) => {
+    if (error && options.wrongTypeAsNull && error.message.startsWith('WRONGTYPE')) return null;
     if (error) throw error;
     return reply;
   });

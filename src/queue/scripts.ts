@@ -108,10 +108,11 @@ function readOnlyCall(redis: Redis, name: string): ScriptCall {
   if (!source) throw new Error(`script ${name} is not defined`);
   return async (...args) => {
     try {
-      return await redis.call('EVALSHA_RO', source.sha, source.numberOfKeys, ...args);
+      // One array argument (ioredis flattens it): spreading 100,000 run ids into a call overflows the stack.
+      return await redis.call('EVALSHA_RO', [source.sha, source.numberOfKeys, ...args]);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return redis.call('EVAL_RO', source.lua, source.numberOfKeys, ...args);
+      return redis.call('EVAL_RO', [source.lua, source.numberOfKeys, ...args]);
     }
   };
 }

@@ -159,7 +159,8 @@ async function readHeldDemands(redis: Redis, keys: NamespaceKeys, runIds: string
   if (runIds.length === 0) return new Map();
   const pipeline = redis.pipeline();
   for (const runId of runIds) pipeline.hmget(keys.run(runId), 'data', 'seq');
-  const replies = await execPipeline(pipeline);
+  // A hold on a key that holds no hash (written by hand) holds nothing.
+  const replies = await execPipeline(pipeline, { wrongTypeAsNull: true });
   return new Map(
     runIds.map((runId, i) => {
       const [data, seq] = (replies[i] ?? []) as (string | null)[];
