@@ -495,8 +495,10 @@ export class FitqClient {
   private async readRun(redis: Redis, runId: string): Promise<StoredRun> {
     validateRunId(runId);
     const hash = await redis.hgetall(this.keys.run(runId));
-    // A run of a batch not committed (still in `batches`) is not there yet.
-    if (!hash.status || (hash.batch !== undefined && (await redis.hexists(this.keys.batches, hash.batch)) === 1)) throw unknownRun(runId);
+    // A run of a batch not committed (still in `batches`) is not there yet; a `batches` written by hand as another type holds none.
+    if (!hash.status || (hash.batch !== undefined && (await redis.hexists(this.keys.batches, hash.batch).catch(() => 0)) === 1)) {
+      throw unknownRun(runId);
+    }
     const fields = runFields(runId, hash);
     return { run: parseRunFields(fields), demands: runDemands(fields) };
   }

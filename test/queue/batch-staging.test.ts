@@ -122,6 +122,20 @@ describe('staging a large batch', () => {
   });
 });
 
+describe('a `batches` key written by hand as another type', () => {
+  it('holds no batch: runs are listed, shown and claimed', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('w', 'cpu=1'))).toBe(true);
+    await client.stage({ command: ['true'], resources: 'cpu=1', runId: 'marked' });
+    await client.redis.hset(client.keys.run('marked'), 'batch', 'b');
+    await client.redis.set(client.keys.batches, 'not a hash');
+    expect(await allIds(client)).toEqual(['marked']);
+    expect(await client.getRun('marked')).toMatchObject({ id: 'marked', status: 'staged' });
+    expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed', runId: 'marked' });
+  });
+});
+
 describe('removing many runs', () => {
   it('removes more than one call takes, in parts, and leaves the namespace empty', async () => {
     const client = await connectClient(newQueue());

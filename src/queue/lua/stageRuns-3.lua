@@ -29,7 +29,8 @@
   {CODE.olderLayout} when the namespace holds runs stored by an older fitq.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
-  (maxmemory reached): no run of the batch is staged.
+  (maxmemory reached): no run of the call is staged (and the stager of a
+  batch in chunks removes the chunks before it: abortBatch).
 ]]
 -- @include serverNow
 -- @include jobKey
@@ -60,6 +61,8 @@ for i = 0, count - 1 do
 end
 
 local now = serverNow()
+-- (First, so a `batches` key Redis cannot write leaves nothing half staged.)
+if batch ~= "" then redis.call("HSET", base .. "batches", batch, (now + ttl) .. " " .. (batchCount + count)) end
 local firstSeq
 for i = 0, count - 1 do
   local id, shape, priority, data = ARGV[ARG0 + i * 4], ARGV[ARG0 + 1 + i * 4], ARGV[ARG0 + 2 + i * 4], ARGV[ARG0 + 3 + i * 4]
@@ -75,9 +78,5 @@ for i = 0, count - 1 do
   stage(base, id, shape, score)
   redis.call("ZADD", idsKey, 0, id)
 end
-if batch == "" then
-  publish(base, {type = "staged", count = count})
-else
-  redis.call("HSET", base .. "batches", batch, (now + ttl) .. " " .. (batchCount + count))
-end
+if batch == "" then publish(base, {type = "staged", count = count}) end
 return {CODE.ok, firstSeq, now}

@@ -1,4 +1,5 @@
 -- @include serverNow
+-- @include tryCall
 
 -- The state of the batch a run was staged in (its job's `batch` field):
 -- nil when it has none or its batch was committed (it is no longer in
@@ -9,8 +10,9 @@
 -- (epoch ms, the Redis server's clock) and how many of its runs are left.
 local function batchState(base, batchId)
   if not batchId then return nil end
-  local value = redis.call("HGET", base .. "batches", batchId)
-  if not value then return nil end
+  -- (A `batches` key written by hand as another type holds no batch.)
+  local value = tryCall("HGET", base .. "batches", batchId)
+  if type(value) ~= "string" then return nil end
   local deadline, count = string.match(value, "^(%d+) (%d+)$")
   deadline, count = tonumber(deadline) or 0, tonumber(count) or 0
   return deadline > serverNow() and "open" or "expired", deadline, count
