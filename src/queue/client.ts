@@ -505,11 +505,11 @@ export class FitqClient {
 
   private async getRuns(ids: readonly string[]): Promise<StoredRun[]> {
     const pipeline = this.redis.pipeline();
-    pipeline.hkeys(this.keys.batches);
+    pipeline.hgetall(this.keys.batches);
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
     const [batchReply, ...replies] = (await pipeline.exec()) ?? [];
     // Runs of a batch not committed are not there yet (read with them, in one round trip).
-    const open = new Set((batchReply?.[1] as string[] | undefined) ?? []);
+    const open = new Set(Object.keys((batchReply?.[1] as Record<string, string> | undefined) ?? {}));
     return replies.flatMap(([, reply], i) => {
       const hash = reply as Record<string, string>;
       if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];

@@ -26,8 +26,8 @@ const FITQ_ACL_RULES = [
   `resetkeys ~${PREFIX}:* resetchannels &${PREFIX}:* -@all`,
   // connection: ready check, a db number in the URL, connection names, interrupting a blocked log read
   '+info +select +client|id +client|setname +client|unblock',
-  // scripts, and staging batches above 2,000 runs (MULTI)
-  '+eval +evalsha +multi +exec',
+  // scripts (a batch above 500 runs is staged in several script calls, no MULTI)
+  '+eval +evalsha',
   // wake-ups, output and event streams
   '+subscribe +publish +xread +xrange +xrevrange +xadd',
   '+time +exists +del +get +set +incr +pexpire',
@@ -265,7 +265,7 @@ describe('ACL users', () => {
     expect(url).toContain(encodeURIComponent(PASSWORD));
     await runEndToEnd(envFor(url));
 
-    // The rest of the CLI: pools, workers, cancel, rm, and a batch staged in a MULTI.
+    // The rest of the CLI: pools, workers, cancel, rm, and a batch staged in several script calls.
     const queue = newQueue();
     const env = envFor(url);
     expectOk(await fitq(['pool', 'set', 'lic=2'], { queue, env }));
