@@ -111,8 +111,8 @@ const STAGE_CHUNK = 500;
 /** How long a batch staged in chunks stays open after each chunk: a stager silent this long is taken as dead. */
 const BATCH_TTL_MS = 60_000;
 
-/** Runs removed per removeRuns script call. */
-const REMOVE_CHUNK = 1000;
+/** Runs removed per removeRuns script call (a call of this many holds Redis a few ms). */
+const REMOVE_CHUNK = 500;
 
 /** Runs removed per cleanRuns script call. */
 const CLEAN_BATCH = 500;

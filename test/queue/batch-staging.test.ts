@@ -63,7 +63,7 @@ describe('staging a large batch', () => {
     expect(await reader.redis.exists(reader.keys.batches)).toBe(0);
   });
 
-  it('never holds Redis long in one call (the old single MULTI held it for over 200 ms)', async () => {
+  it('never holds Redis long in one call, staging nor removing (one MULTI, one removeRuns call held it for over 200 ms)', async () => {
     const server = await startRedisServer({ config: { 'latency-monitor-threshold': '200', 'slowlog-log-slower-than': '200000' } });
     const client = await FitqClient.connect({ redisUrl: server.url, queue: newQueue() });
     try {
@@ -72,6 +72,11 @@ describe('staging a large batch', () => {
       // The latency monitor times EXEC whole (SLOWLOG times the calls inside it).
       expect(await client.redis.call('LATENCY', 'LATEST')).toEqual([]);
       expect(await client.redis.slowlog('GET', 10)).toEqual([]);
+      // Removing them all (`fitq runs rm`) too.
+      expect(await client.removeRuns(await client.redis.zrange(client.keys.ids, 0, -1))).toBe(20_000);
+      expect(await client.redis.call('LATENCY', 'LATEST')).toEqual([]);
+      expect(await client.redis.slowlog('GET', 10)).toEqual([]);
+      expect(await client.redis.keys(`${client.keys.base}*`)).toEqual([]);
     } finally {
       await client.close();
       await server.dispose();
