@@ -127,6 +127,20 @@ describe('staging a large batch', () => {
   });
 });
 
+describe('giving a batch up', () => {
+  it('removes nothing of a batch already committed (a stager that lost the commit\'s reply)', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    const runs = scriptRuns('c', 3, 'cpu=1');
+    await scripts.stageRuns(runs, undefined, { id: 'b', ttlMs: 60_000, first: true });
+    expect(await allIds(client)).toEqual([]);
+    expect(await scripts.commitBatch('b')).toBe(3);
+    expect(await scripts.abortBatch('b', runs.map((run) => run.id), true)).toBe(0);
+    expect(await allIds(client)).toEqual(['c0', 'c1', 'c2']);
+    await expect(scripts.commitBatch('b')).rejects.toThrow('staging took longer than the batch may stay open');
+  });
+});
+
 describe('a `batches` key written by hand as another type', () => {
   it('holds no batch: runs are listed, shown and claimed', async () => {
     const client = await connectClient(newQueue());

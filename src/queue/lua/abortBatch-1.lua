@@ -3,7 +3,9 @@
   Removes runs of a batch its stager gives up (a chunk was refused, or it
   could not commit), in bounded calls: each run of the list that is still
   staged in that batch goes, as if never staged. With `last`, the batch
-  leaves `batches` too. A namespace left empty is forgotten entirely.
+  leaves `batches` too. A batch no longer in `batches` (committed: its
+  stager lost the commit's reply) loses nothing. A namespace left empty is
+  forgotten entirely.
 
   KEYS[1] batches  hash: open batch id -> "deadline count"
 
@@ -19,10 +21,12 @@
 -- @include unstage
 -- @include removeRun
 -- @include batchRunGone
+-- @include batchState
 -- @include forgetIfEmpty
 local batchesKey = KEYS[1]
 local base, batch, last = ARGV[1], ARGV[2], ARGV[3] == "1"
 
+if not batchState(base, batch) then return {CODE.ok, 0} end
 local removed = 0
 for i = 4, #ARGV do
   local runId = ARGV[i]
