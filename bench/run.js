@@ -2,11 +2,14 @@
 // fitq benchmarks. Each measures fitq and a baseline in the same run and
 // prints the ratio: raw process spawn and raw BullMQ for running commands,
 // raw BullMQ for wake-up latency, the claim at a shallow vs a deep queue and
-// with one vs 1,000 demand shapes, and scheduling quality (makespan against a lower bound, bench/scheduling.js).
+// with one vs 1,000 demand shapes, staging 100,000 runs in chunks vs in one
+// MULTI (how long Redis is held), and scheduling quality (makespan against a
+// lower bound, bench/scheduling.js).
 // Needs a built dist/ (npm run bench builds first) and redis-server on PATH.
 // `node bench/run.js scheduling` runs the scheduling case alone, `node
 // bench/run.js cli` the CLI worker against raw child_process.spawn, `node
-// bench/run.js shapes` the claim against the number of shapes.
+// bench/run.js shapes` the claim against the number of shapes, `node
+// bench/run.js staging` the batch staging case.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -15,6 +18,8 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { FitqClient, startWorker } from '../dist/index.js';
 import { Scripts } from '../dist/queue/scripts.js';
+import { prepareRuns, shapeOf } from '../dist/queue/stage.js';
+import { runDataJson } from '../dist/queue/run-record.js';
 import { throwawayRedis } from '../scripts/local-redis.js';
 import { schedulingQuality } from './scheduling.js';
 
@@ -32,6 +37,8 @@ const CLI_ROUNDS = Number(process.env.BENCH_CLI_ROUNDS ?? 3);
 const PREVIOUS_CLI = { msPerRun: 22.7, spawnMsPerRun: 8.3, speed: 0.37 };
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url));
 const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 30);
+/** Runs of the batch staging case. */
+const STAGE_RUNS = Number(process.env.BENCH_STAGE_RUNS ?? 100_000);
 const silent = pino({ level: 'silent' });
 const redis = await throwawayRedis();
 const results = [];
@@ -261,6 +268,94 @@ async function reportClaimShapes() {
   report('claim script, 1,000 shapes the worker can run vs one shape', runnable, one, 'µs/call', '< 1 ms');
 }
 
+/**
+ * A second connection, in a process of its own (so the stager's own work
+ * never delays it), PINGs Redis in a loop until stopped; resolves with the
+ * longest wait for a reply, in ms.
+ */
+function startPinger() {
+  const source = `
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(process.argv[1]);
+    let longest = 0, stop = false;
+    process.stdin.on('data', () => { stop = true; }).resume();
+    process.send('ready');
+    while (!stop) {
+      const start = performance.now();
+      await redis.ping();
+      longest = Math.max(longest, performance.now() - start);
+    }
+    process.send(longest);
+    redis.disconnect();`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source, redis.url], {
+    stdio: ['pipe', 'inherit', 'inherit', 'ipc'], cwd: fileURLToPath(new URL('..', import.meta.url)),
+  });
+  const messages = [];
+  let wake = () => {};
+  child.on('message', (message) => { messages.push(message); wake(); });
+  const next = async () => {
+    while (messages.length === 0) await new Promise((resolve) => (wake = resolve));
+    return messages.shift();
+  };
+  return {
+    ready: next(),
+    async stop() {
+      child.stdin.end('stop');
+      return next();
+    },
+  };
+}
+
+/**
+ * Stages STAGE_RUNS runs of one shape while another connection PINGs:
+ * fitq's staging (chunks of bounded script calls, committed at the end), or
+ * the way it was before (the same stage script, chunks of 2,000 runs, all in
+ * one MULTI, driven here directly). Returns the longest PING wait, the
+ * longest command as Redis's latency monitor timed it (a MULTI's EXEC
+ * whole; from 10 ms) and the total staging time, in ms.
+ */
+async function stagingHold(chunked) {
+  const queue = newQueue();
+  const client = await FitqClient.connect({ redisUrl: redis.url, queue });
+  const request = { command: ['true'], resources: 'cpu=1', repeat: STAGE_RUNS };
+  await client.redis.config('SET', 'latency-monitor-threshold', '10');
+  await client.redis.call('LATENCY', 'RESET');
+  const pinger = startPinger();
+  await pinger.ready;
+  const start = performance.now();
+  if (chunked) {
+    await client.stage(request);
+  } else {
+    const runs = prepareRuns(request).map((run) => ({
+      id: run.id, shape: shapeOf(run.demands, run.gpus), priority: run.priority, data: runDataJson(run.fields, run.priority),
+    }));
+    const scripts = new Scripts(client.redis, client.keys, 10_000);
+    const multi = client.redis.multi();
+    for (let i = 0; i < runs.length; i += 2000) await scripts.stageRuns(runs.slice(i, i + 2000), multi);
+    await multi.exec();
+  }
+  const elapsed = performance.now() - start;
+  const longest = await pinger.stop();
+  const command = (await client.redis.call('LATENCY', 'LATEST')).find(([event]) => event === 'command');
+  await client.redis.config('SET', 'latency-monitor-threshold', '0');
+  await client.removeRuns(await client.redis.zrange(client.keys.ids, 0, -1));
+  await client.close();
+  return { longest, elapsed, command: command ? Number(command[3]) : 0 };
+}
+
+/** The batch staging case: chunked against one MULTI, on the same Redis. */
+async function reportStaging() {
+  const multi = await stagingHold(false);
+  const chunked = await stagingHold(true);
+  const runs = STAGE_RUNS.toLocaleString('en');
+  report(`stage ${runs} runs: longest PING wait, chunked vs one MULTI`, chunked.longest, multi.longest, 'ms', '< 50 ms');
+  report(`stage ${runs} runs: total time, chunked vs one MULTI`, chunked.elapsed, multi.elapsed, 'ms', 'for comparison');
+  notes.push(
+    `Staging ${runs} runs: the longest command as Redis timed it (latency monitor, from 10 ms): ` +
+      `chunked ${chunked.command} ms, one MULTI ${multi.command} ms (a PING wait adds the client's scheduling on a busy box)`,
+  );
+}
+
 /** The seed GPU scenario (aaa gpu0, bbb gpu0, ccc gpu0+gpu1, ddd gpu1; 0.3 s each): wall time under a policy. */
 async function seedScenarioMakespan(policy) {
   const queue = newQueue();
@@ -296,6 +391,9 @@ if (only === 'scheduling') {
 } else if (only === 'cli') {
   console.log(`fitq CLI worker benchmark, Redis ${redis.url}\n`);
   await reportCliWorker();
+} else if (only === 'staging') {
+  console.log(`fitq batch staging benchmark, Redis ${redis.url}\n`);
+  await reportStaging();
 } else if (only === 'shapes') {
   console.log(`fitq claim benchmark against the number of demand shapes, Redis ${redis.url}\n`);
   await reportClaimShapes();
@@ -317,6 +415,7 @@ if (only === 'scheduling') {
   const deep = await claimCost(20_000);
   report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
   await reportClaimShapes();
+  await reportStaging();
   await reportCliWorker();
   await reportSchedulingQuality();
 }

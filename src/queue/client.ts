@@ -1,6 +1,7 @@
 /**
  * FitqClient: stage, inspect, cancel and remove runs of one namespace.
  */
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from './connection.js';
@@ -25,7 +26,7 @@ import {
 } from './run-record.js';
 import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from './retention.js';
 import { refusal, SCRIPT_CODES } from './script-codes.js';
-import { parseStageReply, Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
+import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
 import type { RunVerdict } from './explain.js';
@@ -117,8 +118,17 @@ export class RunRemovedError extends UsageError {
 /** Candidates named when a run id prefix is ambiguous. */
 const SHOWN_CANDIDATES = 5;
 
-/** Runs staged per script call; a larger batch goes as several calls in one MULTI. */
-const STAGE_CHUNK = 2000;
+/**
+ * Runs staged per script call (a call of this many holds Redis a few ms); a
+ * larger batch goes as several calls, hidden from readers until committed.
+ */
+const STAGE_CHUNK = 500;
+
+/** How long a batch staged in chunks stays open after each chunk: a stager silent this long is taken as dead. */
+const BATCH_TTL_MS = 60_000;
+
+/** Runs removed per removeRuns script call (a call of this many holds Redis a few ms). */
+const REMOVE_CHUNK = 500;
 
 /** Runs removed per cleanRuns script call. */
 const CLEAN_BATCH = 500;
@@ -224,24 +234,38 @@ export class FitqClient {
     }));
     const chunks: (typeof scriptRuns)[] = [];
     for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
-    let replies: (StagedBatch | undefined)[];
+    const replies: (StagedBatch | undefined)[] = [];
     if (chunks.length === 1) {
-      replies = [await this.scripts.stageRuns(chunks[0]!)];
+      replies.push(await this.scripts.stageRuns(chunks[0]!));
     } else {
-      // Ids given by users are checked first, so a large batch is never half
-      // staged; random ids are 48 bits.
-      const exists = this.redis.pipeline();
-      for (const run of scriptRuns) exists.exists(this.keys.run(run.id));
-      const takenIndex = ((await exists.exec()) ?? []).findIndex(([, count]) => count === 1);
-      if (takenIndex >= 0) throw refusal(SCRIPT_CODES.runIdTaken, scriptRuns[takenIndex]?.id, this.keys)!;
-      const multi = this.redis.multi();
-      for (const chunk of chunks) await this.scripts.stageRuns(chunk, multi);
-      replies = ((await multi.exec()) ?? []).map(([error, reply]) => {
-        if (error) throw error;
-        return parseStageReply(reply, this.keys);
-      });
+      // One script call per chunk, so Redis is never held long; the runs stay
+      // hidden from fitq's readers until the commit, so a batch is all or
+      // nothing to them. Given up, the chunks staged go again.
+      const id = randomBytes(8).toString('hex');
+      try {
+        for (const [i, chunk] of chunks.entries()) {
+          replies.push(await this.scripts.stageRuns(chunk, undefined, { id, ttlMs: BATCH_TTL_MS, first: i === 0 }));
+        }
+        await this.scripts.commitBatch(id);
+      } catch (error) {
+        // (The failed chunk's too: its call may have run though its reply was lost.)
+        await this.abortBatch(id, chunks.slice(0, replies.length + 1).flat().map((run) => run.id)).catch(() => {});
+        throw error;
+      }
     }
     return replies.flatMap((batch, chunk) => chunks[chunk]!.map((_, i) => ({ seq: (batch?.firstSeq ?? 0) + i, timestamp: batch?.timestamp ?? 0 })));
+  }
+
+  /**
+   * Removes the runs a stager staged of a batch it gives up, in bounded
+   * calls, and ends the batch. (If this fails too, claims remove them once
+   * the batch's deadline passed; readers never see them.)
+   */
+  private async abortBatch(batch: string, runIds: string[]): Promise<void> {
+    for (let i = 0; i < runIds.length; i += STAGE_CHUNK) {
+      await this.scripts.abortBatch(batch, runIds.slice(i, i + STAGE_CHUNK), false);
+    }
+    await this.scripts.abortBatch(batch, [], true);
   }
 
   /** One warning per shape of the staged runs that no live worker could ever start (one explainRuns call). */
@@ -500,19 +524,25 @@ export class FitqClient {
   private async readRun(redis: Redis, runId: string): Promise<StoredRun> {
     validateRunId(runId);
     const hash = await redis.hgetall(this.keys.run(runId));
-    if (!hash.status) throw unknownRun(runId);
+    // A run of a batch not committed (still in `batches`) is not there yet; a `batches` written by hand as another type holds none.
+    if (!hash.status || (hash.batch !== undefined && (await redis.hexists(this.keys.batches, hash.batch).catch(() => 0)) === 1)) {
+      throw unknownRun(runId);
+    }
     const fields = runFields(runId, hash);
     return { run: parseRunFields(fields), demands: runDemands(fields) };
   }
 
   private async getRuns(ids: readonly string[]): Promise<StoredRun[]> {
     const pipeline = this.redis.pipeline();
+    pipeline.hgetall(this.keys.batches);
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
-    // An id whose key holds no hash (written by hand) is no run.
-    const replies = await execPipeline(pipeline, { wrongTypeAsNull: true });
+    // An id whose key holds no hash (written by hand) is no run; a `batches` of another type holds no batch.
+    const [batchReply, ...replies] = await execPipeline(pipeline, { wrongTypeAsNull: true });
+    // Runs of a batch not committed are not there yet (read with them, in one round trip).
+    const open = new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
     return replies.flatMap((reply, i) => {
       const hash = (reply ?? {}) as Record<string, string>;
-      if (!hash.status) return [];
+      if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
       const fields = runFields(ids[i]!, hash);
       return [{ run: parseRunFields(fields), demands: runDemands(fields) }];
     });
@@ -588,8 +618,11 @@ export class FitqClient {
   }
 
   /**
-   * Removes runs and their logs, all or nothing. A running run is refused
-   * unless `force`, which cancels it and waits for it to end first.
+   * Removes runs and their logs, all or nothing up to REMOVE_CHUNK runs (one
+   * script call each, so Redis is never held long; more go in parts, in the
+   * order given). A running run is refused unless `force`, which cancels it
+   * and waits for it to end first. A part refused after others went (a run
+   * started or was removed meanwhile) says how many were removed before.
    */
   async removeRuns(runIds: readonly string[], options: { force?: boolean } = {}): Promise<number> {
     runIds.forEach(validateRunId);
@@ -598,7 +631,17 @@ export class FitqClient {
       // Stopped together; one that ends meanwhile is fine.
       if (running.length > 0) await this.cancelRuns(running, { wait: true });
     }
-    return this.scripts.removeRuns([...new Set(runIds)]);
+    const ids = [...new Set(runIds)];
+    let removed = 0;
+    for (let i = 0; i < ids.length; i += REMOVE_CHUNK) {
+      try {
+        removed += await this.scripts.removeRuns(ids.slice(i, i + REMOVE_CHUNK));
+      } catch (error) {
+        if (removed === 0 || !(error instanceof UsageError)) throw error;
+        throw new UsageError(`removed ${removed} of ${ids.length} runs, then stopped: ${error.message}`);
+      }
+    }
+    return removed;
   }
 
   /**

@@ -14,6 +14,8 @@ export interface NamespaceKeys {
   readonly ids: string;
   /** Hash: group of demand shapes that have staged runs (their resource names) -> version. */
   readonly groups: string;
+  /** Hash: batch being staged in chunks, not yet committed -> "deadline count" (see stageRuns-3.lua). */
+  readonly batches: string;
   /** Zset of live workers, scored by lease deadline (epoch ms). */
   readonly workers: string;
   /** Hash: run id of a blocked head -> the worker holding resources for it. */
@@ -76,6 +78,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     seq: `${base}seq`,
     ids: `${base}ids`,
     groups: `${base}groups`,
+    batches: `${base}batches`,
     workers: `${base}workers`,
     holds: `${base}holds`,
     poolCapacity: `${base}pool:capacity`,

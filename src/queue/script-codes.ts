@@ -37,6 +37,8 @@ export const SCRIPT_CODES = {
   notInPool: -6,
   /** The namespace holds runs stored by an older fitq. */
   olderLayout: -9,
+  /** A batch staged in chunks that is no longer open: its deadline passed before its stager committed it. */
+  batchExpired: -10,
 } as const;
 
 export type ScriptCode = keyof typeof SCRIPT_CODES;
@@ -91,6 +93,8 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
         `namespace '${keys?.base}' holds runs stored by an older fitq, which this version cannot read: ` +
           `delete its keys (redis-cli --scan --pattern '${keys?.base}*' | xargs -r redis-cli del) or use another --queue`,
       );
+    case 'batchExpired':
+      return new RefusedError(name, 'staging took longer than the batch may stay open (Redis too slow or busy): nothing was staged');
     default:
       return undefined;
   }

@@ -217,6 +217,14 @@ export interface ReconcileAction {
   detail: string;
 }
 
+/** A chunk of a batch staged in several script calls (see stageRuns-3.lua). */
+export interface BatchChunk {
+  id: string;
+  /** How long the batch stays open from this call on, in ms (the Redis server's clock). */
+  ttlMs: number;
+  first: boolean;
+}
+
 /** Where a staged batch went: its first run's staging sequence number, and when it was staged (the Redis server's clock, epoch ms). */
 export interface StagedBatch {
   firstSeq: number;
@@ -263,11 +271,12 @@ export class Scripts {
   /**
    * Stages runs in one script call. Returns the staging sequence number of
    * the first run (the others follow on) and the time they were staged;
-   * throws a RefusedError for a taken id. With a pipeline (MULTI), only
-   * queues the call.
+   * throws a RefusedError for a taken id. With `batch`, the runs are a
+   * chunk of that batch, hidden from fitq's readers until commitBatch
+   * (see stageRuns-3.lua). With a pipeline (MULTI), only queues the call.
    */
-  async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander): Promise<StagedBatch | undefined> {
-    const args: (string | number)[] = [this.keys.base, runs.length];
+  async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander, batch?: BatchChunk): Promise<StagedBatch | undefined> {
+    const args: (string | number)[] = [this.keys.base, batch?.id ?? '', batch?.ttlMs ?? 0, batch?.first ? 1 : 0, runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, run.data);
     const keys = [this.keys.seq, this.keys.ids, this.keys.groups];
     if (pipeline) {
@@ -275,6 +284,19 @@ export class Scripts {
       return undefined;
     }
     return parseStageReply(await command(this.redis, 'fitqStageRuns')(...keys, ...args), this.keys);
+  }
+
+  /** Commits a batch staged in chunks: its runs are there for every reader at once. A batch no longer open is refused (RefusedError). */
+  async commitBatch(batch: string): Promise<number> {
+    const [code, value] = (await command(this.redis, 'fitqCommitBatch')(this.keys.batches, this.keys.base, batch)) as [number, number];
+    acceptReply(code, value, this.keys);
+    return Number(value);
+  }
+
+  /** Removes the runs of an uncommitted batch among `runIds` (with `last`, ends the batch). Returns how many. */
+  async abortBatch(batch: string, runIds: string[], last: boolean): Promise<number> {
+    const [, count] = (await command(this.redis, 'fitqAbortBatch')(this.keys.batches, this.keys.base, batch, last ? 1 : 0, ...runIds)) as [number, number];
+    return Number(count);
   }
 
   async claimRun(

@@ -249,7 +249,7 @@ describe('ACL users', () => {
     expect(url).toContain(encodeURIComponent(PASSWORD));
     await runEndToEnd(envFor(url));
 
-    // The rest of the CLI: pools, workers, cancel, rm, and a batch staged in a MULTI.
+    // The rest of the CLI: pools, workers, cancel, rm, and a batch staged in several script calls.
     const queue = newQueue();
     const env = envFor(url);
     expectOk(await fitq(['pool', 'set', 'lic=2'], { queue, env }));

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { connectClient, newQueue } from '../support/fitq.js';
 
 describe('staging', () => {
-  it('stages a large batch, split across script calls in one MULTI, in order', async () => {
+  it('stages a large batch, split across script calls, in order', async () => {
     const client = await connectClient(newQueue());
     const { runs } = await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 5000 });
     expect(runs).toHaveLength(5000);

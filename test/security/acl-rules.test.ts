@@ -321,7 +321,7 @@ describe('a database number in the URL', () => {
 });
 
 describe('a large batch', () => {
-  it('the stager stages 2,001 runs at once (MULTI) and cancels them; the reader lists them; nothing denied', async () => {
+  it('the stager stages 2,001 runs at once (several script calls, one commit) and cancels them; the reader lists them; nothing denied', async () => {
     await denials();
     const batch = await as('stager', ['stage', '--repeat', '2001', '--label', 'batch=big', '-r', 'nowhere=1', '--', 'true']);
     expectOk(batch);
@@ -418,7 +418,7 @@ describe('what each rule refuses', () => {
 const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]> = {
   worker: ['registerWorker', 'heartbeat', 'claimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold'],
   // Staging, reading, following and cancelling reap and reconcile first.
-  stager: ['stageRuns', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun'],
+  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun'],
   // The read-only scripts only (EVAL_RO): the upkeep the others do is refused to it.
   reader: ['explainRuns', 'resolveRunIds'],
 };
@@ -438,7 +438,6 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     'client|id': 'logs -f: the id of its blocked connection', 'client|unblock': 'logs -f: Ctrl-C ends the blocked read at once',
     eval: 'scripts, sent once per connection', evalsha: 'scripts',
     eval_ro: 'read-only scripts, sent once per connection', evalsha_ro: 'read-only scripts',
-    multi: 'batches above 2,000 runs, all or nothing', exec: 'batches above 2,000 runs',
     xread: 'logs -f and cancel waiting for the end',
   },
   reader: {
@@ -456,7 +455,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     select: 'a database number in the URL',
     'client|id': 'logs -f', 'client|unblock': 'logs -f', 'client|setname': 'fitq worker',
     eval: 'scripts', evalsha: 'scripts', eval_ro: 'read-only scripts', evalsha_ro: 'read-only scripts',
-    multi: 'large batches', exec: 'large batches', subscribe: 'fitq worker, stop --wait', xread: 'logs -f',
+    subscribe: 'fitq worker, stop --wait', xread: 'logs -f',
   },
 };
 

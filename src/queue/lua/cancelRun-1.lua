@@ -16,6 +16,7 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): nothing is canceled, the user is told so.
 ]]
+-- @include batchState
 -- @include serverNow
 -- @include storedShape
 -- @include unstage
@@ -24,9 +25,10 @@
 local runKey = KEYS[1]
 local base, runId = ARGV[1], ARGV[2]
 
-local run = redis.call("HMGET", runKey, "status", "worker")
+local run = redis.call("HMGET", runKey, "status", "worker", "batch")
 local status = run[1]
-if not status then return {CODE.unknownRun, ""} end
+-- (A run of a batch not committed is not there yet.)
+if not status or batchState(base, run[3]) then return {CODE.unknownRun, ""} end
 if status == "staged" then
   unstage(base, runId, storedShape(runKey))
   endRun(base, runId, "canceled", serverNow(), "canceled while staged", ARGV[3])

@@ -95,8 +95,10 @@
 ]]
 -- @include activateJob
 -- @include adjustAmounts
+-- @include batchRunGone
 -- @include candidateStream
 -- @include claimsKey
+-- @include dequeueJob
 -- @include decideClaim
 -- @include encodeClaim
 -- @include formatAmount
@@ -108,6 +110,7 @@
 -- @include queuePaused
 -- @include readClaimView
 -- @include readPool
+-- @include removeRun
 -- @include serverNow
 -- @include subtractAmounts
 -- @include unstage
@@ -149,6 +152,14 @@ for _, drop in ipairs(view.drops) do
   if drop.kind == "entry" then
     redis.call("ZREM", drop.key, drop.member)
     if drop.unhold then redis.call("HDEL", holdsKey, drop.member) end
+    reindex[drop.shape] = true
+  elseif drop.kind == "batch" then
+    -- A run of a batch never committed: removed as if never staged.
+    redis.call("ZREM", drop.key, drop.member)
+    redis.call("HDEL", holdsKey, drop.member)
+    dequeueJob(base, drop.member)
+    removeRun(base, drop.member, "waiting")
+    batchRunGone(base, drop.batch)
     reindex[drop.shape] = true
   elseif drop.kind == "reindex" then
     reindex[drop.member] = true

@@ -12,6 +12,7 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached), as every script that writes.
 ]]
+-- @include batchState
 -- @include jobKey
 -- @include storedShape
 -- @include unstage
@@ -21,8 +22,10 @@ local idsKey = KEYS[1]
 local base = ARGV[1]
 
 for i = 2, #ARGV do
-  local status = redis.call("HGET", jobKey(base, ARGV[i]), "status")
-  if not status then return {CODE.unknownRun, ARGV[i]} end
+  local run = redis.call("HMGET", jobKey(base, ARGV[i]), "status", "batch")
+  local status = run[1]
+  -- (A run of a batch not committed is not there yet.)
+  if not status or batchState(base, run[2]) then return {CODE.unknownRun, ARGV[i]} end
   if status == "running" then return {CODE.runRunning, ARGV[i]} end
 end
 for i = 2, #ARGV do

@@ -9,17 +9,28 @@
   KEYS[3] groups   hash: group of shapes with staged runs -> version
 
   ARGV[1] base     key prefix, e.g. "fitq:{default}:"
-  ARGV[2] count    number of runs; then, for each run, 4 arguments:
+  ARGV[2] batch    "" (the runs are the whole batch: they are there for
+                   every reader at once), or the id of a batch sent in
+                   chunks, one call each: its runs carry it (their job's
+                   `batch` field) and fitq's readers treat them as not
+                   there until commitBatch; the batch is open in `batches`
+                   until its deadline, this call's time plus ARGV[3] ms
+  ARGV[3] ttl      ms (with a batch)
+  ARGV[4] first    "1" for a batch's first chunk (which opens it); a later
+                   chunk of a batch no longer open is refused
+  ARGV[5] count    number of runs; then, for each run, 4 arguments:
           id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
           data (the job data: JSON text of what the run is)
 
   Runs are staged now by the Redis server's clock (their job's timestamp).
 
-  Returns {CODE.ok, seq of the first run, timestamp}, {CODE.runIdTaken, id}, or
+  Returns {CODE.ok, seq of the first run, timestamp}, {CODE.runIdTaken, id},
+  {CODE.batchExpired} (a later chunk of a batch whose deadline passed), or
   {CODE.olderLayout} when the namespace holds runs stored by an older fitq.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
-  (maxmemory reached): no run of the batch is staged.
+  (maxmemory reached): no run of the call is staged (and the stager of a
+  batch in chunks removes the chunks before it: abortBatch).
 ]]
 -- @include serverNow
 -- @include jobKey
@@ -29,22 +40,32 @@
 -- @include stage
 -- @include publish
 -- @include olderLayout
+-- @include batchState
 local seqKey = KEYS[1]
 local idsKey = KEYS[2]
 -- (stage adds each run's shape to its group, see indexShape.)
 local groupsKey = KEYS[3]
-local base, count = ARGV[1], tonumber(ARGV[2])
+local base, batch, ttl, first, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == "1", tonumber(ARGV[5])
+local ARG0 = 6
 
 if olderLayout(base) then return {CODE.olderLayout} end
+local batchCount = 0
+if batch ~= "" then
+  local state, _, left = batchState(base, batch)
+  if first ~= (state == nil) or state == "expired" then return {CODE.batchExpired} end
+  batchCount = left or 0
+end
 for i = 0, count - 1 do
-  local id = ARGV[3 + i * 4]
+  local id = ARGV[ARG0 + i * 4]
   if redis.call("EXISTS", jobKey(base, id)) == 1 then return {CODE.runIdTaken, id} end
 end
 
 local now = serverNow()
+-- (First, so a `batches` key Redis cannot write leaves nothing half staged.)
+if batch ~= "" then redis.call("HSET", base .. "batches", batch, (now + ttl) .. " " .. (batchCount + count)) end
 local firstSeq
 for i = 0, count - 1 do
-  local id, shape, priority, data = ARGV[3 + i * 4], ARGV[4 + i * 4], ARGV[5 + i * 4], ARGV[6 + i * 4]
+  local id, shape, priority, data = ARGV[ARG0 + i * 4], ARGV[ARG0 + 1 + i * 4], ARGV[ARG0 + 2 + i * 4], ARGV[ARG0 + 3 + i * 4]
   local seq = redis.call("INCR", seqKey)
   firstSeq = firstSeq or seq
   local score = orderScore(priority, seq)
@@ -52,9 +73,10 @@ for i = 0, count - 1 do
   redis.call("HSET", jobKey(base, id), "name", "run", "data", data,
     "opts", cjson.encode({priority = bull, attempts = 1}), "timestamp", now, "delay", 0, "priority", bull,
     "status", "staged", "seq", seq, "score", score, "shape", shape)
+  if batch ~= "" then redis.call("HSET", jobKey(base, id), "batch", batch) end
   emitEvent(base, "event", "added", "jobId", id, "name", "run")
   stage(base, id, shape, score)
   redis.call("ZADD", idsKey, 0, id)
 end
-publish(base, {type = "staged", count = count})
+if batch == "" then publish(base, {type = "staged", count = count}) end
 return {CODE.ok, firstSeq, now}

@@ -1,3 +1,4 @@
+-- @include batchState
 -- @include jobKey
 -- @include liveClaim
 -- @include tryCall
@@ -9,19 +10,27 @@
 -- Invalid (written by hand): not a run id, a key that holds no job hash, a
 -- job of another shape (which keeps its hold), a job whose epoch or attempt
 -- count (HINCRBY'd by the claim) is no integer, a run held by a live claim
--- (a running run put back as staged: see liveClaim).
+-- (a running run put back as staged: see liveClaim). A run of a batch still
+-- being staged in chunks (batchState) is not there yet: {kind = "open"},
+-- which no one drops; one of a batch whose deadline passed uncommitted is
+-- garbage: {kind = "batch"}, the run to remove.
 local function checkStaged(base, stagedKey, shape, runId)
   local drop = {kind = "entry", key = stagedKey, shape = shape, member = runId, unhold = true}
   if not validName(runId) then
     drop.why = "not a run id"
     return drop
   end
-  local run = tryCall("HMGET", jobKey(base, runId), "status", "shape", "epoch", "ats", "worker")
+  local run = tryCall("HMGET", jobKey(base, runId), "status", "shape", "epoch", "ats", "worker", "batch")
   if not run then
     drop.why = "its key holds no job hash"
     return drop
   end
   if run[1] ~= "staged" then return drop end
+  local batch = batchState(base, run[6])
+  if batch == "open" then return {kind = "open"} end
+  if batch == "expired" then
+    return {kind = "batch", key = stagedKey, shape = shape, member = runId, batch = run[6]}
+  end
   if (run[2] or "none") ~= shape then
     drop.why, drop.unhold = "a run of another shape", false
     return drop

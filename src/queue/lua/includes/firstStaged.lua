@@ -27,6 +27,8 @@ local function firstStaged(view, shape, g)
   for i = 1, #entries, 2 do
     local id = entries[i]
     local drop = checkStaged(view.base, stagedKey, shape, id)
+    -- (Runs behind one of an open batch wait for its commit.)
+    if drop and drop.kind == "open" then return nil end
     if not drop then
       if redis.call("HEXISTS", claimsKey(view.workerKey), id) == 1 then return nil end
       return id, tonumber(entries[i + 1]) or -math.huge

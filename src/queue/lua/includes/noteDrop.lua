@@ -3,7 +3,8 @@
 -- member of the staged index `key` of `shape` (and its hold, if `unhold`);
 -- "shape": a member of the group `group`'s zset `key`; "group": a field of
 -- `groups`; "hold": a field of `holds`; "reindex": a shape whose index
--- holds no staged run, to leave its group (indexShape). Stale entries
+-- holds no staged run, to leave its group (indexShape); "batch": a run of
+-- a batch whose stager died (see checkStaged), removed. Stale entries
 -- (their job was removed from BullMQ or moved on, an index left empty) have
 -- no `why`; entries written by hand that fitq never writes say what is wrong
 -- with them in `why`, and are logged. At most DROP_LIMIT per call, so a

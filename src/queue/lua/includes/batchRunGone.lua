@@ -1,0 +1,14 @@
+-- @include batchState
+
+-- Counts a run of an uncommitted batch as gone (removed by the stager
+-- that gives the batch up, or by a claim once its deadline passed); the
+-- batch leaves `batches` with its last run, so nothing stays behind.
+local function batchRunGone(base, batchId)
+  local state, deadline, count = batchState(base, batchId)
+  if not state then return end
+  if count <= 1 then
+    redis.call("HDEL", base .. "batches", batchId)
+  else
+    redis.call("HSET", base .. "batches", batchId, deadline .. " " .. (count - 1))
+  end
+end

@@ -1,0 +1,180 @@
+/**
+ * A large batch is staged in bounded script calls (chunks), so no call holds
+ * Redis long, yet it is all or nothing to fitq's readers: its runs are hidden
+ * until a final commit; a batch its stager gave up leaves nothing, and one
+ * whose stager died is removed by claims once its deadline passed.
+ */
+import { describe, expect, it } from 'vitest';
+import { FitqClient } from '../../src/queue/client.js';
+import { runDataJson } from '../../src/queue/run-record.js';
+import { Scripts, type StageScriptRun, type WorkerRegistration } from '../../src/queue/scripts.js';
+import { prepareRuns, shapeOf } from '../../src/queue/stage.js';
+import { connectClient, newQueue } from '../support/fitq.js';
+import { startRedisServer } from '../support/redis-server.js';
+import { waitFor } from '../support/wait.js';
+
+const registrationOf = (name: string, resources: string): WorkerRegistration => ({
+  name, token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources,
+});
+
+/** Runs as the stage script takes them, with ids `<prefix><i>`. */
+function scriptRuns(prefix: string, count: number, resources: string): StageScriptRun[] {
+  return Array.from({ length: count }, (_, i) => {
+    const [run] = prepareRuns({ command: ['true'], resources, runId: `${prefix}${i}` });
+    return { id: run!.id, shape: shapeOf(run!.demands, run!.gpus), priority: run!.priority, data: runDataJson(run!.fields, run!.priority) };
+  });
+}
+
+const allIds = async (client: FitqClient) => client.selectRunIds([], {});
+
+describe('staging a large batch', () => {
+  it('shows a concurrent reader and claims none of the batch or all of it', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const reader = await connectClient(queue);
+    const scripts = new Scripts(reader.redis, reader.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('w', 'cpu=1'))).toBe(true);
+    const counts = new Set<number>();
+    let sawOpen = false;
+    let claimed: string | undefined;
+    let done = false;
+    const staging = client.stage({ command: ['true'], resources: 'cpu=1', repeat: 20_000 }).finally(() => {
+      done = true;
+    });
+    while (!done) {
+      sawOpen ||= (await reader.redis.hlen(reader.keys.batches)) > 0;
+      counts.add((await allIds(reader)).length);
+      if (!claimed) {
+        const claim = await scripts.claimRun('w', 'tok', 0);
+        if (claim.code === 'claimed') {
+          claimed = claim.runId;
+          // Only a committed batch gives a claim its runs.
+          expect(await reader.redis.hlen(reader.keys.batches)).toBe(0);
+        }
+      }
+    }
+    const { runs } = await staging;
+    counts.add((await allIds(reader)).length);
+    expect([...counts].every((count) => count === 0 || count === 20_000)).toBe(true);
+    expect(sawOpen).toBe(true);
+    // The claim takes the batch's first run, in order.
+    claimed ??= ((await scripts.claimRun('w', 'tok', 0)) as { runId: string }).runId;
+    expect(claimed).toBe(runs[0]!.id);
+    expect(await reader.redis.exists(reader.keys.batches)).toBe(0);
+  });
+
+  it('never holds Redis long in one call, staging nor removing (one MULTI, one removeRuns call held it for over 200 ms)', async () => {
+    const server = await startRedisServer({ config: { 'latency-monitor-threshold': '200', 'slowlog-log-slower-than': '200000' } });
+    const client = await FitqClient.connect({ redisUrl: server.url, queue: newQueue() });
+    try {
+      await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 20_000 });
+      expect(await client.redis.zcard(client.keys.staged('cpu=1'))).toBe(20_000);
+      // The latency monitor times EXEC whole (SLOWLOG times the calls inside it).
+      expect(await client.redis.call('LATENCY', 'LATEST')).toEqual([]);
+      expect(await client.redis.slowlog('GET', 10)).toEqual([]);
+      // Removing them all (`fitq runs rm`) too.
+      expect(await client.removeRuns(await client.redis.zrange(client.keys.ids, 0, -1))).toBe(20_000);
+      expect(await client.redis.call('LATENCY', 'LATEST')).toEqual([]);
+      expect(await client.redis.slowlog('GET', 10)).toEqual([]);
+      expect(await client.redis.keys(`${client.keys.base}*`)).toEqual([]);
+    } finally {
+      await client.close();
+      await server.dispose();
+    }
+  });
+
+  it('hides a batch whose stager died, and claims remove it once its deadline passed while other runs start in order', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('w', 'cpu=1000'))).toBe(true);
+    const claim = async () => scripts.claimRun('w', 'tok', 0);
+    const [before] = (await client.stage({ command: ['true'], resources: 'cpu=1', runId: 'before' })).runs;
+    // More than a claim drops at once (DROP_LIMIT 100), never committed.
+    await scripts.stageRuns(scriptRuns('dead', 150, 'cpu=1'), undefined, { id: 'dead', ttlMs: 1500, first: true });
+    await client.stage({ command: ['true'], resources: 'cpu=1', runId: 'after' });
+    await client.stage({ command: ['true'], resources: 'cpu=2', runId: 'other' });
+
+    expect(await allIds(client)).toEqual(['before', 'after', 'other']);
+    await expect(client.getRun('dead0')).rejects.toThrow("unknown run 'dead0'");
+    await expect(client.removeRuns(['dead0'])).rejects.toThrow("unknown run 'dead0'");
+    await expect(client.cancelRun('dead0')).rejects.toThrow("unknown run 'dead0'");
+    expect(await claim()).toMatchObject({ code: 'claimed', runId: before!.id });
+    // Behind the open batch in its shape, `after` waits; another shape's run starts.
+    expect(await claim()).toMatchObject({ code: 'claimed', runId: 'other' });
+    expect((await claim()).code).not.toBe('claimed');
+
+    // Past the deadline: still hidden, and claims remove it (100 a call), then start `after`.
+    const next = await waitFor('a claim past the dead batch', async () => {
+      const result = await claim();
+      return result.code === 'claimed' ? result : undefined;
+    });
+    expect(next).toMatchObject({ runId: 'after' });
+    expect(await client.redis.zcard(client.keys.ids)).toBe(3);
+    expect(await client.redis.exists(client.keys.run('dead0'), client.keys.run('dead149'), client.keys.batches)).toBe(0);
+    expect(await client.redis.zrange(client.keys.staged('cpu=1'), 0, -1)).toEqual([]);
+    expect(await allIds(client)).toEqual(['before', 'after', 'other']);
+  });
+
+  it('leaves nothing staged when a later chunk is refused (a run id taken)', async () => {
+    const client = await connectClient(newQueue());
+    await client.stage({ command: ['true'], runId: 'taken' });
+    const requests = Array.from({ length: 1200 }, (_, i) => ({ command: ['true'], runId: i === 1100 ? 'taken' : `r${i}` }));
+    await expect(client.stage(requests)).rejects.toThrow("run id 'taken' is already taken");
+    expect(await allIds(client)).toEqual(['taken']);
+    expect(await client.redis.zrange(client.keys.ids, 0, -1)).toEqual(['taken']);
+    expect(await client.redis.zrange(client.keys.staged('none'), 0, -1)).toEqual(['taken']);
+    expect(await client.redis.exists(client.keys.run('r0'), client.keys.run('r1099'), client.keys.batches)).toBe(0);
+  });
+});
+
+describe('giving a batch up', () => {
+  it('removes nothing of a batch already committed (a stager that lost the commit\'s reply)', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    const runs = scriptRuns('c', 3, 'cpu=1');
+    await scripts.stageRuns(runs, undefined, { id: 'b', ttlMs: 60_000, first: true });
+    expect(await allIds(client)).toEqual([]);
+    expect(await scripts.commitBatch('b')).toBe(3);
+    expect(await scripts.abortBatch('b', runs.map((run) => run.id), true)).toBe(0);
+    expect(await allIds(client)).toEqual(['c0', 'c1', 'c2']);
+    await expect(scripts.commitBatch('b')).rejects.toThrow('staging took longer than the batch may stay open');
+  });
+});
+
+describe('a `batches` key written by hand as another type', () => {
+  it('holds no batch: runs are listed, shown and claimed', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('w', 'cpu=1'))).toBe(true);
+    await client.stage({ command: ['true'], resources: 'cpu=1', runId: 'marked' });
+    await client.redis.hset(client.keys.run('marked'), 'batch', 'b');
+    await client.redis.set(client.keys.batches, 'not a hash');
+    expect(await allIds(client)).toEqual(['marked']);
+    expect(await client.getRun('marked')).toMatchObject({ id: 'marked', status: 'staged' });
+    expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed', runId: 'marked' });
+  });
+});
+
+describe('removing many runs', () => {
+  it('removes more than one call takes, in parts, and leaves the namespace empty', async () => {
+    const client = await connectClient(newQueue());
+    const { runs } = await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 2500 });
+    expect(await client.removeRuns(runs.map((run) => run.id))).toBe(2500);
+    expect(await client.redis.keys(`${client.keys.base}*`)).toEqual([]);
+  });
+
+  it('says how many it removed when a later part is refused', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('w', 'cpu=1'))).toBe(true);
+    await client.stage({ command: ['true'], resources: 'cpu=1', runId: 'busy' });
+    expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed', runId: 'busy' });
+    const { runs } = await client.stage({ command: ['true'], repeat: 1499 });
+    const ids = runs.map((run) => run.id);
+    ids.splice(1200, 0, 'busy');
+    await expect(client.removeRuns(ids)).rejects.toThrow(
+      "removed 1000 of 1500 runs, then stopped: run 'busy' is running: cancel it first, or use --force",
+    );
+    expect((await allIds(client)).length).toBe(500);
+  });
+});
