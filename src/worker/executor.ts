@@ -13,6 +13,7 @@ import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
 import { startRunProcess, type RunProcess } from './child.js';
 import { OutputBuffer } from './output.js';
+import { newRunToken, RUN_TOKEN_VARIABLE, type EscapedSweep } from './escaped-sweep.js';
 import { retryRefused } from './retry.js';
 import { endingMessage, endingToRecord, type RunEnding } from './run-ending.js';
 import type { LogFormat } from './logger.js';
@@ -68,6 +69,8 @@ export interface ExecutorContext {
   inheritedEnv: Record<string, string>;
   /** Start runs under the keeper that kills what escapes their process group (see subreaper.ts). */
   reapEscaped: boolean;
+  /** Kills what a run left behind once its main process has exited, found by its token (see escaped-sweep.ts). */
+  sweep: EscapedSweep;
 }
 
 /** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
@@ -216,6 +219,7 @@ export class Executor {
       }
     }
     const record = parseRunFields(run.fields);
+    const token = newRunToken();
     const output = new OutputBuffer(
       this.ctx.scripts,
       run.runId,
@@ -231,6 +235,7 @@ export class Executor {
       ...this.ctx.inheritedEnv,
       ...record.env,
       FITQ_RUN_ID: run.runId,
+      [RUN_TOKEN_VARIABLE]: token,
       FITQ_WORKER: this.ctx.workerName,
       FITQ_RESOURCES: JSON.stringify(resourcesToJson(runDemands(run.fields))),
     };
@@ -261,6 +266,10 @@ export class Executor {
     }
     const outcome = await run.process.outcome;
     if (group !== undefined) this.ctx.watchdog.release(group);
+    // Its group is gone; what escaped it (setsid daemons) goes too, while its end is recorded.
+    void this.ctx.sweep.sweep(token).then((pids) => {
+      if (pids.length > 0) log.info({ pids }, `Killed ${pids.length} process(es) run ${run.runId} left behind (${pids.join(', ')})`);
+    });
     await output.flush();
     await this.record(run, outcome);
   }

@@ -8,6 +8,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { refusalOf } from '../queue/script-codes.js';
+import { EscapedSweep } from './escaped-sweep.js';
 import { resolveNamespace } from '../queue/client.js';
 import { closeRedis, connectRedis } from '../queue/connection.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
@@ -90,6 +91,7 @@ export class FitqWorker {
     const ignoredRuns = new IgnoredRuns(redis, keys, logger);
     const fail = (failure: string) => this.fail(failure);
     const runEnv = inheritedEnv(process.env, options.passRedisEnv, parts.connection);
+    const sweep = new EscapedSweep();
     // Each registration gets its own executor; a run's end wakes the claim loop (built after the first executor).
     const createExecutor = (token: string) =>
       new Executor({
@@ -109,6 +111,7 @@ export class FitqWorker {
         secret: options.secret,
         inheritedEnv: runEnv,
         reapEscaped: options.reapEscaped,
+        sweep,
       });
     const lease = new Lease({ options, scripts, logger, lifecycle, createExecutor, fail }, parts.registration.token);
     const requests = new Requests(logger, lease, (stop) => this.stop(stop), { redis, keys, worker: options.name });

@@ -1,11 +1,13 @@
 /**
  * A run that leaves a daemon behind (`setsid`, so out of its process group
  * and session): the run ends when its main process exits, even while the
- * daemon holds its output pipes open; `fitq cancel` never hangs on it; and
- * with `--reap-escaped`, where the worker can run commands under the keeper
- * (Linux and Perl: a child subreaper), the daemon is killed with the run, whether the main
- * process exits by itself, is canceled, or its worker is SIGKILLed. Real
- * processes, a real worker and a real redis-server.
+ * daemon holds its output pipes open; `fitq cancel` never hangs on it; every
+ * worker on Linux finds the daemon by the run's FITQ_RUN_TOKEN and kills it
+ * once the main process has exited; and with `--reap-escaped`, where the
+ * worker can run commands under the keeper (Linux and Perl: a child
+ * subreaper), the daemon is killed with the run even when it clears its
+ * environment, whether the main process exits by itself, is canceled, or its
+ * worker is SIGKILLed. Real processes, a real worker and a real redis-server.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,10 +41,10 @@ function scratch(): string {
  * its pid to `pidFile` and sleeps 300 s (the sleep keeps that pid); `holdOutput`: with the run's
  * stdout and stderr (else with them closed); then runs `rest`.
  */
-function daemonScript(pidFile: string, holdOutput: boolean, rest = ''): string[] {
+function daemonScript(pidFile: string, holdOutput: boolean, rest = '', clearEnvironment = false): string[] {
   const redirect = holdOutput ? '' : ' >/dev/null 2>&1';
   // The main process waits for the pid file: it must not end (taking the daemon along) before the daemon is under way.
-  const daemon = `setsid sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 300' '${pidFile}'${redirect} &`;
+  const daemon = `setsid ${clearEnvironment ? 'env -i ' : ''}sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 300' '${pidFile}'${redirect} &`;
   return ['sh', '-c', `${daemon} while [ ! -s '${pidFile}' ]; do sleep 0.02; done; echo spawned${rest}`];
 }
 
@@ -82,14 +84,29 @@ describe('a run that leaves a daemon behind', () => {
     if (keeper.ok) await waitFor('the daemon to be killed', () => !isAlive(daemon), 3000);
   });
 
-  it('without --reap-escaped, still ends when its main process exits; the daemon, out of its group, is left alone', async () => {
+  it('without --reap-escaped, still ends when its main process exits; the daemon, out of its group, is found by its token and killed', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const pidFile = join(scratch(), 'daemon.pid');
+    const { logs } = await startTestWorker(queue, { killGraceMs: 1000 });
+    const id = (await client.stage({ command: daemonScript(pidFile, true) })).runs[0]!.id;
+    const daemon = await daemonPid(pidFile);
+    expect((await ended(client, id, 15_000)).status).toBe('completed');
+    await waitFor('the daemon to be killed', () => !isAlive(daemon), 5000);
+    await waitFor('the worker to say so', () => logs.some((entry) => entry.msg === `Killed 1 process(es) run ${id} left behind (${daemon})`));
+  });
+
+  it('without --reap-escaped, a daemon that clears its environment is out of reach: left alone', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const pidFile = join(scratch(), 'daemon.pid');
     await startTestWorker(queue, { killGraceMs: 1000 });
-    const id = (await client.stage({ command: daemonScript(pidFile, true) })).runs[0]!.id;
+    const id = (await client.stage({ command: daemonScript(pidFile, false, '', true) })).runs[0]!.id;
     const daemon = await daemonPid(pidFile);
     expect((await ended(client, id, 15_000)).status).toBe('completed');
+    // A run that does nothing after it: once it has ended, the sweep for the first has been made.
+    const after = (await client.stage({ command: ['true'] })).runs[0]!.id;
+    expect((await ended(client, after, 15_000)).status).toBe('completed');
     expect(isAlive(daemon)).toBe(true);
   });
 
