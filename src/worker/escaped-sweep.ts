@@ -7,7 +7,8 @@
  *
  * It needs no helper process, so every worker on Linux does it; the keeper
  * (`--reap-escaped`, subreaper.ts) also catches processes that clear their
- * environment (`env -i`). Runs ending together share one pass over /proc.
+ * environment (`env -i`). Runs ending together share one pass over /proc,
+ * and passes are at least SWEEP_INTERVAL_MS apart.
  * Without /proc (not Linux) it finds nothing.
  */
 import { randomBytes } from 'node:crypto';
@@ -23,11 +24,19 @@ export function newRunToken(): string {
 
 /** Reads of /proc/<pid>/environ under way at once. */
 const READ_CONCURRENCY = 32;
+/**
+ * Passes over /proc start at most this often: runs ending meanwhile share
+ * the next one, so a stream of short runs costs a few passes a second, not
+ * one per run (what is left behind lives this long at most after its run).
+ */
+export const SWEEP_INTERVAL_MS = 250;
 
 export class EscapedSweep {
   /** Tokens of runs waiting for the next pass, with who waits for each. */
   private waiting = new Map<string, ((killed: number[]) => void)[]>();
   private pass: Promise<void> | undefined;
+  /** When the last pass started (performance.now()). */
+  private lastPassAt = -Infinity;
 
   /**
    * Kills the processes whose environment holds `token` (the run's main
@@ -38,7 +47,11 @@ export class EscapedSweep {
       const waiters = this.waiting.get(token) ?? [];
       waiters.push(resolve);
       this.waiting.set(token, waiters);
-      this.pass ??= new Promise<void>((passDone) => setImmediate(passDone)).then(() => this.runPass());
+      this.pass ??= new Promise<void>((passDone) => {
+        const wait = this.lastPassAt + SWEEP_INTERVAL_MS - performance.now();
+        if (wait > 0) setTimeout(passDone, wait);
+        else setImmediate(passDone);
+      }).then(() => this.runPass());
     });
   }
 
@@ -46,6 +59,7 @@ export class EscapedSweep {
     const waiting = this.waiting;
     this.waiting = new Map();
     this.pass = undefined;
+    this.lastPassAt = performance.now();
     const needles = new Map([...waiting.keys()].map((token) => [token, Buffer.from(`${RUN_TOKEN_VARIABLE}=${token}\0`)]));
     const killed = new Map<string, number[]>([...waiting.keys()].map((token) => [token, []]));
     const pids = await processIds();
