@@ -59,6 +59,12 @@ export interface ClientOptions extends ConnectionOptions {
 export const READ_ONLY_NOTE =
   "this Redis user may only read (Redis refused it EVAL): fitq did not reap dead workers or catch up with BullMQ's API before reading; live workers do both as they poll";
 
+/** A key of another type (written by hand) reads as holding nothing; any other error stands. */
+function wrongTypeAsZero(error: unknown): 0 {
+  if (error instanceof Error && error.message.startsWith('WRONGTYPE')) return 0;
+  throw error;
+}
+
 /** Whether Redis refused the user a script call itself (NOPERM for EVAL or EVALSHA), not a command inside one. */
 function isEvalRefused(error: unknown): boolean {
   return error instanceof Error && /^NOPERM\b.*'eval(sha)?' command/i.test(error.message);
@@ -224,7 +230,11 @@ export class FitqClient {
     return { runs: records, warnings };
   }
 
-  /** Stores runs in one round trip; returns each run's staging sequence number and time (the Redis server's clock). */
+  /**
+   * Stores runs: one script call, or for more than STAGE_CHUNK runs a hidden
+   * batch of calls and its commit; returns each run's staging sequence number
+   * and time (the Redis server's clock).
+   */
   private async storeRuns(runs: PreparedRun[]): Promise<{ seq: number; timestamp: number }[]> {
     const scriptRuns = runs.map((run) => ({
       id: run.id,
@@ -525,7 +535,7 @@ export class FitqClient {
     validateRunId(runId);
     const hash = await redis.hgetall(this.keys.run(runId));
     // A run of a batch not committed (still in `batches`) is not there yet; a `batches` written by hand as another type holds none.
-    if (!hash.status || (hash.batch !== undefined && (await redis.hexists(this.keys.batches, hash.batch).catch(() => 0)) === 1)) {
+    if (!hash.status || (hash.batch !== undefined && (await redis.hexists(this.keys.batches, hash.batch).catch(wrongTypeAsZero)) === 1)) {
       throw unknownRun(runId);
     }
     const fields = runFields(runId, hash);

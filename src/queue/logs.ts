@@ -9,6 +9,7 @@
  * Followers wait on the stream and on the queue's event stream, where the
  * run's end shows even when its log was packed.
  */
+import { execPipeline } from './pipeline.js';
 import type { Redis } from 'ioredis';
 import { StoredDataError } from '../errors.js';
 import type { NamespaceKeys } from './keys.js';
@@ -75,14 +76,9 @@ export async function readLogEntries(
   count = 1000,
 ): Promise<LogEntry[]> {
   const packedKey = keys.runPackedLog(runId);
-  const replies = await redis.pipeline().get(packedKey).xrange(keys.runLog(runId), `(${afterId}`, '+', 'COUNT', count).get(packedKey).exec();
-  const [[packedError, packedBefore], [streamError, stream], [laterError, packedAfter]] = replies as [
-    [Error | null, string | null],
-    [Error | null, RawEntry[]],
-    [Error | null, string | null],
-  ];
-  const error = packedError ?? streamError ?? laterError;
-  if (error) throw error;
+  const [packedBefore, stream, packedAfter] = (await execPipeline(
+    redis.pipeline().get(packedKey).xrange(keys.runLog(runId), `(${afterId}`, '+', 'COUNT', count).get(packedKey),
+  )) as [string | null, RawEntry[], string | null];
   const byId = new Map<string, RawEntry>();
   for (const packed of [packedBefore, packedAfter]) {
     if (packed !== null) for (const entry of unpack(packedKey, runId, packed)) if (isAfter(entry[0], afterId)) byId.set(entry[0], entry);

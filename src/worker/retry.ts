@@ -4,7 +4,6 @@
  * again, waiting longer each time, until Redis takes it, answers that it is
  * no longer this worker's to write, or the worker gives up.
  */
-import { describeAclRefusal } from '../queue/connection.js';
 
 /** First wait after a refused write, and the longest. */
 export const RETRY_FIRST_MS = 100;
@@ -23,16 +22,20 @@ export function retryDelayMs(attempt: number): number {
  */
 const TRANSIENT_REFUSAL = /^(OOM|BUSY|LOADING|TRYAGAIN|READONLY|MASTERDOWN|CLUSTERDOWN|NOREPLICAS)\b/;
 
+/** What ioredis says when it has no connection to send on, or lost it before the reply came. */
+const CONNECTION_LOST = /^(Connection is closed|Stream isn't writeable|read ECONNRESET|write EPIPE|connect ECONNREFUSED|connect ETIMEDOUT)/;
+
 /**
  * Whether trying again may help: a transient refusal, or a lost connection
  * (no reply at all: the script ran whole or not at all, and a repeated
  * finish or append is fenced by the claim's epoch). Anything else (an error
- * raised by a script, an ACL refusal) would fail the same way again.
+ * raised by a script, an ACL refusal, a reply fitq cannot read) would fail
+ * the same way again.
  */
 export function isRetryable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'ReplyError') return TRANSIENT_REFUSAL.test(error.message);
-  return describeAclRefusal(error) === undefined;
+  return error.name === 'MaxRetriesPerRequestError' || CONNECTION_LOST.test(error.message);
 }
 
 export interface RetryOptions {

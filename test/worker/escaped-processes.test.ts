@@ -99,14 +99,15 @@ describe('a run that leaves a daemon behind', () => {
   it('without --reap-escaped, a daemon that clears its environment is out of reach: left alone', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    const pidFile = join(scratch(), 'daemon.pid');
-    await startTestWorker(queue, { killGraceMs: 1000 });
-    const id = (await client.stage({ command: daemonScript(pidFile, false, '', true) })).runs[0]!.id;
-    const daemon = await daemonPid(pidFile);
+    const dir = scratch();
+    const { logs } = await startTestWorker(queue, { killGraceMs: 1000 });
+    const id = (await client.stage({ command: daemonScript(join(dir, 'cleared.pid'), false, '', true) })).runs[0]!.id;
+    const daemon = await daemonPid(join(dir, 'cleared.pid'));
     expect((await ended(client, id, 15_000)).status).toBe('completed');
-    // A run that does nothing after it: once it has ended, the sweep for the first has been made.
-    const after = (await client.stage({ command: ['true'] })).runs[0]!.id;
-    expect((await ended(client, after, 15_000)).status).toBe('completed');
+    // A later run's daemon, which keeps its token, is killed by a sweep that comes after the first run's.
+    const later = (await client.stage({ command: daemonScript(join(dir, 'kept.pid'), false) })).runs[0]!.id;
+    const kept = await daemonPid(join(dir, 'kept.pid'));
+    await waitFor('the later daemon to be killed', () => logs.some((entry) => entry.msg === `Killed 1 process(es) run ${later} left behind (${kept})`), 5000);
     expect(isAlive(daemon)).toBe(true);
   });
 

@@ -42,7 +42,7 @@ describe('isRetryable', () => {
     expect(isRetryable(error)).toBe(true);
   });
 
-  it('does not retry an error a script raised, a wrong type, or an ACL refusal', async () => {
+  it('does not retry an error a script raised, a wrong type, an ACL refusal, or a reply fitq cannot read', async () => {
     await redis.set('str', 'x');
     const raised = await refusal(redis.eval('error("broken")', 0));
     const wrongType = await refusal(redis.hget('str', 'f'));
@@ -51,6 +51,8 @@ describe('isRetryable', () => {
     reader.disconnect();
     for (const error of [raised, wrongType, denied]) expect(isRetryable(error), String(error)).toBe(false);
     expect(isRetryable('not an error')).toBe(false);
+    // A reply fitq cannot read is its own fault, not Redis's passing state.
+    expect(isRetryable(new Error('unexpected script reply code 7'))).toBe(false);
   });
 });
 
