@@ -306,14 +306,14 @@ export class Executor {
       result = await retryRefused(
         () =>
           this.ctx.scripts.finishRun({
-              runId: run.runId,
-              worker: this.ctx.workerName,
-              token: this.ctx.token,
-              epoch: run.epoch,
-              ...toRecord,
-              exitCode: outcome.exitCode,
-              signal: outcome.signal,
-            }),
+            runId: run.runId,
+            worker: this.ctx.workerName,
+            token: this.ctx.token,
+            epoch: run.epoch,
+            ...toRecord,
+            exitCode: outcome.exitCode,
+            signal: outcome.signal,
+          }),
         {
           givenUp: this.ctx.givenUp,
           onRetry: (error, attempt) => {
