@@ -543,7 +543,9 @@ export class Scripts {
   async updateRuns(runs: readonly UpdateScriptRun[]): Promise<UpdateScriptOutcome[]> {
     const args: (string | number)[] = [this.keys.base, runs.length];
     for (const run of runs) args.push(run.id, run.expectedData, run.data, run.shape, run.priority, run.changes);
-    const replies = (await command(this.redis, 'fitqUpdateRuns')(this.keys.groups, ...args)) as string[];
+    const replies = (await command(this.redis, 'fitqUpdateRuns')(
+      this.keys.groups, this.keys.holds, this.keys.queue.key('prioritized'), ...args,
+    )) as string[];
     return replies.map((reply) => {
       const [outcome = '', status = ''] = reply.split('|');
       if (outcome === 'status') return { outcome, status };

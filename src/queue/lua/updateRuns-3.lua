@@ -18,10 +18,11 @@
   priority it keeps its place in the order. A hold a worker had on it goes
   (the next claim judges the run anew).
 
-  KEYS[1] groups   hash: group of shapes with staged runs -> version
-  (indexShape keeps it; the run hashes, staged indexes, `holds` and the
-  queue's `prioritized` and `events` are named from the base, all under the
-  namespace's hash tag.)
+  KEYS[1] groups             hash: group of shapes with staged runs -> version
+  KEYS[2] holds              hash: held run id -> worker holding it
+  KEYS[3] runs:prioritized   zset: staged jobs, score = order
+  (The run hashes, staged indexes and the queue's `events` are named from
+  the base, under the namespace's hash tag.)
 
   ARGV[1] base     key prefix, e.g. "fitq:{default}:"
   ARGV[2] count    number of runs; then, for each run, 6 arguments:
@@ -44,7 +45,6 @@
 ]]
 -- @include batchState
 -- @include jobKey
--- @include queueKey
 -- @include bullPriority
 -- @include orderScore
 -- @include indexShape
@@ -53,6 +53,8 @@
 -- @include publish
 -- (indexShape keeps it.)
 local groupsKey = KEYS[1]
+local holdsKey = KEYS[2]
+local prioritizedKey = KEYS[3]
 local base, count = ARGV[1], tonumber(ARGV[2])
 local ARG0 = 3
 local EDITABLE = {staged = true, held = true}
@@ -93,10 +95,9 @@ for i = 0, count - 1 do
         indexShape(base, shape)
         reindexed = reindexed + 1
       end
-      redis.call("HDEL", base .. "holds", id)
+      redis.call("HDEL", holdsKey, id)
     end
-    local prioritized = queueKey(base, "prioritized")
-    if redis.call("ZSCORE", prioritized, id) then redis.call("ZADD", prioritized, score, id) end
+    if redis.call("ZSCORE", prioritizedKey, id) then redis.call("ZADD", prioritizedKey, score, id) end
     emitEvent(base, "event", "updated", "jobId", id, "changes", changes)
     replies[#replies + 1] = "updated"
   end
