@@ -339,10 +339,15 @@ function labelsOf(fields: Fields): Record<string, string> {
   }
 }
 
+/** Fields shown first, in this order, when they change; any other after them. */
+const SHOWN_FIRST = ['priority', 'resources', 'gpus', 'labels'];
+
 /** Fields of a run's data that differ, as users see them. */
 function diffFields(before: Fields, after: Fields): FieldChange[] {
   const changes: FieldChange[] = [];
-  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((name) => name !== 'signature' && name !== 'requires');
+  const names = [...new Set([...SHOWN_FIRST, ...Object.keys(before), ...Object.keys(after)])].filter(
+    (name) => name !== 'signature' && name !== 'requires',
+  );
   for (const name of names) {
     if (before[name] === after[name]) continue;
     if (name === 'resources') {

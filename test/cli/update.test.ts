@@ -102,7 +102,7 @@ describe('fitq update', () => {
     const before = await client.redis.hgetall(client.keys.run(id));
 
     const dry = await fitq(['update', id.slice(0, 6), '--priority', '4', '--label', 'team=b', '--unlabel', 'draft', '--dry-run'], { queue });
-    expect([dry.exitCode, dry.stdout.trim()]).toEqual([0, `Run ${id} would change: labels team=a draft=1 -> team=b; priority 0 -> 4`]);
+    expect([dry.exitCode, dry.stdout.trim()]).toEqual([0, `Run ${id} would change: priority 0 -> 4; labels team=a draft=1 -> team=b`]);
     expect(await client.redis.hgetall(client.keys.run(id))).toEqual(before);
 
     const json = await fitq(['update', id, '--priority', '4', '-r', 'gpu=2,mem=1G', '--gpus', '0,1', '--json'], { queue });
