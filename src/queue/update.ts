@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { parseStoredResources, type ResourceInput } from '../resources/spec.js';
-import { signRuns, verifyRun } from '../security/signing.js';
+import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
 import type { NamespaceKeys } from './keys.js';
 import { quote, validateRunId } from './names.js';
 import { execPipeline } from './pipeline.js';
@@ -276,7 +276,7 @@ function planEdit(ctx: UpdateContext, id: string, hash: Record<string, string>, 
   }
   checkRun(id, after);
   const priority = Number(after.priority);
-  const signed = before.signature === undefined ? after : resign(ctx, id, before, after, priority);
+  const signed = before.signature === undefined ? after : signedAnew(ctx, id, before, after, priority);
   const data = runDataJson(signed, priority);
   const fieldChanges = diffFields(before, after);
   return {
@@ -309,6 +309,16 @@ function checkRun(id: string, fields: Fields): void {
 /** The staged-index shape of a run's fields, as staging computes it (stage.ts, shapeOf). */
 export function shapeOfFields(fields: Fields): string {
   return shapeOf(parseStoredResources(fields.resources), fields.gpus ? fields.gpus.split(',').map(Number) : []);
+}
+
+/**
+ * The edited fields of a signed run: with its signature as it is when no
+ * signed field changed (labels are not signed), else signed anew.
+ */
+function signedAnew(ctx: UpdateContext, id: string, before: Fields, after: Fields, priority: number): Fields {
+  const payload = (fields: Fields) => canonicalRunPayload({ namespace: ctx.keys.base, runId: id, fields });
+  if (payload(before) === payload(after)) return { ...after, signature: before.signature! };
+  return resign(ctx, id, before, after, priority);
 }
 
 /**

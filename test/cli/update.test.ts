@@ -147,6 +147,9 @@ describe('fitq update', () => {
     expect(other.exitCode).toBe(2);
     expect(other.stderr).toContain(`run '${id}' is signed, but not with this secret (or it was altered): it is not re-signed`);
     expect(await readRunData(client, id)).toMatchObject({ resources: 'cpu=2', signature });
+    // Labels are not signed: no secret needed, the signature stays.
+    expect((await fitq(['update', id, '--label', 'team=a'], { queue })).exitCode).toBe(0);
+    expect(await readRunData(client, id)).toMatchObject({ labels: { team: 'a' }, signature });
 
     const signed = await fitq(['update', id, '-r', 'cpu=1', '--priority', '2'], { queue, env: { FITQ_SECRET_FILE: secretFile } });
     expect(signed.exitCode, signed.stderr).toBe(0);
