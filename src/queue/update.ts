@@ -100,8 +100,9 @@ const EDIT_NAMES = Object.keys(EDITS) as (keyof RunChanges)[];
 /** Times a run whose data changed between reading and writing it (another edit) is read and edited again. */
 const EDIT_ATTEMPTS = 5;
 
-/** Runs edited per script call (a call of this many holds Redis a few ms). */
+/** Runs edited per script call (a call of this many holds Redis a few ms), and the most bytes of job data one call carries. */
 const UPDATE_CHUNK = 500;
+const UPDATE_CHUNK_BYTES = 16 * 1024 * 1024;
 
 /** One field that changes, as users see it. */
 export interface FieldChange {
@@ -179,8 +180,7 @@ export async function updateRuns(
       break;
     }
     const again: string[] = [];
-    for (let i = 0; i < toWrite.length; i += UPDATE_CHUNK) {
-      const chunk = toWrite.slice(i, i + UPDATE_CHUNK);
+    for (const chunk of chunks(toWrite)) {
       const outcomes = await ctx.scripts.updateRuns(chunk.map((plan) => plan.script));
       outcomes.forEach((reply, j) => {
         const plan = chunk[j]!;
@@ -194,6 +194,25 @@ export async function updateRuns(
     pending = await planEdits(ctx, again, changes, false, results);
   }
   return ids.map((id) => results.get(id)!);
+}
+
+/** Edits in script calls of at most UPDATE_CHUNK runs and UPDATE_CHUNK_BYTES of data (one run at least). */
+function chunks(plans: readonly PlannedEdit[]): PlannedEdit[][] {
+  const result: PlannedEdit[][] = [];
+  let current: PlannedEdit[] = [];
+  let size = 0;
+  for (const plan of plans) {
+    const bytes = Buffer.byteLength(plan.script.expectedData) + Buffer.byteLength(plan.script.data);
+    if (current.length > 0 && (current.length === UPDATE_CHUNK || size + bytes > UPDATE_CHUNK_BYTES)) {
+      result.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(plan);
+    size += bytes;
+  }
+  if (current.length > 0) result.push(current);
+  return result;
 }
 
 function refusedReason(id: string, reply: Awaited<ReturnType<Scripts['updateRuns']>>[number]): string {
@@ -240,7 +259,13 @@ async function planEdits(
     } else if (!EDITABLE_STATUSES.includes(hash.status ?? '')) {
       refuse(`run ${quote(id)} is ${hash.status}: only staged or held runs can be updated`);
     } else {
-      plans.push(planEdit(ctx, id, hash, changes));
+      try {
+        plans.push(planEdit(ctx, id, hash, changes));
+      } catch (error) {
+        // (Edited meanwhile into a run this edit no longer suits, e.g. pinned anew.)
+        if (strict || !(error instanceof UsageError)) throw error;
+        refuse(`${error.message} (it changed meanwhile): not updated`);
+      }
     }
   }
   if (strict && changes.unlabel !== undefined) {
