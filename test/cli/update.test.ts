@@ -35,11 +35,10 @@ describe('fitq update', () => {
     expect(await client.waitForEnd(big, 10_000)).toMatchObject({ status: 'completed', worker: 'uw', resources: { gpu: 1 }, requires: 'gpu=1' });
 
     // Paused, a run that fits is not claimed; grown past the worker, it waits after the resume.
-    await fitq(['pause'], { queue });
-    const small = await stage(queue, ['-r', 'gpu=1', '--', 'true']);
+    await client.setPaused(true);
+    const [small, after] = (await client.stage({ command: ['true'], resources: 'gpu=1', repeat: 2 })).runs.map((run) => run.id) as [string, string];
     expect((await fitq(['update', small, '-r', 'gpu=2'], { queue })).exitCode).toBe(0);
-    const after = await stage(queue, ['-r', 'gpu=1', '--', 'true']);
-    await fitq(['resume'], { queue });
+    await client.setPaused(false);
     expect(await client.waitForEnd(after, 10_000)).toMatchObject({ status: 'completed' });
     const waiting = await client.getRun(small);
     expect(waiting).toMatchObject({ status: 'staged', requires: 'gpu=2' });
@@ -50,9 +49,8 @@ describe('fitq update', () => {
   it('a new priority reorders which run the worker takes; the same priority keeps the staging order', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    await fitq(['pause'], { queue });
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push(await stage(queue, ['-r', 'slot=1', '--', 'true']));
+    await client.setPaused(true);
+    const ids = (await client.stage({ command: ['true'], resources: 'slot=1', repeat: 4 })).runs.map((run) => run.id);
     const [a, b, c, d] = ids as [string, string, string, string];
     expect((await fitq(['update', c, '--priority', '5'], { queue })).exitCode).toBe(0);
     expect((await fitq(['update', a, '--priority', '-1'], { queue })).exitCode).toBe(0);
@@ -61,7 +59,7 @@ describe('fitq update', () => {
     expect((await fitq(['update', b, '--priority', '0'], { queue })).exitCode).toBe(0);
 
     const worker = spawnCliWorker(queue, ['-r', 'slot=1', '--name', 'order']);
-    await fitq(['resume'], { queue });
+    await client.setPaused(false);
     for (const id of ids) await client.waitForEnd(id, 10_000);
     const started = worker.messages().filter((message) => / started$/.test(message) && message.startsWith('Run '));
     expect(started).toEqual([c, b, d, a].map((id) => `Run ${id} started`));
