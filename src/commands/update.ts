@@ -3,7 +3,7 @@ import { FitqCommand, inBatches, parseKeyValues } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
-import type { RunChanges, UpdateResult } from '../queue/update.js';
+import { checkChanges, type RunChanges, type UpdateResult } from '../queue/update.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 
@@ -59,6 +59,7 @@ export default class Update extends FitqCommand {
     if (flags.label !== undefined) changes.labels = parseKeyValues('--label', flags.label);
     if (flags.unlabel !== undefined) changes.unlabel = flags.unlabel;
     if (flags.gpus !== undefined) changes.gpus = flags.gpus === 'none' ? null : flags.gpus;
+    checkChanges(changes); // refused before connecting
     const secret = cliSecret(flags['secret-file']);
     const results = await this.withClient(
       flags,

@@ -43,8 +43,8 @@ export interface RunChanges {
 type Fields = Record<string, string>;
 
 interface Edit<K extends keyof RunChanges> {
-  /** The change's name: in the `updated` event, and the flag is `--<name>` (`-r` for resources). */
-  name: string;
+  /** The CLI flag that asks for it, named when no change is given. */
+  flag: string;
   /** Writes the change into a run's fields, checked as staging checks it; throws UsageError. */
   apply(fields: Fields, value: Exclude<RunChanges[K], undefined>): void;
 }
@@ -58,13 +58,13 @@ interface Edit<K extends keyof RunChanges> {
  */
 const EDITS: { [K in keyof RunChanges]-?: Edit<K> } = {
   priority: {
-    name: 'priority',
+    flag: '--priority',
     apply: (fields, priority) => {
       fields.priority = String(validatePriority(priority));
     },
   },
   resources: {
-    name: 'resources',
+    flag: '-r',
     apply: (fields, resources) => {
       const demands = demandFields(resources);
       fields.resources = demands.resources;
@@ -73,13 +73,13 @@ const EDITS: { [K in keyof RunChanges]-?: Edit<K> } = {
     },
   },
   labels: {
-    name: 'labels',
+    flag: '--label',
     apply: (fields, labels) => {
       fields.labels = validateLabels({ ...labelsOf(fields), ...labels });
     },
   },
   unlabel: {
-    name: 'unlabel',
+    flag: '--unlabel',
     apply: (fields, keys) => {
       const labels = labelsOf(fields);
       for (const key of keys) delete labels[key];
@@ -87,7 +87,7 @@ const EDITS: { [K in keyof RunChanges]-?: Edit<K> } = {
     },
   },
   gpus: {
-    name: 'gpus',
+    flag: '--gpus',
     apply: (fields, gpus) => {
       if (gpus === null) delete fields.gpus;
       else fields.gpus = parseDeviceList(gpus, '--gpus').join(',');
@@ -221,13 +221,14 @@ function refusedReason(id: string, reply: Awaited<ReturnType<Scripts['updateRuns
   return `run ${quote(id)} kept changing meanwhile: not updated`;
 }
 
-/** A UsageError for changes that are not RunChanges, or none at all. */
-function checkChanges(changes: RunChanges): void {
+/** A UsageError for changes that are not RunChanges, or none at all (checked before any run is read). */
+export function checkChanges(changes: RunChanges): void {
   if (typeof changes !== 'object' || changes === null) throw new UsageError('invalid changes: expected an object');
   const unknown = Object.keys(changes).find((key) => !(EDIT_NAMES as string[]).includes(key));
   if (unknown !== undefined) throw new UsageError(`cannot update ${quote(unknown)}: a run's ${EDIT_NAMES.join(', ')} may be updated`);
   if (EDIT_NAMES.every((name) => changes[name] === undefined)) {
-    throw new UsageError('nothing to update: give --priority, -r, --label, --unlabel or --gpus');
+    const flags = EDIT_NAMES.map((name) => EDITS[name].flag);
+    throw new UsageError(`nothing to update: give ${flags.slice(0, -1).join(', ')} or ${flags[flags.length - 1]}`);
   }
   const both = (changes.unlabel ?? []).find((key) => changes.labels !== undefined && Object.hasOwn(changes.labels, key));
   if (both !== undefined) throw new UsageError(`label ${quote(both)} is both set and removed: give it to --label or --unlabel, not both`);
