@@ -28,6 +28,7 @@ import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, vali
 import { refusal, SCRIPT_CODES } from './script-codes.js';
 import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
+import { updateRuns, type RunChanges, type UpdateOptions, type UpdateResult } from './update.js';
 import { whyWaiting } from './why-waiting.js';
 import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
@@ -615,6 +616,18 @@ export class FitqClient {
       else results.push({ id, outcome, run: await this.getRun(id).catch(() => undefined) });
     }
     return results;
+  }
+
+  /**
+   * Edits staged (and held) runs: priority, demands, labels, pinned GPUs
+   * (see update.ts). Signed runs are re-signed with this client's secret,
+   * or refused without it. Returns what happened to each run.
+   */
+  async updateRuns(runIds: readonly string[], changes: RunChanges, options: UpdateOptions = {}): Promise<UpdateResult[]> {
+    // As BullMQ's API may have left them (a priority it changed is reconciled first).
+    await this.reconcile();
+    const context = { redis: this.redis, keys: this.keys, scripts: this.scripts, secret: secretKey(this.options.secret) };
+    return updateRuns(context, runIds, changes, options);
   }
 
   /**

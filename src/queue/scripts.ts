@@ -136,6 +136,25 @@ export interface StageScriptRun {
   data: string;
 }
 
+/** One edited run, as the update script takes it (see updateRuns-1.lua). */
+export interface UpdateScriptRun {
+  id: string;
+  /** The job data the edit was made from: the run is changed only if it still holds it. */
+  expectedData: string;
+  data: string;
+  shape: string;
+  priority: number;
+  /** What changed, e.g. "priority,resources" (for the `updated` event). */
+  changes: string;
+}
+
+/**
+ * What the update script did with one run: changed it; left it because it
+ * is no longer staged or held (`status`: what it is now), or because its
+ * data changed since it was read; or found no such run.
+ */
+export type UpdateScriptOutcome = { outcome: 'updated' } | { outcome: 'status'; status: string } | { outcome: 'changed' } | { outcome: 'gone' };
+
 /** backfill: start what fits without starving the blocked head (default); fifo: strict order. */
 export type ClaimPolicy = 'backfill' | 'fifo';
 
@@ -518,6 +537,21 @@ export class Scripts {
         return { kind: kind as ReconcileAction['kind'], runId, detail: detail.join('|') };
       }),
     };
+  }
+
+  /** Edits staged or held runs in one script call; an outcome per run, in order (see updateRuns-1.lua). */
+  async updateRuns(runs: readonly UpdateScriptRun[]): Promise<UpdateScriptOutcome[]> {
+    const args: (string | number)[] = [this.keys.base, runs.length];
+    for (const run of runs) args.push(run.id, run.expectedData, run.data, run.shape, run.priority, run.changes);
+    const replies = (await command(this.redis, 'fitqUpdateRuns')(
+      this.keys.groups, this.keys.holds, this.keys.queue.key('prioritized'), ...args,
+    )) as string[];
+    return replies.map((reply) => {
+      const [outcome = '', status = ''] = reply.split('|');
+      if (outcome === 'status') return { outcome, status };
+      if (outcome === 'updated' || outcome === 'changed' || outcome === 'gone') return { outcome };
+      throw new Error(`updateRuns replied ${reply}`);
+    });
   }
 
   /** Removes runs, all or none: an unknown or running one is refused (RefusedError). Returns how many. */

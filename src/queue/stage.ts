@@ -155,7 +155,8 @@ function validateEnv(env: Record<string, string>): string {
   return envJson;
 }
 
-function validateLabels(labels: Record<string, string>): string {
+/** Labels as stored (JSON text); UsageError for a bad key or value, or too many or too large labels. */
+export function validateLabels(labels: Record<string, string>): string {
   validateEntries('label', labels, LABEL_KEY_PATTERN, "use letters, digits, '.', '_', '/' and '-', starting with a letter or digit");
   for (const [key, value] of Object.entries(labels)) refuseNotText(`label ${quote(key)} value`, value);
   const keys = Object.keys(labels);
@@ -230,10 +231,7 @@ export function parseIntegerOption(flag: string, text: string, min: number, max:
 export function prepareRuns(request: StageRequest): PreparedRun[] {
   if (!Array.isArray(request.command)) throw new UsageError(`missing command: ${STAGE_USAGE}`);
   const commandJson = validateCommand([...request.command], request.shell === true);
-  const priority = request.priority ?? 0;
-  if (!Number.isInteger(priority) || Math.abs(priority) > MAX_PRIORITY) {
-    throw new UsageError(`expected --priority to be an integer within ±${MAX_PRIORITY}, got ${quote(String(priority))}`);
-  }
+  const priority = validatePriority(request.priority ?? 0);
   const repeat = request.repeat ?? 1;
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > MAX_REPEAT) {
     throw new UsageError(`expected --repeat to be an integer from 1 to ${MAX_REPEAT}, got ${quote(String(repeat))}`);
@@ -246,7 +244,7 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   if (request.runId !== undefined) validateNewRunId(request.runId);
   const envJson = validateEnv(request.env ?? {});
   const labelsJson = validateLabels(request.labels ?? {});
-  const demands = toResources(request.resources);
+  const { demands, resources, requires } = demandFields(request.resources);
   const gpus = request.gpus === undefined ? [] : parsePinnedGpus(request.gpus, demands);
   const fields: Record<string, string> = {
     command: commandJson,
@@ -254,11 +252,9 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
     cwd: validateCwd(request.cwd),
     env: envJson,
     labels: labelsJson,
-    resources: formatResources(demands),
+    resources,
   };
-  // The demands as typed, for display; not signed: workers go by `resources`.
-  const typed = typedSpecText(request.resources);
-  if (typed !== '') fields.requires = typed;
+  if (requires !== undefined) fields.requires = requires;
   if (gpus.length > 0) fields.gpus = gpus.join(',');
   if (retries > 0) fields.retries = String(retries);
   const runBytes = bytes(JSON.stringify(fields));
@@ -276,11 +272,30 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   }));
 }
 
+/** A run's priority, checked: an integer within ±MAX_PRIORITY. */
+export function validatePriority(priority: number): number {
+  if (!Number.isInteger(priority) || Math.abs(priority) > MAX_PRIORITY) {
+    throw new UsageError(`expected --priority to be an integer within ±${MAX_PRIORITY}, got ${quote(String(priority))}`);
+  }
+  return priority;
+}
+
+/**
+ * Demands as a run stores them: exact (`resources`, signed) and as typed
+ * (`requires`, for display only, not signed: workers go by `resources`;
+ * absent when nothing was typed).
+ */
+export function demandFields(input: ResourceInput | undefined): { demands: Resources; resources: string; requires?: string } {
+  const demands = toResources(input);
+  const typed = typedSpecText(input);
+  return { demands, resources: formatResources(demands), ...(typed === '' ? {} : { requires: typed }) };
+}
+
 /**
  * A `--gpus` pin must agree with the run's gpu demand, if it has one: a whole
  * gpu=N needs N devices, a fraction shares exactly one.
  */
-function parsePinnedGpus(text: string, demands: Resources): number[] {
+export function parsePinnedGpus(text: string, demands: Resources): number[] {
   const gpus = parseDeviceList(text, '--gpus');
   const demand = demands.get('gpu');
   if (demand === undefined) return gpus;

@@ -197,6 +197,7 @@ const RUN_ID_COMMANDS = [
   (id: string) => ['logs', '-f', id],
   (id: string) => ['cancel', id],
   (id: string) => ['runs', 'rm', id],
+  (id: string) => ['update', id, '--priority', '1'],
 ];
 
 /** Commands that all connect to a namespace, with the connection flags to add. */

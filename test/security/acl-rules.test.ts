@@ -418,7 +418,7 @@ describe('what each rule refuses', () => {
 const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]> = {
   worker: ['registerWorker', 'heartbeat', 'claimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold'],
   // Staging, reading, following and cancelling reap and reconcile first.
-  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun'],
+  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns'],
   // The read-only scripts only (EVAL_RO): the upkeep the others do is refused to it.
   reader: ['explainRuns', 'resolveRunIds'],
 };

@@ -1,0 +1,86 @@
+import { Args, Flags } from '@oclif/core';
+import { FitqCommand, inBatches, parseKeyValues } from '../cli/base-command.js';
+import { UsageError } from '../errors.js';
+import { quote } from '../queue/names.js';
+import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
+import { checkChanges, type RunChanges, type UpdateResult } from '../queue/update.js';
+import { parseResourceSpecs } from '../resources/spec.js';
+import { cliSecret } from '../security/secret.js';
+
+export default class Update extends FitqCommand {
+  static override summary = 'Change staged or held runs: priority, demands, labels, pinned GPUs.';
+  static override description =
+    'A run is either claimed with its old demands or staged with its new ones, never a mix; among runs of the same priority ' +
+    'it keeps its place in the order. Every run is checked first: an unknown id, a bad value, a run that is running or ' +
+    'ended, or a signed run without the secret updates nothing. A run claimed between the check and the change is ' +
+    'reported (exit 1) and the others are updated. Signed runs are signed anew with the secret (as fitq stage signs).';
+  static override strict = false;
+  static override examples = [
+    '<%= config.bin %> update 3f2a --priority 10',
+    '<%= config.bin %> update 3f2a 77b0 -r gpu=2,mem=16G',
+    '<%= config.bin %> update 3f2a --label team=vision --unlabel draft',
+    '<%= config.bin %> update 3f2a --gpus none --dry-run',
+  ];
+  static override args = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
+  static override flags = {
+    priority: Flags.string({ summary: `New priority (higher runs first): an integer within ±${MAX_PRIORITY}.` }),
+    resources: Flags.string({
+      char: 'r',
+      multiple: true,
+      multipleNonGreedy: true,
+      summary: 'New demands, replacing all the old ones: NAME=VALUE pairs separated by commas (repeatable, merged); -r "" for none.',
+    }),
+    label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Set the label KEY=VALUE (repeatable).' }),
+    unlabel: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Remove the label KEY (repeatable).' }),
+    gpus: Flags.string({ summary: 'Pin the runs to these GPU devices, like 0,1; none unpins them.' }),
+    'dry-run': Flags.boolean({ summary: 'Show what would change (old -> new), change nothing.' }),
+    json: Flags.boolean({ summary: 'Print the updated runs (with --dry-run: as they would be) as a JSON array.' }),
+    'secret-file': Flags.string({
+      summary: 'Sign the updated runs anew with the shared secret in this file (signed runs are refused without it).',
+      description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET.',
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { argv, flags } = await this.parse(Update);
+    const ids = argv as string[];
+    if (ids.length === 0) throw new UsageError('name the runs to update');
+    // (A run id never holds '='.)
+    const spec = ids.find((id) => id.includes('='));
+    if (spec !== undefined) {
+      throw new UsageError(`${quote(spec)} is no run id: each flag of fitq update takes one word (quote "gpu=1 mem=8G", or repeat -r)`);
+    }
+    const changes: RunChanges = {};
+    if (flags.priority !== undefined) changes.priority = parseIntegerOption('--priority', flags.priority, -MAX_PRIORITY, MAX_PRIORITY);
+    if (flags.resources !== undefined) {
+      parseResourceSpecs(flags.resources); // refused before connecting
+      changes.resources = flags.resources;
+    }
+    if (flags.label !== undefined) changes.labels = parseKeyValues('--label', flags.label);
+    if (flags.unlabel !== undefined) changes.unlabel = flags.unlabel;
+    if (flags.gpus !== undefined) changes.gpus = flags.gpus === 'none' ? null : flags.gpus;
+    checkChanges(changes); // refused before connecting
+    const secret = cliSecret(flags['secret-file']);
+    const results = await this.withClient(
+      flags,
+      async (client) => client.updateRuns(await client.resolveRunIds(ids), changes, { dryRun: flags['dry-run'] }),
+      { secret },
+    );
+    if (flags.json) this.log(JSON.stringify(results.flatMap((result) => (result.run ? [result.run] : [])), null, 2));
+    else for (const result of results) if (result.outcome !== 'refused') this.log(describe(result, flags['dry-run']));
+    const refused = results.filter((result) => result.outcome === 'refused');
+    for (const result of refused) process.stderr.write(`Error: ${result.reason}\n`);
+    if (refused.length > 0) this.exit(1);
+  }
+
+  protected override tooManyWordsMessage(count: number): string {
+    return `${super.tooManyWordsMessage(count)}: name the runs ${inBatches('update')}`;
+  }
+}
+
+/** One line per run: what changed (or would), old -> new. */
+function describe({ id, outcome, changes }: UpdateResult, dryRun: boolean): string {
+  if (outcome === 'unchanged') return `Run ${id} unchanged (already so)`;
+  const what = changes.map(({ field, from, to }) => `${field} ${from} -> ${to}`).join('; ');
+  return `Run ${id} ${dryRun ? 'would change' : 'updated'}: ${what}`;
+}
