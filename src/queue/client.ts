@@ -29,6 +29,7 @@ import { refusal, SCRIPT_CODES } from './script-codes.js';
 import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
+import { waitRuns, type WaitOptions } from './wait.js';
 import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
@@ -542,8 +543,8 @@ export class FitqClient {
     return { run: parseRunFields(fields), demands: runDemands(fields) };
   }
 
-  private async getRuns(ids: readonly string[]): Promise<StoredRun[]> {
-    const pipeline = this.redis.pipeline();
+  private async getRuns(ids: readonly string[], redis: Redis = this.redis): Promise<StoredRun[]> {
+    const pipeline = redis.pipeline();
     pipeline.hgetall(this.keys.batches);
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
     // An id whose key holds no hash (written by hand) is no run; a `batches` of another type holds no batch.
@@ -625,6 +626,33 @@ export class FitqClient {
     validateRunId(runId);
     const last = await this.redis.xrevrange(this.keys.runLog(runId), '+', '-', 'COUNT', 1);
     return this.watchRun(runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs });
+  }
+
+  /**
+   * Resolves with the runs' records, in the order given (ids or unique
+   * prefixes; an unknown one is a UsageError before anything is waited
+   * for), once every one has ended: see wait.ts. A run whose worker died
+   * ends as lost as soon as the lease runs out. Gives up after `timeoutMs`,
+   * or when `signal` aborts, with a WaitIncompleteError holding every run
+   * as it is then; a run removed before its end could be read is a
+   * RunRemovedError. Survives Redis restarts.
+   */
+  async waitForRuns(refs: readonly string[], options: WaitOptions = {}): Promise<RunRecord[]> {
+    const ids = await this.resolveRunIds(refs);
+    const waiter = await connectRedis({ ...this.options, evictionCheck: undefined }, true);
+    const waiterScripts = new Scripts(waiter, this.keys, this.logMaxLines);
+    try {
+      return await waitRuns({
+        redis: waiter,
+        keys: this.keys,
+        unblock: (clientId) => this.redis.client('UNBLOCK', clientId),
+        reap: () => this.reap(waiterScripts),
+        readRuns: async (runIds) => (await this.getRuns(runIds, waiter)).map(({ run }) => run),
+        removed: (id) => new RunRemovedError(id),
+      }, ids, options);
+    } finally {
+      await closeRedis(waiter);
+    }
   }
 
   /**
