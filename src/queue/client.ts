@@ -390,6 +390,32 @@ export class FitqClient {
   }
 
   /**
+   * Drains live workers, on any machine (they finish what they run, claim
+   * nothing more, drop their hold on a blocked head and stay registered),
+   * or undrains them. An unknown name is a UsageError and nothing changes.
+   * Returns the workers as they are now, and which of them changed.
+   */
+  async setDrained(names: readonly string[], drained: boolean): Promise<{ worker: WorkerRecord; changed: boolean }[]> {
+    names.forEach(validateWorkerName);
+    const unique = [...new Set(names)];
+    if (unique.length === 0) throw new UsageError(`name the workers to ${drained ? 'drain' : 'undrain'} (fitq workers lists them)`);
+    const live = new Set((await this.listWorkers()).map((worker) => worker.name));
+    const unknown = unique.find((name) => !live.has(name));
+    if (unknown !== undefined) throw new UsageError(`unknown worker ${quote(unknown)} (no live worker has that name)`);
+    const changed = new Map<string, boolean>();
+    for (const name of unique) {
+      const result = await this.scripts.setDrained(name, drained);
+      if (result === undefined) throw new UsageError(`worker ${quote(name)} left meanwhile`);
+      changed.set(name, result);
+    }
+    const workers = await readWorkers(this.redis, this.keys);
+    return unique.flatMap((name) => {
+      const worker = workers.find((candidate) => candidate.name === name);
+      return worker ? [{ worker, changed: changed.get(name)! }] : [];
+    });
+  }
+
+  /**
    * Waits until `done` holds for the live workers: checked at once, whenever
    * a worker joins or leaves (pub/sub), and every second besides (a dead
    * worker leaves only once someone reaps it). Resolves false after

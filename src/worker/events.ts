@@ -40,6 +40,8 @@ function onEvent(message: string, worker: string, handlers: EventHandlers): void
   }
   if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased' || event.type === 'resumed') handlers.wake();
   else if (event.type === 'holds' && event.worker !== worker) handlers.holdsMoved();
+  // Drained or undrained (fitq drain, undrain): its next claim says which.
+  else if (event.type === 'drain' && event.worker === worker) handlers.wake();
   else if (event.type === 'cancel' && event.worker === worker && event.runId) handlers.cancel(event.runId);
   else if (event.type === 'stop' && event.worker === worker) handlers.stop();
 }
