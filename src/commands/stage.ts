@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues, type NonUtf8Place } from '../cli/base-command.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
 import { parseStageWait, stageWaitFlags, waitForStaged } from '../cli/stage-wait.js';
+import { parseStageNotify, stageNotifyFlags } from '../cli/stage-notify.js';
 import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
@@ -56,6 +57,7 @@ export default class Stage extends FitqCommand {
       description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: the runs are not signed.',
     }),
     ...stageWaitFlags,
+    ...stageNotifyFlags,
   };
 
   /** The words as typed: parsing replaces this.argv with the words it was given. */
@@ -87,6 +89,7 @@ export default class Stage extends FitqCommand {
       repeat: parseIntegerOption('--repeat', flags.repeat, 1, MAX_REPEAT),
       gpus: flags.gpus,
       retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
+      ...parseStageNotify(flags),
     };
     // Each line of a file is shell text, as in other spoolers' job files.
     const requests =

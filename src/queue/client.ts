@@ -30,6 +30,7 @@ import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
+import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
 import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
@@ -753,6 +754,20 @@ export class FitqClient {
       removed += await this.scripts.cleanRuns(statuses, latest, selected.slice(i, i + CLEAN_BATCH));
     }
     return removed;
+  }
+
+  /** The namespace's notification URL (fitq notify), if set. */
+  async getNotifyUrl(): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.settings, NOTIFY_SETTING)) ?? undefined;
+  }
+
+  /**
+   * Sets the namespace's notification URL (null: clears it): workers POST a
+   * run's record there when it ends, unless the run has its own --notify.
+   * A URL that is not http(s) is a UsageError. Returns whether it changed.
+   */
+  async setNotifyUrl(url: string | null): Promise<boolean> {
+    return this.scripts.setNotify(url === null ? '' : validateNotifyUrl(url, 'URL'));
   }
 
   /** The namespace's history retention (see setRetention). */

@@ -518,6 +518,11 @@ export class Scripts {
     return flatToRecord(flat);
   }
 
+  /** Sets (or, with "", clears) the namespace's notification URL; whether it changed. */
+  async setNotify(url: string): Promise<boolean> {
+    return codeName(await command(this.redis, 'fitqSetNotify')(this.keys.settings, this.keys.base, url)) === 'ok';
+  }
+
   /**
    * Reconciles fitq's index with what BullMQ's API did to the queue, about
    * `budget` jobs and events per call; `more` when work is left for another call.

@@ -17,6 +17,8 @@ export interface EventHandlers {
   cancel(runId: string): void;
   /** This worker may have been asked to stop: check its record. */
   stop(): void;
+  /** The namespace's notification URL changed (fitq notify): read it again. */
+  notify?(): void;
 }
 
 /** Subscribes a duplicate of `redis` to `channel`; returns it (to be closed on stop). */
@@ -44,4 +46,5 @@ function onEvent(message: string, worker: string, handlers: EventHandlers): void
   else if (event.type === 'drain' && event.worker === worker) handlers.wake();
   else if (event.type === 'cancel' && event.worker === worker && event.runId) handlers.cancel(event.runId);
   else if (event.type === 'stop' && event.worker === worker) handlers.stop();
+  else if (event.type === 'notify') handlers.notify?.();
 }
