@@ -80,12 +80,15 @@ export async function waitRuns(parts: WaitParts, ids: readonly string[], options
   const ended = new Map<string, RunRecord>();
   const pending = new Set(order);
   const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
-  const clientId = Number(await redis.client('ID'));
+  let clientId = Number(await redis.client('ID'));
   const onAbort = () => void parts.unblock(clientId).catch(() => {});
   signal?.addEventListener('abort', onAbort, { once: true });
-  // Back from a disconnection: events may have been missed, every run is read again.
+  // Back from a disconnection: events may have been missed, every run is read again (and the connection has a new id).
   let reconnected = false;
-  const onReady = () => (reconnected = true);
+  const onReady = () => {
+    reconnected = true;
+    void redis.client('ID').then((id) => (clientId = Number(id)), () => {});
+  };
   redis.on('ready', onReady);
   const incomplete = async (why: 'timeout' | 'aborted') => {
     const current = new Map((await parts.readRuns([...pending])).map((run) => [run.id, run]));
