@@ -29,6 +29,9 @@ const READ_CHUNK = 5000;
 /** Events read per XREAD. */
 const EVENT_COUNT = 1000;
 
+/** BullMQ's events of a run that may end a wait: it ended (any ended status is `completed` or `failed`), or was removed. */
+const END_EVENTS: ReadonlySet<string> = new Set(['completed', 'failed', 'removed']);
+
 /** The wait gave up (`timeout`) or was interrupted (`aborted`) before every run ended. */
 export class WaitIncompleteError extends TimeoutError {
   constructor(
@@ -133,9 +136,11 @@ export async function waitRuns(parts: WaitParts, ids: readonly string[], options
       for (const [, entries] of reply ?? []) {
         for (const [id, flat] of entries) {
           eventsAfter = id;
-          for (let i = 0; i + 1 < flat.length; i += 2) {
-            if (flat[i] === 'jobId' && pending.has(flat[i + 1]!)) dirty.add(flat[i + 1]!);
-          }
+          const fields = new Map<string, string>();
+          for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i]!, flat[i + 1]!);
+          const jobId = fields.get('jobId');
+          // Starting (active) or staged again (waiting) ends nothing: only ends and removals are read.
+          if (jobId !== undefined && pending.has(jobId) && END_EVENTS.has(fields.get('event') ?? '')) dirty.add(jobId);
         }
       }
     }
