@@ -197,6 +197,7 @@ const RUN_ID_COMMANDS = [
   (id: string) => ['logs', '-f', id],
   (id: string) => ['cancel', id],
   (id: string) => ['runs', 'rm', id],
+  (id: string) => ['wait', id],
 ];
 
 /** Commands that all connect to a namespace, with the connection flags to add. */
