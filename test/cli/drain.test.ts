@@ -101,6 +101,14 @@ describe('claimRun for a drained worker', () => {
     expect(await scripts.setDrained('w', true)).toBe(false);
     expect(await scripts.setDrained('nobody', true)).toBeUndefined();
 
+    // Pausing the namespace and draining a worker combine: either keeps it from claiming.
+    expect(await client.setPaused(true)).toBe(true);
+    expect(await scripts.claimRun('w', 'tok', 0)).toEqual({ code: 'drained' });
+    expect(await scripts.setDrained('w', false)).toBe(true);
+    expect(await scripts.claimRun('w', 'tok', 0)).toEqual({ code: 'paused' });
+    expect(await scripts.setDrained('w', true)).toBe(true);
+    expect(await client.setPaused(false)).toBe(true);
+    expect(await scripts.claimRun('w', 'tok', 0)).toEqual({ code: 'drained' });
     expect(await scripts.setDrained('w', false)).toBe(true);
     expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting', holding: big });
     await scripts.deregisterWorker('w', 'tok');
