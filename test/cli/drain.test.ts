@@ -113,4 +113,17 @@ describe('claimRun for a drained worker', () => {
     expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting', holding: big });
     await scripts.deregisterWorker('w', 'tok');
   });
+
+  it('says why a run waits when only a drained worker could start it', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('gpu-box', 'gpu=1'))).toBe(true);
+    expect(await scripts.registerWorker({ ...registrationOf('cpu-box', 'cpu=1'), token: 'tok2' })).toBe(true);
+    expect(await scripts.setDrained('gpu-box', true)).toBe(true);
+    const { runs, warnings } = await client.stage({ command: ['true'], resources: 'gpu=1' });
+    expect(warnings).toEqual([`run ${runs[0]!.id} staged, but no live worker can run it yet: no live worker has: gpu; drained: gpu-box (fitq undrain)`]);
+    expect((await client.getRun(runs[0]!.id)).reason).toBe('no live worker has: gpu; drained: gpu-box (fitq undrain)');
+    await scripts.deregisterWorker('gpu-box', 'tok');
+    await scripts.deregisterWorker('cpu-box', 'tok2');
+  });
 });
