@@ -31,6 +31,7 @@ import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './sta
 import { whyWaiting } from './why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
 import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
+import { setDrained as setDrainedOf } from './drain.js';
 import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
@@ -397,23 +398,8 @@ export class FitqClient {
    * Returns the workers as they are now, and which of them changed.
    */
   async setDrained(names: readonly string[], drained: boolean): Promise<{ worker: WorkerRecord; changed: boolean }[]> {
-    names.forEach(validateWorkerName);
-    const unique = [...new Set(names)];
-    if (unique.length === 0) throw new UsageError(`name the workers to ${drained ? 'drain' : 'undrain'} (fitq workers lists them)`);
-    const live = new Set((await this.listWorkers()).map((worker) => worker.name));
-    const unknown = unique.find((name) => !live.has(name));
-    if (unknown !== undefined) throw new UsageError(`unknown worker ${quote(unknown)} (no live worker has that name)`);
-    const changed = new Map<string, boolean>();
-    for (const name of unique) {
-      const result = await this.scripts.setDrained(name, drained);
-      if (result === undefined) throw new UsageError(`worker ${quote(name)} left meanwhile`);
-      changed.set(name, result);
-    }
-    const workers = await readWorkers(this.redis, this.keys);
-    return unique.flatMap((name) => {
-      const worker = workers.find((candidate) => candidate.name === name);
-      return worker ? [{ worker, changed: changed.get(name)! }] : [];
-    });
+    const parts = { scripts: this.scripts, listWorkers: () => this.listWorkers(), readWorkers: () => readWorkers(this.redis, this.keys) };
+    return setDrainedOf(parts, names, drained);
   }
 
   /**
