@@ -20,6 +20,8 @@ export type { RunRecord, RunStatus } from './queue/run-record.js';
 export { RUN_STATUSES } from './queue/run-record.js';
 export type { WorkerRecord } from './queue/worker-record.js';
 export type { LogEntry } from './queue/logs.js';
+export { WaitIncompleteError, type WaitOptions } from './queue/wait.js';
+export type { NotifyPayload } from './queue/notify.js';
 export { FitqWorker, startWorker, type WorkerOptions } from './worker/worker.js';
 export {
   parseResourceSpec,

@@ -1,6 +1,8 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues, type NonUtf8Place } from '../cli/base-command.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
+import { parseStageWait, stageWaitFlags, waitForStaged } from '../cli/stage-wait.js';
+import { parseStageNotify, stageNotifyFlags } from '../cli/stage-notify.js';
 import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
@@ -19,6 +21,7 @@ export default class Stage extends FitqCommand {
     '<%= config.bin %> stage -r gpu=1 --gpus 3 -- python train.py',
     '<%= config.bin %> stage --shell -- "make data && python train.py"',
     '<%= config.bin %> stage -r gpu=1 --from-file sweep.txt',
+    '<%= config.bin %> stage -r gpu=1 --wait --follow -- python train.py',
   ];
   static override flags = {
     resources: Flags.string({
@@ -53,6 +56,8 @@ export default class Stage extends FitqCommand {
       summary: 'Sign the runs with the shared secret in this file, for workers that require signed runs.',
       description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: the runs are not signed.',
     }),
+    ...stageWaitFlags,
+    ...stageNotifyFlags,
   };
 
   /** The words as typed: parsing replaces this.argv with the words it was given. */
@@ -84,18 +89,27 @@ export default class Stage extends FitqCommand {
       repeat: parseIntegerOption('--repeat', flags.repeat, 1, MAX_REPEAT),
       gpus: flags.gpus,
       retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
+      ...parseStageNotify(flags),
     };
     // Each line of a file is shell text, as in other spoolers' job files.
     const requests =
       fromFile === undefined
         ? [{ ...common, command: command ?? [], shell: flags.shell }]
         : (await readCommandFile(fromFile)).map((line) => ({ ...common, command: [line], shell: true }));
+    const waiting = parseStageWait(flags, requests.length * common.repeat);
     const warnings = fromFile === undefined && !flags.shell ? [shellSyntaxWarning(command ?? [])] : [];
     const secret = cliSecret(flags['secret-file']);
     const result = await this.withClient(flags, (client) => client.stage(requests), { secret });
     for (const warning of [...warnings, ...result.warnings]) if (warning) process.stderr.write(`Warning: ${warning}\n`);
-    if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
-    else for (const run of result.runs) this.log(run.id);
+    // Following, stdout is the run's: its id goes to stderr. Waiting with --json: the runs as they ended.
+    if (waiting?.follow) process.stderr.write(`Staged run ${result.runs[0]!.id}\n`);
+    else if (flags.json && !waiting) this.log(JSON.stringify(result.runs, null, 2));
+    else if (!flags.json) for (const run of result.runs) this.log(run.id);
+    if (!waiting) return;
+    const ids = result.runs.map((run) => run.id);
+    const { code, runs } = await this.withClient(flags, (client) => waitForStaged(client, ids, waiting));
+    if (flags.json) this.log(JSON.stringify(runs, null, 2));
+    if (code !== 0) this.exit(code);
   }
 
   /** Only the words before '--' go to oclif's parser, so only they count against its limit. */

@@ -2,11 +2,13 @@ import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { renderTable } from '../cli/format.js';
 import { describeLiveness } from '../queue/liveness.js';
-import { describeCapacity, describeDevices, usedResources, workerToJson } from '../queue/worker-record.js';
+import { describeCapacity, describeDevices, usedResources, workerState, workerToJson } from '../queue/worker-record.js';
 import { formatHumanResources } from '../resources/spec.js';
 
 export default class Workers extends FitqCommand {
   static override summary = 'List live workers: capacity, what is in use, their runs and how long ago they last renewed their lease (or that they are not responding).';
+  static override description =
+    'STATE is active, draining (fitq drain: it claims no more runs, some still run) or drained (drained and idle; fitq undrain).';
   static override examples = ['<%= config.bin %> workers', '<%= config.bin %> workers --json'];
   static override flags = { json: Flags.boolean({ summary: 'Print the workers as a JSON array.' }) };
 
@@ -23,9 +25,10 @@ export default class Workers extends FitqCommand {
     }
     this.log(
       renderTable(
-        ['NAME', 'HOST', 'PID', 'CAPACITY', 'USED', 'GPUS', 'RUNS', 'HEARTBEAT'],
+        ['NAME', 'STATE', 'HOST', 'PID', 'CAPACITY', 'USED', 'GPUS', 'RUNS', 'HEARTBEAT'],
         workers.map((worker) => [
           worker.name,
+          workerState(worker),
           worker.host,
           String(worker.pid),
           describeCapacity(worker),

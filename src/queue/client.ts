@@ -30,6 +30,9 @@ import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
 import { updateRuns, type RunChanges, type UpdateOptions, type UpdateResult } from './update.js';
 import { whyWaiting } from './why-waiting.js';
+import { waitRuns, type WaitOptions } from './wait.js';
+import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
+import { setDrained as setDrainedOf } from './drain.js';
 import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
 import { readWorkers, type WorkerRecord } from './worker-record.js';
@@ -390,6 +393,17 @@ export class FitqClient {
   }
 
   /**
+   * Drains live workers, on any machine (they finish what they run, claim
+   * nothing more, drop their hold on a blocked head and stay registered),
+   * or undrains them. An unknown name is a UsageError and nothing changes.
+   * Returns the workers as they are now, and which of them changed.
+   */
+  async setDrained(names: readonly string[], drained: boolean): Promise<{ worker: WorkerRecord; changed: boolean }[]> {
+    const parts = { scripts: this.scripts, listWorkers: () => this.listWorkers(), readWorkers: () => readWorkers(this.redis, this.keys) };
+    return setDrainedOf(parts, names, drained);
+  }
+
+  /**
    * Waits until `done` holds for the live workers: checked at once, whenever
    * a worker joins or leaves (pub/sub), and every second besides (a dead
    * worker leaves only once someone reaps it). Resolves false after
@@ -543,8 +557,8 @@ export class FitqClient {
     return { run: parseRunFields(fields), demands: runDemands(fields) };
   }
 
-  private async getRuns(ids: readonly string[]): Promise<StoredRun[]> {
-    const pipeline = this.redis.pipeline();
+  private async getRuns(ids: readonly string[], redis: Redis = this.redis): Promise<StoredRun[]> {
+    const pipeline = redis.pipeline();
     pipeline.hgetall(this.keys.batches);
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
     // An id whose key holds no hash (written by hand) is no run; a `batches` of another type holds no batch.
@@ -641,6 +655,33 @@ export class FitqClient {
   }
 
   /**
+   * Resolves with the runs' records, in the order given (ids or unique
+   * prefixes; an unknown one is a UsageError before anything is waited
+   * for), once every one has ended: see wait.ts. A run whose worker died
+   * ends as lost as soon as the lease runs out. Gives up after `timeoutMs`,
+   * or when `signal` aborts, with a WaitIncompleteError holding every run
+   * as it is then; a run removed before its end could be read is a
+   * RunRemovedError. Survives Redis restarts.
+   */
+  async waitForRuns(refs: readonly string[], options: WaitOptions = {}): Promise<RunRecord[]> {
+    const ids = await this.resolveRunIds(refs);
+    const waiter = await connectRedis({ ...this.options, evictionCheck: undefined }, true);
+    const waiterScripts = new Scripts(waiter, this.keys, this.logMaxLines);
+    try {
+      return await waitRuns({
+        redis: waiter,
+        keys: this.keys,
+        unblock: (clientId) => this.redis.client('UNBLOCK', clientId),
+        reap: () => this.reap(waiterScripts),
+        readRuns: async (runIds) => (await this.getRuns(runIds, waiter)).map(({ run }) => run),
+        removed: (id) => new RunRemovedError(id),
+      }, ids, options);
+    } finally {
+      await closeRedis(waiter);
+    }
+  }
+
+  /**
    * Removes runs and their logs, all or nothing up to REMOVE_CHUNK runs (one
    * script call each, so Redis is never held long; more go in parts, in the
    * order given). A running run is refused unless `force`, which cancels it
@@ -712,6 +753,20 @@ export class FitqClient {
       removed += await this.scripts.cleanRuns(statuses, latest, selected.slice(i, i + CLEAN_BATCH));
     }
     return removed;
+  }
+
+  /** The namespace's notification URL (fitq notify), if set. */
+  async getNotifyUrl(): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.settings, NOTIFY_SETTING)) ?? undefined;
+  }
+
+  /**
+   * Sets the namespace's notification URL (null: clears it): workers POST a
+   * run's record there when it ends, unless the run has its own --notify.
+   * A URL that is not http(s) is a UsageError. Returns whether it changed.
+   */
+  async setNotifyUrl(url: string | null): Promise<boolean> {
+    return this.scripts.setNotify(url === null ? '' : validateNotifyUrl(url, 'URL'));
   }
 
   /** The namespace's history retention (see setRetention). */

@@ -57,6 +57,8 @@ export interface RunVerdict {
   /** The namespace's queue is paused (the rest says what happens once it is resumed). */
   paused: boolean;
   noWorker: boolean;
+  /** Live workers that are drained (fitq drain): no verdict is given for them. */
+  drained: string[];
   /** What it demands of a worker (not of the pool), by name. */
   own: string[];
   /** The GPU devices it is pinned to. */
@@ -74,7 +76,7 @@ function shortfall(args: string[], at = 0): Shortfall {
 
 /** Reads one verdict: a flat list of facts, each a tag, a count n and n strings. */
 function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
-  const verdict: RunVerdict = { paused, noWorker: false, own: [], pins: [], poolOver: [], poolShort: [], workers: [] };
+  const verdict: RunVerdict = { paused, noWorker: false, drained: [], own: [], pins: [], poolOver: [], poolShort: [], workers: [] };
   let worker: WorkerVerdict | undefined;
   for (let i = 0; i < flat.length; ) {
     const tag = String(flat[i]);
@@ -88,6 +90,7 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
     }
     if (!worker) {
       if (tag === 'noWorker') verdict.noWorker = true;
+      else if (tag === 'drained') verdict.drained = args;
       else if (tag === 'own') verdict.own = args;
       else if (tag === 'pins') verdict.pins = args.map(Number);
       else if (tag === 'poolOver') verdict.poolOver.push(shortfall(args));

@@ -51,6 +51,8 @@ export interface RunRecord {
   /** Times it was re-staged, and why the last time. */
   restaged?: number;
   restagedReason?: string;
+  /** URL its worker POSTs the run's record to when it ends (fitq stage --notify). */
+  notify?: string;
   /** How many times the run was claimed; fences writers of older claims. */
   epoch?: number;
   seq: number;
@@ -89,6 +91,7 @@ export interface RunData {
   retries?: number;
   priority: number;
   signature?: string;
+  notify?: string;
 }
 
 /** The job data (JSON text) of a run about to be staged, from its string fields. */
@@ -106,6 +109,7 @@ export function runDataJson(fields: Readonly<Record<string, string>>, priority: 
   if (fields.gpus !== undefined) data.gpus = fields.gpus;
   if (fields.retries !== undefined) data.retries = Number(fields.retries);
   if (fields.signature !== undefined) data.signature = fields.signature;
+  if (fields.notify !== undefined) data.notify = fields.notify;
   return JSON.stringify(data);
 }
 
@@ -129,6 +133,7 @@ export function dataFields(dataJson: string | undefined): Record<string, string>
   if (data.gpus !== undefined) fields.gpus = String(data.gpus);
   if (data.retries !== undefined) fields.retries = String(data.retries);
   if (data.signature !== undefined) fields.signature = String(data.signature);
+  if (data.notify !== undefined) fields.notify = String(data.notify);
   return fields;
 }
 
@@ -206,6 +211,7 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     retries: optionalNumber(fields.retries),
     restaged: optionalNumber(fields.restaged),
     restagedReason: fields.restagedReason || undefined,
+    notify: fields.notify || undefined,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;

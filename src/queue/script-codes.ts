@@ -23,6 +23,8 @@ export const SCRIPT_CODES = {
   paused: 5,
   /** cancelRun: the run's worker is asked to stop it. */
   requested: 6,
+  /** claimRun: the worker is drained (`fitq drain`): it claims and holds nothing. */
+  drained: 7,
   /** The worker is not registered under this token, or its lease has run out. */
   fenced: -1,
   /** A run id that is already taken (the value). */
@@ -101,7 +103,7 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
 }
 
 /** The refusal a script gives with this code, made by the client itself (e.g. before or instead of a script call). */
-export function refusalOf(name: Exclude<ScriptCode, 'ok' | 'unchanged' | 'waiting' | 'idle' | 'full' | 'paused' | 'requested' | 'fenced'>, value: string): RefusedError {
+export function refusalOf(name: Exclude<ScriptCode, 'ok' | 'unchanged' | 'waiting' | 'idle' | 'full' | 'paused' | 'requested' | 'fenced' | 'drained'>, value: string): RefusedError {
   return refusal(SCRIPT_CODES[name], value)!;
 }
 

@@ -167,6 +167,8 @@ export type ClaimResult =
   | { code: 'idle'; ignored: IgnoredGroup[] }
   | { code: 'full' }
   | { code: 'paused' }
+  /** The worker is drained (fitq drain): it claims nothing. */
+  | { code: 'drained' }
   | { code: 'fenced' };
 
 /** A group of demand shapes (their resource names, `cpu,mem`) a worker cannot run, with the resource names it lacks. */
@@ -195,6 +197,8 @@ export interface WorkerRegistration {
   policy?: string;
   /** How it places fractional gpu demands on its devices. */
   gpuPlacement?: GpuPlacement;
+  /** Registers drained: a worker process registering again after `fitq drain`. */
+  drained?: boolean;
 }
 
 export interface FinishInput {
@@ -346,6 +350,8 @@ export class Scripts {
         return { code: 'full' };
       case 'paused':
         return { code: 'paused' };
+      case 'drained':
+        return { code: 'drained' };
       case 'fenced':
         return { code: 'fenced' };
       default:
@@ -429,7 +435,7 @@ export class Scripts {
       this.keys.workers, w.info, w.capacity, w.free, w.runs, w.devices,
       this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
-      input.gpuPlacement ?? 'pack',
+      input.gpuPlacement ?? 'pack', input.drained ? '1' : '',
     );
     // A live worker holding the name is the caller's to explain (a start, or a re-registration).
     if (codeName(reply) === 'workerNameTaken') return false;
@@ -438,24 +444,37 @@ export class Scripts {
 
   /**
    * Renews a lease; returns run ids whose cancellation is pending, any stop
-   * request and the runs (with their claim epoch) Redis holds for the
-   * worker; undefined when fenced.
+   * request, the runs (with their claim epoch) Redis holds for the worker
+   * and whether it is drained; undefined when fenced.
    */
   async heartbeat(
     name: string,
     token: string,
     leaseMs: number,
-  ): Promise<{ cancels: string[]; stop?: StopMode; held: { runId: string; epoch: string }[] } | undefined> {
+  ): Promise<{ cancels: string[]; stop?: StopMode; held: { runId: string; epoch: string }[]; drained: boolean } | undefined> {
     const w = this.keys.worker(name);
     const reply = (await command(this.redis, 'fitqHeartbeat')(
       this.keys.workers, w.info, w.runs, this.keys.base, name, token, leaseMs,
-    )) as [number, string[]?, string?, string[]?];
+    )) as [number, string[]?, string?, string[]?, number?];
     if (codeName(reply[0]) !== 'ok') return undefined;
     const stop = reply[2];
     const flat = reply[3] ?? [];
     const held: { runId: string; epoch: string }[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) held.push({ runId: flat[i]!, epoch: flat[i + 1]! });
-    return { cancels: reply[1] ?? [], held, ...(stop === 'graceful' || stop === 'now' ? { stop } : {}) };
+    return { cancels: reply[1] ?? [], held, drained: reply[4] === 1, ...(stop === 'graceful' || stop === 'now' ? { stop } : {}) };
+  }
+
+  /**
+   * Drains a live worker (it claims nothing more; its hold is dropped) or
+   * undrains it; undefined when no live worker has the name, else whether
+   * it changed.
+   */
+  async setDrained(name: string, drained: boolean): Promise<boolean | undefined> {
+    const w = this.keys.worker(name);
+    const [code, changed] = (await command(this.redis, 'fitqSetDrained')(
+      this.keys.workers, w.info, this.keys.holds, this.keys.base, name, drained ? 'drain' : 'undrain',
+    )) as [number, number?];
+    return codeName(code) === 'ok' ? changed === 1 : undefined;
   }
 
   /** Asks a live worker to stop; false when no live worker has the name. */
@@ -516,6 +535,11 @@ export class Scripts {
       this.keys.settings, this.keys.base, ...values.flat(),
     )) as string[];
     return flatToRecord(flat);
+  }
+
+  /** Sets (or, with "", clears) the namespace's notification URL; whether it changed. */
+  async setNotify(url: string): Promise<boolean> {
+    return codeName(await command(this.redis, 'fitqSetNotify')(this.keys.settings, this.keys.base, url)) === 'ok';
   }
 
   /**

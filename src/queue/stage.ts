@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readlinkSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { validateNotifyUrl } from './notify.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
@@ -62,6 +63,8 @@ export interface StageRequest {
   gpus?: string;
   /** Times the run is re-staged when its worker dies under it; default 0. */
   retries?: number;
+  /** http(s) URL its worker POSTs the run's record to when it ends (see notify.ts). */
+  notify?: string;
 }
 
 /** A validated run, ready for the stage script. */
@@ -257,6 +260,7 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   if (requires !== undefined) fields.requires = requires;
   if (gpus.length > 0) fields.gpus = gpus.join(',');
   if (retries > 0) fields.retries = String(retries);
+  if (request.notify !== undefined) fields.notify = validateNotifyUrl(request.notify);
   const runBytes = bytes(JSON.stringify(fields));
   if (repeat * runBytes > MAX_BATCH_BYTES) {
     throw new UsageError(

@@ -90,7 +90,17 @@ function obstacleOn(worker: WorkerVerdict, pins: readonly number[]): { rank: num
  */
 export function whyWaiting(verdict: RunVerdict, options: { ignorePause?: boolean } = {}): WaitVerdict {
   if (verdict.paused && !options.ignorePause) return waits(PAUSED_REASON);
-  if (verdict.noWorker) return never('no live worker');
+  if (verdict.noWorker) {
+    return never(verdict.drained.length > 0 ? `every live worker is drained: ${verdict.drained.join(', ')} (fitq undrain)` : 'no live worker');
+  }
+  const judged = judge(verdict);
+  // Drained workers are not judged: one of them may be the only one that could run it.
+  if (judged.runnable || verdict.drained.length === 0) return judged;
+  return never(`${judged.reason}; drained: ${verdict.drained.join(', ')} (fitq undrain)`);
+}
+
+/** whyWaiting for a verdict with a live worker that is not drained. */
+function judge(verdict: RunVerdict): WaitVerdict {
   if (verdict.poolOver.length > 0) return never(`needs more than the pool has: ${shortfalls(verdict.poolOver).join(', ')}`);
 
   const workers = verdict.workers;

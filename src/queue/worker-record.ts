@@ -35,6 +35,16 @@ export interface WorkerRecord {
   gpuPlacement: GpuPlacement;
   /** Under fifo: the blocked head every later run waits behind. */
   blockedBy?: string;
+  /** When it was drained (fitq drain), epoch ms: it claims nothing more. */
+  drainedAt?: number;
+}
+
+/** `active`; `draining`: drained, its runs still running; `drained`: drained and idle. */
+export type WorkerState = 'active' | 'draining' | 'drained';
+
+export function workerState(worker: WorkerRecord): WorkerState {
+  if (worker.drainedAt === undefined) return 'active';
+  return worker.runs.length > 0 ? 'draining' : 'drained';
 }
 
 /** A blocked head: its demands, the GPU devices it is pinned to, and its place in the order. */
@@ -76,6 +86,9 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     holding: worker.holding?.runId,
     policy: worker.policy,
     gpuPlacement: worker.gpuPlacement,
+    state: workerState(worker),
+    drained: worker.drainedAt !== undefined,
+    ...(worker.drainedAt === undefined ? {} : { drainedAt: worker.drainedAt }),
   };
 }
 
@@ -143,6 +156,7 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
       policy: info.policy || 'backfill',
       gpuPlacement: info.gpuPlacement === 'spread' ? 'spread' : 'pack',
       ...(info.blockedBy ? { blockedBy: info.blockedBy } : {}),
+      ...(info.drained ? { drainedAt: Number(info.drained) } : {}),
       devices: new Map(
         Object.entries(devices)
           .map(([index, share]) => [Number(index), parseDecimal(share)] as [number, bigint])

@@ -108,7 +108,7 @@ export class ClaimLoop {
           // Registered anew: claim again at once, runs may have been staged meanwhile.
           await lease.onFenced(token);
           this.again = true;
-        } else if (result.code !== 'full' && result.code !== 'paused') {
+        } else if (result.code !== 'full' && result.code !== 'paused' && result.code !== 'drained') {
           this.notes.noteHolding(result.code === 'waiting' ? result.holding : undefined);
           await this.parts.ignoredRuns.report(result.ignored);
         }
@@ -124,7 +124,10 @@ export class ClaimLoop {
     try {
       const result = await scripts.claimRun(options.name, token, options.concurrency, options.policy, options.gpuPlacement);
       this.lastClaim = result.code;
-      if (result.code !== 'fenced') this.notes.notePaused(result.code === 'paused');
+      if (result.code !== 'fenced') {
+        this.notes.notePaused(result.code === 'paused');
+        this.noteDrained(result.code === 'drained');
+      }
       if (result.code === 'claimed') {
         logger.info(
           { runId: result.runId, epoch: Number(result.epoch), requires: result.run.resources ?? '' },
@@ -135,6 +138,21 @@ export class ClaimLoop {
       return result;
     } finally {
       this.inFlight = false;
+    }
+  }
+
+  /** Says when the worker becomes drained or no longer is; the lease remembers it for a re-registration. */
+  noteDrained(drained: boolean): void {
+    const { lease, logger, options } = this.parts;
+    if (drained === lease.drained) return;
+    lease.drained = drained;
+    if (drained) {
+      // It holds nothing any more (the drain took its hold off).
+      this.notes.noteHolding(undefined);
+      logger.info(`Drained: claiming no more runs, ${lease.executor.size} still running (fitq undrain ${options.name})`);
+    } else {
+      logger.info('Undrained: claiming runs again');
+      this.wake();
     }
   }
 

@@ -17,6 +17,8 @@ export interface EventHandlers {
   cancel(runId: string): void;
   /** This worker may have been asked to stop: check its record. */
   stop(): void;
+  /** The namespace's notification URL changed (fitq notify): read it again. */
+  notify?(): void;
 }
 
 /** Subscribes a duplicate of `redis` to `channel`; returns it (to be closed on stop). */
@@ -40,6 +42,9 @@ function onEvent(message: string, worker: string, handlers: EventHandlers): void
   }
   if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased' || event.type === 'resumed') handlers.wake();
   else if (event.type === 'holds' && event.worker !== worker) handlers.holdsMoved();
+  // Drained or undrained (fitq drain, undrain): its next claim says which.
+  else if (event.type === 'drain' && event.worker === worker) handlers.wake();
   else if (event.type === 'cancel' && event.worker === worker && event.runId) handlers.cancel(event.runId);
   else if (event.type === 'stop' && event.worker === worker) handlers.stop();
+  else if (event.type === 'notify') handlers.notify?.();
 }

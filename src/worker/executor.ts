@@ -55,6 +55,8 @@ export interface ExecutorContext {
   logFormat: LogFormat;
   /** Called after a run has ended and been recorded. */
   onRunEnded: () => void;
+  /** Called once a run's end is recorded and it ended (not re-staged), with its fields as claimed (notifications). */
+  onRunRecorded?: (runId: string, fields: Readonly<Record<string, string>>) => void;
   /**
    * Whether to stop retrying writes Redis refused (a run's end, its output):
    * the worker has let go of its lease, so nothing it writes can land.
@@ -338,6 +340,7 @@ export class Executor {
       ...(tries > 1 ? { tries } : {}),
     };
     this.runLog(run)[level](fields, message);
+    if (!(result instanceof Error) && result.outcome === 'recorded' && result.status !== 'staged') this.ctx.onRunRecorded?.(run.runId, run.fields);
     this.active.delete(run.runId);
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;

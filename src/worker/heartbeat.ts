@@ -50,6 +50,7 @@ export class Heartbeat {
         claims.wake();
       } else {
         reply.cancels.forEach((runId) => requests.cancel(runId));
+        if (token === lease.token) claims.noteDrained(reply.drained);
         claims.giveBackUnknown(token, reply.held);
         const unheld = token === lease.token ? lease.executor.stopUnheld(reply.held) : [];
         for (const runId of unheld) {

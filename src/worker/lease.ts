@@ -32,6 +32,8 @@ export class Lease {
   private reregistration: Promise<void> | undefined;
   /** Said once: the registration was lost while stopping. */
   private lostWhileStoppingSaid = false;
+  /** Whether this worker is drained (fitq drain), as its last claim or heartbeat said: it registers again drained. */
+  drained = false;
 
   constructor(
     private readonly parts: LeaseParts,
@@ -93,7 +95,7 @@ export class Lease {
     await within(old.whenIdle(), options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
     // Stopped meanwhile: it registers no more.
     if (this.parts.lifecycle.stopping) return;
-    const registration = registrationFor(options);
+    const registration = { ...registrationFor(options), drained: this.drained };
     if (!(await scripts.registerWorker(registration))) {
       this.parts.fail(refusalOf('workerNameTaken', options.name).message);
       return;

@@ -23,6 +23,7 @@ import { Executor } from './executor.js';
 import { Heartbeat } from './heartbeat.js';
 import { IgnoredRuns } from './ignored-runs.js';
 import { Lease } from './lease.js';
+import { NOTIFY_SHUTDOWN_MS, Notifier } from './notifier.js';
 import { GIVE_UP_AFTER_GRACE_MS, Lifecycle } from './lifecycle.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
@@ -48,6 +49,8 @@ interface WorkerParts {
   registration: WorkerRegistration;
   /** The connection settings runs get with --pass-redis-env. */
   connection: WorkerConnection;
+  /** The namespace's name. */
+  queue: string;
 }
 
 export class FitqWorker {
@@ -70,6 +73,7 @@ export class FitqWorker {
   private readonly reconciler: Reconciler;
   private readonly reaper: Reaper;
   private readonly heartbeat: Heartbeat;
+  private readonly notifier: Notifier;
   private resolveDone!: () => void;
   private subscriber: Redis | undefined;
   private poll: NodeJS.Timeout | undefined;
@@ -92,6 +96,8 @@ export class FitqWorker {
     const fail = (failure: string) => this.fail(failure);
     const runEnv = inheritedEnv(process.env, options.passRedisEnv, parts.connection);
     const sweep = new EscapedSweep();
+    const notifier = new Notifier({ redis, keys, queue: parts.queue, logger });
+    this.notifier = notifier;
     // Each registration gets its own executor; a run's end wakes the claim loop (built after the first executor).
     const createExecutor = (token: string) =>
       new Executor({
@@ -106,6 +112,7 @@ export class FitqWorker {
         echoOutput: options.echoOutput,
         logFormat: options.logFormat,
         onRunEnded: () => this.claims.wake(),
+        onRunRecorded: (runId, fields) => notifier.runEnded(runId, fields.notify),
         // An older registration's writes are refused anyway (fenced): no use retrying them.
         givenUp: () => lifecycle.stopped || this.lease.token !== token,
         secret: options.secret,
@@ -165,7 +172,7 @@ export class FitqWorker {
       if (source) logger.debug(`Resource ${name}=${formatMicros(amount)} from ${source}`);
     }
     const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
-    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration, connection });
+    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue });
     await worker.listen();
     return worker;
   }
@@ -179,14 +186,17 @@ export class FitqWorker {
       // Hints only: what Redis records decides (a PUBLISH alone is no request).
       cancel: (runId) => void this.requests.cancelOnEvent(runId),
       stop: () => void this.requests.stopOnEvent(),
+      notify: () => void this.notifier.refreshDefault(),
     });
     this.heartbeat.start();
     this.poll = setInterval(() => {
       void this.reconciler.reconcile();
+      void this.notifier.refreshDefault();
       this.claims.wake();
     }, this.options.pollIntervalMs);
     void this.heartbeat.beat();
     void this.reconciler.reconcile();
+    void this.notifier.refreshDefault();
     this.claims.wake();
   }
 
@@ -247,6 +257,8 @@ export class FitqWorker {
     clearInterval(this.poll);
     this.reaper.close();
     if (survivors === 0) await within(this.scripts.deregisterWorker(this.name, lease.token).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
+    // Notifications on their way get a short while, never more.
+    await within(this.notifier.close(), NOTIFY_SHUTDOWN_MS + 1000);
     this.watchdog.close();
     if (this.subscriber) await within(closeRedis(this.subscriber), 1000);
     await within(closeRedis(this.redis), 1000);

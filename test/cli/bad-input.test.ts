@@ -198,6 +198,7 @@ const RUN_ID_COMMANDS = [
   (id: string) => ['cancel', id],
   (id: string) => ['runs', 'rm', id],
   (id: string) => ['update', id, '--priority', '1'],
+  (id: string) => ['wait', id],
 ];
 
 /** Commands that all connect to a namespace, with the connection flags to add. */

@@ -74,3 +74,16 @@ describe('an emptied namespace', () => {
     expect(await namespaceKeys(client)).toEqual([]);
   });
 });
+
+describe('a notification URL', () => {
+  it('keeps a namespace with nothing else; fitq notify rm leaves no key behind', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    expect(await client.setNotifyUrl('http://127.0.0.1:9/hook')).toBe(true);
+    expect(await namespaceKeys(client)).toEqual([client.keys.settings]);
+    expect(await client.getNotifyUrl()).toBe('http://127.0.0.1:9/hook');
+    expect(await client.setNotifyUrl(null)).toBe(true);
+    expect(await namespaceKeys(client)).toEqual([]);
+    expect(await client.setNotifyUrl(null)).toBe(false);
+  });
+});

@@ -55,7 +55,7 @@ describe('inspection commands', () => {
     await startTestWorker(queue, { name: 'wk', resources: 'foo=4 bar=1' });
     await expect.poll(async () => (await client.getRun(id)).status, { timeout: 10_000 }).toBe('running');
     const table = await fitq(['workers'], { queue });
-    expect(table.stdout).toMatch(new RegExp(`^wk\\s+\\S+\\s+\\d+\\s+bar=1 foo=4\\s+foo=1.5\\s+-\\s+${id}\\s+\\d+s ago$`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^wk\\s+active\\s+\\S+\\s+\\d+\\s+bar=1 foo=4\\s+foo=1.5\\s+-\\s+${id}\\s+\\d+s ago$`, 'm'));
     const json = JSON.parse((await fitq(['workers', '--json'], { queue })).stdout) as Record<string, unknown>[];
     expect(json[0]).toMatchObject({ name: 'wk', capacity: { bar: 1, foo: 4 }, used: { foo: 1.5 }, free: { bar: 1, foo: 2.5 }, runs: [id], devices: {} });
   });

@@ -438,7 +438,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     'client|id': 'logs -f: the id of its blocked connection', 'client|unblock': 'logs -f: Ctrl-C ends the blocked read at once',
     eval: 'scripts, sent once per connection', evalsha: 'scripts',
     eval_ro: 'read-only scripts, sent once per connection', evalsha_ro: 'read-only scripts',
-    xread: 'logs -f and cancel waiting for the end',
+    xread: 'logs -f, wait and cancel waiting for the end',
   },
   reader: {
     info: "ioredis's ready check; the eviction warning",

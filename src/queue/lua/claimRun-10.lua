@@ -83,6 +83,9 @@
     {CODE.idle, ignored}  no staged run fits the worker's total capacity
     {CODE.full}    the worker already runs maxRuns runs
     {CODE.paused}  the namespace's queue is paused (`fitq pause`, BullMQ's pause)
+    {CODE.drained} the worker is drained (`fitq drain`): it claims nothing and
+                   gives up any hold it had (checked before full and paused, so
+                   every reply but fenced tells the worker whether it is drained)
     {CODE.fenced}  the worker is not registered under this token, or its
                    lease has run out (fenced)
   ignored lists "group|missing,names|version" for the groups of shapes
@@ -100,6 +103,7 @@
 -- @include claimsKey
 -- @include dequeueJob
 -- @include decideClaim
+-- @include dropWorkerHold
 -- @include encodeClaim
 -- @include formatAmount
 -- @include formatResourceList
@@ -131,6 +135,10 @@ local name = redis.call("HGET", workerKey, "name")
 -- A worker whose lease ran out is as good as reaped: it may claim nothing.
 if not name or not holdsLease(workerKey, workersKey, name, token) then return {CODE.fenced} end
 local clock = serverNow()
+if redis.call("HEXISTS", workerKey, "drained") == 1 then
+  if dropWorkerHold(workerKey, holdsKey, name) then publish(base, {type = "holds", worker = name}) end
+  return {CODE.drained}
+end
 local running = tonumber(redis.call("HGET", workerKey, "running") or "0")
 if maxRuns > 0 and running >= maxRuns then return {CODE.full} end
 if queuePaused(base) then return {CODE.paused} end

@@ -32,7 +32,9 @@
   runVerdicts gives, for each run id and then each shape, its verdict's
   index in verdicts (from 1; 0 for a run that is not staged). A verdict is a
   flat list of facts, each a tag, a count n and n strings:
-    noWorker                       no live worker
+    noWorker                       no live worker (that is not drained)
+    drained name...                the live workers that are drained (fitq drain): they
+                                   claim nothing, so no verdict is given for them
     own name...                    what the run demands of a worker (not of the pool)
     pins id...                     the GPU devices it is pinned to
     poolOver name need capacity    it needs more of a pool resource than the pool has
@@ -99,12 +101,15 @@ local paused = queuePaused(base)
 -- candidates and claim settings; and every score the verdict of a run may
 -- turn on (its candidates', the holds'), sorted.
 local workers = {}
+local drainedWorkers = {}
 local breakpoints = {}
 for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
   local workerKey = base .. "worker:" .. name
   -- (A member written by hand, no worker name or no hash, is no worker.)
-  local info = validName(name) and tryCall("HMGET", workerKey, "token", "policy", "gpuPlacement", "concurrency", "running")
-  if info and info[1] and liveWorker(workersKey, name, clock) then
+  local info = validName(name) and tryCall("HMGET", workerKey, "token", "policy", "gpuPlacement", "concurrency", "running", "drained")
+  if info and info[1] and info[6] and liveWorker(workersKey, name, clock) then
+    drainedWorkers[#drainedWorkers + 1] = name
+  elseif info and info[1] and liveWorker(workersKey, name, clock) then
     local view = readClaimView(base, name, {
       worker = workerKey, capacity = workerKey .. ":capacity", free = workerKey .. ":free",
       devices = workerKey .. ":devices", workers = workersKey, holds = holdsKey,
@@ -212,6 +217,7 @@ end
 local function explainRun(shape, score)
   local out = {}
   if #workers == 0 then fact(out, "noWorker", {}) end
+  if #drainedWorkers > 0 then fact(out, "drained", drainedWorkers) end
   local demandText, pinned = splitShape(shape)
   local own, pooled = splitDemand(pool, parseResourceList(demandText))
   local names = {}

@@ -9,12 +9,14 @@
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] leaseMs
   (the new deadline is the Redis server's clock + leaseMs)
 
-  Returns {CODE.ok, cancelIds, stopRequested, held}: the worker's runs whose
+  Returns {CODE.ok, cancelIds, stopRequested, held, drained}: the worker's runs whose
   cancellation was requested, or whose job is gone or no longer this
   worker's running run (deleted from BullMQ under it: the worker stops it),
   "graceful", "now" or "" (safety nets for missed cancel and stop messages),
   and every run Redis holds for the worker with its claim epoch (runId,
-  epoch, ...: the worker gives back a claim whose reply it never received);
+  epoch, ...: the worker gives back a claim whose reply it never received),
+  and 1 when the worker is drained (`fitq drain`, remembered for a
+  re-registration), else 0;
   or {CODE.fenced} when the worker is not registered under this token, or its lease
   has lapsed (fenced).
 
@@ -59,4 +61,4 @@ for _, runId in ipairs(redis.call("SMEMBERS", runsKey)) do
     redis.log(redis.LOG_WARNING, "fitq heartbeat dropped a member of " .. runsKey .. " that is no run id whose key holds a job hash")
   end
 end
-return {CODE.ok, cancels, redis.call("HGET", workerKey, "stopRequested") or "", held}
+return {CODE.ok, cancels, redis.call("HGET", workerKey, "stopRequested") or "", held, redis.call("HEXISTS", workerKey, "drained")}

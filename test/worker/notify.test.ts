@@ -1,0 +1,130 @@
+/**
+ * Notifications through a real worker and a real HTTP server (node:http):
+ * the run's own --notify URL, the namespace's (fitq notify set/rm), retries
+ * after failed tries, the payload (never the environment), and a stopping
+ * worker that never waits long for a receiver that does not answer.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectClient, fitq, newQueue } from '../support/fitq.js';
+import { spawnCliWorker } from '../support/cli-worker.js';
+import { waitFor } from '../support/wait.js';
+
+interface Received {
+  path: string;
+  contentType: string | undefined;
+  body: Record<string, unknown>;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A local server answering each POST with `status(n)` (n: the POSTs so far, from 1), or never when it gives undefined. */
+async function startServer(status: (n: number) => number | undefined): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      received.push({ path: request.url ?? '', contentType: request.headers['content-type'], body: JSON.parse(body) as Record<string, unknown> });
+      const code = status(received.length);
+      if (code === undefined) return; // never answers
+      response.statusCode = code;
+      response.end();
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
+}
+
+describe('notifications', () => {
+  it('POSTs the ended run’s record to its --notify URL, trying again after failures; never its environment', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { url, received } = await startServer((n) => (n <= 2 ? 500 : 200));
+    const staged = await fitq(['stage', '--notify', `${url}/hook?token=s3cret`, '--label', 'sweep=a', '--env', 'API_KEY=hidden', '--', 'sh', '-c', 'exit 3'], { queue });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    const id = staged.stdout;
+    // (Not --run-once: a stopping worker would give the later tries up.)
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1']);
+    expect(await client.waitForRuns([id])).toMatchObject([{ status: 'failed', exitCode: 3 }]);
+    await waitFor('the third try to arrive', () => received.length === 3, 15_000);
+    expect(received.map((post) => post.path)).toEqual(Array(3).fill('/hook?token=s3cret'));
+    const run = await client.getRun(id);
+    expect(received[2]).toEqual({
+      path: '/hook?token=s3cret',
+      contentType: 'application/json',
+      body: {
+        event: 'run.ended', queue, id, status: 'failed', exitCode: 3, signal: null, reason: 'exit code 3', worker: run.worker,
+        stagedAt: run.stagedAt, startedAt: run.startedAt, endedAt: run.endedAt, labels: { sweep: 'a' },
+        command: ['sh', '-c', 'exit 3'], shell: false, requires: '',
+      },
+    });
+    expect(JSON.stringify(received)).not.toContain('hidden');
+    // Each failure logged, with the URL's origin only.
+    expect(worker.messages().filter((message) => message.startsWith('Could not notify'))).toEqual([
+      `Could not notify ${url} of run ${id} (HTTP 500); trying again in 1 s`,
+      `Could not notify ${url} of run ${id} (HTTP 500); trying again in 2 s`,
+    ]);
+  });
+
+  it('uses the namespace’s URL (fitq notify set), which a running worker picks up at once, and stops after fitq notify rm', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { url, received } = await startServer(() => 204);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--concurrency', '1']);
+    await worker.waitForMessage(/^Worker resources/);
+    expect(await fitq(['notify'], { queue })).toEqual({ exitCode: 0, stdout: 'No notification URL (fitq notify set URL)', stderr: '' });
+    expect(await fitq(['notify', 'set', `${url}/default`], { queue })).toMatchObject({ exitCode: 0, stdout: `Runs that end now notify ${url}/default` });
+    expect(await fitq(['notify', '--json'], { queue })).toMatchObject({ exitCode: 0, stdout: JSON.stringify({ url: `${url}/default` }) });
+    // The worker reads it again as the `notify` event comes, ahead of the `staged` one on the same channel.
+    const first = (await client.stage({ command: ['true'] })).runs[0]!.id;
+    await client.waitForRuns([first]);
+    await waitFor('the notification', () => received.length === 1);
+    expect(received[0]).toMatchObject({ path: '/default', body: { id: first, status: 'completed', exitCode: 0 } });
+
+    expect(await fitq(['notify', 'rm', '--json'], { queue })).toMatchObject({ exitCode: 0, stdout: JSON.stringify({ url: null, changed: true }) });
+    expect(await fitq(['notify', 'rm'], { queue })).toMatchObject({ exitCode: 0, stdout: 'No notification URL was set' });
+    // In staging order on one slot: the first ends (and would notify) before the second, whose own URL is notified.
+    const [silent, own] = (await client.stage([{ command: ['true'] }, { command: ['true'], notify: `${url}/own` }])).runs.map((run) => run.id);
+    await client.waitForRuns([silent!, own!]);
+    await waitFor('the run’s own notification', () => received.length === 2);
+    expect(received[1]).toMatchObject({ path: '/own', body: { id: own } });
+    expect(received.map((post) => post.body.id)).not.toContain(silent);
+  });
+
+  it('refuses a URL that is not http(s), quoting it, staging nothing', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const [stage, set] = await Promise.all([
+      fitq(['stage', '--notify', 'ftp://example.com/x', '--', 'true'], { queue }),
+      fitq(['notify', 'set', 'not a url'], { queue }),
+    ]);
+    expect(stage).toEqual({ exitCode: 2, stdout: '', stderr: "Error: invalid --notify 'ftp://example.com/x': expected an http:// or https:// URL" });
+    expect(set).toEqual({ exitCode: 2, stdout: '', stderr: "Error: invalid URL 'not a url': expected an http:// or https:// URL" });
+    expect(await client.listRuns()).toEqual([]);
+    expect(await client.getNotifyUrl()).toBeUndefined();
+  });
+
+  it('never holds a stopping worker long: a receiver that does not answer is given up after a short while', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { url, received } = await startServer(() => undefined);
+    const id = (await client.stage({ command: ['true'], notify: url })).runs[0]!.id;
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--run-once']);
+    await client.waitForRuns([id]);
+    const endedAt = Date.now();
+    await waitFor('the POST to arrive', () => received.length === 1);
+    const exited = await worker.exited;
+    expect(exited.exitCode).toBe(0);
+    expect(Date.now() - endedAt, 'ms from the run’s end to the worker’s exit').toBeLessThan(3000 + 2000);
+    expect(worker.messages()).toContain('Gave up 1 notification(s) still on their way: the worker is stopping');
+  });
+});
