@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { FitqClient, startWorker } from '../dist/index.js';
 import { Scripts } from '../dist/queue/scripts.js';
-import { prepareRuns, shapeOf } from '../dist/queue/stage.js';
+import { prepareRuns, runShape } from '../dist/queue/stage.js';
 import { runDataJson } from '../dist/queue/run-record.js';
 import { throwawayRedis } from '../scripts/local-redis.js';
 import { schedulingQuality } from './scheduling.js';
@@ -327,7 +327,7 @@ async function stagingHold(chunked) {
     await client.stage(request);
   } else {
     const runs = prepareRuns(request).map((run) => ({
-      id: run.id, shape: shapeOf(run.demands, run.gpus), priority: run.priority, data: runDataJson(run.fields, run.priority),
+      id: run.id, shape: runShape(run), priority: run.priority, data: runDataJson(run.fields, run.priority),
     }));
     const scripts = new Scripts(client.redis, client.keys, 10_000);
     const multi = client.redis.multi();

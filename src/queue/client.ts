@@ -27,7 +27,7 @@ import {
 import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from './retention.js';
 import { refusal, SCRIPT_CODES } from './script-codes.js';
 import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
-import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
+import { prepareRuns, runShape, type PreparedRun, type StageRequest } from './stage.js';
 import { whyWaiting } from './why-waiting.js';
 import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
@@ -238,7 +238,7 @@ export class FitqClient {
   private async storeRuns(runs: PreparedRun[]): Promise<{ seq: number; timestamp: number }[]> {
     const scriptRuns = runs.map((run) => ({
       id: run.id,
-      shape: shapeOf(run.demands, run.gpus),
+      shape: runShape(run),
       priority: run.priority,
       data: runDataJson(run.fields, run.priority),
     }));
@@ -282,7 +282,7 @@ export class FitqClient {
   private async stageWarnings(runs: PreparedRun[]): Promise<string[]> {
     const byShape = new Map<string, PreparedRun[]>();
     for (const run of runs) {
-      const shape = shapeOf(run.demands, run.gpus);
+      const shape = runShape(run);
       const group = byShape.get(shape);
       if (group) group.push(run);
       else byShape.set(shape, [run]);
