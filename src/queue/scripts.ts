@@ -176,7 +176,21 @@ export interface WorkerRegistration {
   policy?: string;
   /** How it places fractional gpu demands on its devices. */
   gpuPlacement?: GpuPlacement;
+  /** Time limits its claims apply (ms, whole seconds): see ClaimLimits. */
+  timeLimits?: ClaimLimits;
 }
+
+/**
+ * A worker's time limits: `defaultMs` for runs staged without one; it never
+ * claims a run whose limit is above `maxMs`, and gives one staged without
+ * the default, else the maximum.
+ */
+export interface ClaimLimits {
+  defaultMs?: number | undefined;
+  maxMs?: number | undefined;
+}
+
+const limitSeconds = (ms: number | undefined): string => (ms === undefined ? '' : String(Math.floor(ms / 1000)));
 
 export interface FinishInput {
   runId: string;
@@ -185,7 +199,7 @@ export interface FinishInput {
   token: string;
   epoch: string;
   /** `stopped`: its worker terminated it (or never started it) because the worker was stopped. */
-  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'stopped';
+  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'stopped';
   exitCode?: number | undefined;
   signal?: string | undefined;
   reason: string;
@@ -198,7 +212,7 @@ export interface FinishInput {
  * or whose lease has run out.
  */
 export type FinishResult =
-  | { outcome: 'recorded'; status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'staged' | 'lost' }
+  | { outcome: 'recorded'; status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'staged' | 'lost' }
   | { outcome: 'movedOn'; status: string | undefined }
   | { outcome: 'fenced' };
 
@@ -305,11 +319,13 @@ export class Scripts {
     maxRuns: number,
     policy: ClaimPolicy = 'backfill',
     gpuPlacement: GpuPlacement = 'pack',
+    timeLimits: ClaimLimits = {},
   ): Promise<ClaimResult> {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
       w.devices, this.keys.groups, this.keys.base, token, maxRuns, policy, gpuPlacement,
+      limitSeconds(timeLimits.defaultMs), limitSeconds(timeLimits.maxMs),
     )) as unknown[];
     switch (codeName(reply[0])) {
       case 'ok':
@@ -410,7 +426,7 @@ export class Scripts {
       this.keys.workers, w.info, w.capacity, w.free, w.runs, w.devices,
       this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
-      input.gpuPlacement ?? 'pack',
+      input.gpuPlacement ?? 'pack', limitSeconds(input.timeLimits?.defaultMs), limitSeconds(input.timeLimits?.maxMs),
     );
     // A live worker holding the name is the caller's to explain (a start, or a re-registration).
     if (codeName(reply) === 'workerNameTaken') return false;

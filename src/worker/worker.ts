@@ -102,6 +102,7 @@ export class FitqWorker {
         workerName: options.name,
         token,
         killGraceMs: options.killGraceMs,
+        timeLimits: options.timeLimits,
         logMaxLines,
         echoOutput: options.echoOutput,
         logFormat: options.logFormat,
