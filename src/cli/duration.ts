@@ -73,8 +73,8 @@ const CLOCK = /^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+):(\d+)(?::(\d+))?)$/;
 /**
  * A time limit in ms, as Slurm and users type it: a duration (`2h30m`,
  * `90s`, see parseDuration), a clock (`HH:MM:SS`, `MM:SS`, `D-HH:MM:SS`,
- * `D-HH`, `D-HH:MM`) or plain seconds (`5400`). A whole number of seconds,
- * at least 1s and at most 365 days; anything else is a UsageError quoting it.
+ * `D-HH`, `D-HH:MM`) or plain seconds (`5400`). More than 0, at most 365
+ * days; anything else is a UsageError quoting it.
  */
 export function parseTimeLimit(flag: string, text: string): number {
   const refuse = (why: string) =>
@@ -105,8 +105,7 @@ export function parseTimeLimit(flag: string, text: string): number {
     }
   }
   if (!Number.isSafeInteger(ms) || ms > MAX_TIME_LIMIT_MS) throw refuse(' (at most 365 days)');
-  if (ms % 1000 !== 0) throw refuse(' (a whole number of seconds)');
-  if (ms < 1000) throw refuse(' (at least 1s)');
+  if (ms <= 0) throw refuse(' (more than 0)');
   return ms;
 }
 

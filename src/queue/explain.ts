@@ -48,14 +48,14 @@ export interface WorkerVerdict {
   devicesBusy: boolean;
   /** The worker's blocked head keeps what it needs: by amount (need: the head's, have: free) and devices. */
   held?: { runId: string; needs: Shortfall[]; devices?: HeldDevices };
-  /** Its time limit (seconds) is above the worker's --max-time-limit: the worker never claims it. */
+  /** Its time limit (ms) is above the worker's --max-time-limit: the worker never claims it. */
   overLimit?: { limit: number; max: number };
   /** It starts only because it ends before the blocked head `runId` can start, in `inMs` at the earliest. */
   backfills?: { runId: string; inMs: number };
   /**
    * Held back by the blocked head `runId`, which can start in `inMs` at the
    * earliest (undefined: not known, a running run has no time limit); the
-   * run's time limit there (seconds; undefined: none) ends later.
+   * run's time limit there (ms; undefined: none) ends later.
    */
   shadow?: { runId: string; inMs?: number; limit?: number };
   /** An older blocked run (held by `worker`) keeps the pool share it needs (need: the head's, have: free in the pool). */

@@ -176,7 +176,7 @@ export interface WorkerRegistration {
   policy?: string;
   /** How it places fractional gpu demands on its devices. */
   gpuPlacement?: GpuPlacement;
-  /** Time limits its claims apply (ms, whole seconds): see ClaimLimits. */
+  /** Time limits its claims apply (ms): see ClaimLimits. */
   timeLimits?: ClaimLimits;
 }
 
@@ -190,7 +190,7 @@ export interface ClaimLimits {
   maxMs?: number | undefined;
 }
 
-const limitSeconds = (ms: number | undefined): string => (ms === undefined ? '' : String(Math.floor(ms / 1000)));
+const limitArg = (ms: number | undefined): string => (ms === undefined ? '' : String(ms));
 
 export interface FinishInput {
   runId: string;
@@ -325,7 +325,7 @@ export class Scripts {
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
       w.devices, this.keys.groups, this.keys.base, token, maxRuns, policy, gpuPlacement,
-      limitSeconds(timeLimits.defaultMs), limitSeconds(timeLimits.maxMs),
+      limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs),
     )) as unknown[];
     switch (codeName(reply[0])) {
       case 'ok':
@@ -426,7 +426,7 @@ export class Scripts {
       this.keys.workers, w.info, w.capacity, w.free, w.runs, w.devices,
       this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
-      input.gpuPlacement ?? 'pack', limitSeconds(input.timeLimits?.defaultMs), limitSeconds(input.timeLimits?.maxMs),
+      input.gpuPlacement ?? 'pack', limitArg(input.timeLimits?.defaultMs), limitArg(input.timeLimits?.maxMs),
     );
     // A live worker holding the name is the caller's to explain (a start, or a re-registration).
     if (codeName(reply) === 'workerNameTaken') return false;

@@ -64,7 +64,7 @@ export interface StageRequest {
   /** Times the run is re-staged when its worker dies under it; default 0. */
   retries?: number;
   /**
-   * Time limit, in ms (a whole number of seconds), or as typed (`2h30m`,
+   * Time limit, in ms, or as typed (`2h30m`,
    * `02:30:00`, `9000`): past it the run gets `timeSignal` and is killed
    * after its worker's grace, ending `timeout`. Default: none (a worker's
    * --default-time-limit, if it has one).
@@ -303,8 +303,8 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
 function validateTimeLimit(limit: number | string | undefined): number | undefined {
   if (limit === undefined) return undefined;
   if (typeof limit === 'string') return parseTimeLimit('--time-limit', limit);
-  if (!Number.isSafeInteger(limit) || limit < 1000 || limit > MAX_TIME_LIMIT_MS || limit % 1000 !== 0) {
-    throw new UsageError(`expected --time-limit to be a whole number of seconds from 1s to 365 days (in ms), got ${quote(String(limit))}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TIME_LIMIT_MS) {
+    throw new UsageError(`expected --time-limit to be a whole number of ms up to 365 days, got ${quote(String(limit))}`);
   }
   return limit;
 }
@@ -313,7 +313,8 @@ function validateTimeSignal(timeSignal: string | TimeSignal): TimeSignal {
   if (typeof timeSignal === 'string') return parseTimeSignal('--time-signal', timeSignal);
   if (typeof timeSignal !== 'object' || timeSignal === null) throw new UsageError(`expected --time-signal to be SIGNAL[@TIME], got ${quote(String(timeSignal))}`);
   // Checked as if typed, so the API and the CLI accept the same.
-  return parseTimeSignal('--time-signal', `${String(timeSignal.signal)}@${Number(timeSignal.beforeMs) / 1000}`);
+  const before = Number(timeSignal.beforeMs);
+  return parseTimeSignal('--time-signal', before === 0 ? String(timeSignal.signal) : `${String(timeSignal.signal)}@${before}ms`);
 }
 
 /**
@@ -339,7 +340,7 @@ function parsePinnedGpus(text: string, demands: Resources): number[] {
 /**
  * The staged-index shape of some demands: "a=1,b=2", or "none"; a run pinned
  * to GPU devices gets its own shape, "gpu=1;gpus=3", and one with a time
- * limit too, with its seconds: "gpu=1;t=600", "gpu=1;gpus=3;t=600". The
+ * limit too, with its ms: "gpu=1;t=600000", "gpu=1;gpus=3;t=600000". The
  * claim then knows each candidate's limit from its shape alone (a worker's
  * --max-time-limit, backfill before a blocked head), and the first run of a
  * shape stands for all its runs, as it must.
@@ -347,7 +348,7 @@ function parsePinnedGpus(text: string, demands: Resources): number[] {
 export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number): string {
   let shape = formatResources(demands, ',') || 'none';
   if (gpus.length > 0) shape += `;gpus=${gpus.join(',')}`;
-  if (timeLimitMs !== undefined) shape += `;t=${Math.floor(timeLimitMs / 1000)}`;
+  if (timeLimitMs !== undefined) shape += `;t=${timeLimitMs}`;
   return shape;
 }
 

@@ -64,8 +64,8 @@ function heldReason(worker: WorkerVerdict): string {
   return `held for older run ${held.runId} on ${worker.worker}: it needs ${needs.join(', ')}${shadowNote(worker)}`;
 }
 
-/** A span of ms as a limit is typed, in whole seconds (at least 1s). */
-const span = (ms: number): string => formatTimeLimit(Math.max(1000, Math.ceil(ms / 1000) * 1000));
+/** A span of ms as a limit is typed, in whole seconds above a second (`1m40s`, `450ms`). */
+const span = (ms: number): string => formatTimeLimit(ms < 1000 ? Math.max(1, Math.ceil(ms)) : Math.ceil(ms / 1000) * 1000);
 
 /** Whether, and why not, the run could go before the held head by its time limit (backfill). */
 function shadowNote(worker: WorkerVerdict): string {
@@ -75,7 +75,7 @@ function shadowNote(worker: WorkerVerdict): string {
   if (shadow.inMs === undefined) return ` (when it can start is not known: a run on ${worker.worker} has no time limit)`;
   const when = `it can start in ${span(shadow.inMs)}`;
   if (shadow.limit === undefined) return ` (${when}: a run with a time limit within that could go first)`;
-  return ` (${when}, before this run's time limit of ${formatTimeLimit(shadow.limit * 1000)} would end)`;
+  return ` (${when}, before this run's time limit of ${formatTimeLimit(shadow.limit)} would end)`;
 }
 
 /**
@@ -124,7 +124,7 @@ export function whyWaiting(verdict: RunVerdict, options: { ignorePause?: boolean
   if (limited.length === 0) {
     const { limit } = pinnable[0]!.overLimit!;
     const longest = Math.max(...pinnable.map((worker) => worker.overLimit!.max));
-    return never(`its time limit of ${formatTimeLimit(limit * 1000)} is above every live worker's --max-time-limit (the longest is ${formatTimeLimit(longest * 1000)})`);
+    return never(`its time limit of ${formatTimeLimit(limit)} is above every live worker's --max-time-limit (the longest is ${formatTimeLimit(longest)})`);
   }
   const fitting = limited.filter((worker) => worker.over.length === 0 && worker.unplaceable === undefined);
   if (fitting.length === 0) {

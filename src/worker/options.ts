@@ -47,9 +47,9 @@ export interface WorkerOptions extends ClientOptions {
   leaseMs?: number;
   /** Delay between SIGTERM and SIGKILL when runs are stopped. Default 10,000. */
   killGraceMs?: number;
-  /** Time limit (ms, whole seconds) of runs staged without one. Default: none (the maximum, if set). */
+  /** Time limit (ms) of runs staged without one. Default: none (the maximum, if set). */
   defaultTimeLimitMs?: number;
-  /** Never claim runs with a longer time limit (ms, whole seconds); runs staged without one get the default, else this. */
+  /** Never claim runs with a longer time limit (ms); runs staged without one get the default, else this. */
   maxTimeLimitMs?: number;
   /** Safety-net claim poll; wake-ups are event driven. Default 5,000. */
   pollIntervalMs?: number;
@@ -118,11 +118,11 @@ function durationMs(flag: string, value: number, minMs: number): number {
   return value;
 }
 
-/** A worker's time limit in ms: whole seconds, 1s to 365 days. */
+/** A worker's time limit in ms: up to 365 days. */
 function timeLimitMs(flag: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value) || value < 1000 || value > MAX_TIME_LIMIT_MS || value % 1000 !== 0) {
-    throw new UsageError(`expected ${flag} to be a whole number of seconds from 1s to 365 days, got '${value / 1000}s'`);
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TIME_LIMIT_MS) {
+    throw new UsageError(`expected ${flag} to be a whole number of ms up to 365 days, got '${value}'`);
   }
   return value;
 }

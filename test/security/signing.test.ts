@@ -213,7 +213,7 @@ describe('time limits of signed runs', () => {
   it('are covered when present, and a run signed without them keeps its signature', () => {
     const limited: RunToSign = { ...run, fields: { ...run.fields, timeLimit: '3600000', timeSignal: 'SIGUSR1@2m' } };
     const signature = signRun(SECRET, limited);
-    const signed = (fields: Record<string, string>): RunToSign => ({ ...limited, fields: { ...fields, signature } });
+    const signed = (fields: RunToSign['fields']): RunToSign => ({ ...limited, fields: { ...fields, signature } });
     expect(verifyRun(SECRET, signed(limited.fields))).toEqual({ ok: true });
     expect(verifyRun(SECRET, signed({ ...limited.fields, timeLimit: '7200000' }))).toEqual({ ok: false, reason: REJECTED_MISMATCH });
     expect(verifyRun(SECRET, signed({ ...limited.fields, timeSignal: 'SIGUSR1@1m' }))).toEqual({ ok: false, reason: REJECTED_MISMATCH });

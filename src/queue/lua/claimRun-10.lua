@@ -69,9 +69,9 @@
   ARGV[3] maxRuns   most runs at once (0 = no limit)
   ARGV[4] policy    "backfill" or "fifo"
   ARGV[5] placement "pack" or "spread" (fractional gpu demands on devices)
-  ARGV[6] defaultTimeLimit  seconds ("" for none): the time limit of a run
+  ARGV[6] defaultTimeLimit  ms ("" for none): the time limit of a run
                             staged without one
-  ARGV[7] maxTimeLimit      seconds ("" for none): runs staged with a longer
+  ARGV[7] maxTimeLimit      ms ("" for none): runs staged with a longer
                             limit are never claimed; one staged without gets
                             the default, else this, as its limit
 
@@ -247,8 +247,8 @@ else
 end
 local deadline
 if chosen.runLimit then
-  deadline = clock + chosen.runLimit * 1000
-  redis.call("HSET", runKey, "runLimit", chosen.runLimit * 1000, "deadline", deadline)
+  deadline = clock + chosen.runLimit
+  redis.call("HSET", runKey, "runLimit", chosen.runLimit, "deadline", deadline)
 else
   redis.call("HDEL", runKey, "runLimit", "deadline")
 end

@@ -42,7 +42,7 @@
       noDevice id...               pinned devices it does not have
       over name need capacity      more than its total capacity
       unplaceable gpu              a gpu demand its devices can never take
-      overLimit limit max          its time limit (seconds) is above the worker's maximum
+      overLimit limit max          its time limit (ms) is above the worker's maximum
       slots running concurrency    it runs its maximum
       fifo runId                   an older run blocks it (policy fifo)
       starts id...                 it would start the run now (on these devices)
@@ -61,7 +61,7 @@
       shadow runId in limit        the blocked head runId can start in `in` ms at the
                                    earliest ("" unknown: a running run has no time
                                    limit); the run's time limit on the worker
-                                   (seconds; "" none) does not end before then
+                                   (ms; "" none) does not end before then
   Amounts are exact decimals ("0.5", "8000000000").
 
   Flags: no-writes: it only reads, so it runs while Redis is out of memory

@@ -15,7 +15,7 @@
   ARGV[10] logMaxLines,
   ARGV[11] GPU device indices ("0,1,3", or "" for none),
   ARGV[12] gpuPlacement ("pack" or "spread", shown to users judging why runs wait)
-  ARGV[13] defaultTimeLimit, ARGV[14] maxTimeLimit (seconds, "" for none: the
+  ARGV[13] defaultTimeLimit, ARGV[14] maxTimeLimit (ms, "" for none: the
   limits its claims apply, kept for explainRuns and `fitq workers`)
 
   Lease deadlines use the Redis server's clock.
@@ -61,8 +61,8 @@ redis.call("HSET", workerKey, "name", name, "token", token, "host", ARGV[7], "pi
   "running", 0, "resources", ARGV[9], "devices", ARGV[11],
   "policy", ARGV[4], "gpuPlacement", ARGV[12])
 for i, field in ipairs({"defaultTimeLimit", "maxTimeLimit"}) do
-  local seconds = ARGV[12 + i] or ""
-  if seconds ~= "" then redis.call("HSET", workerKey, field, seconds) else redis.call("HDEL", workerKey, field) end
+  local ms = ARGV[12 + i] or ""
+  if ms ~= "" then redis.call("HSET", workerKey, field, ms) else redis.call("HDEL", workerKey, field) end
 end
 for _, item in ipairs(parseResourceList(ARGV[9])) do
   local amount = formatAmount(item[2])

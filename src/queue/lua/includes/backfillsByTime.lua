@@ -17,6 +17,6 @@ local function backfillsByTime(walk, candidate)
     return nil
   end
   local shadow = shadowTime(walk)
-  if shadow == nil or view.clock + candidate.runLimit * 1000 > shadow then return nil end
+  if shadow == nil or view.clock + candidate.runLimit > shadow then return nil end
   return placeDevices(view.devices, candidate.own, candidate.pinned, {})
 end

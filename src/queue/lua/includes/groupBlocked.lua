@@ -7,13 +7,13 @@
 -- resources nothing is left, less what the blocked head holds: every run of
 -- the group needs some), nor become the blocked head (the walk has one, or
 -- an older run is held elsewhere). When the head's shadow time is known
--- (shadowTime) and a run of at least a second could end before it, what the
+-- (shadowTime) and still to come, so a run could end before it, what the
 -- head holds may go to such runs: only what is free counts.
 local function groupBlocked(walk, names, score)
   local view = walk.view
   if walk.head == nil and not (view.olderHold and score >= view.olderHold.score) then return false end
   local shadow = walk.head and not walk.fifo and shadowTime(walk)
-  local byTime = shadow and shadow >= view.clock + 1000
+  local byTime = shadow and shadow > view.clock
   for _, name in ipairs(names) do
     local left
     if view.pool.capacity[name] then

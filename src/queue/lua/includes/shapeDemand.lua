@@ -7,7 +7,7 @@
 -- `own` (from the worker: on a worker with devices, a pinned run without a
 -- gpu demand takes its devices whole), `pooled` (from the pool), `pinned`
 -- (device indices), `missing` (resources neither the worker nor the pool
--- has), `limit` (the time limit its runs were staged with, seconds, if any),
+-- has), `limit` (the time limit its runs were staged with, ms, if any),
 -- `runLimit` (the one they get on this worker: theirs, else the worker's
 -- default, else its maximum; nil for none) and `overLimit` (theirs is above
 -- the worker's maximum: it never claims them).

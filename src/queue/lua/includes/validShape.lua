@@ -5,15 +5,15 @@
 -- "none", or demands "name=amount" joined by commas, each name a resource
 -- name (spec.ts) and each amount positive and exact as formatAmount writes
 -- it; then, for a pinned run, ";gpus=" and device indices (0 to 1023); then,
--- for a run with a time limit, ";t=" and its seconds (1 to MAX_LIMIT_SECONDS,
--- no leading zero). Anything else in `shapes` was written there by hand.
+-- for a run with a time limit, ";t=" and its ms (1 to MAX_LIMIT_MS, no
+-- leading zero). Anything else in `shapes` was written there by hand.
 local MAX_RESOURCE_NAME_LENGTH = 64
-local MAX_LIMIT_SECONDS = 365 * 86400
+local MAX_LIMIT_MS = 365 * 86400000
 local function validShape(shape)
   local rest, limit = string.match(shape, "^(.*);t=([^;]*)$")
   if limit then
-    local seconds = string.match(limit, "^[1-9]%d*$") and tonumber(limit)
-    if not seconds or seconds > MAX_LIMIT_SECONDS then return false end
+    local ms = string.match(limit, "^[1-9]%d*$") and #limit <= 12 and tonumber(limit)
+    if not ms or ms > MAX_LIMIT_MS then return false end
   else
     rest = shape
   end
