@@ -15,6 +15,7 @@
 export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, type RetentionState } from './queue/client.js';
 export { RETENTION_DEFAULTS, type Retention } from './queue/retention.js';
 export type { StageRequest } from './queue/stage.js';
+export { parseTimeLimit, parseTimeSignal, type TimeSignal } from './cli/duration.js';
 export type { RunRecord, RunStatus } from './queue/run-record.js';
 export { RUN_STATUSES } from './queue/run-record.js';
 export type { WorkerRecord } from './queue/worker-record.js';

@@ -35,6 +35,9 @@ export interface WorkerRecord {
   gpuPlacement: GpuPlacement;
   /** Under fifo: the blocked head every later run waits behind. */
   blockedBy?: string;
+  /** Its --default-time-limit and --max-time-limit, ms, if set. */
+  defaultTimeLimit?: number;
+  maxTimeLimit?: number;
 }
 
 /** A blocked head: its demands, the GPU devices it is pinned to, and its place in the order. */
@@ -76,6 +79,8 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     holding: worker.holding?.runId,
     policy: worker.policy,
     gpuPlacement: worker.gpuPlacement,
+    ...(worker.defaultTimeLimit !== undefined ? { defaultTimeLimit: worker.defaultTimeLimit } : {}),
+    ...(worker.maxTimeLimit !== undefined ? { maxTimeLimit: worker.maxTimeLimit } : {}),
   };
 }
 
@@ -143,6 +148,8 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
       policy: info.policy || 'backfill',
       gpuPlacement: info.gpuPlacement === 'spread' ? 'spread' : 'pack',
       ...(info.blockedBy ? { blockedBy: info.blockedBy } : {}),
+      ...(info.defaultTimeLimit ? { defaultTimeLimit: Number(info.defaultTimeLimit) } : {}),
+      ...(info.maxTimeLimit ? { maxTimeLimit: Number(info.maxTimeLimit) } : {}),
       devices: new Map(
         Object.entries(devices)
           .map(([index, share]) => [Number(index), parseDecimal(share)] as [number, bigint])

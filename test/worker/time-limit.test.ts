@@ -86,6 +86,8 @@ describe('time limits', () => {
     const none = await stage(queue, ['--', 'sleep', '30']);
     spawnCliWorker(queue, ['-r', 'cpu=2', '--kill-grace', '1', '--max-time-limit', '2s']);
     expect(await ended(client, none)).toMatchObject({ status: 'timeout', reason: 'time limit of 2s reached (killed by signal SIGTERM)', timeLimit: 2000 });
+    expect((await client.listWorkers())[0]).toMatchObject({ maxTimeLimit: 2000 });
+    expect((await client.listWorkers())[0]?.defaultTimeLimit).toBeUndefined();
     const runs = await client.listRuns();
     expect(runs.find((run) => run.id === over)).toMatchObject({
       status: 'staged',
