@@ -708,7 +708,7 @@ export class FitqClient {
 
   /**
    * Changes the namespace's history retention: how many completed runs, and
-   * how many failed, canceled, lost and rejected runs together, are kept,
+   * how many failed, canceled, lost, rejected and timed-out runs together, are kept,
    * and for how long after they ended (null: no limit; a setting not given
    * stays as it is; `reset` first puts every setting back to its default).
    * Each run's end then removes the oldest runs beyond them; the runs beyond
