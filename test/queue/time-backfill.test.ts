@@ -8,19 +8,23 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
-import { Scripts, type ClaimLimits, type WorkerRegistration } from '../../src/queue/scripts.js';
+import { Scripts, type ClaimLimits, type ClaimPolicy, type WorkerRegistration } from '../../src/queue/scripts.js';
 import { whyWaiting } from '../../src/queue/why-waiting.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
-const registration = (resources: string, timeLimits: ClaimLimits = {}): WorkerRegistration => ({
-  name: 'w', token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources, timeLimits,
+const registration = (resources: string, timeLimits: ClaimLimits, policy: ClaimPolicy): WorkerRegistration => ({
+  name: 'w', token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources, timeLimits, policy,
 });
 
-async function setUp(resources: string, timeLimits: ClaimLimits = {}): Promise<{ client: FitqClient; scripts: Scripts; claim: () => ReturnType<Scripts['claimRun']> }> {
+async function setUp(
+  resources: string,
+  timeLimits: ClaimLimits = {},
+  policy: ClaimPolicy = 'backfill',
+): Promise<{ client: FitqClient; scripts: Scripts; claim: () => ReturnType<Scripts['claimRun']> }> {
   const client = await connectClient(newQueue());
   const scripts = new Scripts(client.redis, client.keys, 100);
-  expect(await scripts.registerWorker(registration(resources, timeLimits))).toBe(true);
-  return { client, scripts, claim: () => scripts.claimRun('w', 'tok', 0, 'backfill', 'pack', timeLimits) };
+  expect(await scripts.registerWorker(registration(resources, timeLimits, policy))).toBe(true);
+  return { client, scripts, claim: () => scripts.claimRun('w', 'tok', 0, policy, 'pack', timeLimits) };
 }
 
 async function stage(client: FitqClient, resources: string, timeLimit?: string): Promise<string> {
@@ -68,6 +72,18 @@ describe('backfill by time limit', () => {
     // Without limits anywhere, the reason is as it always was.
     const unlimited = await stage(client, 'cpu=1');
     expect(await reason(scripts, unlimited)).toBe(`held for older run ${head} on w: it needs cpu=2, 1 free`);
+  });
+
+  it('never backfills under --policy fifo', async () => {
+    const { client, scripts, claim } = await setUp('cpu=2', {}, 'fifo');
+    const running = await stage(client, 'cpu=1', '100s');
+    expect(await claim()).toMatchObject({ code: 'claimed', runId: running });
+    const head = await stage(client, 'cpu=2');
+    const short = await stage(client, 'cpu=1', '1s');
+    expect(await claim()).toMatchObject({ code: 'waiting' });
+    expect(await client.redis.hgetall(client.keys.holds)).toEqual({});
+    expect((await client.getRun(short)).status).toBe('staged');
+    expect(await reason(scripts, short)).toBe(`behind older run ${head} on w (policy fifo)`);
   });
 
   it('judges by the deadlines of every running run: the head starts once enough of them have ended', async () => {
