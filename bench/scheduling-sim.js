@@ -12,7 +12,11 @@ const CAPACITY = { gpu: 4, mem: 64 };
 const NAMES = Object.keys(CAPACITY);
 
 function simulate(workload, limitFactor) {
-  const staged = workload.map((run, score) => ({ ...run, score, limit: limitFactor ? run.seconds * limitFactor : undefined }));
+  // (A run ends a hair after its sleep, so no two end at the same instant, as on a real machine.)
+  const staged = workload.map((run, score) => {
+    const seconds = run.seconds + score * 1e-6;
+    return { ...run, seconds, score, limit: limitFactor ? seconds * limitFactor : undefined };
+  });
   const workers = [0, 1].map((id) => ({ id, free: { ...CAPACITY }, running: [], hold: undefined }));
   let now = 0;
   let makespan = 0;
