@@ -16,6 +16,7 @@ export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, ty
 export { RETENTION_DEFAULTS, type Retention } from './queue/retention.js';
 export type { StageRequest } from './queue/stage.js';
 export type { RunChanges, UpdateOptions, UpdateResult, FieldChange } from './queue/update.js';
+export { parseTimeLimit, parseTimeSignal, type TimeSignal } from './cli/duration.js';
 export type { RunRecord, RunStatus } from './queue/run-record.js';
 export { RUN_STATUSES } from './queue/run-record.js';
 export type { WorkerRecord } from './queue/worker-record.js';

@@ -11,6 +11,7 @@ export const FOLLOW_EXIT_CODES: Partial<Record<RunStatus, number>> = {
   canceled: 130, // stopped on request, like a command interrupted with Ctrl-C
   lost: 75, // its worker died: trying again may work (EX_TEMPFAIL)
   rejected: 77, // its worker refused it: unsigned or altered (EX_NOPERM)
+  timeout: 124, // it ran past its time limit, as timeout(1) exits
 };
 
 /** The exit code `fitq logs -f` ends with once the run has ended. */

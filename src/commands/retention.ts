@@ -40,7 +40,7 @@ export default class RetentionCommand extends FitqCommand {
   static override summary = 'Show or change how many ended runs the namespace keeps, and for how long.';
   static override description =
     `Default: the last ${RETENTION_DEFAULTS.keepCompleted} completed runs and the last ${RETENTION_DEFAULTS.keepFailed} ` +
-    `failed, canceled, lost and rejected runs (together), each for ${formatDurationSpec(RETENTION_DEFAULTS.keepAgeMs ?? 0)} after it ended. ` +
+    `failed, canceled, lost, rejected and timed-out runs (together), each for ${formatDurationSpec(RETENTION_DEFAULTS.keepAgeMs ?? 0)} after it ended. ` +
     'Whenever a run ends, the oldest runs beyond these limits go, with their output (up to 100 at a time); ' +
     'changing a limit removes the runs beyond it at once. A count of 0 keeps none: each run goes as the next one of its kind ends. ' +
     'off (or --max-age 0) lifts a limit. Staged and running runs are never removed.';
@@ -52,7 +52,7 @@ export default class RetentionCommand extends FitqCommand {
   ];
   static override flags = {
     'keep-completed': Flags.string({ summary: 'Completed runs to keep, the most recently ended (a number, or off).' }),
-    'keep-failed': Flags.string({ summary: 'Failed, canceled, lost and rejected runs to keep, together (a number, or off).' }),
+    'keep-failed': Flags.string({ summary: 'Failed, canceled, lost, rejected and timed-out runs to keep, together (a number, or off).' }),
     'max-age': Flags.string({ summary: 'How long after it ended a run is kept: 7d, 12h, 30m, 1h30m (0 or off: no age limit).' }),
     reset: Flags.boolean({ summary: 'Put every setting back to its default first.' }),
     json: Flags.boolean({ summary: 'Print the settings as JSON.' }),

@@ -3,6 +3,7 @@ import { FitqCommand, parseKeyValues, type NonUtf8Place } from '../cli/base-comm
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
 import { parseStageWait, stageWaitFlags, waitForStaged } from '../cli/stage-wait.js';
 import { parseStageNotify, stageNotifyFlags } from '../cli/stage-notify.js';
+import { parseTimeFlags, timeFlags } from '../cli/stage-time.js';
 import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
@@ -22,6 +23,7 @@ export default class Stage extends FitqCommand {
     '<%= config.bin %> stage --shell -- "make data && python train.py"',
     '<%= config.bin %> stage -r gpu=1 --from-file sweep.txt',
     '<%= config.bin %> stage -r gpu=1 --wait --follow -- python train.py',
+    '<%= config.bin %> stage -r gpu=1 --time-limit 2h30m --time-signal SIGUSR1@120s -- python train.py',
   ];
   static override flags = {
     resources: Flags.string({
@@ -51,6 +53,7 @@ export default class Stage extends FitqCommand {
       description: 'Blank lines and lines starting with # are skipped. All the runs are staged, or none.',
     }),
     repeat: Flags.string({ summary: `Stage this many identical runs (at most ${MAX_REPEAT}).`, default: '1' }),
+    ...timeFlags,
     json: Flags.boolean({ summary: 'Print the staged runs as a JSON array.' }),
     'secret-file': Flags.string({
       summary: 'Sign the runs with the shared secret in this file, for workers that require signed runs.',
@@ -90,6 +93,7 @@ export default class Stage extends FitqCommand {
       gpus: flags.gpus,
       retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
       ...parseStageNotify(flags),
+      ...parseTimeFlags(flags),
     };
     // Each line of a file is shell text, as in other spoolers' job files.
     const requests =

@@ -5,6 +5,18 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
+import { parseTimeLimit } from '../cli/duration.js';
+
+/** --default-time-limit and --max-time-limit, in ms. */
+function workerTimeLimits(flags: { 'default-time-limit'?: string | undefined; 'max-time-limit'?: string | undefined }): {
+  defaultTimeLimitMs?: number;
+  maxTimeLimitMs?: number;
+} {
+  const given = (flag: string, text: string | undefined) => (text === undefined ? undefined : parseTimeLimit(flag, text));
+  const defaultTimeLimitMs = given('--default-time-limit', flags['default-time-limit']);
+  const maxTimeLimitMs = given('--max-time-limit', flags['max-time-limit']);
+  return { ...(defaultTimeLimitMs !== undefined ? { defaultTimeLimitMs } : {}), ...(maxTimeLimitMs !== undefined ? { maxTimeLimitMs } : {}) };
+}
 
 export default class Worker extends FitqCommand {
   static override summary = 'Start a worker: it runs staged runs whose demands fit its remaining capacity.';
@@ -45,6 +57,12 @@ export default class Worker extends FitqCommand {
       default: '30',
     }),
     'kill-grace': Flags.string({ summary: 'Seconds between SIGTERM and SIGKILL when runs are stopped.', default: '10' }),
+    'default-time-limit': Flags.string({
+      summary: 'Time limit of runs staged without one (2h, HH:MM:SS, D-HH:MM:SS or seconds).',
+    }),
+    'max-time-limit': Flags.string({
+      summary: 'Never claim runs with a longer time limit; runs staged without one get the default, else this.',
+    }),
     'secret-file': Flags.string({
       summary: 'Require runs signed with the shared secret in this file; others end rejected and never start.',
       description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: every run runs, signed or not.',
@@ -71,6 +89,7 @@ export default class Worker extends FitqCommand {
     const { flags } = await this.parse(Worker);
     // Read before anything else, so a bad secret file fails at once, --detach or not.
     const secret = cliSecret(flags['secret-file']);
+    const timeLimits = workerTimeLimits(flags);
     if (!flags.detach && (flags.pidfile !== undefined || flags['log-file'] !== undefined)) {
       throw new UsageError(`${flags.pidfile === undefined ? '--log-file' : '--pidfile'} goes with --detach`);
     }
@@ -97,6 +116,7 @@ export default class Worker extends FitqCommand {
       logFormat: flags['log-format'] as 'pretty' | 'json',
       leaseMs: secondsFlag('--lease', flags.lease) * 1000,
       killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,
+      ...timeLimits,
       secret,
       passRedisEnv: flags['pass-redis-env'],
       reapEscaped: flags['reap-escaped'],

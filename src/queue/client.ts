@@ -27,7 +27,7 @@ import {
 import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from './retention.js';
 import { refusal, SCRIPT_CODES } from './script-codes.js';
 import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
-import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
+import { prepareRuns, runShape, type PreparedRun, type StageRequest } from './stage.js';
 import { updateRuns, type RunChanges, type UpdateOptions, type UpdateResult } from './update.js';
 import { whyWaiting } from './why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
@@ -242,7 +242,7 @@ export class FitqClient {
   private async storeRuns(runs: PreparedRun[]): Promise<{ seq: number; timestamp: number }[]> {
     const scriptRuns = runs.map((run) => ({
       id: run.id,
-      shape: shapeOf(run.demands, run.gpus),
+      shape: runShape(run),
       priority: run.priority,
       data: runDataJson(run.fields, run.priority),
     }));
@@ -286,7 +286,7 @@ export class FitqClient {
   private async stageWarnings(runs: PreparedRun[]): Promise<string[]> {
     const byShape = new Map<string, PreparedRun[]>();
     for (const run of runs) {
-      const shape = shapeOf(run.demands, run.gpus);
+      const shape = runShape(run);
       const group = byShape.get(shape);
       if (group) group.push(run);
       else byShape.set(shape, [run]);
@@ -776,7 +776,7 @@ export class FitqClient {
 
   /**
    * Changes the namespace's history retention: how many completed runs, and
-   * how many failed, canceled, lost and rejected runs together, are kept,
+   * how many failed, canceled, lost, rejected and timed-out runs together, are kept,
    * and for how long after they ended (null: no limit; a setting not given
    * stays as it is; `reset` first puts every setting back to its default).
    * Each run's end then removes the oldest runs beyond them; the runs beyond

@@ -48,6 +48,16 @@ export interface WorkerVerdict {
   devicesBusy: boolean;
   /** The worker's blocked head keeps what it needs: by amount (need: the head's, have: free) and devices. */
   held?: { runId: string; needs: Shortfall[]; devices?: HeldDevices };
+  /** Its time limit (ms) is above the worker's --max-time-limit: the worker never claims it. */
+  overLimit?: { limit: number; max: number };
+  /** It starts only because it ends before the blocked head `runId` can start, in `inMs` at the earliest. */
+  backfills?: { runId: string; inMs: number };
+  /**
+   * Held back by the blocked head `runId`, which can start in `inMs` at the
+   * earliest (undefined: not known, a running run has no time limit); the
+   * run's time limit there (ms; undefined: none) ends later.
+   */
+  shadow?: { runId: string; inMs?: number; limit?: number };
   /** An older blocked run (held by `worker`) keeps the pool share it needs (need: the head's, have: free in the pool). */
   poolHeld?: { runId: string; worker: string; needs: Shortfall[] };
 }
@@ -138,6 +148,19 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
           kind: args[1] as HeldDevices['kind'],
           gpu: parseDecimal(args[2]!),
           pinned: args.slice(3).map(Number),
+        };
+        break;
+      case 'overLimit':
+        worker.overLimit = { limit: Number(args[0]), max: Number(args[1]) };
+        break;
+      case 'backfills':
+        worker.backfills = { runId: args[0]!, inMs: Number(args[1]) };
+        break;
+      case 'shadow':
+        worker.shadow = {
+          runId: args[0]!,
+          ...(args[1] ? { inMs: Number(args[1]) } : {}),
+          ...(args[2] ? { limit: Number(args[2]) } : {}),
         };
         break;
       case 'poolHeld':

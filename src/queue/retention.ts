@@ -12,7 +12,7 @@ import { ENDED_STATUSES, type RunStatus } from './run-record.js';
 export interface Retention {
   /** Completed runs kept, the most recently ended; 0 keeps none. */
   keepCompleted: number | null;
-  /** Failed, canceled, lost and rejected runs kept, together; 0 keeps none. */
+  /** Failed, canceled, lost, rejected and timed-out runs kept, together; 0 keeps none. */
   keepFailed: number | null;
   /** How long after it ended a run is kept, in ms. */
   keepAgeMs: number | null;

@@ -10,10 +10,14 @@
  */
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Resources } from '../resources/spec.js';
 
-/** `rejected`: a worker that requires signed runs refused it (unsigned or altered); it never started. */
-export const RUN_STATUSES = ['staged', 'running', 'completed', 'failed', 'canceled', 'lost', 'rejected'] as const;
+/**
+ * `rejected`: a worker that requires signed runs refused it (unsigned or
+ * altered); it never started. `timeout`: it ran past its time limit and its
+ * worker killed it.
+ */
+export const RUN_STATUSES = ['staged', 'running', 'completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled', 'lost', 'rejected'];
+export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'];
 
 export interface RunRecord {
   id: string;
@@ -55,6 +59,16 @@ export interface RunRecord {
   notify?: string;
   /** How many times the run was claimed; fences writers of older claims. */
   epoch?: number;
+  /**
+   * Time limit in ms: as staged (`--time-limit`), or, once running, the one
+   * its worker applies (its --default-time-limit or --max-time-limit for a
+   * run staged without one).
+   */
+  timeLimit?: number;
+  /** While running with a limit: when it runs out (epoch ms, Redis's clock at the claim plus the limit). */
+  deadline?: number;
+  /** The signal the run gets ahead of its limit, as typed back (`SIGUSR1@2m`; default SIGTERM at the limit). */
+  timeSignal?: string;
   seq: number;
 }
 
@@ -89,6 +103,10 @@ export interface RunData {
   /** GPU devices it is pinned to ("0,1"), if any. */
   gpus?: string;
   retries?: number;
+  /** Time limit in ms, if any. */
+  timeLimit?: number;
+  /** `SIGUSR1@2m`, if given. */
+  timeSignal?: string;
   priority: number;
   signature?: string;
   notify?: string;
@@ -108,6 +126,8 @@ export function runDataJson(fields: Readonly<Record<string, string>>, priority: 
   if (fields.requires !== undefined) data.requires = fields.requires;
   if (fields.gpus !== undefined) data.gpus = fields.gpus;
   if (fields.retries !== undefined) data.retries = Number(fields.retries);
+  if (fields.timeLimit !== undefined) data.timeLimit = Number(fields.timeLimit);
+  if (fields.timeSignal !== undefined) data.timeSignal = fields.timeSignal;
   if (fields.signature !== undefined) data.signature = fields.signature;
   if (fields.notify !== undefined) data.notify = fields.notify;
   return JSON.stringify(data);
@@ -132,6 +152,8 @@ export function dataFields(dataJson: string | undefined): Record<string, string>
   if (data.requires !== undefined) fields.requires = String(data.requires);
   if (data.gpus !== undefined) fields.gpus = String(data.gpus);
   if (data.retries !== undefined) fields.retries = String(data.retries);
+  if (data.timeLimit !== undefined) fields.timeLimit = String(data.timeLimit);
+  if (data.timeSignal !== undefined) fields.timeSignal = String(data.timeSignal);
   if (data.signature !== undefined) fields.signature = String(data.signature);
   if (data.notify !== undefined) fields.notify = String(data.notify);
   return fields;
@@ -212,6 +234,10 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     restaged: optionalNumber(fields.restaged),
     restagedReason: fields.restagedReason || undefined,
     notify: fields.notify || undefined,
+    // Once claimed, the limit its worker applies (the claim's `runLimit`).
+    timeLimit: optionalNumber(fields.status === 'staged' ? fields.timeLimit : fields.runLimit || fields.timeLimit),
+    deadline: fields.status === 'running' ? optionalNumber(fields.deadline) : undefined,
+    timeSignal: fields.timeSignal || undefined,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;

@@ -199,7 +199,21 @@ export interface WorkerRegistration {
   gpuPlacement?: GpuPlacement;
   /** Registers drained: a worker process registering again after `fitq drain`. */
   drained?: boolean;
+  /** Time limits its claims apply (ms): see ClaimLimits. */
+  timeLimits?: ClaimLimits;
 }
+
+/**
+ * A worker's time limits: `defaultMs` for runs staged without one; it never
+ * claims a run whose limit is above `maxMs`, and gives one staged without
+ * the default, else the maximum.
+ */
+export interface ClaimLimits {
+  defaultMs?: number | undefined;
+  maxMs?: number | undefined;
+}
+
+const limitArg = (ms: number | undefined): string => (ms === undefined ? '' : String(ms));
 
 export interface FinishInput {
   runId: string;
@@ -208,7 +222,7 @@ export interface FinishInput {
   token: string;
   epoch: string;
   /** `stopped`: its worker terminated it (or never started it) because the worker was stopped. */
-  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'stopped';
+  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'stopped';
   exitCode?: number | undefined;
   signal?: string | undefined;
   reason: string;
@@ -221,7 +235,7 @@ export interface FinishInput {
  * or whose lease has run out.
  */
 export type FinishResult =
-  | { outcome: 'recorded'; status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'staged' | 'lost' }
+  | { outcome: 'recorded'; status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'staged' | 'lost' }
   | { outcome: 'movedOn'; status: string | undefined }
   | { outcome: 'fenced' };
 
@@ -328,11 +342,13 @@ export class Scripts {
     maxRuns: number,
     policy: ClaimPolicy = 'backfill',
     gpuPlacement: GpuPlacement = 'pack',
+    timeLimits: ClaimLimits = {},
   ): Promise<ClaimResult> {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
       w.devices, this.keys.groups, this.keys.base, token, maxRuns, policy, gpuPlacement,
+      limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs),
     )) as unknown[];
     switch (codeName(reply[0])) {
       case 'ok':
@@ -435,7 +451,7 @@ export class Scripts {
       this.keys.workers, w.info, w.capacity, w.free, w.runs, w.devices,
       this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
-      input.gpuPlacement ?? 'pack', input.drained ? '1' : '',
+      input.gpuPlacement ?? 'pack', limitArg(input.timeLimits?.defaultMs), limitArg(input.timeLimits?.maxMs), input.drained ? '1' : '',
     );
     // A live worker holding the name is the caller's to explain (a start, or a re-registration).
     if (codeName(reply) === 'workerNameTaken') return false;

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { readlinkSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { formatTimeLimit, formatTimeSignal, MAX_TIME_LIMIT_MS, parseTimeLimit, parseTimeSignal, type TimeSignal } from '../cli/duration.js';
 import { UsageError } from '../errors.js';
 import { validateNotifyUrl } from './notify.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
@@ -65,6 +66,15 @@ export interface StageRequest {
   retries?: number;
   /** http(s) URL its worker POSTs the run's record to when it ends (see notify.ts). */
   notify?: string;
+  /**
+   * Time limit, in ms, or as typed (`2h30m`,
+   * `02:30:00`, `9000`): past it the run gets `timeSignal` and is killed
+   * after its worker's grace, ending `timeout`. Default: none (a worker's
+   * --default-time-limit, if it has one).
+   */
+  timeLimit?: number | string;
+  /** The signal the run gets, and how long before its limit (`SIGUSR1@120s`); default SIGTERM at the limit. */
+  timeSignal?: string | TimeSignal;
 }
 
 /** A validated run, ready for the stage script. */
@@ -73,6 +83,8 @@ export interface PreparedRun {
   demands: Resources;
   /** Pinned GPU devices (empty: any). */
   gpus: readonly number[];
+  /** Time limit in ms, if any. */
+  timeLimit?: number | undefined;
   priority: number;
   fields: Record<string, string>;
 }
@@ -261,6 +273,16 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   if (gpus.length > 0) fields.gpus = gpus.join(',');
   if (retries > 0) fields.retries = String(retries);
   if (request.notify !== undefined) fields.notify = validateNotifyUrl(request.notify);
+  const timeLimit = validateTimeLimit(request.timeLimit);
+  if (timeLimit !== undefined) fields.timeLimit = String(timeLimit);
+  if (request.timeSignal !== undefined) {
+    const timeSignal = validateTimeSignal(request.timeSignal);
+    if (timeLimit === undefined) throw new UsageError(`--time-signal ${quote(formatTimeSignal(timeSignal))} needs a --time-limit`);
+    if (timeSignal.beforeMs >= timeLimit) {
+      throw new UsageError(`--time-signal ${quote(formatTimeSignal(timeSignal))} would come at or before the run's start: its time limit is ${formatTimeLimit(timeLimit)}`);
+    }
+    fields.timeSignal = formatTimeSignal(timeSignal);
+  }
   const runBytes = bytes(JSON.stringify(fields));
   if (repeat * runBytes > MAX_BATCH_BYTES) {
     throw new UsageError(
@@ -271,6 +293,7 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
     id: request.runId ?? newRunId(),
     demands,
     gpus,
+    timeLimit,
     priority,
     fields,
   }));
@@ -295,6 +318,24 @@ export function demandFields(input: ResourceInput | undefined): { demands: Resou
   return { demands, resources: formatResources(demands), ...(typed === '' ? {} : { requires: typed }) };
 }
 
+/** A time limit given to the API (ms, or text as typed), in ms; undefined for none. */
+function validateTimeLimit(limit: number | string | undefined): number | undefined {
+  if (limit === undefined) return undefined;
+  if (typeof limit === 'string') return parseTimeLimit('--time-limit', limit);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_TIME_LIMIT_MS) {
+    throw new UsageError(`expected --time-limit to be a whole number of ms up to 365 days, got ${quote(String(limit))}`);
+  }
+  return limit;
+}
+
+function validateTimeSignal(timeSignal: string | TimeSignal): TimeSignal {
+  if (typeof timeSignal === 'string') return parseTimeSignal('--time-signal', timeSignal);
+  if (typeof timeSignal !== 'object' || timeSignal === null) throw new UsageError(`expected --time-signal to be SIGNAL[@TIME], got ${quote(String(timeSignal))}`);
+  // Checked as if typed, so the API and the CLI accept the same.
+  const before = Number(timeSignal.beforeMs);
+  return parseTimeSignal('--time-signal', before === 0 ? String(timeSignal.signal) : `${String(timeSignal.signal)}@${before}ms`);
+}
+
 /**
  * A `--gpus` pin must agree with the run's gpu demand, if it has one: a whole
  * gpu=N needs N devices, a fraction shares exactly one.
@@ -317,9 +358,18 @@ export function parsePinnedGpus(text: string, demands: Resources): number[] {
 
 /**
  * The staged-index shape of some demands: "a=1,b=2", or "none"; a run pinned
- * to GPU devices gets its own shape, "gpu=1;gpus=3".
+ * to GPU devices gets its own shape, "gpu=1;gpus=3", and one with a time
+ * limit too, with its ms: "gpu=1;t=600000", "gpu=1;gpus=3;t=600000". The
+ * claim then knows each candidate's limit from its shape alone (a worker's
+ * --max-time-limit, backfill before a blocked head), and the first run of a
+ * shape stands for all its runs, as it must.
  */
-export function shapeOf(demands: Resources, gpus: readonly number[] = []): string {
-  const shape = formatResources(demands, ',') || 'none';
-  return gpus.length > 0 ? `${shape};gpus=${gpus.join(',')}` : shape;
+export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number): string {
+  let shape = formatResources(demands, ',') || 'none';
+  if (gpus.length > 0) shape += `;gpus=${gpus.join(',')}`;
+  if (timeLimitMs !== undefined) shape += `;t=${timeLimitMs}`;
+  return shape;
 }
+
+/** The staged-index shape of a prepared run. */
+export const runShape = (run: Pick<PreparedRun, 'demands' | 'gpus' | 'timeLimit'>): string => shapeOf(run.demands, run.gpus, run.timeLimit);

@@ -334,7 +334,8 @@ function checkRun(id: string, fields: Fields): void {
 
 /** The staged-index shape of a run's fields, as staging computes it (stage.ts, shapeOf). */
 export function shapeOfFields(fields: Fields): string {
-  return shapeOf(parseStoredResources(fields.resources), fields.gpus ? fields.gpus.split(',').map(Number) : []);
+  const timeLimit = fields.timeLimit ? Number(fields.timeLimit) : undefined;
+  return shapeOf(parseStoredResources(fields.resources), fields.gpus ? fields.gpus.split(',').map(Number) : [], timeLimit);
 }
 
 /**

@@ -3,6 +3,7 @@
  * of a verdict of the explainRuns script (explain.ts), which judges the run
  * for every live worker by the claim's own policy. Only formats.
  */
+import { formatTimeLimit } from '../cli/duration.js';
 import { formatHumanAmount } from '../resources/amount.js';
 import type { HeldDevices, RunVerdict, Shortfall, WorkerVerdict } from './explain.js';
 
@@ -60,7 +61,21 @@ function heldReason(worker: WorkerVerdict): string {
     have < need ? `${resource}=${formatHumanAmount(need)}, ${shown(have)} free` : `${resource}=${formatHumanAmount(need)} of the ${shown(have)} free`,
   );
   if (held.devices) needs.push(describeHeldDevices(held.devices));
-  return `held for older run ${held.runId} on ${worker.worker}: it needs ${needs.join(', ')}`;
+  return `held for older run ${held.runId} on ${worker.worker}: it needs ${needs.join(', ')}${shadowNote(worker)}`;
+}
+
+/** A span of ms as a limit is typed, in whole seconds above a second (`1m40s`, `450ms`). */
+const span = (ms: number): string => formatTimeLimit(ms < 1000 ? Math.max(1, Math.ceil(ms)) : Math.ceil(ms / 1000) * 1000);
+
+/** Whether, and why not, the run could go before the held head by its time limit (backfill). */
+function shadowNote(worker: WorkerVerdict): string {
+  const shadow = worker.shadow;
+  // Without time limits in play, the rule of today: nothing to add.
+  if (!shadow || (shadow.inMs === undefined && shadow.limit === undefined)) return '';
+  if (shadow.inMs === undefined) return ` (when it can start is not known: a run on ${worker.worker} has no time limit)`;
+  const when = `it can start in ${span(shadow.inMs)}`;
+  if (shadow.limit === undefined) return ` (${when}: a run with a time limit within that could go first)`;
+  return ` (${when}, before this run's time limit of ${formatTimeLimit(shadow.limit)} would end)`;
 }
 
 /**
@@ -115,7 +130,13 @@ function judge(verdict: RunVerdict): WaitVerdict {
     return never(`no live worker has ${plural(missing.length > 0 ? missing : verdict.pins)}`);
   }
 
-  const fitting = pinnable.filter((worker) => worker.over.length === 0 && worker.unplaceable === undefined);
+  const limited = pinnable.filter((worker) => worker.overLimit === undefined);
+  if (limited.length === 0) {
+    const { limit } = pinnable[0]!.overLimit!;
+    const longest = Math.max(...pinnable.map((worker) => worker.overLimit!.max));
+    return never(`its time limit of ${formatTimeLimit(limit)} is above every live worker's --max-time-limit (the longest is ${formatTimeLimit(longest)})`);
+  }
+  const fitting = limited.filter((worker) => worker.over.length === 0 && worker.unplaceable === undefined);
   if (fitting.length === 0) {
     const closest = [...pinnable].sort((a, b) => relativeShortfall(a) - relativeShortfall(b))[0]!;
     const short = [...shortfalls(closest.over), ...(closest.unplaceable === undefined ? [] : [unplaceableText(closest.unplaceable)])];
@@ -127,7 +148,13 @@ function judge(verdict: RunVerdict): WaitVerdict {
     const short = verdict.poolShort.map(({ resource, need, have }) => `${resource}=${formatHumanAmount(need)} > ${shown(have)} free`);
     return waits(`pool ${exhausted} exhausted (${short.join(', ')})`);
   }
-  if (fitting.some((worker) => worker.starts)) return waits(CAN_START);
+  const starting = fitting.filter((worker) => worker.starts);
+  if (starting.length > 0) {
+    // Beside a blocked head only because it ends first: say so.
+    const backfills = starting.every((worker) => worker.backfills) ? starting[0]!.backfills : undefined;
+    if (backfills) return waits(`${CAN_START} (backfills: ends before ${backfills.runId} can start, in ${span(backfills.inMs)})`);
+    return waits(CAN_START);
+  }
   const holder = fitting.find((worker) => worker.next);
   if (holder) {
     const awaited = holder.short.length > 0 ? `${shortfalls(holder.short).join(', ')} free` : 'its GPU devices';

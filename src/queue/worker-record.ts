@@ -35,6 +35,9 @@ export interface WorkerRecord {
   gpuPlacement: GpuPlacement;
   /** Under fifo: the blocked head every later run waits behind. */
   blockedBy?: string;
+  /** Its --default-time-limit and --max-time-limit, ms, if set. */
+  defaultTimeLimit?: number;
+  maxTimeLimit?: number;
   /** When it was drained (fitq drain), epoch ms: it claims nothing more. */
   drainedAt?: number;
 }
@@ -89,6 +92,8 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     state: workerState(worker),
     drained: worker.drainedAt !== undefined,
     ...(worker.drainedAt === undefined ? {} : { drainedAt: worker.drainedAt }),
+    ...(worker.defaultTimeLimit !== undefined ? { defaultTimeLimit: worker.defaultTimeLimit } : {}),
+    ...(worker.maxTimeLimit !== undefined ? { maxTimeLimit: worker.maxTimeLimit } : {}),
   };
 }
 
@@ -157,6 +162,8 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
       gpuPlacement: info.gpuPlacement === 'spread' ? 'spread' : 'pack',
       ...(info.blockedBy ? { blockedBy: info.blockedBy } : {}),
       ...(info.drained ? { drainedAt: Number(info.drained) } : {}),
+      ...(info.defaultTimeLimit ? { defaultTimeLimit: Number(info.defaultTimeLimit) } : {}),
+      ...(info.maxTimeLimit ? { maxTimeLimit: Number(info.maxTimeLimit) } : {}),
       devices: new Map(
         Object.entries(devices)
           .map(([index, share]) => [Number(index), parseDecimal(share)] as [number, bigint])

@@ -60,8 +60,10 @@ export interface RunProcess {
    */
   release(): void;
   readonly outcome: Promise<RunOutcome>;
-  /** SIGTERM to the process group now, SIGKILL after graceMs if still alive (not released yet: it never starts). */
-  terminate(graceMs: number): void;
+  /** SIGTERM (or `signal`) to the process group now, SIGKILL after graceMs if still alive (not released yet: it never starts). */
+  terminate(graceMs: number, signal?: NodeJS.Signals): void;
+  /** A signal to the process group of a started run that has not exited, and nothing more; false if it was not sent. */
+  signal(signal: NodeJS.Signals): boolean;
   /** SIGKILL to the process group now; false if it had exited already. */
   kill(): boolean;
   /** Whether terminate() or kill() signalled it before it exited (so its outcome is fitq's doing). */
@@ -189,6 +191,7 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
     outcome: Promise.resolve(failure),
     release: () => {},
     terminate: () => {},
+    signal: () => false,
     kill: () => false,
     terminated: false,
   });
@@ -329,7 +332,7 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
       if (keeper.ok) gate?.write('go\n');
       else gate?.end('go\n');
     },
-    terminate(graceMs: number) {
+    terminate(graceMs: number, signal: NodeJS.Signals = 'SIGTERM') {
       // Once it has exited, its group id may belong to someone else.
       if (pid === undefined || killTimer || exited) return;
       if (closeGate()) {
@@ -338,9 +341,14 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
       }
       const target = groupId;
       if (target === undefined) return;
-      signalGroup(target, 'SIGTERM');
+      signalGroup(target, signal);
       killTimer = setTimeout(() => signalGroup(target, 'SIGKILL'), graceMs);
       killTimer.unref();
+    },
+    signal(signal: NodeJS.Signals) {
+      if (pid === undefined || exited || !released || groupId === undefined) return false;
+      signalGroup(groupId, signal);
+      return true;
     },
     kill() {
       if (pid === undefined || exited) return false;

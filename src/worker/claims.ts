@@ -122,7 +122,7 @@ export class ClaimLoop {
     const { options, scripts, logger, lease } = this.parts;
     this.inFlight = true;
     try {
-      const result = await scripts.claimRun(options.name, token, options.concurrency, options.policy, options.gpuPlacement);
+      const result = await scripts.claimRun(options.name, token, options.concurrency, options.policy, options.gpuPlacement, options.timeLimits);
       this.lastClaim = result.code;
       if (result.code !== 'fenced') {
         this.notes.notePaused(result.code === 'paused');

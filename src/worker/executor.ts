@@ -7,7 +7,8 @@
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { parseRunFields, runDemands } from '../queue/run-record.js';
-import type { FinishResult, Scripts } from '../queue/scripts.js';
+import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
+import { armTimeLimit, runTimeLimit } from './time-limit.js';
 import { formatResources, resourcesToJson } from '../resources/spec.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
@@ -36,6 +37,10 @@ interface ActiveRun extends ClaimedRun {
   log?: Logger;
   /** Its end is being recorded (its process is gone). */
   ending?: boolean;
+  /** Set when it ran past its time limit and was terminated for it: the reason recorded (it ends `timeout`). */
+  timedOut?: string;
+  /** Disarms its time limit (see time-limit.ts) when it ends. */
+  disarmLimit?: () => void;
 }
 
 /** Why a run Redis no longer holds for its worker is stopped. */
@@ -50,6 +55,8 @@ export interface ExecutorContext {
   /** The token of the registration this executor runs for: its writes are refused once that is gone. */
   token: string;
   killGraceMs: number;
+  /** The worker's time limits, for runs staged without one. */
+  timeLimits: ClaimLimits;
   logMaxLines: number;
   echoOutput: boolean;
   logFormat: LogFormat;
@@ -264,9 +271,25 @@ export class Executor {
       await this.ctx.watchdog.watch(group);
       run.process.release();
       run.startedAtMs = performance.now();
-      log.info({ pid: group, ...(devices ? { devices } : {}) }, `Run ${run.runId} started`);
+      const limit = runTimeLimit(run.fields, this.ctx.timeLimits);
+      log.info({ pid: group, ...(devices ? { devices } : {}), ...(limit ? { timeLimitMs: limit.limitMs } : {}) }, `Run ${run.runId} started`);
+      if (limit) {
+        const runProcess = run.process;
+        run.disarmLimit = armTimeLimit(limit, {
+          signal: (signal) => {
+            if (runProcess.signal(signal)) log.info({ signal }, `Run ${run.runId} sent ${signal} ahead of its time limit`);
+          },
+          expire: (reason, signal) => {
+            if (run.cancelRequested || run.abandoned !== undefined || run.ending) return;
+            run.timedOut = reason;
+            log.info({ signal }, `Run ${run.runId} ${reason}: sending ${signal}, SIGKILL after ${this.ctx.killGraceMs / 1000}s`);
+            runProcess.terminate(this.ctx.killGraceMs, signal);
+          },
+        });
+      }
     }
     const outcome = await run.process.outcome;
+    run.disarmLimit?.();
     if (group !== undefined) this.ctx.watchdog.release(group);
     // Its group is gone; what escaped it (setsid daemons) goes too, while its end is recorded.
     void this.ctx.sweep.sweep(token).then((pids) => {
@@ -296,6 +319,7 @@ export class Executor {
       abandoned: run.abandoned,
       started: run.process !== undefined,
       terminated: run.process?.terminated ?? false,
+      timedOut: run.timedOut,
     };
     const toRecord = endingToRecord(ending, outcome);
     let result: FinishResult | Error;

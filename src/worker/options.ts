@@ -5,7 +5,8 @@ import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import type { ClientOptions } from '../queue/client.js';
-import type { ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
+import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
+import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../cli/duration.js';
 import type { TlsFiles } from '../queue/tls-options.js';
 import type { GpuOption } from './gpus.js';
 import { validateWorkerName } from '../queue/names.js';
@@ -46,6 +47,10 @@ export interface WorkerOptions extends ClientOptions {
   leaseMs?: number;
   /** Delay between SIGTERM and SIGKILL when runs are stopped. Default 10,000. */
   killGraceMs?: number;
+  /** Time limit (ms) of runs staged without one. Default: none (the maximum, if set). */
+  defaultTimeLimitMs?: number;
+  /** Never claim runs with a longer time limit (ms); runs staged without one get the default, else this. */
+  maxTimeLimitMs?: number;
   /** Safety-net claim poll; wake-ups are event driven. Default 5,000. */
   pollIntervalMs?: number;
   logFormat?: LogFormat;
@@ -82,6 +87,8 @@ export interface ResolvedWorkerOptions {
   runOnce: boolean;
   leaseMs: number;
   killGraceMs: number;
+  /** The worker's time limits (ms): see WorkerOptions. */
+  timeLimits: ClaimLimits;
   pollIntervalMs: number;
   logFormat: LogFormat;
   echoOutput: boolean;
@@ -109,6 +116,26 @@ function durationMs(flag: string, value: number, minMs: number): number {
     );
   }
   return value;
+}
+
+/** A worker's time limit in ms: up to 365 days. */
+function timeLimitMs(flag: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_TIME_LIMIT_MS) {
+    throw new UsageError(`expected ${flag} to be a whole number of ms up to 365 days, got '${value}'`);
+  }
+  return value;
+}
+
+function resolveTimeLimits(options: WorkerOptions): ClaimLimits {
+  const defaultMs = timeLimitMs('--default-time-limit', options.defaultTimeLimitMs);
+  const maxMs = timeLimitMs('--max-time-limit', options.maxTimeLimitMs);
+  if (defaultMs !== undefined && maxMs !== undefined && defaultMs > maxMs) {
+    throw new UsageError(
+      `--default-time-limit '${formatTimeLimit(defaultMs)}' is above --max-time-limit '${formatTimeLimit(maxMs)}': runs staged without a limit could never run here`,
+    );
+  }
+  return { defaultMs, maxMs };
 }
 
 /** Validates options; `devices` are the resolved GPU devices (see gpus.ts). */
@@ -147,6 +174,7 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     runOnce: options.runOnce ?? false,
     leaseMs: durationMs('--lease', options.leaseMs ?? 30_000, 300),
     killGraceMs: durationMs('--kill-grace', options.killGraceMs ?? 10_000, 0),
+    timeLimits: resolveTimeLimits(options),
     pollIntervalMs: durationMs('pollIntervalMs', options.pollIntervalMs ?? 5_000, 50),
     logFormat,
     echoOutput: options.echoOutput ?? true,

@@ -21,6 +21,7 @@ export function registrationFor(options: ResolvedWorkerOptions): WorkerRegistrat
     devices: options.devices,
     policy: options.policy,
     gpuPlacement: options.gpuPlacement,
+    timeLimits: options.timeLimits,
   };
 }
 

@@ -18,6 +18,8 @@ export interface EndingRun {
   started: boolean;
   /** Whether the worker terminated its process before it exited. */
   terminated: boolean;
+  /** Why the worker terminated it for its time limit (`time limit of 2h reached`), if it did. */
+  timedOut?: string | undefined;
 }
 
 /** The reason recorded for runs a stopped worker ended: "its worker w1 was stopped (second interrupt)". */
@@ -35,6 +37,8 @@ export function endingToRecord(run: EndingRun, outcome: RunEnding): Pick<FinishI
   if (outcome.status === 'rejected') return { status: 'rejected', reason: outcome.reason };
   if (run.cancelRequested) return { status: 'canceled', reason: `canceled (${outcome.reason})` };
   if (run.abandoned !== undefined && (!run.started || run.terminated)) return { status: 'stopped', reason: run.abandoned };
+  // Terminated past its limit: whatever it then exited with, it ran out of time.
+  if (run.timedOut !== undefined && run.terminated) return { status: 'timeout', reason: `${run.timedOut} (${outcome.reason})` };
   return { status: outcome.status, reason: outcome.reason };
 }
 
@@ -78,6 +82,8 @@ export function endingMessage(
       return { level: 'info', message: `Run ${runId} completed` };
     case 'canceled':
       return { level: 'info', message: `Run ${runId} canceled` };
+    case 'timeout':
+      return { level: 'info', message: `Run ${runId} timed out: ${recorded.reason}` };
     case 'rejected':
       return { level: 'warn', message: `Run ${runId} ${recorded.reason}` };
     case 'failed':

@@ -108,6 +108,7 @@ export class FitqWorker {
         workerName: options.name,
         token,
         killGraceMs: options.killGraceMs,
+        timeLimits: options.timeLimits,
         logMaxLines,
         echoOutput: options.echoOutput,
         logFormat: options.logFormat,

@@ -155,7 +155,7 @@ describe('fitq runs clean', () => {
     const client = await connectClient(queue);
     const [id] = (await client.stage({ command: ['true'], resources: 'nothing=1' })).runs.map((run) => run.id);
     await client.cancelRuns([id!]);
-    const statuses = 'completed, failed, canceled, lost, rejected';
+    const statuses = 'completed, failed, canceled, lost, rejected, timeout';
     const cases: [string[], string][] = [
       [['--status', 'running'], `only ended runs are cleaned: expected a status from ${statuses}, got 'running'`],
       [['--status', 'completed,staged'], `only ended runs are cleaned: expected a status from ${statuses}, got 'staged'`],

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import { runDataJson } from '../../src/queue/run-record.js';
 import { Scripts, type StageScriptRun, type WorkerRegistration } from '../../src/queue/scripts.js';
-import { prepareRuns, shapeOf } from '../../src/queue/stage.js';
+import { prepareRuns, runShape } from '../../src/queue/stage.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
@@ -21,7 +21,7 @@ const registrationOf = (name: string, resources: string): WorkerRegistration => 
 function scriptRuns(prefix: string, count: number, resources: string): StageScriptRun[] {
   return Array.from({ length: count }, (_, i) => {
     const [run] = prepareRuns({ command: ['true'], resources, runId: `${prefix}${i}` });
-    return { id: run!.id, shape: shapeOf(run!.demands, run!.gpus), priority: run!.priority, data: runDataJson(run!.fields, run!.priority) };
+    return { id: run!.id, shape: runShape(run!), priority: run!.priority, data: runDataJson(run!.fields, run!.priority) };
   });
 }
 

@@ -47,8 +47,9 @@ describe('validShape (lua/includes/validShape.lua)', () => {
     const micros = fc.oneof(fc.bigInt({ min: 1n, max: MAX_MICROS }), fc.constantFrom(1n, 500_000n, 1_000_000n, MAX_MICROS));
     const demands = fc.dictionary(name, micros, { maxKeys: 5 }).map((record) => new Map(Object.entries(record)));
     const devices = fc.uniqueArray(fc.integer({ min: 0, max: MAX_DEVICE_INDEX }), { maxLength: 4 }).map((list) => list.sort((a, b) => a - b));
-    const shapes = fc.sample(fc.tuple(demands, devices), 2000).map(([d, g]) => shapeOf(d, g));
-    shapes.push('none', 'gpu=1;gpus=0', 'none;gpus=1023', 'cpu=0.000001');
+    const limit = fc.option(fc.integer({ min: 1, max: 365 * 86_400_000 }), { nil: undefined });
+    const shapes = fc.sample(fc.tuple(demands, devices, limit), 2000).map(([d, g, t]) => shapeOf(d, g, t));
+    shapes.push('none', 'gpu=1;gpus=0', 'none;gpus=1023', 'cpu=0.000001', 'none;t=1', 'gpu=1;gpus=0;t=31536000000', 'cpu=1;t=60000');
 
     const verdicts = (await client.redis.eval(judgeAll('validShape'), 0, ...shapes)) as number[];
     expect(shapes.filter((_, i) => verdicts[i] !== 1)).toEqual([]);
@@ -60,8 +61,25 @@ describe('validShape (lua/includes/validShape.lua)', () => {
       '', 'foo', 'cpu', 'cpu=', '=1', 'cpu=0', 'cpu=1.0', 'cpu=01', 'cpu=-1', 'cpu=1e3', 'cpu=1.0000001', 'cpu=x',
       'cpu=1,', ',cpu=1', 'cpu=1 mem=2', '1cpu=1', `${'a'.repeat(MAX_RESOURCE_NAME_LENGTH + 1)}=1`, 'cpu=99999999999999999999',
       'gpu=1;gpus=', 'gpu=1;gpus=a', 'gpu=1;gpus=01', 'gpu=1;gpus=1024', 'gpu=1;gpus=0;gpus=1', 'none;x', 'cpu=1;', 'c:pu=1',
+      'cpu=1;t=', 'cpu=1;t=0', 'cpu=1;t=01', 'cpu=1;t=1.5', 'cpu=1;t=-1', 'cpu=1;t=31536000001', 'cpu=1;t=60;t=60', 'cpu=1;t=60;gpus=0',
+      'cpu=1;T=60', ';t=60', 'none;t=99999999999999999999',
     ];
     const verdicts = (await client.redis.eval(judgeAll('validShape'), 0, ...hostile)) as number[];
     expect(hostile.filter((_, i) => verdicts[i] !== 0)).toEqual([]);
+  });
+});
+
+describe('splitShape (lua/includes/splitShape.lua)', () => {
+  it('gives the demands, pinned devices and time limit of shapes stage.ts makes', async () => {
+    const client = await connectClient(newQueue());
+    const shapes = ['none', 'gpu=1;gpus=0,3', 'cpu=1,mem=2;t=600', 'gpu=1;gpus=2;t=60', 'none;t=1'];
+    const script = `${luaInclude('splitShape')}
+local out = {}
+for i = 1, #ARGV do
+  local demands, pinned, limit = splitShape(ARGV[i])
+  out[i] = demands .. "|" .. table.concat(pinned, ",") .. "|" .. tostring(limit)
+end
+return out`;
+    expect(await client.redis.eval(script, 0, ...shapes)).toEqual(['none||nil', 'gpu=1|0,3|nil', 'cpu=1,mem=2||600', 'gpu=1|2|60', 'none||1']);
   });
 });

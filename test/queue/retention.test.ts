@@ -234,7 +234,7 @@ describe('setRetention and cleanRuns', () => {
     expect(await present(client, canceled)).toEqual(canceled.slice(2));
     expect(await client.cleanRuns({ statuses: ['lost'] })).toBe(0);
     await expect(client.cleanRuns({ statuses: ['staged'] })).rejects.toThrow(
-      "only ended runs are cleaned: expected a status from completed, failed, canceled, lost, rejected, got 'staged'",
+      "only ended runs are cleaned: expected a status from completed, failed, canceled, lost, rejected, timeout, got 'staged'",
     );
     await expect(client.cleanRuns({ keep: -2 })).rejects.toThrow("expected keep to be a whole number from 0, got '-2'");
     expect(await client.cleanRuns()).toBe(4);

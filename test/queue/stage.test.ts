@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectClient, newQueue } from '../support/fitq.js';
+import { prepareRuns, runShape } from '../../src/queue/stage.js';
 
 describe('staging', () => {
   it('stages a large batch, split across script calls, in order', async () => {
@@ -60,5 +61,28 @@ describe('waiting for a run to end', () => {
     const waited = client.waitForEnd(runs[0]!.id, 1000);
     await expect(waited).rejects.toThrow(`run '${runs[0]!.id}' did not end within 1 s`);
     await expect(waited).rejects.toMatchObject({ name: 'TimeoutError', exitCode: 1 });
+  });
+});
+
+describe('time limits of staged runs', () => {
+  it('are stored in ms with their signal, and give the run a shape of their own', () => {
+    const [run] = prepareRuns({ command: ['true'], resources: 'gpu=1', timeLimit: '2h30m', timeSignal: 'usr1@2m' });
+    expect(run!.fields).toMatchObject({ timeLimit: '9000000', timeSignal: 'SIGUSR1@2m' });
+    expect(runShape(run!)).toBe('gpu=1;t=9000000');
+    const [pinned] = prepareRuns({ command: ['true'], resources: 'gpu=1', gpus: '2', timeLimit: 60_000, timeSignal: { signal: 'SIGTERM', beforeMs: 0 } });
+    expect(runShape(pinned!)).toBe('gpu=1;gpus=2;t=60000');
+    expect(pinned!.fields.timeSignal).toBe('SIGTERM');
+    expect(runShape(prepareRuns({ command: ['true'] })[0]!)).toBe('none');
+  });
+
+  it.each([
+    [{ timeLimit: 1.5 }, "expected --time-limit to be a whole number of ms up to 365 days, got '1.5'"],
+    [{ timeLimit: 0 }, "got '0'"],
+    [{ timeLimit: 'soon' }, "got 'soon'"],
+    [{ timeSignal: 'USR1' }, "--time-signal 'SIGUSR1' needs a --time-limit"],
+    [{ timeLimit: '1h', timeSignal: 'USR1@1h' }, "--time-signal 'SIGUSR1@1h' would come at or before the run's start: its time limit is 1h"],
+    [{ timeLimit: '1h', timeSignal: { signal: 'SIGKILL', beforeMs: 0 } }, "got 'SIGKILL'"],
+  ])('%j is refused, quoted', (request, message) => {
+    expect(() => prepareRuns({ command: ['true'], ...request })).toThrow(message);
   });
 });

@@ -21,6 +21,7 @@ import { connectClient, fitq, newQueue, redisUrl, startTestWorker } from '../sup
 import { prng } from '../support/prng.js';
 
 const STATES = 300;
+const TIME_LIMITED_STATES = 150;
 const TWO_WORKER_STATES_GENERATED = 300;
 const MIXED_STATES_GENERATED = 300;
 const SEED = 0x0ddba11;
@@ -29,6 +30,8 @@ interface RunSpec {
   resources: string;
   gpus?: string;
   priority?: number;
+  /** Time limit, ms. */
+  timeLimit?: number;
 }
 
 interface State {
@@ -106,7 +109,7 @@ async function judgeAndClaim(state: State): Promise<{ reason: string; started: b
     if (state.pool) await client.setPool(state.pool);
     const claim = () => scripts.claimRun('w', 't', 0, 'backfill', state.placement);
     const stage = async (spec: RunSpec) =>
-      (await client.stage({ command: ['true'], resources: spec.resources, gpus: spec.gpus, priority: spec.priority })).runs[0]!.id;
+      (await client.stage({ command: ['true'], resources: spec.resources, gpus: spec.gpus, priority: spec.priority, timeLimit: spec.timeLimit })).runs[0]!.id;
     for (const spec of state.running) {
       const id = await stage(spec);
       const result = await claim();
@@ -378,6 +381,33 @@ describe('why a run waits agrees with the claim', () => {
     expect(outcomes.other).toBeGreaterThan(10);
     expect(outcomes.olderOnB).toBeGreaterThan(10);
     expect(outcomes.startedBesideStaleHold).toBeGreaterThan(3);
+  });
+
+  it(`for ${TIME_LIMITED_STATES} generated states of a worker holding a blocked head, with time limits`, async () => {
+    // The same states, with whole-second limits on most runs: a later run
+    // starts in what the head holds exactly when it ends before the head's
+    // shadow time, and never while a running run has no limit.
+    const random = prng(SEED ^ 0x7131);
+    const limit = (chance: number, most: number) => (random() < chance ? (1 + Math.floor(random() * most)) * 1000 : undefined);
+    const outcomes = { started: 0, backfilled: 0, held: 0, other: 0 };
+    for (const state of generateStates(TIME_LIMITED_STATES)) {
+      const limited: State = {
+        ...state,
+        running: state.running.map((run) => ({ ...run, timeLimit: limit(0.85, 100) })),
+        head: { ...state.head, timeLimit: limit(0.5, 100) },
+        later: { ...state.later, timeLimit: limit(0.85, 150) },
+      };
+      const verdict = await judgeAndClaim(limited);
+      if (!verdict) continue;
+      expect(verdict.reason.startsWith(CAN_START), `${JSON.stringify(limited)}: ${verdict.reason}`).toBe(verdict.started);
+      if (verdict.reason.includes('(backfills: ends before')) outcomes.backfilled++;
+      else if (verdict.started) outcomes.started++;
+      else if (verdict.reason.startsWith('held for older run')) outcomes.held++;
+      else outcomes.other++;
+    }
+    expect(outcomes.backfilled).toBeGreaterThan(5);
+    expect(outcomes.started).toBeGreaterThan(5);
+    expect(outcomes.held).toBeGreaterThan(5);
   });
 
   it(`for ${STATES} generated states of a worker holding a blocked head`, async () => {

@@ -208,3 +208,18 @@ describe('secret', () => {
     expect(() => cliSecret(undefined, { FITQ_SECRET_FILE: '', FITQ_SECRET: 'x' })).toThrow(new UsageError('FITQ_SECRET_FILE is set but empty'));
   });
 });
+
+describe('time limits of signed runs', () => {
+  it('are covered when present, and a run signed without them keeps its signature', () => {
+    const limited: RunToSign = { ...run, fields: { ...run.fields, timeLimit: '3600000', timeSignal: 'SIGUSR1@2m' } };
+    const signature = signRun(SECRET, limited);
+    const signed = (fields: RunToSign['fields']): RunToSign => ({ ...limited, fields: { ...fields, signature } });
+    expect(verifyRun(SECRET, signed(limited.fields))).toEqual({ ok: true });
+    expect(verifyRun(SECRET, signed({ ...limited.fields, timeLimit: '7200000' }))).toEqual({ ok: false, reason: REJECTED_MISMATCH });
+    expect(verifyRun(SECRET, signed({ ...limited.fields, timeSignal: 'SIGUSR1@1m' }))).toEqual({ ok: false, reason: REJECTED_MISMATCH });
+    const without = Object.fromEntries(Object.entries(limited.fields).filter(([name]) => !name.startsWith('time'))) as Record<string, string>;
+    expect(verifyRun(SECRET, signed(without))).toEqual({ ok: false, reason: REJECTED_MISMATCH });
+    // A run without a limit is signed as before the limits existed.
+    expect(canonicalRunPayload(run)).not.toContain('timeLimit');
+  });
+});

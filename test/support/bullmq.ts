@@ -18,6 +18,7 @@ export const BULLMQ_STATE = {
   canceled: 'failed',
   lost: 'failed',
   rejected: 'failed',
+  timeout: 'failed',
 } as const satisfies Record<RunStatus, string>;
 
 export type FitqJobState = (typeof BULLMQ_STATE)[RunStatus];

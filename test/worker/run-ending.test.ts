@@ -55,3 +55,20 @@ describe('endingMessage', () => {
     );
   });
 });
+
+describe('a run its worker terminated past its time limit', () => {
+  const timedOut = { ...ran, timedOut: 'time limit of 1s reached' };
+
+  it('ends timeout with the limit in its reason, unless it ended first, was canceled or its worker was stopping', () => {
+    expect(endingToRecord({ ...timedOut, terminated: true }, killed)).toEqual({ status: 'timeout', reason: 'time limit of 1s reached (killed by signal SIGTERM)' });
+    expect(endingToRecord({ ...timedOut, terminated: true }, exited0)).toEqual({ status: 'timeout', reason: 'time limit of 1s reached (exit code 0)' });
+    expect(endingToRecord({ ...timedOut, terminated: false }, exited0)).toEqual({ status: 'completed', reason: 'exit code 0' });
+    expect(endingToRecord({ ...timedOut, terminated: true, cancelRequested: true }, killed)).toMatchObject({ status: 'canceled' });
+    expect(endingToRecord({ ...timedOut, terminated: true, abandoned: why }, killed)).toEqual({ status: 'stopped', reason: why });
+    const recorded = { status: 'timeout' as const, reason: 'time limit of 1s reached (killed by signal SIGTERM)' };
+    expect(endingMessage('r1', { ...timedOut, terminated: true }, killed, recorded, { outcome: 'recorded', status: 'timeout' })).toEqual({
+      level: 'info',
+      message: 'Run r1 timed out: time limit of 1s reached (killed by signal SIGTERM)',
+    });
+  });
+});

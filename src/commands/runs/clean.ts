@@ -7,7 +7,7 @@ import { cleanableStatuses } from '../../queue/retention.js';
 export default class RunsClean extends FitqCommand {
   static override summary = 'Remove ended runs now, with their output: all of them, or those selected.';
   static override description =
-    'Every ended run (completed, failed, canceled, lost, rejected), or only those with --status, ' +
+    'Every ended run (completed, failed, canceled, lost, rejected, timeout), or only those with --status, ' +
     'that ended more than --older-than ago, less the --keep most recently ended of them (all given must hold). ' +
     'Staged and running runs are never removed. Retention (fitq retention) removes old runs as others end; this clears them at once.';
   static override examples = [

@@ -2,7 +2,17 @@ import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
 import { formatDuration, formatTime } from '../../cli/format.js';
 import { describeDemands, formatCommand, formatLabels } from '../../cli/run-table.js';
+import { formatTimeLimit } from '../../cli/duration.js';
 import { oneLine } from '../../queue/names.js';
+import type { RunRecord } from '../../queue/run-record.js';
+
+/** "2h30m (SIGUSR1@2m), deadline 14:30:00 (in 1h)": the limit, its signal if not the default, and while running its deadline. */
+function timeLimitText(run: RunRecord, now: number): string | undefined {
+  if (run.timeLimit === undefined) return undefined;
+  const signal = run.timeSignal ? ` (${run.timeSignal})` : '';
+  const deadline = run.deadline === undefined ? '' : `, deadline ${formatTime(run.deadline, now)}`;
+  return `${formatTimeLimit(run.timeLimit)}${signal}${deadline}`;
+}
 
 export default class RunsShow extends FitqCommand {
   static override summary = 'Show one run in full.';
@@ -34,6 +44,7 @@ export default class RunsShow extends FitqCommand {
       ['started', formatTime(run.startedAt, now) || undefined],
       ['ended', formatTime(run.endedAt, now) || undefined],
       ['duration', run.startedAt === undefined ? undefined : formatDuration((run.endedAt ?? now) - run.startedAt)],
+      ['limit', timeLimitText(run, now)],
       ['exit code', run.exitCode?.toString()],
       ['signal', run.signal],
       ['reason', run.reason],

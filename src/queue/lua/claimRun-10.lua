@@ -69,6 +69,18 @@
   ARGV[3] maxRuns   most runs at once (0 = no limit)
   ARGV[4] policy    "backfill" or "fifo"
   ARGV[5] placement "pack" or "spread" (fractional gpu demands on devices)
+  ARGV[6] defaultTimeLimit  ms ("" for none): the time limit of a run
+                            staged without one
+  ARGV[7] maxTimeLimit      ms ("" for none): runs staged with a longer
+                            limit are never claimed; one staged without gets
+                            the default, else this, as its limit
+
+  A run with a time limit (its own or the worker's) records it (`runLimit`,
+  ms) and its `deadline` (the claim's time plus the limit, server clock), in
+  its job hash and in the worker's record of the claim: a blocked head's
+  earliest start (its shadow time) is known from the deadlines of the runs
+  its worker runs, and a later run that ends before then may use what the
+  head holds (includes/backfillsByTime.lua).
 
   The run it starts records the Redis server's clock as its job's processedOn.
 
@@ -130,6 +142,7 @@ local devicesKey = KEYS[9]
 local groupsKey = KEYS[10]
 local base, token, maxRuns, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local spread = ARGV[5] == "spread"
+local limits = {default = tonumber(ARGV[6] or ""), max = tonumber(ARGV[7] or "")}
 
 local name = redis.call("HGET", workerKey, "name")
 -- A worker whose lease ran out is as good as reaped: it may claim nothing.
@@ -148,7 +161,7 @@ if queuePaused(base) then return {CODE.paused} end
 local view = readClaimView(base, name, {
   worker = workerKey, capacity = capacityKey, free = freeKey, devices = devicesKey,
   workers = workersKey, holds = holdsKey,
-}, clock, spread, readPool(poolCapacityKey, poolUsedKey))
+}, clock, spread, readPool(poolCapacityKey, poolUsedKey), limits)
 local stream, ignored = candidateStream(view)
 local decision = decideClaim(view, stream, policy)
 -- What the claim looked past goes (includes/noteDrop.lua): stale and invalid
@@ -240,7 +253,14 @@ if #placed > 0 then
 else
   redis.call("HDEL", runKey, "devices", "deviceShare")
 end
-redis.call("HSET", claimsKey(workerKey), chosen.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText))
+local deadline
+if chosen.runLimit then
+  deadline = clock + chosen.runLimit
+  redis.call("HSET", runKey, "runLimit", chosen.runLimit, "deadline", deadline)
+else
+  redis.call("HDEL", runKey, "runLimit", "deadline")
+end
+redis.call("HSET", claimsKey(workerKey), chosen.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText, deadline))
 redis.call("HDEL", runKey, "reason")
 redis.call("SADD", runsKey, chosen.id)
 redis.call("HINCRBY", workerKey, "running", 1)

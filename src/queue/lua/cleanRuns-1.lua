@@ -10,7 +10,7 @@
   KEYS[1] ids    zset of every run id, score 0 (removeRun takes each id out)
 
   ARGV[1] base; ARGV[2] statuses that may be removed, comma separated
-  (completed, failed, canceled, lost, rejected); ARGV[3] the latest
+  (completed, failed, canceled, lost, rejected, timeout); ARGV[3] the latest
   finishedOn to remove, epoch ms ("" for any); ARGV[4..] run ids
 
   Returns the number of runs removed.

@@ -44,9 +44,12 @@
       noDevice id...               pinned devices it does not have
       over name need capacity      more than its total capacity
       unplaceable gpu              a gpu demand its devices can never take
+      overLimit limit max          its time limit (ms) is above the worker's maximum
       slots running concurrency    it runs its maximum
       fifo runId                   an older run blocks it (policy fifo)
       starts id...                 it would start the run now (on these devices)
+      backfills runId in           ...only because it ends before its blocked head runId
+                                   can start (in `in` ms)
       next                         the run would be its blocked head (it holds it)
       short name need free         more than it has free
       devices                      the devices the run needs are not free
@@ -57,6 +60,10 @@
                                    would take what the head needs); gpu: the head's gpu
       poolHeld runId worker name need free   the pool share the run runId (held
                                    by worker) waits for
+      shadow runId in limit        the blocked head runId can start in `in` ms at the
+                                   earliest ("" unknown: a running run has no time
+                                   limit); the run's time limit on the worker
+                                   (ms; "" none) does not end before then
   Amounts are exact decimals ("0.5", "8000000000").
 
   Flags: no-writes: it only reads, so it runs while Redis is out of memory
@@ -78,6 +85,7 @@
 -- @include readClaimView
 -- @include readPool
 -- @include serverNow
+-- @include shadowTime
 -- @include shapeDemand
 -- @include splitDemand
 -- @include splitShape
@@ -106,14 +114,15 @@ local breakpoints = {}
 for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
   local workerKey = base .. "worker:" .. name
   -- (A member written by hand, no worker name or no hash, is no worker.)
-  local info = validName(name) and tryCall("HMGET", workerKey, "token", "policy", "gpuPlacement", "concurrency", "running", "drained")
-  if info and info[1] and info[6] and liveWorker(workersKey, name, clock) then
+  local info = validName(name) and tryCall("HMGET", workerKey, "token", "policy", "gpuPlacement", "concurrency", "running",
+    "defaultTimeLimit", "maxTimeLimit", "drained")
+  if info and info[1] and info[8] and liveWorker(workersKey, name, clock) then
     drainedWorkers[#drainedWorkers + 1] = name
   elseif info and info[1] and liveWorker(workersKey, name, clock) then
     local view = readClaimView(base, name, {
       worker = workerKey, capacity = workerKey .. ":capacity", free = workerKey .. ":free",
       devices = workerKey .. ":devices", workers = workersKey, holds = holdsKey,
-    }, clock, info[3] == "spread", pool)
+    }, clock, info[3] == "spread", pool, {default = tonumber(info[6] or ""), max = tonumber(info[7] or "")})
     local candidates = buildCandidates(view)
     workers[#workers + 1] = {
       name = name, view = view, candidates = candidates, policy = info[2] == "fifo" and "fifo" or "backfill",
@@ -172,6 +181,7 @@ local function explainOnWorker(out, w, shape, score)
       fact(out, "unplaceable", {formatAmount(gpuDemand(wanted.own))})
     end
   end
+  if wanted.overLimit then fact(out, "overLimit", {tostring(wanted.limit), tostring(view.limits.max)}) end
   if not fitsTotal(view, wanted) then return end
   if w.maxRuns > 0 and w.running >= w.maxRuns then
     fact(out, "slots", {tostring(w.running), tostring(w.maxRuns)})
@@ -189,9 +199,10 @@ local function explainOnWorker(out, w, shape, score)
     end
   end
   wanted.score = score
-  local placed = startsNow(walk, wanted)
+  local placed, _, byTime = startsNow(walk, wanted)
   if placed then
     fact(out, "starts", ids(placed))
+    if byTime then fact(out, "backfills", {walk.head.id, tostring(shadowTime(walk) - view.clock)}) end
     return
   end
   local why = whyNotNow(walk, wanted)
@@ -207,6 +218,10 @@ local function explainOnWorker(out, w, shape, score)
     local args = {walk.head.id, why.heldDevices, formatAmount(gpuDemand(walk.head.own))}
     for _, id in ipairs(walk.head.pinned) do args[#args + 1] = id end
     fact(out, "heldDevices", args)
+  end
+  if walk.head and not walk.fifo and (#why.held > 0 or why.heldDevices) then
+    local shadow = shadowTime(walk)
+    fact(out, "shadow", {walk.head.id, shadow and tostring(shadow - view.clock) or "", wanted.runLimit and tostring(wanted.runLimit) or ""})
   end
   for _, item in ipairs(why.poolHeld) do
     fact(out, "poolHeld", {why.poolHolder, why.poolHolderWorker, item[1], formatAmount(item[2]), formatAmount(item[3])})

@@ -29,7 +29,7 @@
   the same.
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] token, ARGV[5] epoch,
-  ARGV[6] status (completed|failed|canceled|rejected|stopped), ARGV[7] exitCode ("" if none),
+  ARGV[6] status (completed|failed|canceled|rejected|timeout|stopped), ARGV[7] exitCode ("" if none),
   ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] logMaxLines
 
   The run ends now by the Redis server's clock (its job's finishedOn).

@@ -15,7 +15,9 @@
   ARGV[10] logMaxLines,
   ARGV[11] GPU device indices ("0,1,3", or "" for none),
   ARGV[12] gpuPlacement ("pack" or "spread", shown to users judging why runs wait)
-  ARGV[13] "1" to register drained (a worker process registering again after
+  ARGV[13] defaultTimeLimit, ARGV[14] maxTimeLimit (ms, "" for none: the
+  limits its claims apply, kept for explainRuns and `fitq workers`)
+  ARGV[15] "1" to register drained (a worker process registering again after
            `fitq drain`: see setDrained-3.lua), else ""
 
 
@@ -61,7 +63,11 @@ redis.call("HSET", workerKey, "name", name, "token", token, "host", ARGV[7], "pi
   "startedAt", now, "heartbeatAt", now, "leaseMs", leaseMs, "concurrency", ARGV[6],
   "running", 0, "resources", ARGV[9], "devices", ARGV[11],
   "policy", ARGV[4], "gpuPlacement", ARGV[12])
-if ARGV[13] == "1" then redis.call("HSET", workerKey, "drained", now) end
+if ARGV[15] == "1" then redis.call("HSET", workerKey, "drained", now) end
+for i, field in ipairs({"defaultTimeLimit", "maxTimeLimit"}) do
+  local ms = ARGV[12 + i] or ""
+  if ms ~= "" then redis.call("HSET", workerKey, field, ms) else redis.call("HDEL", workerKey, field) end
+end
 for _, item in ipairs(parseResourceList(ARGV[9])) do
   local amount = formatAmount(item[2])
   redis.call("HSET", capacityKey, item[1], amount)

@@ -1,8 +1,10 @@
 -- @include gpuDemand
 -- @include placeDevices
+-- @include shadowTime
 
 -- Makes a candidate that cannot start the walk's blocked head, if it is the
--- first such and no other live worker holds it or an older run (backfill).
+-- first such and no other live worker holds it or an older run (backfill),
+-- and knows when it could start at the earliest (shadowTime).
 -- Returns whether it did.
 local function holdIfFirst(walk, candidate)
   local olderHold = walk.view.olderHold
@@ -23,5 +25,7 @@ local function holdIfFirst(walk, candidate)
       walk.headDevices = {own = candidate.own, placed = headPlaced, share = headShare}
     end
   end
+  -- Its shadow time, read now: one read per walk with a head, whatever follows.
+  shadowTime(walk)
   return true
 end

@@ -16,6 +16,12 @@
 --     devices; one that cannot takes every device share from later runs
 --     (placeBesideHead). The head also holds its share of the pool; without
 --     a head here, the older hold elsewhere holds its pool share.
+--     With time limits (Slurm's backfill): the head's shadow time, when it
+--     could start at the earliest, is known from the deadlines of the runs
+--     the worker runs (shadowTime; unknown while one of them has no limit),
+--     and a later run whose limit on this worker ends by then may also use
+--     what the head holds (backfillsByTime): it is gone before the head
+--     could start anyway.
 --   fifo - strict order: the worker starts the first run that fits its
 --     total capacity, or waits for it (head-of-line blocking).
 -- @include newWalk

@@ -4,12 +4,15 @@
 
 -- A worker as a claim sees it. `keys`: its hashes (worker, capacity, free,
 -- devices) and the namespace's workers zset and holds hash. `drops` gathers
--- what a claim would drop from the indexes it reads (see noteDrop).
-local function readClaimView(base, name, keys, clock, spread, pool)
+-- what a claim would drop from the indexes it reads (see noteDrop). `limits`:
+-- the worker's default and maximum time limits (`default`, `max`, seconds;
+-- nil for none).
+local function readClaimView(base, name, keys, clock, spread, pool, limits)
   local drops = {}
   return {
     base = base,
     name = name,
+    limits = limits or {},
     workerKey = keys.worker,
     clock = clock,
     capacity = readAmounts(keys.capacity),

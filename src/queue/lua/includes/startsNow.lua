@@ -1,15 +1,21 @@
+-- @include backfillsByTime
 -- @include fitsWithin
 -- @include placeInWalk
 -- @include poolHeldFor
 
 -- Whether a candidate may start now in this walk: the devices it gets and
--- the share of each ({} for none), or nil. It must fit what is free, less
--- what the blocked head holds.
+-- the share of each ({} for none), or nil; and whether it starts only
+-- because it ends before the blocked head could start (backfillsByTime).
+-- It must fit what is free, less what the blocked head holds, unless it
+-- ends before the head could start anyway.
 local function startsNow(walk, candidate)
   local view = walk.view
   if fitsWithin(candidate.own, view.free, walk.held) and
       fitsWithin(candidate.pooled, view.pool.free, (poolHeldFor(walk, candidate))) then
-    return placeInWalk(walk, candidate)
+    local placed, share = placeInWalk(walk, candidate)
+    if placed then return placed, share, false end
   end
+  local placed, share = backfillsByTime(walk, candidate)
+  if placed then return placed, share, true end
   return nil
 end

@@ -10,7 +10,7 @@
 local RETENTION_BATCH = 100
 
 -- Applies retention to one ended state, "completed" or "failed" (which holds
--- failed, canceled, lost and rejected runs): removes, oldest first, the runs
+-- failed, canceled, lost, rejected and timed-out runs): removes, oldest first, the runs
 -- beyond the newest keepN and those that ended more than keepAgeMs ago (by
 -- the server's clock), at most `limit` of them. A run marked staged or
 -- running is never removed, nor `spare`: the run whose end this is, so
