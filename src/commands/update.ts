@@ -2,6 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { FitqCommand, inBatches, parseKeyValues } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
+import { parseTimeLimit } from '../cli/duration.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
 import { checkChanges, type RunChanges, type UpdateResult } from '../queue/update.js';
 import { parseResourceSpecs } from '../resources/spec.js';
@@ -33,6 +34,7 @@ export default class Update extends FitqCommand {
     label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Set the label KEY=VALUE (repeatable).' }),
     unlabel: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Remove the label KEY (repeatable).' }),
     gpus: Flags.string({ summary: 'Pin the runs to these GPU devices, like 0,1; none unpins them.' }),
+    'time-limit': Flags.string({ summary: 'New time limit (2h30m, HH:MM:SS, D-HH:MM:SS or seconds); none removes it.' }),
     'dry-run': Flags.boolean({ summary: 'Show what would change (old -> new), change nothing.' }),
     json: Flags.boolean({ summary: 'Print the updated runs (with --dry-run: as they would be) as a JSON array.' }),
     'secret-file': Flags.string({
@@ -59,6 +61,8 @@ export default class Update extends FitqCommand {
     if (flags.label !== undefined) changes.labels = parseKeyValues('--label', flags.label);
     if (flags.unlabel !== undefined) changes.unlabel = flags.unlabel;
     if (flags.gpus !== undefined) changes.gpus = flags.gpus === 'none' ? null : flags.gpus;
+    const timeLimit = flags['time-limit'];
+    if (timeLimit !== undefined) changes.timeLimit = timeLimit === 'none' ? null : parseTimeLimit('--time-limit', timeLimit);
     checkChanges(changes); // refused before connecting
     const secret = cliSecret(flags['secret-file']);
     const results = await this.withClient(

@@ -273,16 +273,8 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   if (gpus.length > 0) fields.gpus = gpus.join(',');
   if (retries > 0) fields.retries = String(retries);
   if (request.notify !== undefined) fields.notify = validateNotifyUrl(request.notify);
-  const timeLimit = validateTimeLimit(request.timeLimit);
-  if (timeLimit !== undefined) fields.timeLimit = String(timeLimit);
-  if (request.timeSignal !== undefined) {
-    const timeSignal = validateTimeSignal(request.timeSignal);
-    if (timeLimit === undefined) throw new UsageError(`--time-signal ${quote(formatTimeSignal(timeSignal))} needs a --time-limit`);
-    if (timeSignal.beforeMs >= timeLimit) {
-      throw new UsageError(`--time-signal ${quote(formatTimeSignal(timeSignal))} would come at or before the run's start: its time limit is ${formatTimeLimit(timeLimit)}`);
-    }
-    fields.timeSignal = formatTimeSignal(timeSignal);
-  }
+  Object.assign(fields, timeFields(request.timeLimit, request.timeSignal));
+  const timeLimit = fields.timeLimit === undefined ? undefined : Number(fields.timeLimit);
   const runBytes = bytes(JSON.stringify(fields));
   if (repeat * runBytes > MAX_BATCH_BYTES) {
     throw new UsageError(
@@ -316,6 +308,21 @@ export function demandFields(input: ResourceInput | undefined): { demands: Resou
   const demands = toResources(input);
   const typed = typedSpecText(input);
   return { demands, resources: formatResources(demands), ...(typed === '' ? {} : { requires: typed }) };
+}
+
+/**
+ * A run's time limit and time signal as it stores them (ms; `SIG@before`),
+ * checked together: a signal needs a limit, and must come after the start.
+ */
+export function timeFields(limit: number | string | undefined, signal: string | TimeSignal | undefined): { timeLimit?: string; timeSignal?: string } {
+  const timeLimit = validateTimeLimit(limit);
+  if (signal === undefined) return timeLimit === undefined ? {} : { timeLimit: String(timeLimit) };
+  const timeSignal = validateTimeSignal(signal);
+  if (timeLimit === undefined) throw new UsageError(`--time-signal ${quote(formatTimeSignal(timeSignal))} needs a --time-limit`);
+  if (timeSignal.beforeMs >= timeLimit) {
+    throw new UsageError(`--time-signal ${quote(formatTimeSignal(timeSignal))} would come at or before the run's start: its time limit is ${formatTimeLimit(timeLimit)}`);
+  }
+  return { timeLimit: String(timeLimit), timeSignal: formatTimeSignal(timeSignal) };
 }
 
 /** A time limit given to the API (ms, or text as typed), in ms; undefined for none. */

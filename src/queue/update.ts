@@ -23,7 +23,8 @@ import { execPipeline } from './pipeline.js';
 import { dataFields, parseRunFields, runDataJson, runFields, type RunRecord } from './run-record.js';
 import { refusalOf } from './script-codes.js';
 import type { Scripts, UpdateScriptRun } from './scripts.js';
-import { demandFields, parsePinnedGpus, shapeOf, validateLabels, validatePriority } from './stage.js';
+import { formatTimeLimit } from '../cli/duration.js';
+import { demandFields, parsePinnedGpus, shapeOf, timeFields, validateLabels, validatePriority } from './stage.js';
 
 /** What to change in runs; a change not given stays as it is. */
 export interface RunChanges {
@@ -37,6 +38,8 @@ export interface RunChanges {
   unlabel?: readonly string[];
   /** GPU devices to pin runs to, like "0,1"; null unpins them. */
   gpus?: string | null;
+  /** Time limit, ms or as typed (`2h30m`); null removes it (and its time signal). A time signal the run has is kept, and must still come after its start. */
+  timeLimit?: number | string | null;
 }
 
 /** A run's data as its string fields (run-record.ts, dataFields), edited in place. */
@@ -91,6 +94,15 @@ const EDITS: { [K in keyof RunChanges]-?: Edit<K> } = {
     apply: (fields, gpus) => {
       if (gpus === null) delete fields.gpus;
       else fields.gpus = parseDeviceList(gpus, '--gpus').join(',');
+    },
+  },
+  timeLimit: {
+    flag: '--time-limit',
+    apply: (fields, timeLimit) => {
+      delete fields.timeLimit;
+      const signal = fields.timeSignal;
+      delete fields.timeSignal;
+      if (timeLimit !== null) Object.assign(fields, timeFields(timeLimit, signal));
     },
   },
 };
@@ -377,7 +389,7 @@ function labelsOf(fields: Fields): Record<string, string> {
 }
 
 /** Fields shown first, in this order, when they change; any other after them. */
-const SHOWN_FIRST = ['priority', 'resources', 'gpus', 'labels'];
+const SHOWN_FIRST = ['priority', 'resources', 'gpus', 'timeLimit', 'labels'];
 
 /** Fields of a run's data that differ, as users see them. */
 function diffFields(before: Fields, after: Fields): FieldChange[] {
@@ -393,6 +405,9 @@ function diffFields(before: Fields, after: Fields): FieldChange[] {
     } else if (name === 'labels') {
       const shown = (fields: Fields) => Object.entries(labelsOf(fields)).map(([key, value]) => `${key}=${value}`).join(' ');
       if (shown(before) !== shown(after)) changes.push({ field: name, from: shown(before) || 'none', to: shown(after) || 'none' });
+    } else if (name === 'timeLimit') {
+      const shown = (fields: Fields) => (fields.timeLimit === undefined ? 'none' : formatTimeLimit(Number(fields.timeLimit)));
+      changes.push({ field: name, from: shown(before), to: shown(after) });
     } else {
       changes.push({ field: name, from: before[name] ?? 'none', to: after[name] ?? 'none' });
     }

@@ -68,6 +68,25 @@ describe('updateRuns', () => {
     expect(await client.redis.zrange(client.keys.queue.key('prioritized'), 0, -1)).toEqual([b, a]);
   });
 
+  it('a new time limit moves the run to the shape of its limit; its time signal is kept and checked; none removes both', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { runs } = await client.stage({ command: ['true'], resources: 'cpu=1', timeLimit: '1h', timeSignal: 'USR1@10m' });
+    const id = runs[0]!.id;
+    expect(await client.updateRuns([id], { timeLimit: 7_200_000 })).toEqual([
+      expect.objectContaining({ outcome: 'updated', changes: [{ field: 'timeLimit', from: '1h', to: '2h' }] }),
+    ]);
+    expect(await client.redis.hmget(client.keys.run(id), 'shape')).toEqual(['cpu=1;t=7200000']);
+    expect(await client.redis.zrange(`${client.keys.base}staged:cpu=1;t=7200000`, 0, -1)).toEqual([id]);
+    expect(await indexedShapes(client)).toEqual(['cpu=1;t=7200000']);
+    expect(await readRunData(client, id)).toMatchObject({ timeLimit: 7_200_000, timeSignal: 'SIGUSR1@10m' });
+    await expect(client.updateRuns([id], { timeLimit: '5m' })).rejects.toThrow("--time-signal 'SIGUSR1@10m' would come at or before the run's start: its time limit is 5m");
+    expect(await client.updateRuns([id], { timeLimit: null })).toEqual([
+      expect.objectContaining({ changes: [{ field: 'timeLimit', from: '2h', to: 'none' }, { field: 'timeSignal', from: 'SIGUSR1@10m', to: 'none' }] }),
+    ]);
+    expect(await indexedShapes(client)).toEqual(['cpu=1']);
+  });
+
   it('a run kept out of the index (held, or parked while staged) is edited and stays out of it', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
@@ -141,7 +160,7 @@ describe('updateRuns', () => {
     const id = runs[0]!.id;
     const before = await client.redis.hgetall(client.keys.run(id));
     for (const [changes, message] of [
-      [{ command: ['rm'] }, "cannot update 'command': a run's priority, resources, labels, unlabel, gpus may be updated"],
+      [{ command: ['rm'] }, "cannot update 'command': a run's priority, resources, labels, unlabel, gpus, timeLimit may be updated"],
       [{ priority: 1.5 }, "expected --priority to be an integer within ±1000000, got '1.5'"],
       [{ resources: 'gpu=1' }, `run '${id}': --gpus '0,1' pins 2 devices but the run demands gpu=1: list 1 device`],
       [{ labels: { a: '1' }, unlabel: ['a'] }, "label 'a' is both set and removed"],
