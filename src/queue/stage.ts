@@ -10,6 +10,7 @@ import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
 import { MAX_NAME_LENGTH, quote, quoteBytes, validateNewRunId } from './names.js';
+import { lifecycleJson, type LifecycleOptions } from './parked.js';
 import { isWellFormed, REPLACEMENT_CHARACTER } from './utf8.js';
 
 /** How to stage a run, quoted in the errors that say what is missing. */
@@ -34,7 +35,8 @@ export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LABEL_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
 
-export interface StageRequest {
+/** A run to stage; its lifecycle options (hold, begin time, dependencies, retry on failure) are in parked.ts. */
+export interface StageRequest extends LifecycleOptions {
   /** The argv to run (or, with `shell`, the words joined into one `sh -c` script). */
   command: readonly string[];
   /**
@@ -261,6 +263,8 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   if (typed !== '') fields.requires = typed;
   if (gpus.length > 0) fields.gpus = gpus.join(',');
   if (retries > 0) fields.retries = String(retries);
+  const lifecycle = lifecycleJson(request);
+  if (lifecycle !== undefined) fields.lifecycle = lifecycle;
   const runBytes = bytes(JSON.stringify(fields));
   if (repeat * runBytes > MAX_BATCH_BYTES) {
     throw new UsageError(

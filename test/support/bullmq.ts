@@ -12,6 +12,7 @@ import { fitq, redisUrl } from './fitq.js';
 /** The BullMQ state each fitq status is kept in. */
 export const BULLMQ_STATE = {
   staged: 'prioritized',
+  held: 'waiting-children',
   running: 'active',
   completed: 'completed',
   failed: 'failed',
@@ -123,7 +124,7 @@ export async function fitqRunsByState(queue: string): Promise<RunsByState> {
   const listed = await fitq(['runs', '--json'], { queue });
   expect(listed.exitCode, listed.stderr).toBe(0);
   const runs = JSON.parse(listed.stdout) as { id: string; status: RunStatus }[];
-  const ids: Record<FitqJobState, string[]> = { prioritized: [], active: [], completed: [], failed: [] };
+  const ids: Record<FitqJobState, string[]> = { prioritized: [], active: [], completed: [], failed: [], 'waiting-children': [] };
   const statuses: Partial<Record<RunStatus, number>> = {};
   for (const run of runs) {
     ids[BULLMQ_STATE[run.status]].push(run.id);
