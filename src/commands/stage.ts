@@ -1,6 +1,8 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues, type NonUtf8Place } from '../cli/base-command.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
+import { rememberStaged } from '../cli/last-staged.js';
+import { lifecycleFlags, parseLifecycleFlags } from '../cli/stage-lifecycle.js';
 import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
@@ -19,6 +21,8 @@ export default class Stage extends FitqCommand {
     '<%= config.bin %> stage -r gpu=1 --gpus 3 -- python train.py',
     '<%= config.bin %> stage --shell -- "make data && python train.py"',
     '<%= config.bin %> stage -r gpu=1 --from-file sweep.txt',
+    '<%= config.bin %> stage --after @ --retry-on-failure 3 --backoff 30s,exp -- python eval.py',
+    '<%= config.bin %> stage --hold --begin 22:00 -- ./nightly.sh',
   ];
   static override flags = {
     resources: Flags.string({
@@ -53,6 +57,7 @@ export default class Stage extends FitqCommand {
       summary: 'Sign the runs with the shared secret in this file, for workers that require signed runs.',
       description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: the runs are not signed.',
     }),
+    ...lifecycleFlags,
   };
 
   /** The words as typed: parsing replaces this.argv with the words it was given. */
@@ -92,7 +97,17 @@ export default class Stage extends FitqCommand {
         : (await readCommandFile(fromFile)).map((line) => ({ ...common, command: [line], shell: true }));
     const warnings = fromFile === undefined && !flags.shell ? [shellSyntaxWarning(command ?? [])] : [];
     const secret = cliSecret(flags['secret-file']);
-    const result = await this.withClient(flags, (client) => client.stage(requests), { secret });
+    const result = await this.withClient(
+      flags,
+      async (client) => {
+        // `@` names the last run staged from this shell, in this namespace.
+        const lifecycle = parseLifecycleFlags(flags, client.keys.base);
+        const staged = await client.stage(requests.map((request) => ({ ...request, ...lifecycle })));
+        rememberStaged(client.keys.base, staged.runs.map((run) => run.id));
+        return staged;
+      },
+      { secret },
+    );
     for (const warning of [...warnings, ...result.warnings]) if (warning) process.stderr.write(`Warning: ${warning}\n`);
     if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
     else for (const run of result.runs) this.log(run.id);

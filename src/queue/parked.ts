@@ -101,7 +101,8 @@ export function lifecycleJson(options: LifecycleOptions): string | undefined {
 
 /** What a stored run says about being parked (RunRecord fields). */
 export interface ParkedFields {
-  held?: boolean;
+  /** `held` for a held run. */
+  status: string;
   beginAt?: number;
   waitingForDependencies?: boolean;
   /** Why its dependencies can never be met (kept with --keep-if-dependency-fails). */
@@ -114,7 +115,7 @@ export interface ParkedFields {
  * parked. `statusOf` gives a dependency's status (undefined: removed).
  */
 export function parkedReason(run: ParkedFields & { id: string }, statusOf: (id: string) => string | undefined, now = Date.now()): string | undefined {
-  if (run.held) return `held (fitq release ${run.id} to let it start)`;
+  if (run.status === 'held') return `held (fitq release ${run.id} to let it start)`;
   if (run.dependencyNever !== undefined) return `can never start: ${run.dependencyNever} (kept: --keep-if-dependency-fails)`;
   if (run.waitingForDependencies) {
     for (const group of run.after ?? []) {
