@@ -6,5 +6,8 @@ export default class Release extends HoldCommand {
     'A released run starts as any staged run does, unless it still waits for its begin time (--begin, --delay) or its dependencies. ' +
     'Runs are named by id (or a unique prefix of one), or selected with --label (the held runs with all these labels).';
   static override examples = ['<%= config.bin %> release 3f2a9c81d0e4', '<%= config.bin %> release --label sweep=lr'];
+  static override strict = false;
+  static override args = HoldCommand.args;
+  static override flags = HoldCommand.flags;
   protected readonly mode = 'release';
 }
