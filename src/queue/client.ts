@@ -231,9 +231,12 @@ export class FitqClient {
         timestamp: String(stored[i]!.timestamp),
       }),
     );
+    // A run with dependencies may have ended at once (one can never be met): as stored.
+    const parked = runs.filter((run) => run.fields.lifecycle !== undefined).map((run) => run.id);
+    const asStored = new Map((await this.getRuns(parked)).map(({ run }) => [run.id, run]));
     await this.reap();
-    const warnings = await this.stageWarnings(runs);
-    return { runs: records, warnings };
+    const warnings = await this.stageWarnings(runs.filter((run) => asStored.get(run.id)?.status !== 'canceled'));
+    return { runs: records.map((record) => asStored.get(record.id) ?? record), warnings };
   }
 
   /** Holds staged runs (never claimed until released), or releases held ones; see hold.ts. */

@@ -64,9 +64,16 @@ describe('fitq stage --after', () => {
 
     // The graph: each run under what it waits for.
     const tree = (await fitq(['runs', '--tree'], { queue })).stdout;
-    expect(tree).toMatch(/^head failed sh -c 'exit 3' \(exit code 3\)\n├─ ok canceled true .*\[after-ok\]\n│ {2}└─ ok2 canceled true .*\[after-ok\]\n/);
-    expect(tree).toMatch(/^│ {2}└─ any completed true \[after-any\]$/m);
-    expect(tree).toMatch(/^└─ kept staged true \(can never start: .*\) \[after-ok\]$/m);
+    expect(tree.split('\n')).toEqual([
+      "head failed sh -c 'exit 3' (exit code 3)",
+      '├─ ok canceled true (dependency head failed (exit code 3)) [after-ok]',
+      '│  ├─ ok2 canceled true (dependency ok canceled (dependency head failed (exit code 3))) [after-ok]',
+      '│  └─ any completed true [after-any]',
+      '├─ notok completed true [after-notok]',
+      '│  └─ any [after-any] ^',
+      '├─ end completed true [after-end]',
+      '└─ kept staged true (can never start: dependency head failed (exit code 3) (kept: --keep-if-dependency-fails)) [after-ok]',
+    ]);
     const edges = JSON.parse((await fitq(['runs', '--tree', '--json'], { queue })).stdout) as { edges: unknown[] };
     expect(edges.edges).toContainEqual({ dependency: 'head', run: 'kept', kind: 'ok' });
     expect(edges.edges).toContainEqual({ dependency: 'notok', run: 'any', kind: 'any' });
