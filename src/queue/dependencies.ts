@@ -152,9 +152,9 @@ export function renderTree(runs: readonly RunRecord[], describe: (run: RunRecord
   return lines;
 }
 
-/** A dependency flag's value: run ids separated by commas (or spaces). */
+/** A dependency flag's value: run ids separated by commas. */
 export function splitIds(flag: string, text: string): string[] {
-  const ids = text.split(/[\s,]+/).filter((id) => id !== '');
+  const ids = text.split(',').map((id) => id.trim()).filter((id) => id !== '');
   if (ids.length === 0) throw new UsageError(`expected ${flag} to name runs, got ${quote(text)}`);
   return ids;
 }
