@@ -3,11 +3,12 @@
 
 -- Run `runId` ended (or is about to be removed): judges the runs that depend
 -- on it (the set `dependents:<id>`), and those of every dependent canceled
--- for it, in turn. At most DEPENDENTS_BATCH dependents per call: a run with
--- more (or whose turn comes after the budget is spent) is left in
--- `dependents-pending` (run id -> SSCAN cursor), which reconcileRuns works
--- through, a batch per call (settlePendingDependents), and `staged` is
--- published so workers reconcile and claim at once.
+-- for it, in turn. About DEPENDENTS_BATCH dependents per call: the rest of
+-- a run with more (or whose turn comes after the budget is spent) is left in
+-- `dependents-pending` (run id -> SSCAN cursor where this call stopped),
+-- which reconcileRuns works through, a batch per call
+-- (settlePendingDependents), and `dependents` is published so workers
+-- reconcile at once.
 local DEPENDENTS_BATCH = 100
 local function settleDependents(base, runId, now, logMaxLines)
   local queue, budget, left = {runId}, DEPENDENTS_BATCH, false
@@ -17,14 +18,25 @@ local function settleDependents(base, runId, now, logMaxLines)
     i = i + 1
     local setKey = base .. "dependents:" .. cause
     local count = redis.call("SCARD", setKey)
-    if count > 0 and count > budget then
-      redis.call("HSET", base .. "dependents-pending", cause, "0")
-      left = true
-    elseif count > 0 then
-      for _, dependent in ipairs(redis.call("SMEMBERS", setKey)) do
-        budget = budget - 1
-        if evaluateDependent(base, dependent, cause, now, logMaxLines) then queue[#queue + 1] = dependent end
+    local members, cursor = {}, "0"
+    if count > budget then
+      -- Too many for this call: a first batch now, the rest from where SSCAN stopped.
+      if budget > 0 then
+        local reply = redis.call("SSCAN", setKey, "0", "COUNT", budget)
+        cursor, members = reply[1], reply[2]
+      else
+        cursor = "0"
       end
+      if cursor ~= "0" or budget <= 0 then
+        redis.call("HSET", base .. "dependents-pending", cause, cursor)
+        left = true
+      end
+    elseif count > 0 then
+      members = redis.call("SMEMBERS", setKey)
+    end
+    for _, dependent in ipairs(members) do
+      budget = budget - 1
+      if evaluateDependent(base, dependent, cause, now, logMaxLines) then queue[#queue + 1] = dependent end
     end
   end
   if left then publish(base, {type = "dependents"}) end
