@@ -4,6 +4,8 @@ import { shellSyntaxWarning } from '../cli/shell-syntax.js';
 import { parseStageWait, stageWaitFlags, waitForStaged } from '../cli/stage-wait.js';
 import { parseStageNotify, stageNotifyFlags } from '../cli/stage-notify.js';
 import { parseTimeFlags, timeFlags } from '../cli/stage-time.js';
+import { rememberStaged } from '../cli/last-staged.js';
+import { lifecycleFlags, parseLifecycleFlags } from '../cli/stage-lifecycle.js';
 import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
@@ -24,6 +26,8 @@ export default class Stage extends FitqCommand {
     '<%= config.bin %> stage -r gpu=1 --from-file sweep.txt',
     '<%= config.bin %> stage -r gpu=1 --wait --follow -- python train.py',
     '<%= config.bin %> stage -r gpu=1 --time-limit 2h30m --time-signal SIGUSR1@120s -- python train.py',
+    '<%= config.bin %> stage --after @ --retry-on-failure 3 --backoff 30s,exp -- python eval.py',
+    '<%= config.bin %> stage --hold --begin 22:00 -- ./nightly.sh',
   ];
   static override flags = {
     resources: Flags.string({
@@ -61,6 +65,7 @@ export default class Stage extends FitqCommand {
     }),
     ...stageWaitFlags,
     ...stageNotifyFlags,
+    ...lifecycleFlags,
   };
 
   /** The words as typed: parsing replaces this.argv with the words it was given. */
@@ -103,7 +108,17 @@ export default class Stage extends FitqCommand {
     const waiting = parseStageWait(flags, requests.length * common.repeat);
     const warnings = fromFile === undefined && !flags.shell ? [shellSyntaxWarning(command ?? [])] : [];
     const secret = cliSecret(flags['secret-file']);
-    const result = await this.withClient(flags, (client) => client.stage(requests), { secret });
+    const result = await this.withClient(
+      flags,
+      async (client) => {
+        // `@` names the last run staged from this shell, in this namespace.
+        const lifecycle = parseLifecycleFlags(flags, client.keys.base);
+        const staged = await client.stage(requests.map((request) => ({ ...request, ...lifecycle })));
+        rememberStaged(client.keys.base, staged.runs.map((run) => run.id));
+        return staged;
+      },
+      { secret },
+    );
     for (const warning of [...warnings, ...result.warnings]) if (warning) process.stderr.write(`Warning: ${warning}\n`);
     // Following, stdout is the run's: its id goes to stderr. Waiting with --json: the runs as they ended.
     if (waiting?.follow) process.stderr.write(`Staged run ${result.runs[0]!.id}\n`);

@@ -29,6 +29,11 @@ import { refusal, SCRIPT_CODES } from './script-codes.js';
 import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, runShape, type PreparedRun, type StageRequest } from './stage.js';
 import { updateRuns, type RunChanges, type UpdateOptions, type UpdateResult } from './update.js';
+import { dependentsOf, resolveDependencies } from './dependencies.js';
+import { setHeld, type HoldResult } from './hold.js';
+import { parkedReason } from './parked.js';
+import { restartRuns, type RestartResult } from './restart.js';
+import type { RunAttempt } from './run-record.js';
 import { whyWaiting } from './why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
 import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
@@ -211,7 +216,8 @@ export class FitqClient {
    * Runs no live worker could ever start are staged anyway, with a warning.
    */
   async stage(requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
-    const list = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
+    const given = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
+    const list = await resolveDependencies(this, given);
     const runs = signRuns(list.flatMap((request) => prepareRuns(request)), this.keys.base, secretKey(this.options.secret));
     const ids = new Set<string>();
     for (const run of runs) {
@@ -229,9 +235,27 @@ export class FitqClient {
         timestamp: String(stored[i]!.timestamp),
       }),
     );
+    // A run with dependencies may have ended at once (one can never be met): as stored.
+    const parked = runs.filter((run) => run.fields.lifecycle !== undefined).map((run) => run.id);
+    const asStored = new Map((await this.getRuns(parked)).map(({ run }) => [run.id, run]));
     await this.reap();
-    const warnings = await this.stageWarnings(runs);
-    return { runs: records, warnings };
+    const warnings = await this.stageWarnings(runs.filter((run) => asStored.get(run.id)?.status !== 'canceled'));
+    return { runs: records.map((record) => asStored.get(record.id) ?? record), warnings };
+  }
+
+  /** Holds staged runs (never claimed until released), or releases held ones; see hold.ts. */
+  async holdRuns(runIds: readonly string[]): Promise<HoldResult[]> {
+    return setHeld(this, this.scripts, 'hold', runIds);
+  }
+
+  /** Releases held runs, back at their original place in the order; see hold.ts. */
+  async releaseRuns(runIds: readonly string[]): Promise<HoldResult[]> {
+    return setHeld(this, this.scripts, 'release', runIds);
+  }
+
+  /** Stages ended runs again, each a fresh attempt with the same id; see restart.ts. */
+  async restartRuns(runIds: readonly string[], options: { cascade?: boolean } = {}): Promise<RestartResult[]> {
+    return restartRuns(this, this.scripts, runIds, options.cascade === true);
   }
 
   /**
@@ -450,11 +474,22 @@ export class FitqClient {
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     await this.reconcile();
     const workers = await this.listWorkers();
-    const runs = (await this.selectRuns(filter)).map(({ run }) => run);
-    const staged = runs.filter((run) => run.status === 'staged').map((run) => run.id);
-    // Every staged run explained in one script call.
+    const all = (await this.selectRuns({})).map(({ run }) => run);
+    // Who waits for whom, from every run (a filter may leave out either side).
+    const dependents = dependentsOf(all);
+    const statuses = new Map(all.map((run) => [run.id, run.status as string]));
+    const runs = all.filter((run) => matchesFilter(run, filter)).map((run) => {
+      const waiting = dependents.get(run.id);
+      return waiting ? { ...run, dependents: waiting } : run;
+    });
+    // Parked runs (held, not begun, waiting for dependencies) say why; every other staged run is explained in one script call.
+    const parked = new Map(runs.flatMap((run) => {
+      const reason = run.status === 'staged' || run.status === 'held' ? parkedReason(run, (id) => statuses.get(id)) : undefined;
+      return reason === undefined ? [] : [[run.id, reason] as const];
+    }));
+    const staged = runs.filter((run) => run.status === 'staged' && !parked.has(run.id)).map((run) => run.id);
     const verdicts = new Map(staged.length > 0 ? (await this.scripts.explainRuns(staged)).map((verdict, i) => [staged[i]!, verdict]) : []);
-    return runs.map((run) => this.withWaitReason(run, workers, verdicts.get(run.id)));
+    return runs.map((run) => (parked.has(run.id) ? { ...run, reason: parked.get(run.id) } : this.withWaitReason(run, workers, verdicts.get(run.id))));
   }
 
   /**
@@ -511,12 +546,39 @@ export class FitqClient {
   async getRun(runId: string): Promise<RunRecord> {
     // As BullMQ's API or Bull Board may have left it (retried, removed, re-prioritized).
     await this.reconcile();
-    const { run } = await this.readRun(this.redis, runId);
+    const { run: stored } = await this.readRun(this.redis, runId);
+    const run = await this.withHistory(stored);
     if (run.status === 'running') return withWorkerLiveness(run, await readWorkers(this.redis, this.keys));
+    if (run.status === 'staged' || run.status === 'held') {
+      const deps = [...new Set((run.after ?? []).flatMap((group) => group.ids))];
+      const statuses = new Map((await this.getRuns(deps)).map(({ run: dep }) => [dep.id, dep.status as string]));
+      const reason = parkedReason(run, (id) => statuses.get(id));
+      if (reason !== undefined) return { ...run, reason };
+    }
     if (run.status !== 'staged') return run;
     await this.reap();
     const [verdict] = await this.scripts.explainRuns([run.id]);
     return this.withWaitReason(run, [], verdict);
+  }
+
+  /** A run with the runs that wait for it and its earlier attempts, read in one round trip. */
+  private async withHistory(run: RunRecord): Promise<RunRecord> {
+    const pipeline = this.redis.pipeline();
+    pipeline.smembers(this.keys.dependents(run.id));
+    pipeline.lrange(this.keys.runAttempts(run.id), 0, -1);
+    const [dependents, attempts] = (await execPipeline(pipeline, { wrongTypeAsNull: true })) as [string[] | null, string[] | null];
+    const parsed = (attempts ?? []).flatMap((text) => {
+      try {
+        return [JSON.parse(text) as RunAttempt];
+      } catch {
+        return [];
+      }
+    });
+    return {
+      ...run,
+      ...(dependents && dependents.length > 0 ? { dependents: dependents.sort() } : {}),
+      ...(parsed.length > 0 ? { attempts: parsed } : {}),
+    };
   }
 
   /**

@@ -47,6 +47,12 @@ export interface NamespaceKeys {
   runLog(runId: string): string;
   /** An ended run's short output, packed into one string (instead of the stream). */
   runPackedLog(runId: string): string;
+  /** A run's earlier attempts (JSON per attempt), next to its job. */
+  runAttempts(runId: string): string;
+  /** Set: the runs that wait for this run (`fitq stage --after`). */
+  dependents(runId: string): string;
+  /** Hash: run id -> SSCAN cursor, for runs whose dependents are still to be judged (too many for one script call). */
+  readonly dependentsPending: string;
   staged(shape: string): string;
   /** Zset: the shapes of a group (`cpu,mem`, or `none`) that have staged runs -> the score of their first run. */
   group(names: string): string;
@@ -95,6 +101,9 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     run: (runId) => `${base}${RUN_QUEUE}:${runId}`,
     runLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output`,
     runPackedLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output:packed`,
+    runAttempts: (runId) => `${base}${RUN_QUEUE}:${runId}:attempts`,
+    dependents: (runId) => `${base}dependents:${runId}`,
+    dependentsPending: `${base}dependents-pending`,
     staged: (shape) => `${base}staged:${shape}`,
     group: (names) => `${base}group:${names}`,
     worker: (name) => {

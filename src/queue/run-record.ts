@@ -8,14 +8,16 @@
  * record of strings (`runFields`): the job hash with its data's fields
  * spread over it, as they were signed.
  */
+import { LIFECYCLE_DATA_KEYS, type Dependency, type RetryPolicy } from './parked.js';
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Resources } from '../resources/spec.js';
 
 /**
  * `rejected`: a worker that requires signed runs refused it (unsigned or
  * altered); it never started. `timeout`: it ran past its time limit and its
- * worker killed it.
+ * worker killed it. `held`: a staged run a user held (`fitq hold`, `stage
+ * --hold`), never claimed until released (stored as staged with `held` set).
  */
-export const RUN_STATUSES = ['staged', 'running', 'completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'] as const;
+export const RUN_STATUSES = ['staged', 'held', 'running', 'completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const ENDED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'];
 
@@ -70,6 +72,39 @@ export interface RunRecord {
   /** The signal the run gets ahead of its limit, as typed back (`SIGUSR1@2m`; default SIGTERM at the limit). */
   timeSignal?: string;
   seq: number;
+  /** It may start at this time at the earliest (epoch ms): `--begin`, `--delay`, a retry's backoff. */
+  beginAt?: number;
+  /** Runs it waits for, in groups of one kind (every group must hold). */
+  after?: Dependency[];
+  /** Runs that wait for it. */
+  dependents?: string[];
+  /** Its dependencies are not met yet. */
+  waitingForDependencies?: boolean;
+  /** Why its dependencies can never be met, when it was staged with --keep-if-dependency-fails. */
+  dependencyNever?: string;
+  keepIfDependencyFails?: boolean;
+  /** Re-staged when it fails on its own (`--retry-on-failure`). */
+  retryOnFailure?: RetryPolicy;
+  /** Times it was re-staged after failing on its own. */
+  failures?: number;
+  /** Times it was restarted (`fitq restart`). */
+  restarted?: number;
+  /** The run it was canceled for: a dependency that ended so that its own could never be met. */
+  canceledFor?: string;
+  /** Its earlier attempts (re-staged by a retry, a restart or its worker's death), oldest first; read by getRun. */
+  attempts?: RunAttempt[];
+}
+
+/** One earlier attempt of a run (`runs:<id>:attempts`). */
+export interface RunAttempt {
+  attempt: number;
+  worker?: string;
+  startedAt?: number;
+  endedAt?: number;
+  status: string;
+  exitCode?: number;
+  signal?: string;
+  reason?: string;
 }
 
 /** Which runs to list, cancel or remove: every given condition must hold. */
@@ -110,6 +145,13 @@ export interface RunData {
   priority: number;
   signature?: string;
   notify?: string;
+  /** Lifecycle options (parked.ts): hold, begin, delay, after, keepIfDependencyFails, retry. */
+  hold?: boolean;
+  begin?: number;
+  delay?: number;
+  after?: Dependency[];
+  keepIfDependencyFails?: boolean;
+  retry?: RetryPolicy;
 }
 
 /** The job data (JSON text) of a run about to be staged, from its string fields. */
@@ -130,6 +172,7 @@ export function runDataJson(fields: Readonly<Record<string, string>>, priority: 
   if (fields.timeSignal !== undefined) data.timeSignal = fields.timeSignal;
   if (fields.signature !== undefined) data.signature = fields.signature;
   if (fields.notify !== undefined) data.notify = fields.notify;
+  if (fields.lifecycle !== undefined) Object.assign(data, parseJson<Record<string, unknown>>(fields.lifecycle, {}));
   return JSON.stringify(data);
 }
 
@@ -156,6 +199,9 @@ export function dataFields(dataJson: string | undefined): Record<string, string>
   if (data.timeSignal !== undefined) fields.timeSignal = String(data.timeSignal);
   if (data.signature !== undefined) fields.signature = String(data.signature);
   if (data.notify !== undefined) fields.notify = String(data.notify);
+  const lifecycle: Record<string, unknown> = {};
+  for (const key of LIFECYCLE_DATA_KEYS) if (data[key] !== undefined) lifecycle[key] = data[key];
+  if (Object.keys(lifecycle).length > 0) fields.lifecycle = JSON.stringify(lifecycle);
   return fields;
 }
 
@@ -206,9 +252,11 @@ function deviceList(value: string | undefined): number[] | undefined {
 /** Builds a RunRecord from a run's flat record (runFields). */
 export function parseRunFields(fields: Record<string, string>): RunRecord {
   const demands = runDemands(fields);
+  const lifecycle = parseJson<Partial<RunData>>(fields.lifecycle, {});
+  const stored = (fields.status ?? 'staged') as RunStatus;
   const record: RunRecord = {
     id: fields.id ?? '',
-    status: (fields.status ?? 'staged') as RunStatus,
+    status: stored === 'staged' && fields.held === '1' ? 'held' : stored,
     command: parseJson<string[]>(fields.command, []),
     shell: fields.shell === '1',
     cwd: fields.cwd ?? '',
@@ -238,6 +286,15 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     timeLimit: optionalNumber(fields.status === 'staged' ? fields.timeLimit : fields.runLimit || fields.timeLimit),
     deadline: fields.status === 'running' ? optionalNumber(fields.deadline) : undefined,
     timeSignal: fields.timeSignal || undefined,
+    beginAt: optionalNumber(fields.beginAt),
+    after: Array.isArray(lifecycle.after) ? lifecycle.after : undefined,
+    waitingForDependencies: fields.waitDeps === '1' ? true : undefined,
+    dependencyNever: fields.depsNever || undefined,
+    keepIfDependencyFails: lifecycle.keepIfDependencyFails === true ? true : undefined,
+    retryOnFailure: lifecycle.retry && typeof lifecycle.retry === 'object' ? lifecycle.retry : undefined,
+    failures: optionalNumber(fields.failures),
+    restarted: optionalNumber(fields.restarted),
+    canceledFor: fields.canceledFor || undefined,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;

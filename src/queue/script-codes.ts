@@ -41,6 +41,10 @@ export const SCRIPT_CODES = {
   olderLayout: -9,
   /** A batch staged in chunks that is no longer open: its deadline passed before its stager committed it. */
   batchExpired: -10,
+  /** stageRuns: a dependency (`--after`) that names no run (the value). */
+  unknownDependency: -31,
+  /** stageRuns: a dependency on the run itself or on one staged after it in the same call: a cycle (the value). */
+  dependencyCycle: -32,
 } as const;
 
 export type ScriptCode = keyof typeof SCRIPT_CODES;
@@ -95,6 +99,10 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
         `namespace '${keys?.base}' holds runs stored by an older fitq, which this version cannot read: ` +
           `delete its keys (redis-cli --scan --pattern '${keys?.base}*' | xargs -r redis-cli del) or use another --queue`,
       );
+    case 'unknownDependency':
+      return new RefusedError(name, `unknown run ${quote(text)} in a dependency (--after): nothing was staged`);
+    case 'dependencyCycle':
+      return new RefusedError(name, `dependency on ${quote(text)} would make a cycle (a run cannot wait for itself or for a run staged after it): nothing was staged`);
     case 'batchExpired':
       return new RefusedError(name, 'staging took longer than the batch may stay open (Redis too slow or busy): nothing was staged');
     default:

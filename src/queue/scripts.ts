@@ -163,8 +163,13 @@ export type GpuPlacement = 'pack' | 'spread';
 
 export type ClaimResult =
   | { code: 'claimed'; runId: string; epoch: string; run: Record<string, string> }
-  | { code: 'waiting'; ignored: IgnoredGroup[]; /** The blocked head this worker holds resources for, if any. */ holding?: string }
-  | { code: 'idle'; ignored: IgnoredGroup[] }
+  | {
+      code: 'waiting';
+      ignored: IgnoredGroup[];
+      /** The blocked head this worker holds resources for, if any. */ holding?: string;
+      /** Ms until the next run that begins later (--begin, --delay, a retry's backoff) is due, if any. */ nextBeginMs?: number;
+    }
+  | { code: 'idle'; ignored: IgnoredGroup[]; nextBeginMs?: number }
   | { code: 'full' }
   | { code: 'paused' }
   /** The worker is drained (fitq drain): it claims nothing. */
@@ -247,9 +252,10 @@ export interface ReconcileAction {
    * rejected; `priority`: an unsigned staged run took the priority BullMQ
    * gave it (`detail`: fitq's priority now); `priorityKept`: a signed run
    * kept its signed priority (`detail`); `forgotten`: a run whose job BullMQ
-   * deleted is gone from fitq's index.
+   * deleted is gone from fitq's index; `promoted`: a delayed run BullMQ
+   * promoted (job.promote) begins now.
    */
-  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten';
+  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten' | 'promoted';
   runId: string;
   detail: string;
 }
@@ -289,6 +295,27 @@ function parseIgnored(list: unknown): IgnoredGroup[] {
     const [group = '', missing = '', version = ''] = entry.split('|');
     return { group, missing: missing.split(','), version };
   });
+}
+
+/** The claim's `nextBegin` (ms, -1 for none) as an optional field. */
+function nextBegin(value: unknown): { nextBeginMs?: number } {
+  const ms = Number(value ?? -1);
+  return Number.isFinite(ms) && ms >= 0 ? { nextBeginMs: ms } : {};
+}
+
+/** What holding or releasing one run did (see setHeld-1.lua). */
+export interface HeldOutcome {
+  outcome: 'held' | 'released' | 'unchanged' | 'notStaged' | 'unknown';
+  /** released: where it went (staged, delayed, deps); notStaged: its status. */
+  detail: string;
+}
+
+/** What restarting one run did (see restartRuns-1.lua). */
+export interface RestartOutcome {
+  runId: string;
+  outcome: 'restarted' | 'notEnded' | 'unknown' | 'cascadeLeft';
+  /** restarted: where it went (staged, delayed, held, deps, canceled); notEnded: its status. */
+  detail: string;
 }
 
 const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' | 'unknown'>([
@@ -359,9 +386,9 @@ export class Scripts {
           run: runFields(String(reply[1]), flatToRecord(reply[3] as string[])),
         };
       case 'waiting':
-        return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined };
+        return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined, ...nextBegin(reply[3]) };
       case 'idle':
-        return { code: 'idle', ignored: parseIgnored(reply[1]) };
+        return { code: 'idle', ignored: parseIgnored(reply[1]), ...nextBegin(reply[3]) };
       case 'full':
         return { code: 'full' };
       case 'paused':
@@ -591,6 +618,26 @@ export class Scripts {
       if (outcome === 'status') return { outcome, status };
       if (outcome === 'updated' || outcome === 'changed' || outcome === 'gone') return { outcome };
       throw new Error(`updateRuns replied ${reply}`);
+    });
+  }
+
+  /** Holds staged runs, or releases held ones; one outcome per id, in order. */
+  async setHeld(mode: 'hold' | 'release', runIds: readonly string[]): Promise<HeldOutcome[]> {
+    const reply = (await command(this.redis, 'fitqSetHeld')(this.keys.ids, this.keys.base, mode, ...runIds)) as string[];
+    return reply.map((entry) => {
+      const [outcome = '', ...detail] = entry.split('|');
+      return { outcome: outcome as HeldOutcome['outcome'], detail: detail.join('|') };
+    });
+  }
+
+  /** Stages ended runs again (with `cascade`, the dependents canceled for them too); one outcome per id, then the cascade's. */
+  async restartRuns(runIds: readonly string[], cascade: boolean): Promise<RestartOutcome[]> {
+    const reply = (await command(this.redis, 'fitqRestartRuns')(
+      this.keys.ids, this.keys.base, cascade ? 1 : 0, this.logMaxLines, ...runIds,
+    )) as string[];
+    return reply.map((entry) => {
+      const [runId = '', outcome = '', ...detail] = entry.split('|');
+      return { runId, outcome: outcome as RestartOutcome['outcome'], detail: detail.join('|') };
     });
   }
 

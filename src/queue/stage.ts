@@ -12,6 +12,7 @@ import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
 import { MAX_NAME_LENGTH, quote, quoteBytes, validateNewRunId } from './names.js';
+import { lifecycleJson, type LifecycleOptions } from './parked.js';
 import { isWellFormed, REPLACEMENT_CHARACTER } from './utf8.js';
 
 /** How to stage a run, quoted in the errors that say what is missing. */
@@ -36,7 +37,8 @@ export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LABEL_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
 
-export interface StageRequest {
+/** A run to stage; its lifecycle options (hold, begin time, dependencies, retry on failure) are in parked.ts. */
+export interface StageRequest extends LifecycleOptions {
   /** The argv to run (or, with `shell`, the words joined into one `sh -c` script). */
   command: readonly string[];
   /**
@@ -275,6 +277,8 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   if (request.notify !== undefined) fields.notify = validateNotifyUrl(request.notify);
   Object.assign(fields, timeFields(request.timeLimit, request.timeSignal));
   const timeLimit = fields.timeLimit === undefined ? undefined : Number(fields.timeLimit);
+  const lifecycle = lifecycleJson(request);
+  if (lifecycle !== undefined) fields.lifecycle = lifecycle;
   const runBytes = bytes(JSON.stringify(fields));
   if (repeat * runBytes > MAX_BATCH_BYTES) {
     throw new UsageError(

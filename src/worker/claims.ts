@@ -39,6 +39,8 @@ export class ClaimLoop {
   /** Whether a claim call is on its way (its run is not the executor's yet). */
   private inFlight = false;
   private lastClaim: ClaimResult['code'] | undefined;
+  /** Wakes the loop when the next run that begins later is due (see claimRun's nextBegin). */
+  private beginTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly parts: ClaimParts) {
     this.notes = new ClaimNotes(parts.logger);
@@ -109,6 +111,7 @@ export class ClaimLoop {
           await lease.onFenced(token);
           this.again = true;
         } else if (result.code !== 'full' && result.code !== 'paused' && result.code !== 'drained') {
+          this.wakeAtNextBegin(result.nextBeginMs);
           this.notes.noteHolding(result.code === 'waiting' ? result.holding : undefined);
           await this.parts.ignoredRuns.report(result.ignored);
         }
@@ -154,6 +157,29 @@ export class ClaimLoop {
       logger.info('Undrained: claiming runs again');
       this.wake();
     }
+  }
+
+  /**
+   * Claims again when the next delayed run is due (a run staged with
+   * --begin or --delay, or waiting out a retry's backoff): the claim moves it
+   * into the index then. One timer, for the soonest; the poll still runs.
+   */
+  private wakeAtNextBegin(ms: number | undefined): void {
+    clearTimeout(this.beginTimer);
+    this.beginTimer = undefined;
+    if (ms === undefined || this.parts.lifecycle.stopping) return;
+    // (At least 50 ms: a due job BullMQ left there, no fitq run, is not promoted by a claim.)
+    this.beginTimer = setTimeout(() => {
+      this.beginTimer = undefined;
+      this.wake();
+    }, Math.min(Math.max(ms + 5, 50), 2 ** 31 - 1));
+    this.beginTimer.unref();
+  }
+
+  /** Stops the begin-time timer (the worker stops). */
+  close(): void {
+    clearTimeout(this.beginTimer);
+    this.beginTimer = undefined;
   }
 
   private finishRunOnceWhenDone(): void {

@@ -11,6 +11,8 @@ import type { Redis } from 'ioredis';
 export interface EventHandlers {
   /** A run may fit now: staged, capacity added or freed, the queue resumed. */
   wake(): void;
+  /** A run with many dependents ended: reconciling judges the rest of them (see settleDependents.lua). */
+  dependents(): void;
   /** Holds moved to another worker. */
   holdsMoved(): void;
   /** A run of this worker may have been canceled: check its job. */
@@ -41,6 +43,7 @@ function onEvent(message: string, worker: string, handlers: EventHandlers): void
     return;
   }
   if (event.type === 'staged' || event.type === 'pool' || event.type === 'poolReleased' || event.type === 'resumed') handlers.wake();
+  else if (event.type === 'dependents') handlers.dependents();
   else if (event.type === 'holds' && event.worker !== worker) handlers.holdsMoved();
   // Drained or undrained (fitq drain, undrain): its next claim says which.
   else if (event.type === 'drain' && event.worker === worker) handlers.wake();

@@ -44,6 +44,7 @@ export class Reconciler {
       else if (kind === 'rejected') log.warn(`Job ${runId} is not a fitq run (added without fitq's run data): rejected`);
       else if (kind === 'priority') log.info(`Run ${runId}: its priority was changed from BullMQ: now ${detail}`);
       else if (kind === 'priorityKept') log.warn(`Run ${runId}: its priority was changed from BullMQ, but it is signed: kept at ${detail}`);
+      else if (kind === 'promoted') log.info(`Run ${runId} was promoted from BullMQ: it begins now`);
       else if (kind === 'forgotten') {
         forgotten += 1;
         log.debug(`Run ${runId} was deleted from BullMQ: forgotten`);

@@ -183,6 +183,7 @@ export class FitqWorker {
     this.unwatchConnection = watchConnection(this.redis, this.logger);
     this.subscriber = await subscribeEvents(this.redis, this.keys.events, this.name, {
       wake: () => this.claims.wake(),
+      dependents: () => void this.reconciler.reconcile().then(() => this.claims.wake()),
       holdsMoved: () => this.claims.holdsMoved(),
       // Hints only: what Redis records decides (a PUBLISH alone is no request).
       cancel: (runId) => void this.requests.cancelOnEvent(runId),
@@ -256,6 +257,7 @@ export class FitqWorker {
     this.unwatchConnection?.();
     this.heartbeat.close();
     clearInterval(this.poll);
+    this.claims.close();
     this.reaper.close();
     if (survivors === 0) await within(this.scripts.deregisterWorker(this.name, lease.token).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
     // Notifications on their way get a short while, never more.

@@ -155,6 +155,9 @@ describe.concurrent('unknown runs', () => {
     [['cancel', 'nope', '--no-wait']],
     [['runs', 'rm', 'nope']],
     [['runs', 'rm', '--force', 'nope']],
+    [['hold', 'nope']],
+    [['release', 'nope']],
+    [['restart', 'nope', '--cascade']],
   ])('fitq %j is refused and changes nothing', async (args) => {
     const before = await snapshot(queue);
     expect(Object.keys(before).filter((key) => key.endsWith(`:runs:${id}`))).toHaveLength(1);
@@ -199,6 +202,10 @@ const RUN_ID_COMMANDS = [
   (id: string) => ['runs', 'rm', id],
   (id: string) => ['update', id, '--priority', '1'],
   (id: string) => ['wait', id],
+  (id: string) => ['hold', id],
+  (id: string) => ['release', id],
+  (id: string) => ['restart', id],
+  (id: string) => ['stage', '--after', id, '--', 'true'],
 ];
 
 /** Commands that all connect to a namespace, with the connection flags to add. */

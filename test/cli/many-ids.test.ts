@@ -13,6 +13,8 @@ describe('commands taking many names', () => {
   it.each([
     [['cancel'], 'select the runs with --status and --label, or name them in batches (xargs -n 500 fitq cancel)'],
     [['runs', 'rm'], 'select the runs with --status and --label, or name them in batches (xargs -n 500 fitq runs rm)'],
+    [['hold'], 'select the runs with --label, or name them in batches (xargs -n 500 fitq hold)'],
+    [['restart'], 'select the runs with --status and --label, or name them in batches (xargs -n 500 fitq restart)'],
     [['stop'], 'stop every worker with --all, or name them in batches (xargs -n 500 fitq stop)'],
     [['pool', 'rm'], 'name them in batches (xargs -n 500 fitq pool rm)'],
   ])('%j refuses 40,000 names at once, in one line, and touches nothing', { timeout: 60_000 }, async (command, hint) => {

@@ -418,7 +418,7 @@ describe('what each rule refuses', () => {
 const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]> = {
   worker: ['registerWorker', 'heartbeat', 'claimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold'],
   // Staging, reading, following and cancelling reap and reconcile first.
-  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns'],
+  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns'],
   // The read-only scripts only (EVAL_RO): the upkeep the others do is refused to it.
   reader: ['explainRuns', 'resolveRunIds'],
 };
@@ -446,7 +446,8 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     'client|id': 'logs -f: the id of its blocked connection', 'client|unblock': 'logs -f: Ctrl-C ends the blocked read at once',
     eval_ro: 'read-only scripts, sent once per connection', evalsha_ro: 'read-only scripts',
     exists: 'logs -f: whether a run it follows was removed', xrange: 'logs', xread: 'logs -f',
-    smembers: "workers: each worker's runs", get: 'logs: a log packed as its run ended',
+    smembers: "workers: each worker's runs; runs show: the runs that wait for a run", get: 'logs: a log packed as its run ended',
+    lrange: "runs show: a run's earlier attempts",
     hget: 'runs clean: the status of each ended run (then EVAL is refused)',
     xrevrange: 'logs -f: where the event stream and the log end when it starts',
   },

@@ -12,6 +12,7 @@ import { fitq, redisUrl } from './fitq.js';
 /** The BullMQ state each fitq status is kept in. */
 export const BULLMQ_STATE = {
   staged: 'prioritized',
+  held: 'waiting-children',
   running: 'active',
   completed: 'completed',
   failed: 'failed',
@@ -124,10 +125,11 @@ export async function fitqRunsByState(queue: string): Promise<RunsByState> {
   const listed = await fitq(['runs', '--json'], { queue });
   expect(listed.exitCode, listed.stderr).toBe(0);
   const runs = JSON.parse(listed.stdout) as { id: string; status: RunStatus }[];
-  const ids: Record<FitqJobState, string[]> = { prioritized: [], active: [], completed: [], failed: [] };
+  // (Held runs, in waiting-children, only when there are some.)
+  const ids = { prioritized: [], active: [], completed: [], failed: [] } as unknown as Record<FitqJobState, string[]>;
   const statuses: Partial<Record<RunStatus, number>> = {};
   for (const run of runs) {
-    ids[BULLMQ_STATE[run.status]].push(run.id);
+    (ids[BULLMQ_STATE[run.status]] ??= []).push(run.id);
     statuses[run.status] = (statuses[run.status] ?? 0) + 1;
   }
   for (const state of FITQ_JOB_STATES) ids[state].sort();

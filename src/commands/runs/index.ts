@@ -1,9 +1,10 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../../cli/base-command.js';
 import { renderTable } from '../../cli/format.js';
-import { COLUMN_NAMES, DEFAULT_COLUMNS, parseColumns, runTable } from '../../cli/run-table.js';
+import { COLUMN_NAMES, DEFAULT_COLUMNS, formatCommand, parseColumns, runTable } from '../../cli/run-table.js';
+import { dependencyEdges, renderTree } from '../../queue/dependencies.js';
 import { UsageError } from '../../errors.js';
-import { quote } from '../../queue/names.js';
+import { oneLine, quote } from '../../queue/names.js';
 import { RUN_STATUSES, type RunStatus } from '../../queue/run-record.js';
 
 export default class Runs extends FitqCommand {
@@ -17,6 +18,7 @@ export default class Runs extends FitqCommand {
     '<%= config.bin %> runs --columns id,status,command,labels',
     '<%= config.bin %> runs --wide',
     '<%= config.bin %> runs --json',
+    '<%= config.bin %> runs --tree',
   ];
   static override flags = {
     status: Flags.string({ multiple: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Only runs with this status (repeatable, or comma-separated: staged,running).' }),
@@ -24,6 +26,9 @@ export default class Runs extends FitqCommand {
     columns: Flags.string({ summary: 'Columns to show, comma separated, e.g. id,status,command.' }),
     wide: Flags.boolean({ summary: 'Every column (or those of --columns), nothing cut.' }),
     json: Flags.boolean({ summary: 'Print the runs as a JSON array (every field; not with --columns or --wide).' }),
+    tree: Flags.boolean({
+      summary: 'Show the dependency graph: each run under the runs it waits for (--after…), as pstree does; with --json, the runs and the edges.',
+    }),
   };
 
   async run(): Promise<void> {
@@ -34,6 +39,12 @@ export default class Runs extends FitqCommand {
     const filter = { statuses: flags.status as RunStatus[] | undefined, labels: parseKeyValues('--label', flags.label) };
     const columns = flags.columns !== undefined ? parseColumns(flags.columns) : flags.wide ? COLUMN_NAMES : DEFAULT_COLUMNS;
     const runs = await this.withClient(flags, (client) => client.listRuns(filter));
+    if (flags.tree) {
+      if (flags.json) this.log(JSON.stringify({ runs: runs.map(({ id, status, reason }) => ({ id, status, reason })), edges: dependencyEdges(runs) }, null, 2));
+      else if (runs.length === 0) this.log('No runs.');
+      else this.log(renderTree(runs, (run) => `${run.id} ${run.status} ${oneLine(formatCommand(run)).slice(0, flags.wide ? undefined : 40)}${run.reason && run.status !== 'completed' ? ` (${oneLine(run.reason)})` : ''}`).join('\n'));
+      return;
+    }
     if (flags.json) {
       this.log(JSON.stringify(runs, null, 2));
       return;

@@ -88,11 +88,18 @@
   run another worker holds, publishes `holds`: workers holding a run claim
   again at once (and drop the hold, or hold the next run, or backfill).
 
+  First it moves up to 100 runs whose begin time has come (`--begin`,
+  `--delay`, a retry's backoff) from BullMQ's `delayed` into the fit index,
+  as BullMQ's moveToActive promotes due delayed jobs
+  (includes/promoteDueRuns.lua), so a worker polling or woken starts them on
+  time; it replies how long until the next one is due.
+
   Returns one of:
     {CODE.ok, runId, epoch, runFields}  claimed; runFields is the job hash, flat
-    {CODE.waiting, ignored, heldRunId} nothing may start now, something fits the total
+    {CODE.waiting, ignored, heldRunId, nextBegin} nothing may start now, something fits the total
                               capacity; heldRunId is the blocked head ("" if none)
-    {CODE.idle, ignored}  no staged run fits the worker's total capacity
+    {CODE.idle, ignored, "", nextBegin}  no staged run fits the worker's total capacity
+                   (nextBegin: ms until the next delayed run is due, -1 if none)
     {CODE.full}    the worker already runs maxRuns runs
     {CODE.paused}  the namespace's queue is paused (`fitq pause`, BullMQ's pause)
     {CODE.drained} the worker is drained (`fitq drain`): it claims nothing and
@@ -123,6 +130,7 @@
 -- @include indexShape
 -- @include jobKey
 -- @include publish
+-- @include promoteDueRuns
 -- @include queuePaused
 -- @include readClaimView
 -- @include readPool
@@ -154,6 +162,8 @@ if redis.call("HEXISTS", workerKey, "drained") == 1 then
 end
 local running = tonumber(redis.call("HGET", workerKey, "running") or "0")
 if maxRuns > 0 and running >= maxRuns then return {CODE.full} end
+-- Runs whose begin time has come join the index first.
+local _, nextBegin = promoteDueRuns(base, clock, 100)
 if queuePaused(base) then return {CODE.paused} end
 
 -- What the worker sees (includes/candidates.lua), and what it does
@@ -228,8 +238,8 @@ else
 end
 
 if chosen == nil then
-  if stream.seen or view.drops.full then return {CODE.waiting, ignored, headId} end
-  return {CODE.idle, ignored}
+  if stream.seen or view.drops.full then return {CODE.waiting, ignored, headId, nextBegin} end
+  return {CODE.idle, ignored, "", nextBegin}
 end
 
 local runKey = jobKey(base, chosen.id)

@@ -13,6 +13,12 @@
   the worker had not acted on it yet), else goes back to staged at its place
   if it has retries left (using one), else ends lost, with the given reason.
 
+  A run that failed on its own (status failed, or timeout if staged with
+  --retry-on-timeout) and was staged with --retry-on-failure goes back to
+  staged, after its backoff, at its place in the order, while it has
+  retries left (includes/retryFailedRun.lua): the decision is made here.
+  A run that ends judges the runs depending on it (see endRun).
+
   KEYS[1] run               hash (its BullMQ job)
   KEYS[2] worker            hash
   KEYS[3] worker:free       hash
@@ -34,7 +40,8 @@
 
   The run ends now by the Redis server's clock (its job's finishedOn).
 
-  Returns {CODE.ok, status recorded} (a stopped run: "canceled", "staged" or "lost");
+  Returns {CODE.ok, status recorded} (a stopped run: "canceled", "staged" or "lost";
+  a failed run retried: "staged");
   {CODE.unchanged, the run's status ("" if it is gone)} when the run has moved on (what
   this claim reserved is given back, if still held);
   {CODE.fenced, ""} when the worker is not registered under this token or its lease
@@ -52,6 +59,7 @@
 -- @include publish
 -- @include endRun
 -- @include settleAbandonedRun
+-- @include retryFailedRun
 local runKey = KEYS[1]
 local workerKey = KEYS[2]
 local freeKey = KEYS[3]
@@ -98,6 +106,7 @@ dropClaim()
 if status == "stopped" then
   return {CODE.ok, settleAbandonedRun(base, runId, reason, serverNow(), ARGV[10])}
 end
+if retryFailedRun(base, runId, status, exitCode, signal, reason, serverNow(), ARGV[10]) then return {CODE.ok, "staged"} end
 if exitCode ~= "" then redis.call("HSET", runKey, "exitCode", exitCode) end
 if signal ~= "" then redis.call("HSET", runKey, "signal", signal) end
 endRun(base, runId, status, serverNow(), reason, ARGV[10], exitCode ~= "" and exitCode or "null")

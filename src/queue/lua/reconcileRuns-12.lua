@@ -16,8 +16,12 @@
      promote by BullMQ: fitq never touches it), a `cleaned` event is read,
      events were lost, or the staged index and `prioritized` stop holding as
      many runs (checked on every call); `pass` in KEYS[2] is where it is.
-  3. The jobs of the `wait` list and the `delayed` set, which fitq never
-     uses: each is looked at on every call.
+  3. The jobs of the `wait` list, which fitq never uses: each is looked at
+     on every call. (The `delayed` set, where fitq parks runs that begin
+     later, is looked at by the full pass.)
+  4. Upkeep of parked runs (see includes/placeStaged.lua): runs whose begin
+     time has come join the fit index (as a claim does), and dependents of
+     runs with many (`dependents-pending`) are judged, a batch per call.
 
   Looking at a job (checkJob):
   - its hash is gone (job.remove, clean, drain, obliterate): fitq forgets
@@ -31,6 +35,10 @@
     retryJobs): staged again at its place in the order, with its demands,
     as a new attempt (`restaged` reset, `retried` + 1), its packed output
     a stream again, with a `restaged` entry; workers are told;
+  - a parked staged run (held, waiting for its begin time or its
+    dependencies): put back where it belongs (placeStaged), never in the
+    fit index while it may not start; one BullMQ promoted (job.promote:
+    moved from `delayed` to `prioritized`) begins now;
   - a staged run whose BullMQ priority is not the one its order says
     (changePriority), or that is missing from `prioritized` or its staged
     index, or is in `wait`: an unsigned run takes the new priority (fitq's
@@ -60,7 +68,7 @@
   Returns {more, actions}: more is 1 when work is left for another call
   (call again); actions lists "kind|runId|detail" for what it did: retried
   (detail: the status it had), rejected, priority (the new priority),
-  priorityKept (the signed priority kept), forgotten.
+  priorityKept (the signed priority kept), forgotten, promoted.
   Writes nothing in a namespace without runs or jobs.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
@@ -82,6 +90,9 @@
 -- @include validName
 -- @include validShape
 -- @include unpackLog
+-- @include placeStaged
+-- @include promoteDueRuns
+-- @include settlePendingDependents
 local idsKey = KEYS[1]
 local stateKey = KEYS[2]
 local eventsKey = KEYS[3]
@@ -129,8 +140,12 @@ local function decodeJson(text)
 end
 
 -- A run whose job is gone: its id, staged index entries, hold, output and
--- whatever is left of its job.
+-- whatever is left of its job; the runs depending on it are judged (a
+-- dependency removed can never be met).
 local function forget(runId)
+  if redis.call("SCARD", base .. "dependents:" .. runId) > 0 then
+    redis.call("HSET", base .. "dependents-pending", runId, "0")
+  end
   redis.call("ZREM", idsKey, runId)
   for _, shape in ipairs(allShapes(base)) do
     -- (A key written by hand that is no sorted set is left alone.)
@@ -139,6 +154,7 @@ local function forget(runId)
   redis.call("HDEL", holdsKey, runId)
   deleteJob(base, runId)
   redis.call("ZREM", delayedKey, runId)
+  redis.call("ZREM", base .. "runs:waiting-children", runId)
   forgotten = forgotten + 1
   act("forgotten", runId)
 end
@@ -229,6 +245,19 @@ local function restageRetried(runId, status)
   act("retried", runId, status)
 end
 
+-- A parked staged run (see placeStaged): where it belongs. BullMQ's
+-- promote moved it from delayed to prioritized: it begins now.
+local function checkParked(runId, beginAt, blocked)
+  local key = jobKey(base, runId)
+  if beginAt and not blocked and redis.call("ZSCORE", delayedKey, runId) == false and
+      (redis.call("ZSCORE", prioritizedKey, runId) ~= false or redis.call("LPOS", waitKey, runId) ~= false) then
+    redis.call("HDEL", key, "beginAt")
+    act("promoted", runId)
+  end
+  redis.call("LREM", waitKey, 0, runId)
+  if placeStaged(base, runId, serverNow()) == "staged" then publish(base, {type = "staged", count = 1}) end
+end
+
 local function checkJob(runId)
   work = work - 1
   local key = jobKey(base, runId)
@@ -238,10 +267,11 @@ local function checkJob(runId)
     return
   end
   -- A key that holds no hash is no job: not fitq's to look at.
-  local job = tryCall("HMGET", key, "status", "shape", "finishedOn")
+  local job = tryCall("HMGET", key, "status", "shape", "finishedOn", "held", "beginAt", "waitDeps")
   if not job then return end
   local status = job[1]
   if not known or not status or not job[2] then return rejectForeign(runId, known) end
+  if status == "staged" and (job[4] or job[5] or job[6]) then return checkParked(runId, job[5], job[4] or job[6]) end
   if status == "staged" then return checkOrder(runId) end
   if ENDED[status] and not job[3] then return restageRetried(runId, status) end
 end
@@ -306,9 +336,8 @@ elseif state[3] then
   redis.call("HDEL", stateKey, "mismatch")
 end
 
--- 3. The wait list and the delayed set (at least one job of each per call).
+-- 3. The wait list (at least one job per call).
 for _, runId in ipairs(redis.call("LRANGE", waitKey, 0, math.max(math.floor(work), 1) - 1)) do checkJob(runId) end
-for _, runId in ipairs(redis.call("ZRANGE", delayedKey, 0, math.max(math.floor(work), 1) - 1)) do checkJob(runId) end
 
 -- 4. The full pass, where it was (or from the start).
 if startPass then pass = "ids:" end
@@ -326,13 +355,26 @@ while pass and work > 0 do
     local rank = tonumber(position) or 0
     local ids = redis.call("ZRANGE", prioritizedKey, rank, rank + limit - 1)
     for _, runId in ipairs(ids) do checkJob(runId) end
-    if #ids < limit then pass = nil else pass = "prioritized:" .. (rank + #ids) end
+    if #ids < limit then pass = "delayed:0" else pass = "prioritized:" .. (rank + #ids) end
+  elseif phase == "delayed" then
+    local rank = tonumber(position) or 0
+    local ids = redis.call("ZRANGE", delayedKey, rank, rank + limit - 1)
+    for _, runId in ipairs(ids) do checkJob(runId) end
+    if #ids < limit then pass = nil else pass = "delayed:" .. (rank + #ids) end
   else
     pass = nil
   end
 end
 if pass ~= (state[4] or nil) then
   if pass then redis.call("HSET", stateKey, "pass", pass) else redis.call("HDEL", stateKey, "pass") end
+end
+
+-- 5. Parked runs: those due join the index; dependents still to be judged.
+local now = serverNow()
+local promoted = promoteDueRuns(base, now, 100)
+if promoted > 0 then publish(base, {type = "staged", count = promoted}) end
+if redis.call("EXISTS", base .. "dependents-pending") == 1 then
+  if settlePendingDependents(base, now, logMaxLines, math.max(math.floor(work), 100)) then more = true end
 end
 
 if forgotten > 0 then forgetIfEmpty(base) end

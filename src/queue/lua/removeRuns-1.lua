@@ -1,7 +1,9 @@
 #!lua
 --[[
   Removes runs and their logs, all or nothing. Running runs are refused:
-  cancel them first. A namespace left empty is forgotten entirely.
+  cancel them first. A namespace left empty is forgotten entirely. Runs
+  that wait for a removed staged run can never start: they end canceled
+  (or stay parked, if kept), see includes/removeWithDependents.lua.
 
   KEYS[1] ids    zset of every run id, score 0 (removeRun takes each id out)
 
@@ -17,6 +19,8 @@
 -- @include storedShape
 -- @include unstage
 -- @include removeRun
+-- @include removeWithDependents
+-- @include serverNow
 -- @include forgetIfEmpty
 local idsKey = KEYS[1]
 local base = ARGV[1]
@@ -35,9 +39,10 @@ for i = 2, #ARGV do
   local prev = status == "completed" and "completed" or "failed"
   if status == "staged" then
     unstage(base, runId, storedShape(runKey))
-    prev = "waiting"
+    removeWithDependents(base, runId, "waiting", serverNow(), 1000, 100)
+  else
+    removeRun(base, runId, prev)
   end
-  removeRun(base, runId, prev)
 end
 forgetIfEmpty(base)
 return {CODE.ok, #ARGV - 1}

@@ -22,9 +22,15 @@
           id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
           data (the job data: JSON text of what the run is)
 
+  A run whose data holds `hold`, `begin`, `delay` or `after` is parked out
+  of the fit index until it may start (see includes/admitNewRun.lua). Every
+  run id in an `after` must name a run that exists, or one earlier in the
+  same call: a later one, or the run itself, would make a cycle.
+
   Runs are staged now by the Redis server's clock (their job's timestamp).
 
   Returns {CODE.ok, seq of the first run, timestamp}, {CODE.runIdTaken, id},
+  {CODE.unknownDependency, id}, {CODE.dependencyCycle, id},
   {CODE.batchExpired} (a later chunk of a batch whose deadline passed), or
   {CODE.olderLayout} when the namespace holds runs stored by an older fitq.
 
@@ -41,6 +47,7 @@
 -- @include publish
 -- @include olderLayout
 -- @include batchState
+-- @include admitNewRun
 local seqKey = KEYS[1]
 local idsKey = KEYS[2]
 -- (stage adds each run's shape to its group, see indexShape.)
@@ -55,9 +62,26 @@ if batch ~= "" then
   if first ~= (state == nil) or state == "expired" then return {CODE.batchExpired} end
   batchCount = left or 0
 end
+local position = {}
 for i = 0, count - 1 do
   local id = ARGV[ARG0 + i * 4]
   if redis.call("EXISTS", jobKey(base, id)) == 1 then return {CODE.runIdTaken, id} end
+  position[id] = i
+end
+-- Dependencies: on runs that exist, or earlier in this call (no cycle).
+for i = 0, count - 1 do
+  local data = ARGV[ARG0 + 3 + i * 4]
+  if string.find(data, '"after"', 1, true) then
+    local ok, decoded = pcall(cjson.decode, data)
+    local after = ok and type(decoded) == "table" and decoded.after or {}
+    for _, group in ipairs(type(after) == "table" and after or {}) do
+      for _, dep in ipairs(type(group) == "table" and type(group.ids) == "table" and group.ids or {}) do
+        dep = tostring(dep)
+        if position[dep] and position[dep] >= i then return {CODE.dependencyCycle, dep} end
+        if not position[dep] and redis.call("EXISTS", jobKey(base, dep)) == 0 then return {CODE.unknownDependency, dep} end
+      end
+    end
+  end
 end
 
 local now = serverNow()
@@ -75,7 +99,7 @@ for i = 0, count - 1 do
     "status", "staged", "seq", seq, "score", score, "shape", shape)
   if batch ~= "" then redis.call("HSET", jobKey(base, id), "batch", batch) end
   emitEvent(base, "event", "added", "jobId", id, "name", "run")
-  stage(base, id, shape, score)
+  if not admitNewRun(base, id, data, now) then stage(base, id, shape, score) end
   redis.call("ZADD", idsKey, 0, id)
 end
 if batch == "" then publish(base, {type = "staged", count = count}) end

@@ -6,11 +6,13 @@
 -- @include endLog
 -- @include publish
 -- @include trimEndedRuns
+-- @include settleDependents
 
 -- Ends a staged or running run: returns what it took from the pool, records
 -- its end (BullMQ: completed or failed, see finishJob) and closes its log;
 -- then applies the namespace's retention to the state it ended in (at most
--- RETENTION_BATCH runs removed, never this one). (Its worker's share is
+-- RETENTION_BATCH runs removed, never this one), and judges the runs that
+-- depend on it (settleDependents). (Its worker's share is
 -- released by the caller.) `returnValue` is the exit code
 -- as JSON, for a completed run.
 local function endRun(base, runId, status, now, reason, logMaxLines, returnValue)
@@ -21,11 +23,12 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   if prev == "active" then deactivateJob(base, runId) end
   redis.call("HSET", runKey, "status", status)
   if reason ~= nil and reason ~= "" then redis.call("HSET", runKey, "reason", reason) end
-  redis.call("HDEL", runKey, "cancelRequested")
+  redis.call("HDEL", runKey, "cancelRequested", "held", "beginAt", "waitDeps", "depsNever")
   finishJob(base, runId, status, returnValue or "null", reason or "", now, prev)
   endLog(base, runId, status, logMaxLines)
   publish(base, {type = "ended", runId = runId, status = status})
   -- Pool capacity came back: workers waiting for it should look again.
   if #pooled > 0 then publish(base, {type = "poolReleased"}) end
   trimEndedRuns(base, status == "completed" and "completed" or "failed", RETENTION_BATCH, runId)
+  settleDependents(base, runId, now, logMaxLines)
 end

@@ -1,0 +1,21 @@
+-- @include jobKey
+-- @include unstage
+-- @include finishJob
+-- @include endLog
+-- @include publish
+-- @include trimEndedRuns
+
+-- Ends a staged run that waits for its dependencies as `canceled`, for
+-- `reason`, because run `cause` ended so that they can never be met (the
+-- run records it as `canceledFor`: `fitq restart --cascade` re-stages it).
+-- A staged run holds no reservation, so this is all endRun would do.
+local function cancelParkedRun(base, runId, reason, cause, now, logMaxLines)
+  local key = jobKey(base, runId)
+  unstage(base, runId, redis.call("HGET", key, "shape") or "none")
+  redis.call("HDEL", key, "waitDeps", "depsNever", "beginAt")
+  redis.call("HSET", key, "status", "canceled", "reason", reason, "canceledFor", cause)
+  finishJob(base, runId, "canceled", "null", reason, now, "waiting-children")
+  endLog(base, runId, "canceled", logMaxLines)
+  publish(base, {type = "ended", runId = runId, status = "canceled"})
+  trimEndedRuns(base, "failed", RETENTION_BATCH, runId)
+end

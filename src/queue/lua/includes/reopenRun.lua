@@ -1,0 +1,41 @@
+-- @include jobKey
+-- @include queueKey
+-- @include recordAttempt
+-- @include unpackLog
+-- @include depsState
+-- @include runData
+-- @include placeStaged
+-- @include cancelParkedRun
+
+-- Stages an ended run again (`fitq restart`), as a fresh attempt with the
+-- same id, command, demands and labels, at its original place in the order
+-- (its score is kept): the attempt that ended goes to its history
+-- (recordAttempt), its end and claim fields go, its retry-on-failure budget
+-- starts again, its packed output becomes a stream with a `restaged` entry.
+-- Its own dependencies are judged again (they may never be met: it ends
+-- canceled again, unless kept). Returns where it went (see placeStaged),
+-- or "canceled".
+local function reopenRun(base, runId, now, logMaxLines)
+  local key = jobKey(base, runId)
+  local run = redis.call("HMGET", key, "status", "finishedOn")
+  local status = run[1]
+  recordAttempt(base, runId, status, run[2] or now)
+  redis.call("ZREM", queueKey(base, "completed"), runId)
+  redis.call("ZREM", queueKey(base, "failed"), runId)
+  redis.call("HDEL", key, "worker", "pb", "devices", "deviceShare", "reserved", "pooled", "cancelRequested",
+    "exitCode", "signal", "reason", "returnvalue", "failedReason", "finishedOn", "processedOn",
+    "restaged", "restagedReason", "failures", "canceledFor", "beginAt", "held", "waitDeps", "depsNever")
+  redis.call("HSET", key, "status", "staged")
+  redis.call("HINCRBY", key, "restarted", 1)
+  unpackLog(base, runId, logMaxLines)
+  redis.call("XADD", key .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged",
+    "reason", "restarted (it was " .. status .. ")")
+  local state, detail, cause = depsState(base, runId)
+  if state == "never" and runData(base, runId).keepIfDependencyFails ~= true then
+    cancelParkedRun(base, runId, detail, cause, now, logMaxLines)
+    return "canceled"
+  end
+  if state ~= "met" then redis.call("HSET", key, "waitDeps", "1") end
+  if state == "never" then redis.call("HSET", key, "depsNever", detail) end
+  return placeStaged(base, runId, now)
+end

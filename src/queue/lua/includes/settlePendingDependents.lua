@@ -1,0 +1,31 @@
+-- @include jobKey
+-- @include evaluateDependent
+-- @include settleDependents
+
+-- Works through `dependents-pending` (see settleDependents): judges about
+-- `budget` more dependents of the runs left there, resuming each run's set
+-- where the last call stopped (SSCAN cursor), and settles the dependents of
+-- those it cancels. Returns whether work is left.
+local function settlePendingDependents(base, now, logMaxLines, budget)
+  local pendingKey = base .. "dependents-pending"
+  local flat = redis.call("HGETALL", pendingKey)
+  for i = 1, #flat, 2 do
+    if budget <= 0 then break end
+    local cause, cursor = flat[i], flat[i + 1]
+    local reply = redis.call("SSCAN", base .. "dependents:" .. cause, cursor, "COUNT", math.max(1, math.min(budget, 100)))
+    for _, dependent in ipairs(reply[2]) do
+      budget = budget - 1
+      if evaluateDependent(base, dependent, cause, now, logMaxLines) then
+        settleDependents(base, dependent, now, logMaxLines)
+      end
+    end
+    if reply[1] == "0" then
+      redis.call("HDEL", pendingKey, cause)
+      -- A removed run's set was kept for this: it goes now.
+      if redis.call("EXISTS", jobKey(base, cause)) == 0 then redis.call("DEL", base .. "dependents:" .. cause) end
+    else
+      redis.call("HSET", pendingKey, cause, reply[1])
+    end
+  end
+  return redis.call("EXISTS", pendingKey) == 1
+end

@@ -1,0 +1,71 @@
+#!lua
+--[[
+  `fitq restart`: stages ended runs again (includes/reopenRun.lua), each a
+  fresh attempt with the same id at its original place in the order. The
+  runs that depend on a restarted run wait for it again (their record of
+  how it ended goes; one kept with a dependency that could never be met
+  waits again). With cascade, the dependents that were canceled because of
+  it (`canceledFor`) are restarted too, and theirs in turn: at most 1,000
+  runs per call in all (the reply says which were left).
+
+  KEYS[1] ids    zset of every run id (a run must be listed there)
+
+  ARGV[1] base, ARGV[2] cascade ("1" or "0"), ARGV[3] logMaxLines,
+  ARGV[4..] run ids
+
+  Returns one entry per run id, then one per run restarted by the cascade,
+  "runId|outcome|detail": restarted (detail: where it went: staged,
+  delayed, held, deps, canceled), notEnded (detail: its status), unknown,
+  cascadeLeft (a dependent not restarted: the limit was reached).
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (maxmemory reached): nothing is restarted.
+]]
+-- @include jobKey
+-- @include batchState
+-- @include serverNow
+-- @include reopenRun
+-- @include evaluateDependent
+-- @include publish
+local idsKey = KEYS[1]
+local base, cascade, logMaxLines = ARGV[1], ARGV[2] == "1", ARGV[3]
+local now = serverNow()
+local ENDED = {completed = true, failed = true, canceled = true, lost = true, rejected = true, timeout = true}
+local CASCADE_LIMIT = 1000
+
+local results, staged, done = {}, 0, 0
+local queue = {}
+for i = 4, #ARGV do queue[#queue + 1] = {ARGV[i], false} end
+local i = 1
+while i <= #queue do
+  local runId, byCascade = queue[i][1], queue[i][2]
+  i = i + 1
+  local key = jobKey(base, runId)
+  local run = redis.call("HMGET", key, "status", "batch")
+  if not run[1] or redis.call("ZSCORE", idsKey, runId) == false or batchState(base, run[2]) then
+    if not byCascade then results[#results + 1] = runId .. "|unknown|" end
+  elseif not ENDED[run[1]] then
+    if not byCascade then results[#results + 1] = runId .. "|notEnded|" .. run[1] end
+  elseif byCascade and done >= CASCADE_LIMIT then
+    results[#results + 1] = runId .. "|cascadeLeft|"
+  else
+    done = done + 1
+    local where = reopenRun(base, runId, now, logMaxLines)
+    if where == "staged" then staged = staged + 1 end
+    results[#results + 1] = runId .. "|restarted|" .. where
+    -- Its dependents wait for it again; with cascade, those canceled for it run again too.
+    for _, dependent in ipairs(redis.call("SMEMBERS", base .. "dependents:" .. runId)) do
+      local depKey = jobKey(base, dependent)
+      redis.call("HDEL", depKey, "dep:" .. runId)
+      local d = redis.call("HMGET", depKey, "status", "waitDeps", "canceledFor")
+      if d[1] == "staged" and d[2] then
+        redis.call("HDEL", depKey, "depsNever")
+        evaluateDependent(base, dependent, runId, now, logMaxLines)
+      elseif cascade and d[1] == "canceled" and d[3] == runId then
+        queue[#queue + 1] = {dependent, true}
+      end
+    end
+  end
+end
+if staged > 0 then publish(base, {type = "staged", count = staged}) end
+return results
