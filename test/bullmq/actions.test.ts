@@ -171,6 +171,20 @@ describe('BullMQ actions on a fitq namespace', () => {
     expect(runs.map((r) => [r.id, r.status])).toEqual([[failing!.id, 'completed'], [canceled!.id, 'staged']]);
   });
 
+  it('retry (job.retry) of a run that ended timeout stages it again; it runs and completes', async () => {
+    const s = await setup();
+    const { client, bull } = s;
+    const flag = join(s.dir, 'flag');
+    const [slow] = (await client.stage({ command: ['sh', '-c', 'test -e "$1" || exec sleep 30', 'sh', flag], resources: 'cpu=1', timeLimit: '1s' })).runs;
+    await waitForStatus(client, slow!.id, 'timeout');
+    open(flag);
+    await (await bull.getJob(slow!.id))!.retry('failed');
+    await waitForStatus(client, slow!.id, 'completed');
+    expect(await client.getRun(slow!.id)).toMatchObject({ status: 'completed', exitCode: 0, epoch: 2 });
+    await expectWhole(client);
+    await expectAgreement(s);
+  });
+
   it('fitq runs show reads a run as BullMQ left it, with no worker or listing having caught up first', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);

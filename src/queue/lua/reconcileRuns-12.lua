@@ -74,6 +74,7 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): it catches up once Redis has room again.
 ]]
+-- @include isEnded
 -- @include serverNow
 -- @include allShapes
 -- @include indexShape
@@ -111,7 +112,6 @@ local base, budget, logMaxLines = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 if redis.call("EXISTS", idsKey, eventsKey, prioritizedKey, waitKey, delayedKey) == 0 then return {0, {}} end
 
 local FOREIGN_REASON = "not a fitq run (added without fitq's run data)"
-local ENDED = {completed = true, failed = true, canceled = true, lost = true, rejected = true}
 -- BullMQ's own key names: never a run id (see QUEUE_KEY_NAMES in names.ts).
 local QUEUE_KEY_NAMES = {}
 for _, suffix in ipairs({"active", "wait", "waiting-children", "paused", "id", "delayed", "prioritized",
@@ -273,7 +273,7 @@ local function checkJob(runId)
   if not known or not status or not job[2] then return rejectForeign(runId, known) end
   if status == "staged" and (job[4] or job[5] or job[6]) then return checkParked(runId, job[5], job[4] or job[6]) end
   if status == "staged" then return checkOrder(runId) end
-  if ENDED[status] and not job[3] then return restageRetried(runId, status) end
+  if isEnded(status) and not job[3] then return restageRetried(runId, status) end
 end
 
 local state = redis.call("HMGET", stateKey, "events", "pc", "mismatch", "pass")

@@ -21,6 +21,7 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): nothing is restarted.
 ]]
+-- @include isEnded
 -- @include jobKey
 -- @include batchState
 -- @include serverNow
@@ -30,7 +31,6 @@
 local idsKey = KEYS[1]
 local base, cascade, logMaxLines = ARGV[1], ARGV[2] == "1", ARGV[3]
 local now = serverNow()
-local ENDED = {completed = true, failed = true, canceled = true, lost = true, rejected = true, timeout = true}
 local CASCADE_LIMIT = 1000
 
 local results, staged, done = {}, 0, 0
@@ -44,7 +44,7 @@ while i <= #queue do
   local run = redis.call("HMGET", key, "status", "batch")
   if not run[1] or redis.call("ZSCORE", idsKey, runId) == false or batchState(base, run[2]) then
     if not byCascade then results[#results + 1] = runId .. "|unknown|" end
-  elseif not ENDED[run[1]] then
+  elseif not isEnded(run[1]) then
     if not byCascade then results[#results + 1] = runId .. "|notEnded|" .. run[1] end
   elseif byCascade and done >= CASCADE_LIMIT then
     results[#results + 1] = runId .. "|cascadeLeft|"

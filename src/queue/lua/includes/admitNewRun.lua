@@ -1,3 +1,4 @@
+-- @include isEnded
 -- @include jobKey
 -- @include runData
 -- @include depsState
@@ -24,12 +25,11 @@ local function admitNewRun(base, runId, data, now)
   local beginAt = tonumber(decoded.begin) or (tonumber(decoded.delay) and now + tonumber(decoded.delay))
   if beginAt and beginAt > now then redis.call("HSET", key, "beginAt", string.format("%.0f", beginAt)) end
   if type(decoded.after) == "table" and #decoded.after > 0 then
-    local ENDED = {completed = true, failed = true, canceled = true, lost = true, rejected = true, timeout = true}
     for _, group in ipairs(decoded.after) do
       for _, dep in ipairs(type(group.ids) == "table" and group.ids or {}) do
         redis.call("SADD", base .. "dependents:" .. dep, runId)
         local ended = redis.call("HMGET", jobKey(base, dep), "status", "reason")
-        if ENDED[ended[1] or ""] then redis.call("HSET", key, "dep:" .. dep, ended[1] .. "|" .. (ended[2] or "")) end
+        if isEnded(ended[1] or "") then redis.call("HSET", key, "dep:" .. dep, ended[1] .. "|" .. (ended[2] or "")) end
       end
     end
     local state, detail, cause = depsState(base, runId)

@@ -1,3 +1,4 @@
+-- @include isEnded
 -- @include depStatus
 -- @include runData
 
@@ -9,7 +10,6 @@
 -- reason it can never be met ("dependency abc123 failed (exit code 1)") and
 -- the dependency that failed it ("" for an --after-any group).
 local function depsState(base, runId)
-  local ENDED = {completed = true, failed = true, canceled = true, lost = true, rejected = true, timeout = true}
   local after = runData(base, runId).after
   if type(after) ~= "table" then return "met" end
   local waitingFor, waitingStatus
@@ -25,7 +25,7 @@ local function depsState(base, runId)
       for _, dep in ipairs(ids) do
         local status, reason = depStatus(base, runId, dep)
         if status == "completed" then completed = true break end
-        if ENDED[status] or status == "removed" then
+        if isEnded(status) or status == "removed" then
           last = describe(dep, status, reason)
         else
           pending = true
@@ -39,7 +39,7 @@ local function depsState(base, runId)
       for _, dep in ipairs(ids) do
         local status, reason = depStatus(base, runId, dep)
         if status == "removed" then return "never", describe(dep, status, reason), dep end
-        if ENDED[status] then
+        if isEnded(status) then
           if group.kind == "ok" and status ~= "completed" then return "never", describe(dep, status, reason), dep end
           if group.kind == "notok" and status == "completed" then
             return "never", describe(dep, status, reason) .. ": --after-notok needs it to fail", dep

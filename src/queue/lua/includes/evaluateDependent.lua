@@ -1,3 +1,4 @@
+-- @include isEnded
 -- @include jobKey
 -- @include runData
 -- @include depsState
@@ -15,8 +16,7 @@ local function evaluateDependent(base, runId, cause, now, logMaxLines)
   now = tonumber(now)
   local key = jobKey(base, runId)
   local ended = redis.call("HMGET", jobKey(base, cause), "status", "reason")
-  local ENDED = {completed = true, failed = true, canceled = true, lost = true, rejected = true, timeout = true}
-  if ENDED[ended[1] or ""] then
+  if isEnded(ended[1] or "") then
     redis.call("HSET", key, "dep:" .. cause, ended[1] .. "|" .. (ended[2] or ""))
   elseif not ended[1] then
     redis.call("HSET", key, "dep:" .. cause, "removed|")
