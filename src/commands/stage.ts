@@ -7,6 +7,8 @@ import { quote } from '../queue/names.js';
 import { commandJsonWithinLimit, MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
+import { outputFlags, parseOutputFlags } from '../cli/stage-output.js';
+import { parseSweepFlags, sweepFlags } from '../cli/stage-sweep.js';
 
 export default class Stage extends FitqCommand {
   static override summary = 'Stage a run: a command with resource demands, started by the first worker it fits.';
@@ -19,6 +21,8 @@ export default class Stage extends FitqCommand {
     '<%= config.bin %> stage -r gpu=1 --gpus 3 -- python train.py',
     '<%= config.bin %> stage --shell -- "make data && python train.py"',
     '<%= config.bin %> stage -r gpu=1 --from-file sweep.txt',
+    '<%= config.bin %> stage -r gpu=1 --array 0-19%4 --output "logs/{index}.out" -- python train.py --seed {index}',
+    '<%= config.bin %> stage -r gpu=1 --param lr=0.1,0.01 --param bs=32,64 --run-id "lr{lr}-bs{bs}" -- python train.py --lr {lr} --bs {bs}',
   ];
   static override flags = {
     resources: Flags.string({
@@ -53,6 +57,8 @@ export default class Stage extends FitqCommand {
       summary: 'Sign the runs with the shared secret in this file, for workers that require signed runs.',
       description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: the runs are not signed.',
     }),
+    ...sweepFlags,
+    ...outputFlags,
   };
 
   /** The words as typed: parsing replaces this.argv with the words it was given. */
@@ -84,7 +90,10 @@ export default class Stage extends FitqCommand {
       repeat: parseIntegerOption('--repeat', flags.repeat, 1, MAX_REPEAT),
       gpus: flags.gpus,
       retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
+      array: parseSweepFlags(flags),
+      output: parseOutputFlags(flags),
     };
+    if (common.array !== undefined && fromFile !== undefined) throw new UsageError('--from-file does not go with --array, --param or --param-file');
     // Each line of a file is shell text, as in other spoolers' job files.
     const requests =
       fromFile === undefined
@@ -94,6 +103,8 @@ export default class Stage extends FitqCommand {
     const secret = cliSecret(flags['secret-file']);
     const result = await this.withClient(flags, (client) => client.stage(requests), { secret });
     for (const warning of [...warnings, ...result.warnings]) if (warning) process.stderr.write(`Warning: ${warning}\n`);
+    const array = result.runs[0]?.array;
+    if (array !== undefined) process.stderr.write(`Staged array ${array} (${result.runs.length} run${result.runs.length === 1 ? '' : 's'})\n`);
     if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
     else for (const run of result.runs) this.log(run.id);
   }

@@ -28,6 +28,7 @@ import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, vali
 import { refusal, SCRIPT_CODES } from './script-codes.js';
 import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
+import { prepareArray } from './sweep.js';
 import { whyWaiting } from './why-waiting.js';
 import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
@@ -208,7 +209,8 @@ export class FitqClient {
    */
   async stage(requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
     const list = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
-    const runs = signRuns(list.flatMap((request) => prepareRuns(request)), this.keys.base, secretKey(this.options.secret));
+    const prepared = list.flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })));
+    const runs = signRuns(prepared, this.keys.base, secretKey(this.options.secret));
     const ids = new Set<string>();
     for (const run of runs) {
       if (ids.has(run.id)) throw new UsageError(`run id '${run.id}' given twice`);
@@ -223,6 +225,7 @@ export class FitqClient {
         seq: String(stored[i]!.seq),
         priority: String(run.priority),
         timestamp: String(stored[i]!.timestamp),
+        ...(run.array === undefined ? {} : { array: run.array }),
       }),
     );
     await this.reap();
@@ -241,6 +244,7 @@ export class FitqClient {
       shape: shapeOf(run.demands, run.gpus),
       priority: run.priority,
       data: runDataJson(run.fields, run.priority),
+      ...(run.array === undefined ? {} : { array: run.array, ...(run.limit === undefined ? {} : { limit: run.limit }) }),
     }));
     const chunks: (typeof scriptRuns)[] = [];
     for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
@@ -528,6 +532,20 @@ export class FitqClient {
   async resolveRunId(ref: string): Promise<string> {
     const [id] = await this.resolveRunIds([ref]);
     return id!;
+  }
+
+  /**
+   * The array an id names: a full array id, or a prefix of exactly one
+   * (as for runs). An unknown or ambiguous one is a UsageError, naming it.
+   */
+  async resolveArrayId(ref: string): Promise<string> {
+    validateRunId(ref);
+    const arrays = Object.keys(await this.redis.hgetall(this.keys.arrays).catch(() => ({})));
+    if (arrays.includes(ref)) return ref;
+    const found = arrays.filter((id) => id.startsWith(ref)).sort();
+    if (found.length === 0) throw new UsageError(`unknown array ${quote(ref)} (no run of the namespace is part of it)`);
+    if (found.length > 1) throw new UsageError(`array id prefix ${quote(ref)} is ambiguous: ${found.slice(0, SHOWN_CANDIDATES).join(', ')}${found.length > SHOWN_CANDIDATES ? ', …' : ''}`);
+    return found[0]!;
   }
 
   /** One run as stored, read over the given connection. */

@@ -8,6 +8,8 @@
  * record of strings (`runFields`): the job hash with its data's fields
  * spread over it, as they were signed.
  */
+import type { StoredOutputFiles } from './output-files.js';
+import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Resources } from '../resources/spec.js';
 
 /** `rejected`: a worker that requires signed runs refused it (unsigned or altered); it never started. */
@@ -54,6 +56,12 @@ export interface RunRecord {
   /** How many times the run was claimed; fences writers of older claims. */
   epoch?: number;
   seq: number;
+  /** The array it is part of (`fitq stage --array/--param`), its index there and its parameters. */
+  array?: string;
+  arrayIndex?: number;
+  params?: Record<string, string>;
+  /** Files the worker also writes its output to (`fitq stage --output/--error`), absolute. */
+  output?: StoredOutputFiles;
 }
 
 /** Which runs to list, cancel or remove: every given condition must hold. */
@@ -62,10 +70,13 @@ export interface RunFilter {
   statuses?: readonly RunStatus[];
   /** Every one of these labels, with exactly this value. */
   labels?: Readonly<Record<string, string>>;
+  /** Runs of this array (its full id). */
+  array?: string;
 }
 
 export function matchesFilter(run: RunRecord, filter: RunFilter): boolean {
   if (filter.statuses && filter.statuses.length > 0 && !filter.statuses.includes(run.status)) return false;
+  if (filter.array !== undefined && run.array !== filter.array) return false;
   return Object.entries(filter.labels ?? {}).every(([key, value]) => Object.hasOwn(run.labels, key) && run.labels[key] === value);
 }
 
@@ -89,6 +100,10 @@ export interface RunData {
   retries?: number;
   priority: number;
   signature?: string;
+  /** Its index in its array, and its parameters (the array's id is the job's `array` field). */
+  arrayIndex?: number;
+  params?: Record<string, string>;
+  output?: StoredOutputFiles;
 }
 
 /** The job data (JSON text) of a run about to be staged, from its string fields. */
@@ -106,6 +121,9 @@ export function runDataJson(fields: Readonly<Record<string, string>>, priority: 
   if (fields.gpus !== undefined) data.gpus = fields.gpus;
   if (fields.retries !== undefined) data.retries = Number(fields.retries);
   if (fields.signature !== undefined) data.signature = fields.signature;
+  if (fields.arrayIndex !== undefined) data.arrayIndex = Number(fields.arrayIndex);
+  if (fields.params !== undefined) data.params = parseJson<Record<string, string>>(fields.params, {});
+  if (fields.output !== undefined) data.output = parseJson<StoredOutputFiles>(fields.output, { stdout: '' });
   return JSON.stringify(data);
 }
 
@@ -129,6 +147,9 @@ export function dataFields(dataJson: string | undefined): Record<string, string>
   if (data.gpus !== undefined) fields.gpus = String(data.gpus);
   if (data.retries !== undefined) fields.retries = String(data.retries);
   if (data.signature !== undefined) fields.signature = String(data.signature);
+  if (data.arrayIndex !== undefined) fields.arrayIndex = String(data.arrayIndex);
+  if (data.params !== undefined) fields.params = JSON.stringify(data.params);
+  if (data.output !== undefined) fields.output = JSON.stringify(data.output);
   return fields;
 }
 
@@ -147,7 +168,9 @@ export function runDemands(fields: Record<string, string>): Resources {
  * `resources` holds: the typed text is not signed, so an altered one is never
  * shown. Otherwise the amounts in human units.
  */
-function requiresText(fields: Record<string, string>, demands: Resources): string {
+function requiresText(fields: Record<string, string>, stored: Resources): string {
+  // An array's limit is a demand of its own pool resource, not one typed: not shown.
+  const demands = fields.array ? new Map([...stored].filter(([name]) => name !== `${ARRAY_RESOURCE_PREFIX}${fields.array}`)) : stored;
   const typed = fields.requires;
   if (typed) {
     try {
@@ -206,6 +229,10 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     retries: optionalNumber(fields.retries),
     restaged: optionalNumber(fields.restaged),
     restagedReason: fields.restagedReason || undefined,
+    array: fields.array || undefined,
+    arrayIndex: optionalNumber(fields.arrayIndex),
+    params: fields.params ? parseJson<Record<string, string> | undefined>(fields.params, undefined) : undefined,
+    output: fields.output ? parseJson<StoredOutputFiles | undefined>(fields.output, undefined) : undefined,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;

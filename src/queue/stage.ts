@@ -11,6 +11,8 @@ import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
 import { MAX_NAME_LENGTH, quote, quoteBytes, validateNewRunId } from './names.js';
 import { isWellFormed, REPLACEMENT_CHARACTER } from './utf8.js';
+import { prepareOutputFiles, type OutputFiles } from './output-files.js';
+import type { ArrayRequest } from './sweep.js';
 
 /** How to stage a run, quoted in the errors that say what is missing. */
 export const STAGE_USAGE = 'fitq stage [FLAGS] -- COMMAND [ARGS...]';
@@ -62,6 +64,10 @@ export interface StageRequest {
   gpus?: string;
   /** Times the run is re-staged when its worker dies under it; default 0. */
   retries?: number;
+  /** Stage an array of runs (`fitq stage --array/--param`): see sweep.ts. */
+  array?: ArrayRequest | undefined;
+  /** Files the worker also writes the run's output to (`fitq stage --output/--error`): see output-files.ts. */
+  output?: OutputFiles | undefined;
 }
 
 /** A validated run, ready for the stage script. */
@@ -72,6 +78,9 @@ export interface PreparedRun {
   gpus: readonly number[];
   priority: number;
   fields: Record<string, string>;
+  /** The array it is part of (sweep.ts), and the array's limit (%N). */
+  array?: string;
+  limit?: number;
 }
 
 export function newRunId(): string {
@@ -226,8 +235,11 @@ export function parseIntegerOption(flag: string, text: string, min: number, max:
   return value;
 }
 
-/** Validates a request and expands it into `repeat` runs. Throws UsageError. */
-export function prepareRuns(request: StageRequest): PreparedRun[] {
+/**
+ * Validates a request and expands it into `repeat` runs. Throws UsageError.
+ * `placeholders` fill the output files' (an array's run's; `{id}` is always there).
+ */
+export function prepareRuns(request: StageRequest, placeholders: Readonly<Record<string, string>> = {}): PreparedRun[] {
   if (!Array.isArray(request.command)) throw new UsageError(`missing command: ${STAGE_USAGE}`);
   const commandJson = validateCommand([...request.command], request.shell === true);
   const priority = request.priority ?? 0;
@@ -248,10 +260,11 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   const labelsJson = validateLabels(request.labels ?? {});
   const demands = toResources(request.resources);
   const gpus = request.gpus === undefined ? [] : parsePinnedGpus(request.gpus, demands);
+  const cwd = validateCwd(request.cwd);
   const fields: Record<string, string> = {
     command: commandJson,
     shell: request.shell ? '1' : '0',
-    cwd: validateCwd(request.cwd),
+    cwd,
     env: envJson,
     labels: labelsJson,
     resources: formatResources(demands),
@@ -267,13 +280,11 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
       `batch too large: --repeat ${repeat} of ${runBytes} bytes each is ${repeat * runBytes} bytes (at most ${MAX_BATCH_BYTES}): stage fewer or smaller runs`,
     );
   }
-  return Array.from({ length: repeat }, () => ({
-    id: request.runId ?? newRunId(),
-    demands,
-    gpus,
-    priority,
-    fields,
-  }));
+  const output = request.output === undefined ? undefined : prepareOutputFiles(request.output, cwd, Object.keys(placeholders));
+  return Array.from({ length: repeat }, () => {
+    const id = request.runId ?? newRunId();
+    return { id, demands, gpus, priority, fields: output ? { ...fields, output: output({ ...placeholders, id }) } : fields };
+  });
 }
 
 /**

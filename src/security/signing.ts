@@ -24,6 +24,13 @@ const SIGNATURE_PATTERN = /^v1:([0-9a-f]{64})$/;
  */
 export const SIGNED_FIELDS = ['command', 'shell', 'cwd', 'env', 'resources', 'gpus', 'retries', 'priority'] as const;
 
+/**
+ * Fields covered only when the run has them, after SIGNED_FIELDS (so runs
+ * without them are signed as before): the files the worker writes the
+ * run's output to (`fitq stage --output/--error`).
+ */
+export const SIGNED_IF_SET = ['output'] as const;
+
 export const REJECTED_UNSIGNED = 'rejected: run is not signed (this worker requires signed runs)';
 export const REJECTED_MISMATCH = 'rejected: signature does not match (the run was altered or signed with another secret)';
 export const REJECTED_FORMAT = `rejected: signature is not in a format this worker knows (expected ${VERSION}:<hex>)`;
@@ -46,7 +53,9 @@ export type Verification = { ok: true } | { ok: false; reason: string };
  */
 export function canonicalRunPayload(run: RunToSign): string {
   const values = SIGNED_FIELDS.map((name) => (Object.hasOwn(run.fields, name) ? (run.fields[name] ?? null) : null));
-  return JSON.stringify([DOMAIN, run.namespace, run.runId, ...values]);
+  // Each as [name, value], so no field set can pass for another.
+  const extra = SIGNED_IF_SET.flatMap((name) => (Object.hasOwn(run.fields, name) && run.fields[name] !== undefined ? [[name, run.fields[name]]] : []));
+  return JSON.stringify([DOMAIN, run.namespace, run.runId, ...values, ...extra]);
 }
 
 function mac(secret: Uint8Array, run: RunToSign): Buffer {
