@@ -433,10 +433,12 @@ export class FitqClient {
   }
 
   /**
-   * Runs in staging order, optionally only some statuses and labels; staged
+   * Runs in staging order, optionally only some statuses, labels or an
+   * array (its id, or a unique prefix of one); staged
    * runs carry why they wait, running runs whose worker is not responding say so.
    */
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    if (filter.array !== undefined) filter = { ...filter, array: await this.resolveArrayId(filter.array) };
     await this.reconcile();
     const workers = await this.listWorkers();
     const runs = (await this.selectRuns(filter)).map(({ run }) => run);
@@ -488,6 +490,22 @@ export class FitqClient {
     const named = await this.resolveRunIds(refs);
     const matching = filter ? (await this.selectRuns(filter)).map(({ run }) => run.id) : [];
     return [...new Set([...named, ...matching])];
+  }
+
+  /**
+   * The runs that references name and, with a filter, every run matching
+   * it, as records (named ones first, then the others in staging order;
+   * each once). A filter's `array` may be a unique prefix of an array id.
+   */
+  async selectRunRecords(refs: readonly string[], filter?: RunFilter): Promise<RunRecord[]> {
+    const named = await this.resolveRunIds(refs);
+    const resolved = filter?.array === undefined ? filter : { ...filter, array: await this.resolveArrayId(filter.array) };
+    const matching = resolved ? await this.selectRuns(resolved) : [];
+    const byId = new Map(matching.map(({ run }) => [run.id, run]));
+    const missing = named.filter((id) => !byId.has(id));
+    for (const { run } of await this.getRuns(missing)) byId.set(run.id, run);
+    const ids = [...new Set([...named, ...matching.map(({ run }) => run.id)])];
+    return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   /** Runs matching a filter, in staging order, with their exact demands. */

@@ -179,7 +179,7 @@ describe('--label selections', () => {
       fitq(['cancel', '--label', 'sweep=lr'], { queue }),
     ]);
     expect(already.stdout.trim().split('\n')).toEqual([`Run ${lr1} already canceled`, `Run ${lr2} already canceled`]);
-    expect(nothingLeft.stdout.trim()).toBe('No runs to cancel.');
+    expect(nothingLeft.stdout.trim()).toBe('No runs match --status staged,running --label sweep=lr: nothing to cancel.');
     expect(await statuses(queue, [bs!, none!])).toEqual(['staged', 'staged']);
   });
 
@@ -187,7 +187,7 @@ describe('--label selections', () => {
     const queue = newQueue();
     const [, , bs, none] = await stageLabeled(queue, ...sweep);
     expectRefused(await fitq(['runs', 'rm', '--label', 'oops'], { queue }), "invalid --label 'oops': expected KEY=VALUE");
-    expect((await fitq(['runs', 'rm', '--label', 'sweep=lr', '--status', 'canceled'], { queue })).stdout.trim()).toBe('Removed 0 runs.');
+    expect((await fitq(['runs', 'rm', '--label', 'sweep=lr', '--status', 'canceled'], { queue })).stdout.trim()).toBe('No runs match --status canceled --label sweep=lr: nothing to remove.');
     expect((await fitq(['runs', 'rm', '--label', 'sweep=lr'], { queue })).stdout.trim()).toBe('Removed 2 runs.');
     expect((await (await connectClient(queue)).listRuns()).map((run) => run.id)).toEqual([bs, none]);
   });
@@ -213,7 +213,7 @@ describe('fitq cancel with several runs', () => {
     const b = await stage(queue, ['-r', 'never=1', '--', 'true']);
     const c = await stage(queue, ['-r', 'never=1', '--', 'true']);
 
-    expectRefused(await fitq(['cancel'], { queue }), 'name the runs to cancel, or select them with --status or --label');
+    expectRefused(await fitq(['cancel'], { queue }), 'name the runs to cancel, or select them with --status, --label or --array');
     expectRefused(await fitq(['cancel', a, 'nope', b], { queue }), "unknown run 'nope'");
     expect(await statuses(queue, [a, b, c])).toEqual(['staged', 'staged', 'staged']);
 
