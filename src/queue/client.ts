@@ -7,7 +7,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { poolResources, readPool, type PoolResource } from './pools.js';
+import { poolResources, readPool, stagedResourceNames, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
@@ -320,9 +320,10 @@ export class FitqClient {
     await this.scripts.setPool('remove', [...names]);
   }
 
-  /** The pool's resources with capacity and current use. */
+  /** The pool's resources with capacity and current use (arrays' limits while they have staged or running runs). */
   async listPool(): Promise<PoolResource[]> {
-    return poolResources(await readPool(this.redis, this.keys));
+    const [pool, active] = await Promise.all([readPool(this.redis, this.keys), stagedResourceNames(this.redis, this.keys)]);
+    return poolResources(pool, active);
   }
 
   /**

@@ -124,8 +124,11 @@ describe('fitq stage --array', () => {
       expect(waiting).toMatchObject({ status: 'staged', reason: `waiting for array ${array} (1 of 1 running)` });
       writeFileSync(join(dir, 'go'), '');
       await waitFor('both runs to end', async () => (await client.listRuns({ array })).every((run) => run.status === 'completed'));
-      expect(expectOk(await fitq(['runs', 'rm', '--array', array], { queue })).trim()).toBe('Removed 2 runs.');
+      // Done: no longer listed as a pool resource, though kept while its runs are.
       expect(await client.listPool()).toEqual([]);
+      expect(await client.redis.hgetall(client.keys.poolCapacity)).toEqual({ [`array.${array}`]: '1' });
+      expect(expectOk(await fitq(['runs', 'rm', '--array', array], { queue })).trim()).toBe('Removed 2 runs.');
+      expect(await client.redis.exists(client.keys.poolCapacity, client.keys.poolUsed)).toBe(0);
       expect(await client.redis.exists(client.keys.arrays)).toBe(0);
       expectRefused(await fitq(['runs', '--array', array], { queue }), `unknown array '${array}' (no run of the namespace is part of it)`);
     } finally {
