@@ -121,7 +121,8 @@ export function prepareArray(request: StageRequest & { array: ArrayRequest }): P
   const known = new Set<string>([...BUILT_IN, ...names]);
   const noId = new Set([...known].filter((name) => name !== 'id'));
   if (request.runId !== undefined) checkPlaceholders('--run-id', request.runId, noId);
-  for (const word of request.command ?? []) if (typeof word === 'string') checkPlaceholders('the command', word, known);
+  const command = Array.isArray(request.command) ? request.command : [];
+  for (const word of command) if (typeof word === 'string') checkPlaceholders('the command', word, known);
   for (const [key, value] of Object.entries(request.labels ?? {})) if (typeof value === 'string') checkPlaceholders(`label ${quote(key)}`, value, known);
   if (request.runId !== undefined && rows.length > 1 && placeholdersOf(request.runId).length === 0) {
     throw new UsageError(`--run-id ${quote(request.runId)} names one run: give the array's runs a placeholder, like ${quote(`${request.runId}-{index}`)}`);
@@ -141,7 +142,7 @@ export function prepareArray(request: StageRequest & { array: ArrayRequest }): P
     for (const [name, value] of Object.entries(params)) env[paramEnvName(name)] = value;
     const labels = Object.fromEntries(Object.entries(request.labels ?? {}).map(([key, value]) => [key, fillPlaceholders(value, values)]));
     const [run] = prepareRuns(
-      { ...request, array: undefined, repeat: 1, runId: id, command: request.command.map((word) => fillPlaceholders(word, values)), labels, env },
+      { ...request, array: undefined, repeat: 1, runId: id, command: command.map((word) => (typeof word === 'string' ? fillPlaceholders(word, values) : word)), labels, env },
       values,
     );
     const prepared = run!;
