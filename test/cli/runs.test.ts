@@ -78,8 +78,9 @@ describe('fitq runs: what a user can read', () => {
     const id = await stage(queue, ['-r', 'cpu=2', '--label', 'sweep=lr', '--priority', '3', '--', ...command]);
 
     const wide = rowsById((await fitq(['runs', '--wide'], { queue })).stdout);
-    expect(wide.header).toMatch(/^ID\s+STATUS\s+REQUIRES\s+COMMAND\s+LABELS\s+PRIORITY\s+WORKER\s+STAGED\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
-    expect(wide.rows.get(id)).toContain(`${shown}  sweep=lr  3`);
+    expect(wide.header).toMatch(/^ID\s+STATUS\s+REQUIRES\s+COMMAND\s+LABELS\s+ARRAY\s+PRIORITY\s+WORKER\s+STAGED\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
+    // (No array: an empty ARRAY cell.)
+    expect(wide.rows.get(id)).toMatch(new RegExp(`${shown.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}  sweep=lr {7,}3  `));
 
     const picked = await fitq(['runs', '--columns', 'id,labels,command'], { queue });
     expectOk(picked);
@@ -90,7 +91,7 @@ describe('fitq runs: what a user can read', () => {
     const pickedWide = await fitq(['runs', '--columns', 'command', '--wide'], { queue });
     expect(pickedWide.stdout.trim().split('\n')).toEqual(['COMMAND', shown]);
 
-    const choose = 'choose from id, status, requires, command, labels, priority, worker, staged, started, duration, exit, why';
+    const choose = 'choose from id, status, requires, command, labels, array, priority, worker, staged, started, duration, exit, why';
     const refusals = await Promise.all(
       [['--columns', 'id,colour'], ['--columns', 'id,,status'], ['--columns', 'id,ID'], ['--json', '--wide'], ['--json', '--columns', 'id']].map((args) =>
         fitq(['runs', ...args], { queue }),
