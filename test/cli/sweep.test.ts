@@ -155,6 +155,9 @@ describe('fitq stage --param and --param-file', () => {
       ['completed', 3, { lr: '0.01', bs: '64' }, { lr: '0.01', grid: 'x{lr}' }],
     ]);
     expect(await logOf(queue, 'g-0.01-64')).toBe('0.01 64 0.01 64 3');
+    const shown = expectOk(await fitq(['runs', 'show', 'g-0.01-64'], { queue })).split('\n');
+    expect(shown).toContain(`array:     ${runs[0]!.array} index 3`);
+    expect(shown).toContain('params:    lr=0.01 bs=64');
   });
 
   it('stages a run per row of a CSV file, quoted fields included', async () => {
