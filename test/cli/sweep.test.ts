@@ -137,6 +137,27 @@ describe('fitq stage --array', () => {
   });
 });
 
+describe('a run waiting for its array', () => {
+  it.each(['backfill', 'fifo'])('holds nothing back under --policy %s: a later run takes what it would need', async (policy) => {
+    const queue = newQueue();
+    const dir = mkdtempSync(join(tmpdir(), 'fitq-array-'));
+    const staged = await fitq(['stage', '-r', 'cpu=1', '--array', '0-2%1', '--cwd', dir, '--shell', '--', 'while [ ! -e go ]; do sleep 0.02; done'], { queue });
+    const [first] = expectOk(staged).trim().split('\n');
+    const [later] = expectOk(await fitq(['stage', '-r', 'cpu=1', '--', 'true'], { queue })).trim().split('\n');
+    spawnCliWorker(queue, ['-r', 'cpu=2', '--policy', policy]);
+    const client = await connectClient(queue);
+    try {
+      // Were the array's second run the blocked head (or fifo's), it would keep the one free cpu from the later run.
+      await waitFor('the later run to complete', async () => (await client.getRun(later!)).status === 'completed');
+      expect((await client.getRun(first!)).status).toBe('running');
+      writeFileSync(join(dir, 'go'), '');
+      await waitFor('the array to end', async () => (await client.listRuns({ array: (await client.getRun(first!)).array! })).every((run) => run.status === 'completed'));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('fitq stage --param and --param-file', () => {
   it('stages the Cartesian product of --param lists, each run with its values in placeholders and FITQ_PARAM_*', async () => {
     const queue = newQueue();
