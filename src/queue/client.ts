@@ -28,7 +28,7 @@ import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, vali
 import { refusal, SCRIPT_CODES } from './script-codes.js';
 import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
 import { prepareRuns, shapeOf, type PreparedRun, type StageRequest } from './stage.js';
-import { prepareArray } from './sweep.js';
+import { ARRAY_RESOURCE_PREFIX, prepareArray } from './sweep.js';
 import { whyWaiting } from './why-waiting.js';
 import type { RunVerdict } from './explain.js';
 import { serverTimeMs, withWorkerLiveness } from './liveness.js';
@@ -317,6 +317,13 @@ export class FitqClient {
   /** Removes pool resources; runs holding some keep it until they end. */
   async removePool(names: readonly string[]): Promise<void> {
     if (names.length === 0) throw new UsageError('name the pool resources to remove');
+    // An array's limit goes with its runs: removed, they would wait for ever.
+    const arrays = await this.redis.hgetall(this.keys.arrays).catch(() => ({}) as Record<string, string>);
+    const limit = names.find((name) => name.startsWith(ARRAY_RESOURCE_PREFIX) && Object.hasOwn(arrays, name.slice(ARRAY_RESOURCE_PREFIX.length)));
+    if (limit !== undefined) {
+      const array = limit.slice(ARRAY_RESOURCE_PREFIX.length);
+      throw new UsageError(`${quote(limit)} is the limit of array ${array}: it goes with the array's runs (fitq runs rm --array ${array}); change it with fitq pool set ${limit}=N`);
+    }
     await this.scripts.setPool('remove', [...names]);
   }
 

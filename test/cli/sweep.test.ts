@@ -122,11 +122,18 @@ describe('fitq stage --array', () => {
       await waitFor('the first run to start', async () => (await client.getRun(first!)).status === 'running');
       const waiting = await client.getRun(second!);
       expect(waiting).toMatchObject({ status: 'staged', reason: `waiting for array ${array} (1 of 1 running)` });
+      expectRefused(
+        await fitq(['pool', 'rm', `array.${array}`], { queue }),
+        `'array.${array}' is the limit of array ${array}: it goes with the array's runs (fitq runs rm --array ${array}); change it with fitq pool set array.${array}=N`,
+      );
+      // A limit raised while the array runs lets the next run start.
+      await client.setPool(`array.${array}=2`);
+      await waitFor('the second run to start', async () => (await client.getRun(second!)).status === 'running');
       writeFileSync(join(dir, 'go'), '');
       await waitFor('both runs to end', async () => (await client.listRuns({ array })).every((run) => run.status === 'completed'));
       // Done: no longer listed as a pool resource, though kept while its runs are.
       expect(await client.listPool()).toEqual([]);
-      expect(await client.redis.hgetall(client.keys.poolCapacity)).toEqual({ [`array.${array}`]: '1' });
+      expect(await client.redis.hgetall(client.keys.poolCapacity)).toEqual({ [`array.${array}`]: '2' });
       expect(expectOk(await fitq(['runs', 'rm', '--array', array], { queue })).trim()).toBe('Removed 2 runs.');
       expect(await client.redis.exists(client.keys.poolCapacity, client.keys.poolUsed)).toBe(0);
       expect(await client.redis.exists(client.keys.arrays)).toBe(0);
