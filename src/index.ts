@@ -15,7 +15,9 @@
 export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, type RetentionState } from './queue/client.js';
 export { RETENTION_DEFAULTS, type Retention } from './queue/retention.js';
 export type { StageRequest } from './queue/stage.js';
-export type { RunRecord, RunStatus } from './queue/run-record.js';
+export type { ArrayRequest } from './queue/sweep.js';
+export type { OutputFiles } from './queue/output-files.js';
+export type { RunFilter, RunRecord, RunStatus } from './queue/run-record.js';
 export { RUN_STATUSES } from './queue/run-record.js';
 export type { WorkerRecord } from './queue/worker-record.js';
 export type { LogEntry } from './queue/logs.js';
