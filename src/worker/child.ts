@@ -18,7 +18,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { oneLine } from '../queue/names.js';
 import type { StoredOutputFiles } from '../queue/output-files.js';
 import { LineSplitter } from './line-splitter.js';
-import { openOutputFiles, type OutputFileWriters } from './output-files.js';
+import { drained, openOutputFiles, type OutputFileWriters } from './output-files.js';
 import { waitForOutputRoom } from './output.js';
 import { KEEPER_SCRIPT, keeperSupport, type KeeperSupport } from './subreaper.js';
 import { constants as osConstants } from 'node:os';
@@ -268,17 +268,22 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
     const splitter = new LineSplitter();
     const readable = readables[index];
     const copy = files?.[stream];
+    // Reading pauses while anything waits: room to store output, or an output file to take more.
+    let waits = 0;
+    const pauseUntil = (ready: Promise<void>) => {
+      if (waits++ === 0) readable?.pause();
+      void ready.then(() => {
+        if (--waits === 0) readable?.resume();
+      });
+    };
     readable?.on('data', (chunk: Buffer) => {
-      copy?.write(chunk);
       splitter.push(chunk).forEach((line) => spec.onLine(stream, line));
       // Too much output waiting to be stored: stop reading (the run blocks
       // writing, as on a full pipe) until there is room again. Once the
       // process has exited, what is left in the pipe is read at once.
       const room = exited ? undefined : waitForOutputRoom();
-      if (room) {
-        readable.pause();
-        void room.then(() => readable.resume());
-      }
+      if (room) pauseUntil(room);
+      if (copy && !copy.write(chunk) && !exited) pauseUntil(drained(copy));
     });
     // 'close' follows 'end', and comes alone when the pipe is destroyed: the last line either way.
     readable?.once('close', () => splitter.end().forEach((line) => spec.onLine(stream, line)));

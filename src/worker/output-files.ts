@@ -30,6 +30,17 @@ function describeOpenError(error: NodeJS.ErrnoException): string {
   }
 }
 
+/** Resolves when a file's stream takes more (or can take nothing more: it failed or was closed). */
+export function drained(stream: WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done).off('error', done).off('close', done);
+      resolve();
+    };
+    stream.once('drain', done).once('error', done).once('close', done);
+  });
+}
+
 /** Opens the files, or says why one cannot be opened (the run then ends failed with that reason). */
 export function openOutputFiles(files: StoredOutputFiles): OutputFileWriters | { failure: string } {
   const flags = files.append ? 'a' : 'w';

@@ -32,11 +32,13 @@ describe('fitq stage --output and --error', () => {
     await stage(['--output', 'kept.log', '--open-mode', 'append', '--', 'echo', 'after']);
     await stage(['--output', 'cut.log', '--', 'echo', 'after']);
     const swept = await stage(['--array', '3-4', '--output', 'a-{array}-{index}.txt', '--', 'echo', '{index}']);
+    // More than a file stream takes at once: reading waits for it, nothing is lost.
+    await stage(['--output', 'big.txt', '--', 'seq', '1', '50000']);
     // Signed runs: the worker checks the output files are those staged.
     expectOk(await fitq(['worker', '--run-once'], { queue, env: SECRET }));
 
     const runs = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as RunRecord[];
-    expect(runs.map((run) => run.status)).toEqual(Array(6).fill('completed'));
+    expect(runs.map((run) => run.status)).toEqual(Array(7).fill('completed'));
     expect(runs[0]!.output).toEqual({ stdout: join(dir, `both-${both}.log`) });
     expect(runs[2]!.output).toEqual({ stdout: join(dir, 'kept.log'), append: true });
     const read = (name: string) => readFileSync(join(dir, name), 'utf8');
@@ -47,6 +49,7 @@ describe('fitq stage --output and --error', () => {
     expect(read('cut.log')).toBe('after\n');
     const arrayId = runs[4]!.array!;
     expect([read(`a-${arrayId}-3.txt`), read(`a-${arrayId}-4.txt`)]).toEqual(['3\n', '4\n']);
+    expect(read('big.txt')).toBe(`${Array.from({ length: 50_000 }, (_, i) => i + 1).join('\n')}\n`);
     // Still in fitq's own log too.
     expect(expectOk(await fitq(['logs', apart!], { queue }))).toBe('out-1\nout-2');
     expect(swept).toHaveLength(2);
