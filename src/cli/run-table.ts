@@ -64,6 +64,7 @@ const COLUMNS = {
   requires: { title: 'REQUIRES', cell: describeDemands },
   command: { title: 'COMMAND', cut: true, cell: formatCommand },
   labels: { title: 'LABELS', cut: true, cell: (run) => formatLabels(run.labels) },
+  array: { title: 'ARRAY', cell: (run) => (run.array === undefined ? '' : `${run.array}[${run.arrayIndex ?? ''}]`) },
   priority: { title: 'PRIORITY', cell: (run) => String(run.priority) },
   worker: { title: 'WORKER', cell: (run) => run.worker ?? '' },
   staged: { title: 'STAGED', cell: (run, now) => formatTime(run.stagedAt, now) },

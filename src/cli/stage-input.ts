@@ -12,7 +12,7 @@ import { decodeUtf8, utf8Pieces } from '../queue/utf8.js';
 import { MAX_PARSED_WORDS, type NonUtf8Place } from './base-command.js';
 
 /** The flags that take every word up to the next flag or `--`. */
-const GREEDY_FLAGS = new Set(['resources', 'label', 'env']);
+const GREEDY_FLAGS = new Set(['resources', 'label', 'env', 'param']);
 
 /** A word as oclif's parser consumed it: a flag's value, or an argument no flag took. */
 export interface ParsedWord {

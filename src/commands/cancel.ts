@@ -1,65 +1,55 @@
-import { Args, Flags } from '@oclif/core';
-import { FitqCommand, inBatches, parseKeyValues } from '../cli/base-command.js';
-import { UsageError } from '../errors.js';
+import { Flags } from '@oclif/core';
+import { FitqCommand } from '../cli/base-command.js';
+import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import type { CancelResult } from '../queue/client.js';
 import { cancelCascade } from '../queue/dependencies.js';
-import { RUN_STATUSES, type RunStatus } from '../queue/run-record.js';
 
 export default class Cancel extends FitqCommand {
   static override summary = 'Cancel runs: a staged one at once, a running one by stopping its process group.';
   static override description =
     "A running run gets SIGTERM on its process group, then SIGKILL after the worker's grace period, and ends as canceled. " +
-    'Runs are named by id (or a unique prefix of one), or selected with --status and --label (all must match; ' +
-    '--label alone selects staged and running runs). Every id is checked first: an unknown one cancels nothing. ' +
-    'Runs that depend on a canceled run and can then never start are canceled with it (unless staged with --keep-if-dependency-fails): --dry-run lists them.';
+    'Runs are named by id (or a unique prefix of one), or selected with --status, --label and --array (all must match; ' +
+    '--label or --array without --status selects staged and running runs). Every id is checked first: an unknown one cancels nothing. ' +
+    'Runs that depend on a canceled run and can then never start are canceled with it (unless staged with --keep-if-dependency-fails): ' +
+    '--dry-run lists what would be canceled, them included.';
   static override strict = false;
   static override examples = [
     '<%= config.bin %> cancel 3f2a9c81d0e4',
     '<%= config.bin %> cancel 3f2a 77b0 --no-wait',
     '<%= config.bin %> cancel --status staged --label sweep=lr',
+    '<%= config.bin %> cancel --array 3f2a --dry-run',
     '<%= config.bin %> cancel 3f2a --dry-run',
   ];
-  static override args = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
+  static override args = selectionArgs;
   static override flags = {
-    status: Flags.string({ multiple: true, multipleNonGreedy: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Cancel the runs with this status (repeatable, or comma-separated: staged,running).' }),
-    label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Cancel the runs with this KEY=VALUE label (repeatable: all must match).' }),
+    ...selectionFlags,
     wait: Flags.boolean({ summary: 'Wait until running runs have ended.', default: true, allowNo: true }),
-    'dry-run': Flags.boolean({
-      summary: 'List what would be canceled, the runs that depend on them and could then never start included, without canceling anything.',
-    }),
+    json: Flags.boolean({ summary: 'Print what happened to each run as JSON (with --dry-run: the runs it would cancel).' }),
   };
 
   async run(): Promise<void> {
     const { argv, flags } = await this.parse(Cancel);
-    const ids = argv as string[];
-    const labels = parseKeyValues('--label', flags.label);
-    const selecting = flags.status !== undefined || flags.label !== undefined;
-    if (ids.length === 0 && !selecting) throw new UsageError('name the runs to cancel, or select them with --status or --label');
-    // --label alone: the runs that can still be canceled.
-    const statuses = (flags.status ?? ['staged', 'held', 'running']) as RunStatus[];
-    if (flags['dry-run']) {
-      const doomed = await this.withClient(flags, async (client) => {
-        const selected = await client.selectRunIds(ids, selecting ? { statuses, labels } : undefined);
-        return cancelCascade(await client.listRuns(), selected);
-      });
-      if (doomed.length === 0) this.log('No runs would be canceled.');
-      const named = new Set(ids);
-      for (const run of doomed) {
-        const why = run.after && !named.has(run.id) ? ': its dependencies could then never be met' : '';
-        this.log(`Would cancel run ${run.id} (${run.status})${why}`);
-      }
-      return;
-    }
+    // --label or --array alone: the runs that can still be canceled.
+    const selection = parseRunSelection(argv as string[], flags, { verb: 'cancel', statuses: ['staged', 'held', 'running'] });
     const results = await this.withClient(flags, async (client) => {
-      const selected = await client.selectRunIds(ids, selecting ? { statuses, labels } : undefined);
-      return client.cancelRuns(selected, { wait: flags.wait });
+      const selected = await selectRuns(client, selection);
+      // A dry run lists the runs that would be canceled with them too.
+      const runs = selection.dryRun ? cancelCascade(await client.listRuns(), selected.map((run) => run.id)) : selected;
+      if (reportSelection(this, selection, runs, flags)) {
+        const chosen = new Set(selected.map((run) => run.id));
+        const cascade = runs.filter((run) => !chosen.has(run.id)).map((run) => run.id);
+        if (cascade.length > 0 && !flags.json) this.log(`(${cascade.join(', ')}: their dependencies could then never be met)`);
+        return undefined;
+      }
+      return client.cancelRuns(runs.map((run) => run.id), { wait: flags.wait });
     });
-    if (results.length === 0) this.log('No runs to cancel.');
-    for (const result of results) this.log(describeCancel(result));
+    if (!results) return;
+    if (flags.json) this.log(JSON.stringify(results, null, 2));
+    else for (const result of results) this.log(describeCancel(result));
   }
 
   protected override tooManyWordsMessage(count: number): string {
-    return `${super.tooManyWordsMessage(count)}: select the runs with --status and --label, or name them ${inBatches('cancel')}`;
+    return `${super.tooManyWordsMessage(count)}: ${selectInstead('cancel')}`;
   }
 }
 

@@ -12,6 +12,8 @@ import { quote } from '../queue/names.js';
 import { commandJsonWithinLimit, MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
+import { outputFlags, parseOutputFlags } from '../cli/stage-output.js';
+import { parseSweepFlags, sweepFlags } from '../cli/stage-sweep.js';
 
 export default class Stage extends FitqCommand {
   static override summary = 'Stage a run: a command with resource demands, started by the first worker it fits.';
@@ -28,6 +30,8 @@ export default class Stage extends FitqCommand {
     '<%= config.bin %> stage -r gpu=1 --time-limit 2h30m --time-signal SIGUSR1@120s -- python train.py',
     '<%= config.bin %> stage --after @ --retry-on-failure 3 --backoff 30s,exp -- python eval.py',
     '<%= config.bin %> stage --hold --begin 22:00 -- ./nightly.sh',
+    '<%= config.bin %> stage -r gpu=1 --array 0-19%4 --output "logs/{index}.out" -- python train.py --seed {index}',
+    '<%= config.bin %> stage -r gpu=1 --param lr=0.1,0.01 --param bs=32,64 --run-id "lr{lr}-bs{bs}" -- python train.py --lr {lr} --bs {bs}',
   ];
   static override flags = {
     resources: Flags.string({
@@ -66,6 +70,8 @@ export default class Stage extends FitqCommand {
     ...stageWaitFlags,
     ...stageNotifyFlags,
     ...lifecycleFlags,
+    ...sweepFlags,
+    ...outputFlags,
   };
 
   /** The words as typed: parsing replaces this.argv with the words it was given. */
@@ -99,7 +105,10 @@ export default class Stage extends FitqCommand {
       retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
       ...parseStageNotify(flags),
       ...parseTimeFlags(flags),
+      array: parseSweepFlags(flags),
+      output: parseOutputFlags(flags),
     };
+    if (common.array !== undefined && fromFile !== undefined) throw new UsageError('--from-file does not go with --array, --param or --param-file');
     // Each line of a file is shell text, as in other spoolers' job files.
     const requests =
       fromFile === undefined
@@ -129,6 +138,10 @@ export default class Stage extends FitqCommand {
     const { code, runs } = await this.withClient(flags, (client) => waitForStaged(client, ids, waiting));
     if (flags.json) this.log(JSON.stringify(runs, null, 2));
     if (code !== 0) this.exit(code);
+    const array = result.runs[0]?.array;
+    if (array !== undefined) process.stderr.write(`Staged array ${array} (${result.runs.length} run${result.runs.length === 1 ? '' : 's'})\n`);
+    if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
+    else for (const run of result.runs) this.log(run.id);
   }
 
   /** Only the words before '--' go to oclif's parser, so only they count against its limit. */

@@ -7,7 +7,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { poolResources, readPool, type PoolResource } from './pools.js';
+import { poolResources, readPool, stagedResourceNames, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
@@ -34,6 +34,7 @@ import { setHeld, type HoldResult } from './hold.js';
 import { parkedReason } from './parked.js';
 import { restartRuns, type RestartResult } from './restart.js';
 import type { RunAttempt } from './run-record.js';
+import { ARRAY_RESOURCE_PREFIX, prepareArray } from './sweep.js';
 import { whyWaiting } from './why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
 import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
@@ -218,7 +219,8 @@ export class FitqClient {
   async stage(requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
     const given = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
     const list = await resolveDependencies(this, given);
-    const runs = signRuns(list.flatMap((request) => prepareRuns(request)), this.keys.base, secretKey(this.options.secret));
+    const prepared = list.flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })));
+    const runs = signRuns(prepared, this.keys.base, secretKey(this.options.secret));
     const ids = new Set<string>();
     for (const run of runs) {
       if (ids.has(run.id)) throw new UsageError(`run id '${run.id}' given twice`);
@@ -233,6 +235,7 @@ export class FitqClient {
         seq: String(stored[i]!.seq),
         priority: String(run.priority),
         timestamp: String(stored[i]!.timestamp),
+        ...(run.array === undefined ? {} : { array: run.array }),
       }),
     );
     // A run with dependencies may have ended at once (one can never be met): as stored.
@@ -269,6 +272,7 @@ export class FitqClient {
       shape: runShape(run),
       priority: run.priority,
       data: runDataJson(run.fields, run.priority),
+      ...(run.array === undefined ? {} : { array: run.array, ...(run.limit === undefined ? {} : { limit: run.limit }) }),
     }));
     const chunks: (typeof scriptRuns)[] = [];
     for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
@@ -341,12 +345,20 @@ export class FitqClient {
   /** Removes pool resources; runs holding some keep it until they end. */
   async removePool(names: readonly string[]): Promise<void> {
     if (names.length === 0) throw new UsageError('name the pool resources to remove');
+    // An array's limit goes with its runs: removed, they would wait for ever.
+    const arrays = await this.redis.hgetall(this.keys.arrays).catch(() => ({}) as Record<string, string>);
+    const limit = names.find((name) => name.startsWith(ARRAY_RESOURCE_PREFIX) && Object.hasOwn(arrays, name.slice(ARRAY_RESOURCE_PREFIX.length)));
+    if (limit !== undefined) {
+      const array = limit.slice(ARRAY_RESOURCE_PREFIX.length);
+      throw new UsageError(`${quote(limit)} is the limit of array ${array}: it goes with the array's runs (fitq runs rm --array ${array}); change it with fitq pool set ${limit}=N`);
+    }
     await this.scripts.setPool('remove', [...names]);
   }
 
-  /** The pool's resources with capacity and current use. */
+  /** The pool's resources with capacity and current use (arrays' limits while they have staged or running runs). */
   async listPool(): Promise<PoolResource[]> {
-    return poolResources(await readPool(this.redis, this.keys));
+    const [pool, active] = await Promise.all([readPool(this.redis, this.keys), stagedResourceNames(this.redis, this.keys)]);
+    return poolResources(pool, active);
   }
 
   /**
@@ -468,10 +480,12 @@ export class FitqClient {
   }
 
   /**
-   * Runs in staging order, optionally only some statuses and labels; staged
+   * Runs in staging order, optionally only some statuses, labels or an
+   * array (its id, or a unique prefix of one); staged
    * runs carry why they wait, running runs whose worker is not responding say so.
    */
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
+    if (filter.array !== undefined) filter = { ...filter, array: await this.resolveArrayId(filter.array) };
     await this.reconcile();
     const workers = await this.listWorkers();
     const all = (await this.selectRuns({})).map(({ run }) => run);
@@ -534,6 +548,22 @@ export class FitqClient {
     const named = await this.resolveRunIds(refs);
     const matching = filter ? (await this.selectRuns(filter)).map(({ run }) => run.id) : [];
     return [...new Set([...named, ...matching])];
+  }
+
+  /**
+   * The runs that references name and, with a filter, every run matching
+   * it, as records (named ones first, then the others in staging order;
+   * each once). A filter's `array` may be a unique prefix of an array id.
+   */
+  async selectRunRecords(refs: readonly string[], filter?: RunFilter): Promise<RunRecord[]> {
+    const named = await this.resolveRunIds(refs);
+    const resolved = filter?.array === undefined ? filter : { ...filter, array: await this.resolveArrayId(filter.array) };
+    const matching = resolved ? await this.selectRuns(resolved) : [];
+    const byId = new Map(matching.map(({ run }) => [run.id, run]));
+    const missing = named.filter((id) => !byId.has(id));
+    for (const { run } of await this.getRuns(missing)) byId.set(run.id, run);
+    const ids = [...new Set([...named, ...matching.map(({ run }) => run.id)])];
+    return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   /** Runs matching a filter, in staging order, with their exact demands. */
@@ -605,6 +635,20 @@ export class FitqClient {
   async resolveRunId(ref: string): Promise<string> {
     const [id] = await this.resolveRunIds([ref]);
     return id!;
+  }
+
+  /**
+   * The array an id names: a full array id, or a prefix of exactly one
+   * (as for runs). An unknown or ambiguous one is a UsageError, naming it.
+   */
+  async resolveArrayId(ref: string): Promise<string> {
+    validateRunId(ref);
+    const arrays = Object.keys(await this.redis.hgetall(this.keys.arrays).catch(() => ({})));
+    if (arrays.includes(ref)) return ref;
+    const found = arrays.filter((id) => id.startsWith(ref)).sort();
+    if (found.length === 0) throw new UsageError(`unknown array ${quote(ref)} (no run of the namespace is part of it)`);
+    if (found.length > 1) throw new UsageError(`array id prefix ${quote(ref)} is ambiguous: ${found.slice(0, SHOWN_CANDIDATES).join(', ')}${found.length > SHOWN_CANDIDATES ? ', …' : ''}`);
+    return found[0]!;
   }
 
   /** One run as stored, read over the given connection. */

@@ -11,6 +11,8 @@ export interface Shortfall {
   resource: string;
   need: bigint;
   have: bigint;
+  /** The whole capacity, where the verdict gives it (poolShort). */
+  capacity?: bigint;
 }
 
 /** How a blocked head keeps GPU devices from a later run (see includes/devices.lua placeBesideHead). */
@@ -104,7 +106,7 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
       else if (tag === 'own') verdict.own = args;
       else if (tag === 'pins') verdict.pins = args.map(Number);
       else if (tag === 'poolOver') verdict.poolOver.push(shortfall(args));
-      else if (tag === 'poolShort') verdict.poolShort.push(shortfall(args));
+      else if (tag === 'poolShort') verdict.poolShort.push({ ...shortfall(args), ...(args[3] === undefined ? {} : { capacity: parseDecimal(args[3]) }) });
       continue;
     }
     switch (tag) {

@@ -16,6 +16,8 @@ export interface NamespaceKeys {
   readonly groups: string;
   /** Hash: batch being staged in chunks, not yet committed -> "deadline count" (see stageRuns-3.lua). */
   readonly batches: string;
+  /** Hash: array id -> how many of its runs are stored (see stageRuns-3.lua); its limit is the pool resource `array.<id>`. */
+  readonly arrays: string;
   /** Zset of live workers, scored by lease deadline (epoch ms). */
   readonly workers: string;
   /** Hash: run id of a blocked head -> the worker holding resources for it. */
@@ -85,6 +87,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     ids: `${base}ids`,
     groups: `${base}groups`,
     batches: `${base}batches`,
+    arrays: `${base}arrays`,
     workers: `${base}workers`,
     holds: `${base}holds`,
     poolCapacity: `${base}pool:capacity`,

@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import { resourcesFromHash, type Resources } from '../resources/spec.js';
 import type { NamespaceKeys } from './keys.js';
+import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
 
 export interface PoolResource {
   name: string;
@@ -26,6 +27,20 @@ export async function readPool(redis: Redis, keys: NamespaceKeys): Promise<PoolS
   return { capacity: resourcesFromHash(capacity), used: resourcesFromHash(used) };
 }
 
-export function poolResources(pool: PoolState): PoolResource[] {
-  return [...pool.capacity].map(([name, capacity]) => ({ name, capacity, used: pool.used.get(name) ?? 0n }));
+/**
+ * The pool's resources. An array's limit (`array.<id>`, see sweep.ts) is
+ * one only while the array has staged or running runs: some of it in use,
+ * or a group of staged shapes (`groups`) demanding it; `activeNames` are
+ * the resource names of those groups.
+ */
+export function poolResources(pool: PoolState, activeNames?: ReadonlySet<string>): PoolResource[] {
+  return [...pool.capacity]
+    .map(([name, capacity]) => ({ name, capacity, used: pool.used.get(name) ?? 0n }))
+    .filter(({ name, used }) => activeNames === undefined || !name.startsWith(ARRAY_RESOURCE_PREFIX) || used > 0n || activeNames.has(name));
+}
+
+/** The resource names of the groups of shapes that have staged runs. */
+export async function stagedResourceNames(redis: Redis, keys: NamespaceKeys): Promise<Set<string>> {
+  const groups = Object.keys(await redis.hgetall(keys.groups).catch(() => ({})));
+  return new Set(groups.flatMap((group) => group.split(',')));
 }

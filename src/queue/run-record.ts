@@ -9,6 +9,8 @@
  * spread over it, as they were signed.
  */
 import { LIFECYCLE_DATA_KEYS, type Dependency, type RetryPolicy } from './parked.js';
+import type { StoredOutputFiles } from './output-files.js';
+import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Resources } from '../resources/spec.js';
 
 /**
@@ -93,6 +95,12 @@ export interface RunRecord {
   canceledFor?: string;
   /** Its earlier attempts (re-staged by a retry, a restart or its worker's death), oldest first; read by getRun. */
   attempts?: RunAttempt[];
+  /** The array it is part of (`fitq stage --array/--param`), its index there and its parameters. */
+  array?: string;
+  arrayIndex?: number;
+  params?: Record<string, string>;
+  /** Files the worker also writes its output to (`fitq stage --output/--error`), absolute. */
+  output?: StoredOutputFiles;
 }
 
 /** One earlier attempt of a run (`runs:<id>:attempts`). */
@@ -113,10 +121,13 @@ export interface RunFilter {
   statuses?: readonly RunStatus[];
   /** Every one of these labels, with exactly this value. */
   labels?: Readonly<Record<string, string>>;
+  /** Runs of this array (its full id). */
+  array?: string;
 }
 
 export function matchesFilter(run: RunRecord, filter: RunFilter): boolean {
   if (filter.statuses && filter.statuses.length > 0 && !filter.statuses.includes(run.status)) return false;
+  if (filter.array !== undefined && run.array !== filter.array) return false;
   return Object.entries(filter.labels ?? {}).every(([key, value]) => Object.hasOwn(run.labels, key) && run.labels[key] === value);
 }
 
@@ -152,6 +163,10 @@ export interface RunData {
   after?: Dependency[];
   keepIfDependencyFails?: boolean;
   retry?: RetryPolicy;
+  /** Its index in its array, and its parameters (the array's id is the job's `array` field). */
+  arrayIndex?: number;
+  params?: Record<string, string>;
+  output?: StoredOutputFiles;
 }
 
 /** The job data (JSON text) of a run about to be staged, from its string fields. */
@@ -173,6 +188,9 @@ export function runDataJson(fields: Readonly<Record<string, string>>, priority: 
   if (fields.signature !== undefined) data.signature = fields.signature;
   if (fields.notify !== undefined) data.notify = fields.notify;
   if (fields.lifecycle !== undefined) Object.assign(data, parseJson<Record<string, unknown>>(fields.lifecycle, {}));
+  if (fields.arrayIndex !== undefined) data.arrayIndex = Number(fields.arrayIndex);
+  if (fields.params !== undefined) data.params = parseJson<Record<string, string>>(fields.params, {});
+  if (fields.output !== undefined) data.output = parseJson<StoredOutputFiles>(fields.output, { stdout: '' });
   return JSON.stringify(data);
 }
 
@@ -202,6 +220,9 @@ export function dataFields(dataJson: string | undefined): Record<string, string>
   const lifecycle: Record<string, unknown> = {};
   for (const key of LIFECYCLE_DATA_KEYS) if (data[key] !== undefined) lifecycle[key] = data[key];
   if (Object.keys(lifecycle).length > 0) fields.lifecycle = JSON.stringify(lifecycle);
+  if (data.arrayIndex !== undefined) fields.arrayIndex = String(data.arrayIndex);
+  if (data.params !== undefined) fields.params = JSON.stringify(data.params);
+  if (data.output !== undefined) fields.output = JSON.stringify(data.output);
   return fields;
 }
 
@@ -220,7 +241,9 @@ export function runDemands(fields: Record<string, string>): Resources {
  * `resources` holds: the typed text is not signed, so an altered one is never
  * shown. Otherwise the amounts in human units.
  */
-function requiresText(fields: Record<string, string>, demands: Resources): string {
+function requiresText(fields: Record<string, string>, stored: Resources): string {
+  // An array's limit is a demand of its own pool resource, not one typed: not shown.
+  const demands = fields.array ? new Map([...stored].filter(([name]) => name !== `${ARRAY_RESOURCE_PREFIX}${fields.array}`)) : stored;
   const typed = fields.requires;
   if (typed) {
     try {
@@ -295,6 +318,10 @@ export function parseRunFields(fields: Record<string, string>): RunRecord {
     failures: optionalNumber(fields.failures),
     restarted: optionalNumber(fields.restarted),
     canceledFor: fields.canceledFor || undefined,
+    array: fields.array || undefined,
+    arrayIndex: optionalNumber(fields.arrayIndex),
+    params: fields.params ? parseJson<Record<string, string> | undefined>(fields.params, undefined) : undefined,
+    output: fields.output ? parseJson<StoredOutputFiles | undefined>(fields.output, undefined) : undefined,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (record as unknown as Record<string, unknown>)[key] = value;

@@ -134,6 +134,9 @@ export interface StageScriptRun {
   priority: number;
   /** Its job data, JSON text. */
   data: string;
+  /** The array it is part of, and the array's limit (most of its runs running at once), if any. */
+  array?: string;
+  limit?: number;
 }
 
 /** One edited run, as the update script takes it (see updateRuns-1.lua). */
@@ -341,7 +344,7 @@ export class Scripts {
    */
   async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander, batch?: BatchChunk): Promise<StagedBatch | undefined> {
     const args: (string | number)[] = [this.keys.base, batch?.id ?? '', batch?.ttlMs ?? 0, batch?.first ? 1 : 0, runs.length];
-    for (const run of runs) args.push(run.id, run.shape, run.priority, run.data);
+    for (const run of runs) args.push(run.id, run.shape, run.priority, run.data, run.array ?? '', run.limit ?? '');
     const keys = [this.keys.seq, this.keys.ids, this.keys.groups];
     if (pipeline) {
       void command(pipeline, 'fitqStageRuns')(...keys, ...args);

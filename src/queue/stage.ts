@@ -14,6 +14,8 @@ import { formatResources, toResources, typedSpecText, type ResourceInput, type R
 import { MAX_NAME_LENGTH, quote, quoteBytes, validateNewRunId } from './names.js';
 import { lifecycleJson, type LifecycleOptions } from './parked.js';
 import { isWellFormed, REPLACEMENT_CHARACTER } from './utf8.js';
+import { prepareOutputFiles, type OutputFiles } from './output-files.js';
+import type { ArrayRequest } from './sweep.js';
 
 /** How to stage a run, quoted in the errors that say what is missing. */
 export const STAGE_USAGE = 'fitq stage [FLAGS] -- COMMAND [ARGS...]';
@@ -77,6 +79,10 @@ export interface StageRequest extends LifecycleOptions {
   timeLimit?: number | string;
   /** The signal the run gets, and how long before its limit (`SIGUSR1@120s`); default SIGTERM at the limit. */
   timeSignal?: string | TimeSignal;
+  /** Stage an array of runs (`fitq stage --array/--param`): see sweep.ts. */
+  array?: ArrayRequest | undefined;
+  /** Files the worker also writes the run's output to (`fitq stage --output/--error`): see output-files.ts. */
+  output?: OutputFiles | undefined;
 }
 
 /** A validated run, ready for the stage script. */
@@ -89,6 +95,9 @@ export interface PreparedRun {
   timeLimit?: number | undefined;
   priority: number;
   fields: Record<string, string>;
+  /** The array it is part of (sweep.ts), and the array's limit (%N). */
+  array?: string;
+  limit?: number;
 }
 
 export function newRunId(): string {
@@ -244,8 +253,11 @@ export function parseIntegerOption(flag: string, text: string, min: number, max:
   return value;
 }
 
-/** Validates a request and expands it into `repeat` runs. Throws UsageError. */
-export function prepareRuns(request: StageRequest): PreparedRun[] {
+/**
+ * Validates a request and expands it into `repeat` runs. Throws UsageError.
+ * `placeholders` fill the output files' (an array's run's; `{id}` is always there).
+ */
+export function prepareRuns(request: StageRequest, placeholders: Readonly<Record<string, string>> = {}): PreparedRun[] {
   if (!Array.isArray(request.command)) throw new UsageError(`missing command: ${STAGE_USAGE}`);
   const commandJson = validateCommand([...request.command], request.shell === true);
   const priority = validatePriority(request.priority ?? 0);
@@ -263,10 +275,11 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
   const labelsJson = validateLabels(request.labels ?? {});
   const { demands, resources, requires } = demandFields(request.resources);
   const gpus = request.gpus === undefined ? [] : parsePinnedGpus(request.gpus, demands);
+  const cwd = validateCwd(request.cwd);
   const fields: Record<string, string> = {
     command: commandJson,
     shell: request.shell ? '1' : '0',
-    cwd: validateCwd(request.cwd),
+    cwd,
     env: envJson,
     labels: labelsJson,
     resources,
@@ -285,14 +298,11 @@ export function prepareRuns(request: StageRequest): PreparedRun[] {
       `batch too large: --repeat ${repeat} of ${runBytes} bytes each is ${repeat * runBytes} bytes (at most ${MAX_BATCH_BYTES}): stage fewer or smaller runs`,
     );
   }
-  return Array.from({ length: repeat }, () => ({
-    id: request.runId ?? newRunId(),
-    demands,
-    gpus,
-    timeLimit,
-    priority,
-    fields,
-  }));
+  const output = request.output === undefined ? undefined : prepareOutputFiles(request.output, cwd, Object.keys(placeholders));
+  return Array.from({ length: repeat }, () => {
+    const id = request.runId ?? newRunId();
+    return { id, demands, gpus, timeLimit, priority, fields: output ? { ...fields, output: output({ ...placeholders, id }) } : fields };
+  });
 }
 
 /** A run's priority, checked: an integer within ±MAX_PRIORITY. */

@@ -5,6 +5,7 @@
  */
 import { formatTimeLimit } from '../cli/duration.js';
 import { formatHumanAmount } from '../resources/amount.js';
+import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
 import type { HeldDevices, RunVerdict, Shortfall, WorkerVerdict } from './explain.js';
 
 export interface WaitVerdict {
@@ -143,6 +144,12 @@ function judge(verdict: RunVerdict): WaitVerdict {
     return never(`needs more than any live worker has: ${short.join(', ')}`);
   }
 
+  const throttle = verdict.poolShort.find(({ resource }) => resource.startsWith(ARRAY_RESOURCE_PREFIX));
+  if (throttle) {
+    const running = throttle.capacity === undefined ? undefined : throttle.capacity - throttle.have;
+    const limit = throttle.capacity === undefined ? '' : ` (${shown(running!)} of ${formatHumanAmount(throttle.capacity)} running)`;
+    return waits(`waiting for array ${throttle.resource.slice(ARRAY_RESOURCE_PREFIX.length)}${limit}`);
+  }
   if (verdict.poolShort.length > 0) {
     const exhausted = verdict.poolShort.map(({ resource }) => resource).join(', ');
     const short = verdict.poolShort.map(({ resource, need, have }) => `${resource}=${formatHumanAmount(need)} > ${shown(have)} free`);

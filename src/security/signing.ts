@@ -26,9 +26,11 @@ export const SIGNED_FIELDS = ['command', 'shell', 'cwd', 'env', 'resources', 'gp
 
 /**
  * Fields covered only when present, after SIGNED_FIELDS, each as its name
- * and value: runs signed before they existed keep their signature.
+ * and value: runs signed before they existed keep their signature. The
+ * time limit and signal, and the files the worker writes the run's output
+ * to (`fitq stage --output/--error`).
  */
-export const SIGNED_IF_PRESENT = ['timeLimit', 'timeSignal'] as const;
+export const SIGNED_IF_PRESENT = ['timeLimit', 'timeSignal', 'output'] as const;
 
 export const REJECTED_UNSIGNED = 'rejected: run is not signed (this worker requires signed runs)';
 export const REJECTED_MISMATCH = 'rejected: signature does not match (the run was altered or signed with another secret)';

@@ -16,7 +16,9 @@ import type { Readable, Writable } from 'node:stream';
 import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { oneLine } from '../queue/names.js';
+import type { StoredOutputFiles } from '../queue/output-files.js';
 import { LineSplitter } from './line-splitter.js';
+import { drained, openOutputFiles, type OutputFileWriters } from './output-files.js';
 import { waitForOutputRoom } from './output.js';
 import { KEEPER_SCRIPT, keeperSupport, type KeeperSupport } from './subreaper.js';
 import { constants as osConstants } from 'node:os';
@@ -30,6 +32,8 @@ export interface RunProcessSpec {
   env: Record<string, string>;
   /** Under the keeper, when this machine has one (see subreaper.ts): what escapes the run's group is killed too. */
   reapEscaped?: boolean;
+  /** Files to write its stdout and stderr to as well (output-files.ts), opened before it starts. */
+  output?: StoredOutputFiles;
   onLine: (stream: 'stdout' | 'stderr', line: string) => void;
 }
 
@@ -199,6 +203,12 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
   if (!isDirectory(spec.cwd)) return notStarted({ status: 'failed', reason: `working directory not found: ${spec.cwd}` });
   const failure = preflight(file, spec.cwd, spec.env);
   if (failure) return notStarted(failure);
+  let files: OutputFileWriters | undefined;
+  if (spec.output) {
+    const opened = openOutputFiles(spec.output);
+    if ('failure' in opened) return notStarted({ status: 'failed', reason: opened.failure });
+    files = opened;
+  }
   const keeper: KeeperSupport = spec.reapEscaped ? keeperSupport() : { ok: false, why: 'not asked for' };
   // node:child_process directly: a run needs none of execa's conveniences
   // here (no buffering, no transforms), and skipping them saves the worker's
@@ -221,6 +231,7 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
   } catch (error) {
     // Node throws the spawn failures it does not report as an 'error' event.
     const { code, message } = error as NodeJS.ErrnoException;
+    void files?.close();
     return notStarted(spawnFailure(code, file, spec.cwd, message));
   }
   // Node makes fd 3 a socket pair: the gate, and what the keeper tells.
@@ -259,16 +270,23 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
   for (const [index, stream] of (['stdout', 'stderr'] as const).entries()) {
     const splitter = new LineSplitter();
     const readable = readables[index];
+    const copy = files?.[stream];
+    // Reading pauses while anything waits: room to store output, or an output file to take more.
+    let waits = 0;
+    const pauseUntil = (ready: Promise<void>) => {
+      if (waits++ === 0) readable?.pause();
+      void ready.then(() => {
+        if (--waits === 0) readable?.resume();
+      });
+    };
     readable?.on('data', (chunk: Buffer) => {
       splitter.push(chunk).forEach((line) => spec.onLine(stream, line));
       // Too much output waiting to be stored: stop reading (the run blocks
       // writing, as on a full pipe) until there is room again. Once the
       // process has exited, what is left in the pipe is read at once.
       const room = exited ? undefined : waitForOutputRoom();
-      if (room) {
-        readable.pause();
-        void room.then(() => readable.resume());
-      }
+      if (room) pauseUntil(room);
+      if (copy && !copy.write(chunk) && !exited) pauseUntil(drained(copy));
     });
     // 'close' follows 'end', and comes alone when the pipe is destroyed: the last line either way.
     readable?.once('close', () => splitter.end().forEach((line) => spec.onLine(stream, line)));
@@ -297,7 +315,8 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
       if (drainTimer) clearTimeout(drainTimer);
       if (pid !== undefined) liveProcesses.delete(pid);
       tellGroup(undefined);
-      settle(outcome);
+      if (files) void files.close().then(() => settle(outcome));
+      else settle(outcome);
     };
     subprocess.once('error', (error: NodeJS.ErrnoException) => {
       // Spawning failed (no 'close' follows when it never started).

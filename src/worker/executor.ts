@@ -260,6 +260,7 @@ export class Executor {
       cwd: record.cwd,
       env,
       reapEscaped: this.ctx.reapEscaped,
+      ...(record.output === undefined ? {} : { output: record.output }),
       onLine: (stream, line) => {
         output.add({ stream, line });
         this.echo(run.runId, stream, line);

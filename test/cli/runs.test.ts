@@ -78,8 +78,9 @@ describe('fitq runs: what a user can read', () => {
     const id = await stage(queue, ['-r', 'cpu=2', '--label', 'sweep=lr', '--priority', '3', '--', ...command]);
 
     const wide = rowsById((await fitq(['runs', '--wide'], { queue })).stdout);
-    expect(wide.header).toMatch(/^ID\s+STATUS\s+REQUIRES\s+COMMAND\s+LABELS\s+PRIORITY\s+WORKER\s+STAGED\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
-    expect(wide.rows.get(id)).toContain(`${shown}  sweep=lr  3`);
+    expect(wide.header).toMatch(/^ID\s+STATUS\s+REQUIRES\s+COMMAND\s+LABELS\s+ARRAY\s+PRIORITY\s+WORKER\s+STAGED\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
+    // (No array: an empty ARRAY cell.)
+    expect(wide.rows.get(id)).toMatch(new RegExp(`${shown.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}  sweep=lr {7,}3  `));
 
     const picked = await fitq(['runs', '--columns', 'id,labels,command'], { queue });
     expectOk(picked);
@@ -90,7 +91,7 @@ describe('fitq runs: what a user can read', () => {
     const pickedWide = await fitq(['runs', '--columns', 'command', '--wide'], { queue });
     expect(pickedWide.stdout.trim().split('\n')).toEqual(['COMMAND', shown]);
 
-    const choose = 'choose from id, status, requires, command, labels, priority, worker, staged, started, duration, exit, why';
+    const choose = 'choose from id, status, requires, command, labels, array, priority, worker, staged, started, duration, exit, why';
     const refusals = await Promise.all(
       [['--columns', 'id,colour'], ['--columns', 'id,,status'], ['--columns', 'id,ID'], ['--json', '--wide'], ['--json', '--columns', 'id']].map((args) =>
         fitq(['runs', ...args], { queue }),
@@ -179,7 +180,7 @@ describe('--label selections', () => {
       fitq(['cancel', '--label', 'sweep=lr'], { queue }),
     ]);
     expect(already.stdout.trim().split('\n')).toEqual([`Run ${lr1} already canceled`, `Run ${lr2} already canceled`]);
-    expect(nothingLeft.stdout.trim()).toBe('No runs to cancel.');
+    expect(nothingLeft.stdout.trim()).toBe('No runs match --status staged,running --label sweep=lr: nothing to cancel.');
     expect(await statuses(queue, [bs!, none!])).toEqual(['staged', 'staged']);
   });
 
@@ -187,7 +188,7 @@ describe('--label selections', () => {
     const queue = newQueue();
     const [, , bs, none] = await stageLabeled(queue, ...sweep);
     expectRefused(await fitq(['runs', 'rm', '--label', 'oops'], { queue }), "invalid --label 'oops': expected KEY=VALUE");
-    expect((await fitq(['runs', 'rm', '--label', 'sweep=lr', '--status', 'canceled'], { queue })).stdout.trim()).toBe('Removed 0 runs.');
+    expect((await fitq(['runs', 'rm', '--label', 'sweep=lr', '--status', 'canceled'], { queue })).stdout.trim()).toBe('No runs match --status canceled --label sweep=lr: nothing to remove.');
     expect((await fitq(['runs', 'rm', '--label', 'sweep=lr'], { queue })).stdout.trim()).toBe('Removed 2 runs.');
     expect((await (await connectClient(queue)).listRuns()).map((run) => run.id)).toEqual([bs, none]);
   });
@@ -213,7 +214,7 @@ describe('fitq cancel with several runs', () => {
     const b = await stage(queue, ['-r', 'never=1', '--', 'true']);
     const c = await stage(queue, ['-r', 'never=1', '--', 'true']);
 
-    expectRefused(await fitq(['cancel'], { queue }), 'name the runs to cancel, or select them with --status or --label');
+    expectRefused(await fitq(['cancel'], { queue }), 'name the runs to cancel, or select them with --status, --label or --array');
     expectRefused(await fitq(['cancel', a, 'nope', b], { queue }), "unknown run 'nope'");
     expect(await statuses(queue, [a, b, c])).toEqual(['staged', 'staged', 'staged']);
 

@@ -136,6 +136,17 @@ describe('sign and verify', () => {
     expect(verifyRun(SECRET, withFields(signed(bare), { retries: '0' }))).toEqual({ ok: false, reason: REJECTED_MISMATCH });
   });
 
+  it('covers output files when a run has them: added, altered or removed after signing is rejected; runs without them sign as before', () => {
+    const output = '{"stdout":"/home/me/project/out.log"}';
+    const withOutput = withFields(run, { output });
+    expect(canonicalRunPayload(withOutput)).not.toBe(canonicalRunPayload(run));
+    expect(JSON.parse(canonicalRunPayload(run))).toHaveLength(11);
+    expect(verifyRun(SECRET, signed(withOutput))).toEqual({ ok: true });
+    expect(verifyRun(SECRET, withFields(signed(withOutput), { output: '{"stdout":"/home/me/.bashrc"}' }))).toEqual({ ok: false, reason: REJECTED_MISMATCH });
+    expect(verifyRun(SECRET, withFields(signed(withOutput), { output: undefined }))).toEqual({ ok: false, reason: REJECTED_MISMATCH });
+    expect(verifyRun(SECRET, withFields(signed(run), { output }))).toEqual({ ok: false, reason: REJECTED_MISMATCH });
+  });
+
   it('binds the run id and the namespace', () => {
     const good = signed(run);
     expect(verifyRun(SECRET, { ...good, runId: 'copy' })).toEqual({ ok: false, reason: REJECTED_MISMATCH });

@@ -16,6 +16,7 @@ export default class Runs extends FitqCommand {
     '<%= config.bin %> runs',
     '<%= config.bin %> runs --status staged --status running --label sweep=lr',
     '<%= config.bin %> runs --columns id,status,command,labels',
+    '<%= config.bin %> runs --array 3f2a --columns id,status,array,command',
     '<%= config.bin %> runs --wide',
     '<%= config.bin %> runs --json',
     '<%= config.bin %> runs --tree',
@@ -23,6 +24,7 @@ export default class Runs extends FitqCommand {
   static override flags = {
     status: Flags.string({ multiple: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Only runs with this status (repeatable, or comma-separated: staged,running).' }),
     label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Only runs with this KEY=VALUE label (repeatable: all must match).' }),
+    array: Flags.string({ summary: 'Only the runs of this array (its id, or a unique prefix of it).' }),
     columns: Flags.string({ summary: 'Columns to show, comma separated, e.g. id,status,command.' }),
     wide: Flags.boolean({ summary: 'Every column (or those of --columns), nothing cut.' }),
     json: Flags.boolean({ summary: 'Print the runs as a JSON array (every field; not with --columns or --wide).' }),
@@ -36,7 +38,11 @@ export default class Runs extends FitqCommand {
     if (flags.json && (flags.columns !== undefined || flags.wide)) {
       throw new UsageError(`--json prints every field: it takes no ${flags.wide ? '--wide' : `--columns ${quote(flags.columns ?? '')}`}`);
     }
-    const filter = { statuses: flags.status as RunStatus[] | undefined, labels: parseKeyValues('--label', flags.label) };
+    const filter = {
+      statuses: flags.status as RunStatus[] | undefined,
+      labels: parseKeyValues('--label', flags.label),
+      ...(flags.array === undefined ? {} : { array: flags.array }),
+    };
     const columns = flags.columns !== undefined ? parseColumns(flags.columns) : flags.wide ? COLUMN_NAMES : DEFAULT_COLUMNS;
     const runs = await this.withClient(flags, (client) => client.listRuns(filter));
     if (flags.tree) {

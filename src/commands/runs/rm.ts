@@ -1,41 +1,42 @@
-import { Args, Flags } from '@oclif/core';
-import { FitqCommand, inBatches, parseKeyValues } from '../../cli/base-command.js';
-import { UsageError } from '../../errors.js';
-import { RUN_STATUSES, type RunStatus } from '../../queue/run-record.js';
+import { Flags } from '@oclif/core';
+import { FitqCommand } from '../../cli/base-command.js';
+import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../../cli/run-selection.js';
 
 export default class RunsRm extends FitqCommand {
   static override summary = 'Remove runs and their output.';
   static override description =
-    'Runs are named by id (or a unique prefix of one), or selected with --status and --label (all must match). ' +
-    'A running run is refused unless --force, which cancels it and waits for it to end first.';
+    'Runs are named by id (or a unique prefix of one), or selected with --status, --label and --array (all must match). ' +
+    'A running run is refused unless --force, which cancels it and waits for it to end first. --dry-run lists what would be removed.';
   static override strict = false;
   static override examples = [
     '<%= config.bin %> runs rm 3f2a9c81d0e4 77b0',
     '<%= config.bin %> runs rm --status completed --status failed',
     '<%= config.bin %> runs rm --status completed --label sweep=lr',
+    '<%= config.bin %> runs rm --array 3f2a --dry-run',
     '<%= config.bin %> runs rm --force 3f2a9c81d0e4',
   ];
-  static override args = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
+  static override args = selectionArgs;
   static override flags = {
-    status: Flags.string({ multiple: true, multipleNonGreedy: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Remove every run with this status (repeatable, or comma-separated: failed,lost).' }),
-    label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Remove every run with this KEY=VALUE label (repeatable: all must match).' }),
+    ...selectionFlags,
     force: Flags.boolean({ summary: 'Cancel running runs first.' }),
+    json: Flags.boolean({ summary: 'Print the removed run ids as JSON (with --dry-run: the runs it would remove).' }),
   };
 
   async run(): Promise<void> {
     const { argv, flags } = await this.parse(RunsRm);
-    const ids = argv as string[];
-    const labels = parseKeyValues('--label', flags.label);
-    const selecting = flags.status !== undefined || flags.label !== undefined;
-    if (ids.length === 0 && !selecting) throw new UsageError('name the runs to remove, or select them with --status or --label');
+    const selection = parseRunSelection(argv as string[], flags, { verb: 'remove' });
     const removed = await this.withClient(flags, async (client) => {
-      const all = await client.selectRunIds(ids, selecting ? { statuses: flags.status as RunStatus[] | undefined, labels } : undefined);
-      return all.length === 0 ? 0 : client.removeRuns(all, { force: flags.force });
+      const runs = await selectRuns(client, selection);
+      if (reportSelection(this, selection, runs, flags)) return undefined;
+      const ids = runs.map((run) => run.id);
+      return { ids, count: await client.removeRuns(ids, { force: flags.force }) };
     });
-    this.log(`Removed ${removed} run${removed === 1 ? '' : 's'}.`);
+    if (!removed) return;
+    if (flags.json) this.log(JSON.stringify(removed.ids));
+    else this.log(`Removed ${removed.count} run${removed.count === 1 ? '' : 's'}.`);
   }
 
   protected override tooManyWordsMessage(count: number): string {
-    return `${super.tooManyWordsMessage(count)}: select the runs with --status and --label, or name them ${inBatches('runs rm')}`;
+    return `${super.tooManyWordsMessage(count)}: ${selectInstead('runs rm')}`;
   }
 }

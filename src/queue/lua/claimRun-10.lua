@@ -238,7 +238,8 @@ else
 end
 
 if chosen == nil then
-  if stream.seen or view.drops.full then return {CODE.waiting, ignored, headId, nextBegin} end
+  -- (Runs of an array at its limit wait too: they start once one of it ends.)
+  if stream.seen or stream.throttled or view.drops.full then return {CODE.waiting, ignored, headId, nextBegin} end
   return {CODE.idle, ignored, "", nextBegin}
 end
 

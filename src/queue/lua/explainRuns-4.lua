@@ -38,7 +38,7 @@
     own name...                    what the run demands of a worker (not of the pool)
     pins id...                     the GPU devices it is pinned to
     poolOver name need capacity    it needs more of a pool resource than the pool has
-    poolShort name need free       more than the pool has free now
+    poolShort name need free capacity   more than the pool has free now
     worker name                    the facts after it are about this live worker:
       missing name...              resources it does not have (nor the pool)
       noDevice id...               pinned devices it does not have
@@ -245,7 +245,7 @@ local function explainRun(shape, score)
       fact(out, "poolOver", {item[1], formatAmount(item[2]), formatAmount(capacity)})
     end
     if compareAmounts(item[2], free) > 0 then
-      fact(out, "poolShort", {item[1], formatAmount(item[2]), formatAmount(free)})
+      fact(out, "poolShort", {item[1], formatAmount(item[2]), formatAmount(free), formatAmount(capacity)})
     end
   end
   for _, w in ipairs(workers) do explainOnWorker(out, w, shape, score) end

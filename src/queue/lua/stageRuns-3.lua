@@ -18,9 +18,14 @@
   ARGV[3] ttl      ms (with a batch)
   ARGV[4] first    "1" for a batch's first chunk (which opens it); a later
                    chunk of a batch no longer open is refused
-  ARGV[5] count    number of runs; then, for each run, 4 arguments:
+  ARGV[5] count    number of runs; then, for each run, 6 arguments:
           id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
-          data (the job data: JSON text of what the run is)
+          data (the job data: JSON text of what the run is),
+          array (the id of the array the run is part of, or ""; its job's
+          `array` field, counted in `arrays`), limit (the array's %N: most
+          of its runs running at once, or ""; the array's pool resource
+          `array.<id>` gets this capacity unless it has one, and the run's
+          shape demands 1 of it)
 
   A run whose data holds `hold`, `begin`, `delay` or `after` is parked out
   of the fit index until it may start (see includes/admitNewRun.lua). Every
@@ -48,6 +53,7 @@
 -- @include olderLayout
 -- @include batchState
 -- @include admitNewRun
+-- @include stageArrayRun
 local seqKey = KEYS[1]
 local idsKey = KEYS[2]
 -- (stage adds each run's shape to its group, see indexShape.)
@@ -64,13 +70,13 @@ if batch ~= "" then
 end
 local position = {}
 for i = 0, count - 1 do
-  local id = ARGV[ARG0 + i * 4]
+  local id = ARGV[ARG0 + i * 6]
   if redis.call("EXISTS", jobKey(base, id)) == 1 then return {CODE.runIdTaken, id} end
   position[id] = i
 end
 -- Dependencies: on runs that exist, or earlier in this call (no cycle).
 for i = 0, count - 1 do
-  local data = ARGV[ARG0 + 3 + i * 4]
+  local data = ARGV[ARG0 + 3 + i * 6]
   if string.find(data, '"after"', 1, true) then
     local ok, decoded = pcall(cjson.decode, data)
     local after = ok and type(decoded) == "table" and decoded.after or {}
@@ -89,7 +95,8 @@ local now = serverNow()
 if batch ~= "" then redis.call("HSET", base .. "batches", batch, (now + ttl) .. " " .. (batchCount + count)) end
 local firstSeq
 for i = 0, count - 1 do
-  local id, shape, priority, data = ARGV[ARG0 + i * 4], ARGV[ARG0 + 1 + i * 4], ARGV[ARG0 + 2 + i * 4], ARGV[ARG0 + 3 + i * 4]
+  local at = ARG0 + i * 6
+  local id, shape, priority, data = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
   local seq = redis.call("INCR", seqKey)
   firstSeq = firstSeq or seq
   local score = orderScore(priority, seq)
@@ -98,6 +105,7 @@ for i = 0, count - 1 do
     "opts", cjson.encode({priority = bull, attempts = 1}), "timestamp", now, "delay", 0, "priority", bull,
     "status", "staged", "seq", seq, "score", score, "shape", shape)
   if batch ~= "" then redis.call("HSET", jobKey(base, id), "batch", batch) end
+  if ARGV[at + 4] ~= "" then stageArrayRun(base, id, ARGV[at + 4], ARGV[at + 5]) end
   emitEvent(base, "event", "added", "jobId", id, "name", "run")
   if not admitNewRun(base, id, data, now) then stage(base, id, shape, score) end
   redis.call("ZADD", idsKey, 0, id)

@@ -1,11 +1,14 @@
 -- @include groupNames
 -- @include noteDrop
+-- @include throttled
 
 -- The groups of shapes (`groups`, see shapeGroup) a worker may run: those
 -- whose every resource it or the pool has, for nextCandidate to walk,
 -- oldest shape first. A group it cannot run costs nothing more: its shapes
 -- are never looked at. Also returns those groups, as "group|missing,names|
--- version" (version changing when runs of the group come or go). A field of
+-- version" (version changing when runs of the group come or go). A group
+-- of an array at its limit (throttled) is passed over, as if it had no
+-- staged run (stream.throttled says there was one). A field of
 -- `groups` that is no group is noted in view.drops.
 local function candidateStream(view)
   local stream = {view = view, groups = {}, pending = {}, horizon = math.huge, seen = false}
@@ -23,6 +26,8 @@ local function candidateStream(view)
       end
       if #missing > 0 then
         ignored[#ignored + 1] = group .. "|" .. table.concat(missing, ",") .. "|" .. fields[i + 1]
+      elseif throttled(view.pool, names) then
+        stream.throttled = true
       else
         stream.groups[#stream.groups + 1] = {
           group = group, names = names, key = view.base .. "group:" .. group, entries = {}, pos = 1, offset = 0,

@@ -1,0 +1,140 @@
+/**
+ * Which runs a command acts on: the one way `fitq cancel`, `fitq runs rm`
+ * (and hold, release, restart, update) select runs.
+ *
+ * - positional run ids, or unique prefixes of them (an unknown or ambiguous
+ *   one is refused, exit 2, and nothing is touched);
+ * - `--status S` (repeatable or comma-separated: any of them),
+ *   `--label K=V` (repeatable: all must match), `--array ID` (an array id
+ *   or a unique prefix of one; unknown: exit 2): every one given must hold;
+ * - the runs named and the runs the flags select, each once, named first.
+ * - `--dry-run`: list what would be touched (`--json`: as a JSON array of
+ *   run records) and touch nothing.
+ * A selection by flags that matches nothing is no error: the command says
+ * so (`No runs match --status failed --array 3f2a: nothing to cancel.`) and
+ * exits 0, as `fitq cancel` always did.
+ *
+ * Usage in a command (see commands/cancel.ts):
+ *
+ *   static override strict = false;
+ *   static override args = selectionArgs;
+ *   static override flags = { ...selectionFlags, json: Flags.boolean(...), ... };
+ *
+ *   const { argv, flags } = await this.parse(Hold);
+ *   // verb: as in "nothing to hold"; statuses: what --label/--array alone select (default: any status)
+ *   const selection = parseRunSelection(argv as string[], flags, { verb: 'hold', statuses: ['staged'] });
+ *   await this.withClient(flags, async (client) => {
+ *     const runs = await selectRuns(client, selection);
+ *     if (reportSelection(this, selection, runs, flags)) return; // dry run, or nothing matched: said so
+ *     await client.holdRuns(runs.map((run) => run.id));
+ *   });
+ *
+ * A command's tooManyWordsMessage can add `selectInstead(verb)`.
+ */
+import { Args, Flags } from '@oclif/core';
+import { UsageError } from '../errors.js';
+import type { FitqClient } from '../queue/client.js';
+import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
+import { renderTable } from './format.js';
+import { inBatches, parseKeyValues } from './base-command.js';
+import { runTable } from './run-table.js';
+
+export const selectionArgs = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
+
+export const selectionFlags = {
+  status: Flags.string({
+    multiple: true,
+    multipleNonGreedy: true,
+    delimiter: ',',
+    options: [...RUN_STATUSES],
+    summary: 'Select the runs with this status (repeatable, or comma-separated: failed,lost).',
+  }),
+  label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Select the runs with this KEY=VALUE label (repeatable: all must match).' }),
+  array: Flags.string({ summary: 'Select the runs of this array (its id, or a unique prefix of it).' }),
+  'dry-run': Flags.boolean({ summary: 'List the runs it would act on (with --json: as JSON), and do nothing.' }),
+};
+
+export interface SelectionFlagValues {
+  status?: string[] | undefined;
+  label?: string[] | undefined;
+  array?: string | undefined;
+  'dry-run'?: boolean | undefined;
+}
+
+export interface RunSelection {
+  /** Run ids or prefixes, as given. */
+  refs: string[];
+  /** What the flags select; undefined when none was given (only the named runs). */
+  filter: RunFilter | undefined;
+  dryRun: boolean;
+  verb: string;
+  /** The flags as given, for messages: "--status failed --array 3f2a". */
+  described: string;
+}
+
+/**
+ * Reads a command's selection. Naming no run and giving no selecting flag is
+ * refused (exit 2). `statuses`: the statuses --label or --array alone
+ * select (cancel: the runs that can still be canceled); default any.
+ */
+export function parseRunSelection(
+  argv: readonly string[],
+  flags: SelectionFlagValues,
+  options: { verb: string; statuses?: readonly RunStatus[] },
+): RunSelection {
+  const labels = parseKeyValues('--label', flags.label);
+  const selecting = flags.status !== undefined || flags.label !== undefined || flags.array !== undefined;
+  if (argv.length === 0 && !selecting) throw new UsageError(`name the runs to ${options.verb}, or select them with --status, --label or --array`);
+  const statuses = (flags.status ?? options.statuses) as RunStatus[] | undefined;
+  const filter: RunFilter | undefined = selecting
+    ? { ...(statuses === undefined ? {} : { statuses }), labels, ...(flags.array === undefined ? {} : { array: flags.array }) }
+    : undefined;
+  const described = [
+    ...(statuses === undefined ? [] : [`--status ${statuses.join(',')}`]),
+    ...(flags.label ?? []).map((label) => `--label ${label}`),
+    ...(flags.array === undefined ? [] : [`--array ${flags.array}`]),
+  ].join(' ');
+  return { refs: [...argv], filter, dryRun: flags['dry-run'] === true, verb: options.verb, described };
+}
+
+/** The runs a selection names and matches (see FitqClient.selectRunRecords). */
+export function selectRuns(client: FitqClient, selection: RunSelection): Promise<RunRecord[]> {
+  return client.selectRunRecords(selection.refs, selection.filter);
+}
+
+/**
+ * For a dry run, lists the runs (a table, or JSON with `json`); for a
+ * selection that matched nothing, says so. Returns true when the command
+ * has nothing more to do.
+ */
+export function reportSelection(
+  command: { log(message: string): void },
+  selection: RunSelection,
+  runs: readonly RunRecord[],
+  flags: { json?: boolean | undefined },
+): boolean {
+  if (selection.dryRun) {
+    if (flags.json) command.log(JSON.stringify(runs, null, 2));
+    else if (runs.length === 0) command.log(nothingMatched(selection));
+    else {
+      command.log(`Would ${selection.verb} ${runs.length} run${runs.length === 1 ? '' : 's'}:`);
+      const { header, rows } = runTable(runs, ['id', 'status', 'array', 'labels', 'command'], false);
+      command.log(renderTable(header, rows));
+    }
+    return true;
+  }
+  if (runs.length === 0) {
+    command.log(flags.json ? '[]' : nothingMatched(selection));
+    return true;
+  }
+  return false;
+}
+
+export function nothingMatched(selection: RunSelection): string {
+  return `No runs match ${selection.described || 'the ids given'}: nothing to ${selection.verb}.`;
+}
+
+/** What to say when a command is given too many words: select instead, or name them in batches. */
+export function selectInstead(command: string): string {
+  return `select the runs with --status, --label or --array, or name them ${inBatches(command)}`;
+}
