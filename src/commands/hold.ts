@@ -3,7 +3,7 @@ import { HoldCommand } from '../cli/hold-command.js';
 export default class Hold extends HoldCommand {
   static override summary = 'Hold staged runs: a held run is never started until released (fitq release).';
   static override description =
-    'Runs are named by id (or a unique prefix of one), or selected with --label (the staged runs with all these labels). ' +
+    'Runs are named by id (or a unique prefix of one), or selected with --status, --label and --array (--label or --array alone: the staged runs); --dry-run lists them. ' +
     'A run that is not staged is refused with its status (exit 1); the others are held.';
   static override examples = ['<%= config.bin %> hold 3f2a9c81d0e4', '<%= config.bin %> hold --label sweep=lr'];
   static override strict = false;

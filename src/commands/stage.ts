@@ -129,6 +129,8 @@ export default class Stage extends FitqCommand {
       { secret },
     );
     for (const warning of [...warnings, ...result.warnings]) if (warning) process.stderr.write(`Warning: ${warning}\n`);
+    const array = result.runs[0]?.array;
+    if (array !== undefined) process.stderr.write(`Staged array ${array} (${result.runs.length} run${result.runs.length === 1 ? '' : 's'})\n`);
     // Following, stdout is the run's: its id goes to stderr. Waiting with --json: the runs as they ended.
     if (waiting?.follow) process.stderr.write(`Staged run ${result.runs[0]!.id}\n`);
     else if (flags.json && !waiting) this.log(JSON.stringify(result.runs, null, 2));
@@ -138,10 +140,6 @@ export default class Stage extends FitqCommand {
     const { code, runs } = await this.withClient(flags, (client) => waitForStaged(client, ids, waiting));
     if (flags.json) this.log(JSON.stringify(runs, null, 2));
     if (code !== 0) this.exit(code);
-    const array = result.runs[0]?.array;
-    if (array !== undefined) process.stderr.write(`Staged array ${array} (${result.runs.length} run${result.runs.length === 1 ? '' : 's'})\n`);
-    if (flags.json) this.log(JSON.stringify(result.runs, null, 2));
-    else for (const run of result.runs) this.log(run.id);
   }
 
   /** Only the words before '--' go to oclif's parser, so only they count against its limit. */

@@ -1,11 +1,12 @@
-import { Args, Flags } from '@oclif/core';
-import { FitqCommand, inBatches, parseKeyValues } from '../cli/base-command.js';
+import { Flags } from '@oclif/core';
+import { FitqCommand } from '../cli/base-command.js';
 import { parseDuration } from '../cli/duration.js';
 import { describeEnd } from '../cli/run-end.js';
 import { firstFailure, WAIT_TIMEOUT_EXIT, waitExitCode } from '../cli/wait-exit.js';
+import { nothingMatched, parseRunSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { UsageError } from '../errors.js';
-import { oneLine, quote } from '../queue/names.js';
-import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
+import { oneLine } from '../queue/names.js';
+import type { RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
 
 export default class Wait extends FitqCommand {
@@ -23,11 +24,11 @@ export default class Wait extends FitqCommand {
     '<%= config.bin %> wait --label sweep=lr --json',
     'id=$(<%= config.bin %> stage -r gpu=1 -- python train.py) && <%= config.bin %> wait "$id" && echo trained',
   ];
-  static override args = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
+  static override args = selectionArgs;
   static override flags = {
-    status: Flags.string({ multiple: true, multipleNonGreedy: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Wait for the runs with this status (repeatable, or comma-separated: staged,running).' }),
-    label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Wait for the runs with this KEY=VALUE label (repeatable: all must match).' }),
-    array: Flags.string({ summary: 'Wait for the runs of this array (fitq stage --array): those labelled array=ID.' }),
+    status: selectionFlags.status,
+    label: selectionFlags.label,
+    array: selectionFlags.array,
     timeout: Flags.string({ summary: `Give up after this long (30s, 10m, 2h30m): exit ${WAIT_TIMEOUT_EXIT}, naming the runs that had not ended.` }),
     quiet: Flags.boolean({ char: 'q', summary: 'Say nothing of runs that completed (runs that did not are still named on stderr, with why).' }),
     json: Flags.boolean({ summary: 'Print the runs as a JSON array once waiting is over (given up: as they are then).' }),
@@ -37,16 +38,7 @@ export default class Wait extends FitqCommand {
     const { argv, flags } = await this.parse(Wait);
     const ids = argv as string[];
     const timeoutMs = flags.timeout === undefined ? undefined : parseDuration('--timeout', flags.timeout);
-    const labels = parseKeyValues('--label', flags.label);
-    if (flags.array !== undefined) {
-      if (Object.hasOwn(labels, 'array') && labels.array !== flags.array) {
-        throw new UsageError(`--array ${quote(flags.array)} and --label array=${quote(labels.array!)} select no run together`);
-      }
-      labels.array = flags.array;
-    }
-    const selecting = flags.status !== undefined || flags.label !== undefined || flags.array !== undefined;
-    if (ids.length === 0 && !selecting) throw new UsageError('name the runs to wait for, or select them with --status, --label or --array');
-    const filter: RunFilter | undefined = selecting ? { statuses: (flags.status ?? []) as RunStatus[], labels } : undefined;
+    const selection = parseRunSelection(ids, flags, { verb: 'wait for' });
     const say = (run: RunRecord) => {
       if (!flags.quiet || run.status !== 'completed') process.stderr.write(`${oneLine(describeEnd(run))}\n`);
     };
@@ -57,9 +49,10 @@ export default class Wait extends FitqCommand {
     let runs: RunRecord[];
     try {
       runs = await this.withClient(flags, async (client) => {
-        const selected = await client.selectRunIds(ids, filter);
-        if (selected.length === 0) throw new UsageError(`no run matches ${describeFilter(flags)}`);
-        return client.waitForRuns(selected, { timeoutMs, signal: abort.signal, onEnd: say });
+        const selected = await selectRuns(client, selection);
+        // Waiting for nothing is most likely a mistyped selection.
+        if (selected.length === 0) throw new UsageError(nothingMatched(selection));
+        return client.waitForRuns(selected.map((run) => run.id), { timeoutMs, signal: abort.signal, onEnd: say });
       });
     } catch (error) {
       if (!(error instanceof WaitIncompleteError)) throw error;
@@ -79,16 +72,6 @@ export default class Wait extends FitqCommand {
   }
 
   protected override tooManyWordsMessage(count: number): string {
-    return `${super.tooManyWordsMessage(count)}: select the runs with --label or --array, or name them ${inBatches('wait')}`;
+    return `${super.tooManyWordsMessage(count)}: ${selectInstead('wait')}`;
   }
-}
-
-/** The selection as typed, for "no run matches". */
-function describeFilter(flags: { status?: string[] | undefined; label?: string[] | undefined; array?: string | undefined }): string {
-  const parts = [
-    ...(flags.status ?? []).map((status) => `--status ${status}`),
-    ...(flags.label ?? []).map((label) => `--label ${quote(label)}`),
-    ...(flags.array === undefined ? [] : [`--array ${quote(flags.array)}`]),
-  ];
-  return parts.join(' ');
 }

@@ -128,11 +128,12 @@ describe('fitq stage --after', () => {
     await stageOne(queue, ['--run-id', 'kept', '--after', 'root', '--keep-if-dependency-fails', '--', 'true']);
     const dry = await fitq(['cancel', 'root', '--dry-run'], { queue });
     expect(dry.exitCode, dry.stderr).toBe(0);
-    expect(dry.stdout.split('\n')).toEqual([
-      'Would cancel run root (staged)',
-      'Would cancel run child (staged): its dependencies could then never be met',
-      'Would cancel run grandchild (staged): its dependencies could then never be met',
-    ]);
+    const lines = dry.stdout.split('\n');
+    expect(lines[0]).toBe('Would cancel 3 runs:');
+    expect(lines.slice(2, 5).map((line) => line.split(/\s+/).slice(0, 2))).toEqual([['root', 'staged'], ['child', 'staged'], ['grandchild', 'staged']]);
+    expect(lines.slice(5)).toEqual(['(child, grandchild: their dependencies could then never be met)']);
+    const json = await fitq(['cancel', 'root', '--dry-run', '--json'], { queue });
+    expect((JSON.parse(json.stdout) as { id: string }[]).map((run) => run.id)).toEqual(['root', 'child', 'grandchild']);
     expect((await client.listRuns()).every((run) => run.status === 'staged')).toBe(true);
     expect((await fitq(['cancel', 'root'], { queue })).exitCode).toBe(0);
     const statuses = Object.fromEntries((await client.listRuns()).map((run) => [run.id, run.status]));

@@ -1,5 +1,5 @@
 /**
- * Commands that take many names (cancel, runs rm, stop, pool rm): oclif's
+ * Commands that take many names (cancel, runs rm, hold, release, restart, wait, stop, pool rm): oclif's
  * parser takes time quadratic in the words it is given (40,000 ids took
  * 16-19 s on an idle 2-core box), so more than 1,000 are refused before it
  * sees them, in one line saying how to select or batch them instead.
@@ -11,10 +11,12 @@ const ids = (count: number) => Array.from({ length: count }, (_, i) => `zz${Stri
 
 describe('commands taking many names', () => {
   it.each([
-    [['cancel'], 'select the runs with --status and --label, or name them in batches (xargs -n 500 fitq cancel)'],
-    [['runs', 'rm'], 'select the runs with --status and --label, or name them in batches (xargs -n 500 fitq runs rm)'],
-    [['hold'], 'select the runs with --label, or name them in batches (xargs -n 500 fitq hold)'],
-    [['restart'], 'select the runs with --status and --label, or name them in batches (xargs -n 500 fitq restart)'],
+    [['cancel'], 'select the runs with --status, --label or --array, or name them in batches (xargs -n 500 fitq cancel)'],
+    [['runs', 'rm'], 'select the runs with --status, --label or --array, or name them in batches (xargs -n 500 fitq runs rm)'],
+    [['hold'], 'select the runs with --status, --label or --array, or name them in batches (xargs -n 500 fitq hold)'],
+    [['release'], 'select the runs with --status, --label or --array, or name them in batches (xargs -n 500 fitq release)'],
+    [['restart'], 'select the runs with --status, --label or --array, or name them in batches (xargs -n 500 fitq restart)'],
+    [['wait'], 'select the runs with --status, --label or --array, or name them in batches (xargs -n 500 fitq wait)'],
     [['stop'], 'stop every worker with --all, or name them in batches (xargs -n 500 fitq stop)'],
     [['pool', 'rm'], 'name them in batches (xargs -n 500 fitq pool rm)'],
   ])('%j refuses 40,000 names at once, in one line, and touches nothing', { timeout: 60_000 }, async (command, hint) => {

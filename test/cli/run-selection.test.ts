@@ -1,6 +1,6 @@
 /**
  * The run selection shared by commands that act on runs (cli/run-selection.ts),
- * through `fitq cancel` and `fitq runs rm`: --status, --label and --array
+ * through `fitq cancel`, `fitq runs rm`, `hold`, `release`, `restart` and `wait`: --status, --label and --array
  * combined, ids with them, --dry-run (and --json) touching nothing, and
  * selections that match nothing or name an unknown array.
  */
@@ -48,8 +48,8 @@ describe('selecting runs: cancel and runs rm', () => {
     expect(await statuses(queue)).toEqual({ ...before, ...Object.fromEntries([b.ids[1]!, ...a.ids].map((id) => [id, 'canceled'])) });
 
     // Nothing left to cancel in it: said, exit 0; a label of no run likewise.
-    expect(expectOk(await fitq(['cancel', '--array', a.array], { queue }))).toBe(`No runs match --status staged,running --array ${a.array}: nothing to cancel.`);
-    expect(expectOk(await fitq(['cancel', '--label', 'team=c', '--dry-run'], { queue }))).toBe('No runs match --status staged,running --label team=c: nothing to cancel.');
+    expect(expectOk(await fitq(['cancel', '--array', a.array], { queue }))).toBe(`No runs match --status staged,held,running --array ${a.array}: nothing to cancel.`);
+    expect(expectOk(await fitq(['cancel', '--label', 'team=c', '--dry-run'], { queue }))).toBe('No runs match --status staged,held,running --label team=c: nothing to cancel.');
     expect(expectOk(await fitq(['cancel', '--label', 'team=c', '--json'], { queue }))).toBe('[]');
   });
 
@@ -71,5 +71,26 @@ describe('selecting runs: cancel and runs rm', () => {
     expect(unknown).toMatchObject({ exitCode: 2, stdout: '', stderr: "Error: unknown array 'ffffffffffff' (no run of the namespace is part of it)" });
     const none = await fitq(['runs', 'rm', '--dry-run'], { queue });
     expect(none).toMatchObject({ exitCode: 2, stderr: 'Error: name the runs to remove, or select them with --status, --label or --array' });
+  });
+
+  it('hold, release and restart select by --array and --status alike; --dry-run touches nothing', async () => {
+    const queue = newQueue();
+    const a = await stageArray(queue, ['--array', '0-1']);
+    const other = await stageArray(queue, ['--array', '0']);
+    const dry = expectOk(await fitq(['hold', '--array', a.array, '--dry-run'], { queue })).split('\n');
+    expect(dry[0]).toBe('Would hold 2 runs:');
+    expect(Object.values(await statuses(queue))).toEqual(['staged', 'staged', 'staged']);
+    expectOk(await fitq(['hold', '--array', a.array], { queue }));
+    expect(await statuses(queue)).toEqual({ [a.ids[0]!]: 'held', [a.ids[1]!]: 'held', [other.ids[0]!]: 'staged' });
+    // --array alone releases the held runs of the array.
+    expectOk(await fitq(['release', '--array', a.array], { queue }));
+    expect(Object.values(await statuses(queue))).toEqual(['staged', 'staged', 'staged']);
+    expectOk(await fitq(['cancel', '--array', a.array], { queue }));
+    const restart = JSON.parse(expectOk(await fitq(['restart', '--status', 'canceled', '--dry-run', '--json'], { queue }))) as RunRecord[];
+    expect(restart.map((run) => run.id)).toEqual(a.ids);
+    expect(Object.values(await statuses(queue))).toEqual(['canceled', 'canceled', 'staged']);
+    expectOk(await fitq(['restart', '--array', a.array], { queue }));
+    expect(Object.values(await statuses(queue))).toEqual(['staged', 'staged', 'staged']);
+    expect(expectOk(await fitq(['restart', '--array', other.array], { queue }))).toBe(`No runs match --status ${['completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'].join(',')} --array ${other.array}: nothing to restart.`);
   });
 });

@@ -112,8 +112,8 @@ describe('fitq wait', () => {
       fitq(['wait', id, '--timeout', 'soon'], { queue }),
     ]);
     expect(unknown).toEqual({ exitCode: 2, stdout: '', stderr: "Error: unknown run 'nosuchrun'" });
-    expect(label).toEqual({ exitCode: 2, stdout: '', stderr: "Error: no run matches --label 'sweep=none'" });
-    expect(array).toEqual({ exitCode: 2, stdout: '', stderr: "Error: no run matches --array 'x1'" });
+    expect(label).toEqual({ exitCode: 2, stdout: '', stderr: 'Error: No runs match --label sweep=none: nothing to wait for.' });
+    expect(array).toEqual({ exitCode: 2, stdout: '', stderr: "Error: unknown array 'x1' (no run of the namespace is part of it)" });
     expect(none).toMatchObject({ exitCode: 2, stderr: 'Error: name the runs to wait for, or select them with --status, --label or --array' });
     expect(timeout).toMatchObject({ exitCode: 2, stderr: expect.stringContaining("got 'soon'") as unknown });
   });
@@ -121,9 +121,10 @@ describe('fitq wait', () => {
   it('--timeout gives up with exit 75, naming the runs that had not ended (--json: as they are)', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    const staged = (await client.stage({ command: ['true'], resources: 'foo=1', labels: { array: 'a7' } })).runs[0]!.id;
+    const [run] = (await client.stage({ command: ['true'], resources: 'foo=1', array: { indices: [0] } })).runs;
+    const staged = run!.id;
     const started = performance.now();
-    const result = await fitq(['wait', '--array', 'a7', '--timeout', '1s', '--json'], { queue });
+    const result = await fitq(['wait', '--array', run!.array!, '--timeout', '1s', '--json'], { queue });
     expect(performance.now() - started).toBeGreaterThanOrEqual(1000);
     expect(result.exitCode).toBe(75);
     expect(result.stderr).toBe(`Error: gave up waiting after 1 s: 1 of 1 run had not ended: ${staged}`);
