@@ -15,7 +15,7 @@
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { parseDeviceList } from '../resources/devices.js';
-import { parseStoredResources, type ResourceInput } from '../resources/spec.js';
+import { formatResources, parseStoredResources, sortResources, type ResourceInput } from '../resources/spec.js';
 import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
 import type { NamespaceKeys } from './keys.js';
 import { quote, validateRunId } from './names.js';
@@ -25,6 +25,7 @@ import { refusalOf } from './script-codes.js';
 import type { Scripts, UpdateScriptRun } from './scripts.js';
 import { formatTimeLimit } from '../cli/duration.js';
 import { demandFields, parsePinnedGpus, shapeOf, timeFields, validateLabels, validatePriority } from './stage.js';
+import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
 
 /** What to change in runs; a change not given stays as it is. */
 export interface RunChanges {
@@ -312,6 +313,7 @@ function planEdit(ctx: UpdateContext, id: string, hash: Record<string, string>, 
     const value = changes[name];
     if (value !== undefined) (EDITS[name] as Edit<typeof name>).apply(after, value as never);
   }
+  keepArrayLimit(hash.array, before, after);
   checkRun(id, after);
   const priority = Number(after.priority);
   const signed = before.signature === undefined ? after : signedAnew(ctx, id, before, after, priority);
@@ -386,6 +388,20 @@ function labelsOf(fields: Fields): Record<string, string> {
   } catch {
     return {};
   }
+}
+
+/**
+ * A run of an array with a limit (`--array 0-9%2`) demands one of its
+ * array's pool resource (sweep.ts): new demands keep it, or the run would
+ * escape the limit.
+ */
+function keepArrayLimit(array: string | undefined, before: Fields, after: Fields): void {
+  if (array === undefined || after.resources === before.resources) return;
+  const resource = `${ARRAY_RESOURCE_PREFIX}${array}`;
+  const old = parseStoredResources(before.resources ?? '').get(resource);
+  if (old === undefined) return;
+  const demands = parseStoredResources(after.resources ?? '');
+  after.resources = formatResources(sortResources(new Map([...demands, [resource, old]])));
 }
 
 /** Fields shown first, in this order, when they change; any other after them. */

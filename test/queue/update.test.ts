@@ -87,6 +87,18 @@ describe('updateRuns', () => {
     expect(await indexedShapes(client)).toEqual(['cpu=1']);
   });
 
+  it('new demands of a run of an array with a limit keep its demand of the limit', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { runs } = await client.stage({ command: ['true'], resources: 'never=1', array: { indices: [0, 1], limit: 1 } });
+    const [run] = runs;
+    const limit = `array.${run!.array!}`;
+    await client.updateRuns([run!.id], { resources: 'cpu=1' });
+    expect((await readRunData(client, run!.id)).resources).toBe(`${limit}=1 cpu=1`);
+    expect(await client.redis.hget(client.keys.run(run!.id), 'shape')).toBe(`${limit}=1,cpu=1`);
+    expect((await client.getRun(run!.id)).requires).toBe('cpu=1');
+  });
+
   it('a run kept out of the index (held, or parked while staged) is edited and stays out of it', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
