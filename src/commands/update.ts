@@ -1,5 +1,6 @@
-import { Args, Flags } from '@oclif/core';
-import { FitqCommand, inBatches, parseKeyValues } from '../cli/base-command.js';
+import { Flags } from '@oclif/core';
+import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
+import { nothingMatched, parseRunSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import { parseTimeLimit } from '../cli/duration.js';
@@ -14,16 +15,23 @@ export default class Update extends FitqCommand {
     'A run is either claimed with its old demands or staged with its new ones, never a mix; among runs of the same priority ' +
     'it keeps its place in the order. Every run is checked first: an unknown id, a bad value, a run that is running or ' +
     'ended, or a signed run without the secret updates nothing. A run claimed between the check and the change is ' +
-    'reported (exit 1) and the others are updated. Signed runs are signed anew with the secret (as fitq stage signs).';
+    'reported (exit 1) and the others are updated. Signed runs are signed anew with the secret (as fitq stage signs). ' +
+    'Runs are named by id (or a unique prefix of one), or selected with --status, --where-label and --array (all must match; ' +
+    'without --status: the staged and held runs).';
   static override strict = false;
   static override examples = [
     '<%= config.bin %> update 3f2a --priority 10',
     '<%= config.bin %> update 3f2a 77b0 -r gpu=2,mem=16G',
     '<%= config.bin %> update 3f2a --label team=vision --unlabel draft',
     '<%= config.bin %> update 3f2a --gpus none --dry-run',
+    '<%= config.bin %> update --array 9c1e --status held --priority 5',
   ];
-  static override args = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
+  static override args = selectionArgs;
   static override flags = {
+    status: selectionFlags.status,
+    array: selectionFlags.array,
+    // (--label sets a label: runs are selected by label with --where-label.)
+    'where-label': Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Select the runs with this KEY=VALUE label (repeatable: all must match).' }),
     priority: Flags.string({ summary: `New priority (higher runs first): an integer within ±${MAX_PRIORITY}.` }),
     resources: Flags.string({
       char: 'r',
@@ -46,7 +54,11 @@ export default class Update extends FitqCommand {
   async run(): Promise<void> {
     const { argv, flags } = await this.parse(Update);
     const ids = argv as string[];
-    if (ids.length === 0) throw new UsageError('name the runs to update');
+    if (ids.length === 0 && flags.status === undefined && flags['where-label'] === undefined && flags.array === undefined) {
+      throw new UsageError('name the runs to update, or select them with --status, --where-label or --array');
+    }
+    // --where-label or --array alone: the staged and held runs.
+    const selection = parseRunSelection(ids, { status: flags.status, label: flags['where-label'], array: flags.array }, { verb: 'update', statuses: ['staged', 'held'] });
     // (A run id never holds '='.)
     const spec = ids.find((id) => id.includes('='));
     if (spec !== undefined) {
@@ -67,7 +79,14 @@ export default class Update extends FitqCommand {
     const secret = cliSecret(flags['secret-file']);
     const results = await this.withClient(
       flags,
-      async (client) => client.updateRuns(await client.resolveRunIds(ids), changes, { dryRun: flags['dry-run'] }),
+      async (client) => {
+        const runs = await selectRuns(client, selection);
+        if (runs.length === 0) {
+          this.log(flags.json ? '[]' : nothingMatched(selection));
+          return [];
+        }
+        return client.updateRuns(runs.map((run) => run.id), changes, { dryRun: flags['dry-run'] });
+      },
       { secret },
     );
     if (flags.json) this.log(JSON.stringify(results.flatMap((result) => (result.run ? [result.run] : [])), null, 2));
@@ -78,7 +97,7 @@ export default class Update extends FitqCommand {
   }
 
   protected override tooManyWordsMessage(count: number): string {
-    return `${super.tooManyWordsMessage(count)}: name the runs ${inBatches('update')}`;
+    return `${super.tooManyWordsMessage(count)}: ${selectInstead('update').replace('--label', '--where-label')}`;
   }
 }
 

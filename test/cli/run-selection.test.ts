@@ -73,7 +73,7 @@ describe('selecting runs: cancel and runs rm', () => {
     expect(none).toMatchObject({ exitCode: 2, stderr: 'Error: name the runs to remove, or select them with --status, --label or --array' });
   });
 
-  it('hold, release and restart select by --array and --status alike; --dry-run touches nothing', async () => {
+  it('hold, release, update and restart select by --array and --status alike; --dry-run touches nothing', async () => {
     const queue = newQueue();
     const a = await stageArray(queue, ['--array', '0-1']);
     const other = await stageArray(queue, ['--array', '0']);
@@ -82,6 +82,12 @@ describe('selecting runs: cancel and runs rm', () => {
     expect(Object.values(await statuses(queue))).toEqual(['staged', 'staged', 'staged']);
     expectOk(await fitq(['hold', '--array', a.array], { queue }));
     expect(await statuses(queue)).toEqual({ [a.ids[0]!]: 'held', [a.ids[1]!]: 'held', [other.ids[0]!]: 'staged' });
+    // update selects by --status and --array (and --where-label: its --label sets one).
+    expectOk(await fitq(['update', '--array', a.array, '--status', 'held', '--where-label', 'none=none', '--priority', '5'], { queue }));
+    expectOk(await fitq(['update', '--array', a.array, '--status', 'held', '--priority', '5'], { queue }));
+    const client = await connectClient(queue);
+    expect((await client.listRuns()).map((run) => run.priority)).toEqual([5, 5, 0]);
+    await client.close();
     // --array alone releases the held runs of the array.
     expectOk(await fitq(['release', '--array', a.array], { queue }));
     expect(Object.values(await statuses(queue))).toEqual(['staged', 'staged', 'staged']);

@@ -116,7 +116,7 @@ describe('fitq update', () => {
       [['--gpus', '0'], `run '${id}': --gpus '0' pins 1 device but the run demands gpu=2: list 2 devices`],
       [['--unlabel', 'nope'], "--unlabel 'nope': no run given has that label"],
       [['-r', 'gpu=1', 'mem=1G'], `'mem=1G' is no run id: each flag of fitq update takes one word`],
-      [[], 'nothing to update: give --priority, -r, --label, --unlabel or --gpus'],
+      [[], 'nothing to update: give --priority, -r, --label, --unlabel, --gpus or --time-limit'],
     ] as const) {
       const result = await fitq(['update', id, ...args], { queue });
       expect(result.exitCode, result.stderr).toBe(2);
