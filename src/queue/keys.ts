@@ -30,6 +30,8 @@ export interface NamespaceKeys {
   readonly events: string;
   /** Namespace settings (history retention). */
   readonly settings: string;
+  /** List: ids of runs that ended without their worker (canceled while staged, lost), whose notification a worker sends (notifyOutbox.lua). */
+  readonly notifyOutbox: string;
   /** Hash: how far fitq has reconciled its index with what BullMQ's API did to the queue. */
   readonly reconcile: string;
   /**
@@ -94,6 +96,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     poolUsed: `${base}pool:used`,
     events: `${base}events`,
     settings: `${base}settings`,
+    notifyOutbox: `${base}notify:outbox`,
     reconcile: `${base}reconcile`,
     queue: {
       prefix: `${prefix}:{${queue}}`,

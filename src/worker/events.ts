@@ -21,6 +21,8 @@ export interface EventHandlers {
   stop(): void;
   /** The namespace's notification URL changed (fitq notify): read it again. */
   notify?(): void;
+  /** A run ended without its worker: its notification waits in the outbox. */
+  outbox?(): void;
 }
 
 /** Subscribes a duplicate of `redis` to `channel`; returns it (to be closed on stop). */
@@ -50,4 +52,5 @@ function onEvent(message: string, worker: string, handlers: EventHandlers): void
   else if (event.type === 'cancel' && event.worker === worker && event.runId) handlers.cancel(event.runId);
   else if (event.type === 'stop' && event.worker === worker) handlers.stop();
   else if (event.type === 'notify') handlers.notify?.();
+  else if (event.type === 'outbox') handlers.outbox?.();
 }

@@ -63,7 +63,7 @@ export interface ExecutorContext {
   /** Called after a run has ended and been recorded. */
   onRunEnded: () => void;
   /** Called once a run's end is recorded and it ended (not re-staged), with its fields as claimed (notifications). */
-  onRunRecorded?: (runId: string, fields: Readonly<Record<string, string>>) => void;
+  onRunRecorded?: (runId: string, fields: Readonly<Record<string, string>>, status: string) => void;
   /**
    * Whether to stop retrying writes Redis refused (a run's end, its output):
    * the worker has let go of its lease, so nothing it writes can land.
@@ -365,7 +365,7 @@ export class Executor {
       ...(tries > 1 ? { tries } : {}),
     };
     this.runLog(run)[level](fields, message);
-    if (!(result instanceof Error) && result.outcome === 'recorded' && result.status !== 'staged') this.ctx.onRunRecorded?.(run.runId, run.fields);
+    if (!(result instanceof Error) && result.outcome === 'recorded' && result.status !== 'staged') this.ctx.onRunRecorded?.(run.runId, run.fields, result.status);
     this.active.delete(run.runId);
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;

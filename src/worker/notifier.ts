@@ -1,6 +1,6 @@
 /**
  * A worker's notifications: when a run it ran has ended and its end is
- * recorded, it POSTs the run's record (queue/notify.ts: never the run's
+ * recorded (or a run ended without its worker, left in the outbox), it POSTs the run's record (queue/notify.ts: never the run's
  * environment) to the run's --notify URL, else to the namespace's (`fitq
  * notify set`, read at start, when a `notify` event says it changed, and at
  * every poll). Sent in the background with Node's fetch: a slow or failing
@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { NOTIFY_SETTING, notifyPayload } from '../queue/notify.js';
+import { execPipeline } from '../queue/pipeline.js';
 import { parseRunFields, runFields } from '../queue/run-record.js';
 
 /** Tries per notification, and the wait after the first failed one (doubling). */
@@ -33,6 +34,20 @@ export interface NotifierParts {
   logger: Logger;
 }
 
+/** Notifications taken from the outbox per read. */
+const OUTBOX_BATCH = 100;
+
+/** A run's own --notify URL, from its job data. */
+function ownUrl(data: unknown): string | undefined {
+  if (typeof data !== 'string') return undefined;
+  try {
+    const notify = (JSON.parse(data) as { notify?: unknown }).notify;
+    return typeof notify === 'string' ? notify : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The URL as logs show it: its origin only. */
 function shown(url: string): string {
   try {
@@ -46,6 +61,7 @@ export class Notifier {
   private defaultUrl: string | undefined;
   private readonly pending = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
+  private draining = false;
 
   constructor(private readonly parts: NotifierParts) {}
 
@@ -65,6 +81,29 @@ export class Notifier {
     if (url === undefined || this.stopping.signal.aborted) return;
     const sending: Promise<void> = this.send(runId, url).finally(() => this.pending.delete(sending));
     this.pending.add(sending);
+  }
+
+  /**
+   * Sends the notifications of runs that ended without their worker (the
+   * outbox, see notifyOutbox.lua): each taken by one live worker. A worker
+   * that dies sending one loses it (at most once, as for its own runs).
+   */
+  async drainOutbox(): Promise<void> {
+    const { redis, keys, logger } = this.parts;
+    if (this.draining || this.stopping.signal.aborted) return;
+    this.draining = true;
+    try {
+      for (;;) {
+        const ids = await redis.lpop(keys.notifyOutbox, OUTBOX_BATCH);
+        if (!ids || ids.length === 0) return;
+        const data = await execPipeline(ids.reduce((pipeline, id) => pipeline.hget(keys.run(id), 'data'), redis.pipeline()), { wrongTypeAsNull: true });
+        ids.forEach((id, i) => this.runEnded(id, ownUrl(data[i])));
+      }
+    } catch (error) {
+      logger.warn({ err: error }, `Could not read the notifications waiting to be sent: ${(error as Error).message}`);
+    } finally {
+      this.draining = false;
+    }
   }
 
   /** Waits up to `boundMs` for notifications on their way, then gives up the rest. */

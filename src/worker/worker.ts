@@ -113,7 +113,10 @@ export class FitqWorker {
         echoOutput: options.echoOutput,
         logFormat: options.logFormat,
         onRunEnded: () => this.claims.wake(),
-        onRunRecorded: (runId, fields) => notifier.runEnded(runId, fields.notify),
+        // (A run recorded lost is notified through the outbox, as runs lost with their worker are.)
+        onRunRecorded: (runId, fields, status) => {
+          if (status !== 'lost') notifier.runEnded(runId, fields.notify);
+        },
         // An older registration's writes are refused anyway (fenced): no use retrying them.
         givenUp: () => lifecycle.stopped || this.lease.token !== token,
         secret: options.secret,
@@ -189,11 +192,12 @@ export class FitqWorker {
       cancel: (runId) => void this.requests.cancelOnEvent(runId),
       stop: () => void this.requests.stopOnEvent(),
       notify: () => void this.notifier.refreshDefault(),
+      outbox: () => void this.notifier.drainOutbox(),
     });
     this.heartbeat.start();
     this.poll = setInterval(() => {
       void this.reconciler.reconcile();
-      void this.notifier.refreshDefault();
+      void this.notifier.refreshDefault().then(() => this.notifier.drainOutbox());
       this.claims.wake();
     }, this.options.pollIntervalMs);
     void this.heartbeat.beat();

@@ -431,6 +431,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     'client|setname': "its connection named as BullMQ names its workers' (Queue.getWorkers, Bull Board)",
     eval: 'scripts, sent once per connection', evalsha: 'scripts',
     subscribe: 'wake-ups, cancel and stop hints on the namespace channel',
+    lpop: 'notifications of runs that ended without their worker (notify:outbox)',
   },
   stager: {
     info: "ioredis's ready check; the eviction warning",

@@ -7,6 +7,7 @@
 -- @include publish
 -- @include trimEndedRuns
 -- @include settleDependents
+-- @include notifyOutbox
 
 -- Ends a staged or running run: returns what it took from the pool, records
 -- its end (BullMQ: completed or failed, see finishJob) and closes its log;
@@ -29,6 +30,8 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   publish(base, {type = "ended", runId = runId, status = status})
   -- Pool capacity came back: workers waiting for it should look again.
   if #pooled > 0 then publish(base, {type = "poolReleased"}) end
+  -- Its worker notifies of what it recorded; the rest is left for a worker to send.
+  if prev == "waiting" or status == "lost" then notifyOutbox(base, runId, redis.call("HGET", runKey, "data")) end
   trimEndedRuns(base, status == "completed" and "completed" or "failed", RETENTION_BATCH, runId)
   settleDependents(base, runId, now, logMaxLines)
 end
