@@ -7,9 +7,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, connectClient, fitq, newQueue, redisUrl } from '../support/fitq.js';
+import { connectClient, fitq, newQueue, spawnFitq } from '../support/fitq.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { waitFor } from '../support/wait.js';
 import type { RunRecord } from '../../src/queue/run-record.js';
@@ -28,21 +27,6 @@ afterEach(() => {
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** `fitq ARGS` started in the background, its output gathered as it comes. */
-function spawnFitq(queue: string, args: string[]) {
-  const child = execa('node', [BIN, ...args], {
-    env: { FITQ_REDIS_URL: redisUrl(), FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '' },
-    stdin: 'ignore',
-    buffer: false,
-    reject: false,
-    timeout: 40_000,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return { child, stdout: () => stdout, stderr: () => stderr };
-}
 
 describe('fitq wait', () => {
   it('exits with the run’s code: 0 completed, its exit code, 128 + a signal, 1 with the reason when canceled', async () => {

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
+import { execa, type ResultPromise } from 'execa';
 import type { Redis } from 'ioredis';
 import { afterEach, expect, inject } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
@@ -95,6 +95,22 @@ export async function fitq(
     ...(options.input === undefined ? {} : { input: options.input }),
   });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+/** `fitq ARGS` started in the background, its output gathered as it comes. */
+export function spawnFitq(queue: string, args: string[]): { child: ResultPromise; stdout: () => string; stderr: () => string } {
+  const child = execa('node', [BIN, ...args], {
+    env: cliEnv(queue),
+    stdin: 'ignore',
+    buffer: false,
+    reject: false,
+    timeout: 40_000,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return { child, stdout: () => stdout, stderr: () => stderr };
 }
 
 /**

@@ -10,7 +10,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import { heartbeatIntervalMs } from '../../src/queue/liveness.js';
@@ -20,7 +19,7 @@ import { isAlive } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { startRedisServer } from '../support/redis-server.js';
-import { BIN, connectClient, fitq, messages, newQueue, parseJsonLog, redisUrl, startTestWorker } from '../support/fitq.js';
+import { connectClient, fitq, messages, newQueue, parseJsonLog, spawnFitq, startTestWorker } from '../support/fitq.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -256,18 +255,8 @@ describe('`fitq logs -f` on a run whose worker is killed with SIGKILL', () => {
     const { startedAt } = await client.getRun(runId);
 
     // The follower is the only one left to notice: no other worker, no other command.
-    const follower = execa('node', [BIN, 'logs', '-f', runId], {
-      env: { FITQ_REDIS_URL: redisUrl(), FITQ_QUEUE: queue, FITQ_PREFIX: process.env.FITQ_PREFIX ?? '' },
-      stdin: 'ignore',
-      buffer: false,
-      reject: false,
-      timeout: 40_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    follower.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    follower.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    await waitFor('the follower to print the run\'s output', () => stdout.includes('started\n'), 30_000);
+    const { child: follower, stdout: followed, stderr: followerErr } = spawnFitq(queue, ['logs', '-f', runId]);
+    await waitFor('the follower to print the run\'s output', () => followed().includes('started\n'), 30_000);
 
     const killedAt = Date.now();
     victim.process.kill('SIGKILL');
@@ -275,10 +264,10 @@ describe('`fitq logs -f` on a run whose worker is killed with SIGKILL', () => {
     const result = await follower;
     const elapsed = Date.now() - killedAt;
 
-    expect(result.timedOut, `follower still waiting; stderr: ${stderr}`).toBe(false);
+    expect(result.timedOut, `follower still waiting; stderr: ${followerErr()}`).toBe(false);
     expect(elapsed, 'ms from SIGKILL to the follower exiting').toBeLessThan(2000 + 1500);
     expect(result.exitCode).toBe(75);
-    expect(stderr.trim()).toBe(`run ${runId} lost: worker victim stopped renewing its lease`);
+    expect(followerErr().trim()).toBe(`run ${runId} lost: worker victim stopped renewing its lease`);
     const lost = await client.getRun(runId);
     expect(lost).toMatchObject({ status: 'lost', worker: 'victim' });
     expect(lost.endedAt).toBeGreaterThanOrEqual(startedAt!);
