@@ -180,7 +180,7 @@ describe('--label selections', () => {
       fitq(['cancel', '--label', 'sweep=lr'], { queue }),
     ]);
     expect(already.stdout.trim().split('\n')).toEqual([`Run ${lr1} already canceled`, `Run ${lr2} already canceled`]);
-    expect(nothingLeft.stdout.trim()).toBe('No runs match --status staged,running --label sweep=lr: nothing to cancel.');
+    expect(nothingLeft.stdout.trim()).toBe('No runs match --status staged,held,running --label sweep=lr: nothing to cancel.');
     expect(await statuses(queue, [bs!, none!])).toEqual(['staged', 'staged']);
   });
 
