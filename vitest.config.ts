@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Test files mostly wait on real processes and Redis, not on the CPU:
+    // three at once on a 2-core machine (vitest's default there is one).
+    maxWorkers: 3,
   },
 });
