@@ -68,4 +68,16 @@ describe('dependents', () => {
     expect((await indexedShapes(client)).sort()).toEqual(['w=1', 'y=1']);
     expect((await client.getRun('waits')).status).toBe('staged');
   });
+
+  it('refuses, in one call, a run waiting for one staged after it, wherever it is in the call, staging nothing', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const run = (runId: string, after?: string) => ({ runId, command: ['true'], ...(after ? { after: [{ kind: 'ok' as const, ids: [after] }] } : {}) });
+    await expect(client.stage([run('p'), run('q', 'r'), run('r')])).rejects.toThrow("dependency on 'r' would make a cycle");
+    await expect(client.stage([run('p'), run('q'), run('s', 's')])).rejects.toThrow("dependency on 's' would make a cycle");
+    expect(await client.redis.zcard(client.keys.ids)).toBe(0);
+    // Earlier in the call is fine.
+    await client.stage([run('p'), run('q', 'p')]);
+    expect((await client.getRun('q')).waitingForDependencies).toBe(true);
+  });
 });

@@ -60,6 +60,8 @@ local idsKey = KEYS[2]
 local groupsKey = KEYS[3]
 local base, batch, ttl, first, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == "1", tonumber(ARGV[5])
 local ARG0 = 6
+-- Arguments per run (see ARGV[5] above).
+local PER_RUN = 6
 
 if olderLayout(base) then return {CODE.olderLayout} end
 local batchCount = 0
@@ -70,13 +72,13 @@ if batch ~= "" then
 end
 local position = {}
 for i = 0, count - 1 do
-  local id = ARGV[ARG0 + i * 6]
+  local id = ARGV[ARG0 + i * PER_RUN]
   if redis.call("EXISTS", jobKey(base, id)) == 1 then return {CODE.runIdTaken, id} end
   position[id] = i
 end
 -- Dependencies: on runs that exist, or earlier in this call (no cycle).
 for i = 0, count - 1 do
-  local data = ARGV[ARG0 + 3 + i * 6]
+  local data = ARGV[ARG0 + 3 + i * PER_RUN]
   if string.find(data, '"after"', 1, true) then
     local ok, decoded = pcall(cjson.decode, data)
     local after = ok and type(decoded) == "table" and decoded.after or {}
@@ -95,7 +97,7 @@ local now = serverNow()
 if batch ~= "" then redis.call("HSET", base .. "batches", batch, (now + ttl) .. " " .. (batchCount + count)) end
 local firstSeq
 for i = 0, count - 1 do
-  local at = ARG0 + i * 6
+  local at = ARG0 + i * PER_RUN
   local id, shape, priority, data = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
   local seq = redis.call("INCR", seqKey)
   firstSeq = firstSeq or seq
