@@ -42,8 +42,8 @@ describe('dependents', () => {
     await client.stage({ command: ['true'], runId: 'b', resources: 'nowhere=1' });
     await client.stage({ command: ['true'], runId: 'c', after: [{ kind: 'ok', ids: ['a', 'b'] }] });
     await client.stage({ command: ['true'], runId: 'd' });
-    // A real worker runs `a` (its end judges `c`), then `d`: retention (keep no completed run) then removes `a`.
-    const { worker } = await startTestWorker(queue, { resources: 'cpu=1' });
+    // A real worker runs `a` (its end judges `c`), then `d` (one at a time): retention (keep no completed run) then removes `a`.
+    const { worker } = await startTestWorker(queue, { resources: 'cpu=1', concurrency: 1 });
     await client.waitForEnd('d', 10_000);
     await worker.stop();
     expect(await client.redis.exists(client.keys.run('a'))).toBe(0);
