@@ -376,12 +376,12 @@ async function seedScenarioMakespan(policy) {
 /** The scheduling case: makespan over the lower bound, backfill and fifo on the same workload. */
 async function reportSchedulingQuality() {
   const { runs, limitFactor, results } = await schedulingQuality(redis.url, newQueue);
-  for (const { policy, limited, makespan, bound } of results) {
-    const target = policy === 'fifo' ? 'for comparison' : limited ? '≤ 1.05×' : '≤ 1.12×';
-    const variant = limited ? `, time limits ${limitFactor}× durations` : policy === 'backfill' ? ', no time limits' : '';
+  for (const { policy, limited, sorted, makespan, bound } of results) {
+    const target = policy === 'fifo' || sorted ? 'for comparison' : limited ? '≤ 1.05×' : '≤ 1.12×';
+    const variant = (limited ? `, time limits ${limitFactor}× durations` : policy === 'backfill' ? ', no time limits' : '') + (sorted ? ', staged longest first' : '');
     report(`GPU sweep of ${runs} runs on 2 workers, --policy ${policy}${variant}: makespan vs lower bound`, makespan, bound, 'ms', target);
   }
-  const overheads = results.map(({ policy, limited, overhead }) => `${policy}${limited ? ' (limits)' : ''} ${overhead.toFixed(0)} ms`).join(', ');
+  const overheads = results.map(({ policy, limited, sorted, overhead }) => `${policy}${limited ? ' (limits)' : ''}${sorted ? ' (longest first)' : ''} ${overhead.toFixed(0)} ms`).join(', ');
   notes.push(`GPU sweep: each run's record spans on average this much beyond its sleep (hand-over, process start, recording): ${overheads}`);
 }
 
