@@ -117,6 +117,7 @@ tr:last-child td { border-bottom: 0; }
 .bar { position: relative; height: 12px; background: var(--bar-track); border-radius: 999px; overflow: hidden; }
 .bar-fill { position: absolute; inset: 0 auto 0 0; background: var(--bar-used); border-radius: 999px; transition: width .4s ease; }
 .bar-fill.full { background: var(--status-failed); }
+.bar-held { position: absolute; top: 0; bottom: 0; background: repeating-linear-gradient(45deg, var(--bar-held), var(--bar-held) 4px, #f7d070 4px, #f7d070 8px); }
 .bar-fill.high { background: var(--status-lost); }
 .bar-val { text-align: right; font-variant-numeric: tabular-nums; color: var(--muted); white-space: nowrap; }
 
@@ -155,6 +156,8 @@ tr:last-child td { border-bottom: 0; }
 .legend { display: flex; gap: 1rem; flex-wrap: wrap; font-size: .8rem; color: var(--muted); margin-top: .35rem; }
 .legend span::before { content: ""; display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: .3rem; vertical-align: -1px; background: var(--k); }
 
+.ns-block + .ns-block { margin-top: 1.5rem; }
+.sub { color: var(--muted); font-size: .85rem; }
 .foot { color: var(--muted); font-size: .8rem; margin-top: 1.5rem; }
 
 @media (max-width: 640px) {
