@@ -5,7 +5,7 @@ import { checkExposure, TOKEN_ENV } from '../dashboard/auth.js';
 import { createDashboardApp } from '../dashboard/app.js';
 import { closeDashboardContext, createDashboardContext } from '../dashboard/context.js';
 import { startDashboardServer } from '../dashboard/server.js';
-import { quote } from '../queue/names.js';
+import { oneLine, quote } from '../queue/names.js';
 
 export default class Dashboard extends FitqCommand {
   static override summary = 'Serve a live web dashboard of namespaces: runs by status, workers with their capacity and GPUs, pools.';
@@ -33,7 +33,8 @@ export default class Dashboard extends FitqCommand {
     const { flags } = await this.parse(Dashboard);
     const port = parsePort(flags.port);
     checkExposure(flags.host, flags.token);
-    const connection = this.connectionOptions({ ...flags, queue: undefined });
+    const onNote = (note: string) => process.stderr.write(`Warning: ${oneLine(note)}\n`);
+    const connection = { ...this.connectionOptions({ ...flags, queue: undefined }), evictionCheck: 'warn' as const, onNote };
     const context = await createDashboardContext({ connection, queues: flags.queue ?? [], allowActions: flags['allow-actions'], token: flags.token });
     let server;
     try {

@@ -38,8 +38,10 @@ export async function createDashboardContext(options: DashboardContextOptions): 
   if (twice !== undefined) throw new UsageError(`--queue ${quote(twice)} given twice`);
   const clients = new Map<string, FitqClient>();
   try {
-    for (const queue of queues) clients.set(queue, await FitqClient.connect({ ...options.connection, queue }));
-    const live = await LiveFeed.start(options.connection, [...clients.values()].map((client) => client.keys));
+    // One Redis, checked (evictionCheck) once.
+    const quiet = { ...options.connection, evictionCheck: undefined };
+    for (const queue of queues) clients.set(queue, await FitqClient.connect({ ...(clients.size === 0 ? options.connection : quiet), queue }));
+    const live = await LiveFeed.start(quiet, [...clients.values()].map((client) => client.keys));
     return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), live };
   } catch (error) {
     await Promise.all([...clients.values()].map((client) => client.close()));

@@ -19,6 +19,8 @@ import { dashboardPage } from '../page.js';
 
 interface NamespaceOverview {
   queue: string;
+  /** fitq pause: no worker starts a run. */
+  paused: boolean;
   counts: Record<string, number>;
   total: number;
   workers: { live: number; busy: number; draining: number };
@@ -29,14 +31,16 @@ interface NamespaceOverview {
 async function readOverview(queue: string, client: FitqClient): Promise<NamespaceOverview> {
   // As `fitq runs` does: catch up with what BullMQ's API did first; workers are listed after a reap.
   await client.reconcile();
-  const [runs, shapes, workers, time] = await Promise.all([
+  const [runs, shapes, workers, time, paused] = await Promise.all([
     readRunSummaries(client.redis, client.keys),
     readStagedShapes(client.redis, client.keys),
     client.listWorkers(),
     client.redis.time(),
+    client.isPaused(),
   ]);
   return {
     queue,
+    paused,
     counts: countByStatus(runs),
     total: runs.length,
     workers: {
@@ -52,7 +56,7 @@ async function readOverview(queue: string, client: FitqClient): Promise<Namespac
 function namespacePanel(overview: NamespaceOverview): Html {
   const { queue, counts, workers, shapes, activity } = overview;
   return html`<section class="panel" data-testid="ns-${queue}" data-queue="${queue}">
-  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-total">${overview.total} run${overview.total === 1 ? '' : 's'}</span>
+  <div class="panel-head"><h2>${queue}</h2>${overview.paused ? html`<span class="pill warn" data-testid="paused" title="fitq resume starts runs again">paused</span>` : ''}<span class="sub" data-testid="run-total">${overview.total} run${overview.total === 1 ? '' : 's'}</span>
     <span class="sub" data-testid="worker-summary">${workers.live} worker${workers.live === 1 ? '' : 's'}, ${workers.busy} busy${workers.draining > 0 ? `, ${workers.draining} drained or draining` : ''}</span></div>
   <div class="counts">
     ${RUN_STATUSES.map((status) => html`<div class="count${counts[status] === 0 ? ' zero' : ''}" data-status="${status}"><div class="n" data-testid="count-${status}">${counts[status]}</div><div class="label">${status}</div></div>`)}
