@@ -25,7 +25,7 @@ export default class Dashboard extends FitqCommand {
     }),
     port: Flags.string({ summary: 'Port to listen on (0: any free port).', default: '7070' }),
     host: Flags.string({ summary: 'Address to listen on; anything but loopback requires --token.', default: '127.0.0.1' }),
-    token: Flags.string({ summary: `Token every request must carry (default: ${TOKEN_ENV}).`, env: TOKEN_ENV }),
+    token: Flags.string({ summary: 'Token every request and event stream must carry (prefer the variable: a flag shows in ps).', env: TOKEN_ENV }),
     'allow-actions': Flags.boolean({ summary: 'Offer actions (cancel, hold, release, restart, priority, drain), each confirmed; read-only without.' }),
   };
 

@@ -4,7 +4,7 @@
  * the last hour with their durations.
  */
 import type { Hono } from 'hono';
-import { html } from 'hono/html';
+import { html, raw } from 'hono/html';
 import { formatDuration } from '../../cli/format.js';
 import type { FitqClient } from '../../queue/client.js';
 import { serverTimeMs } from '../../queue/liveness.js';
@@ -14,6 +14,8 @@ import { workerState } from '../../queue/worker-record.js';
 import { activityOf, type Activity } from '../activity.js';
 import { activityChart } from '../chart.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
+import { cachedFragment } from '../fragment-cache.js';
+import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 
@@ -81,15 +83,19 @@ async function overviewFragment(context: DashboardContext): Promise<Html> {
   return html`<div class="grid">${overviews.map(namespacePanel)}</div>`;
 }
 
+/** What changes this page: its region's `data-live-topics`, and when its cached fragment is stale. */
+const TOPICS: readonly LiveTopic[] = ['runs', 'workers'];
+
 export function registerOverview(app: Hono<DashboardEnv>, context: DashboardContext): void {
-  app.get('/fragments/overview', async (c) => c.html(await overviewFragment(context)));
+  const fragment = () => cachedFragment(context, 'overview', TOPICS, async () => String(await overviewFragment(context)));
+  app.get('/fragments/overview', async (c) => c.html(fragment()));
   app.get('/', async (c) =>
     c.html(
       dashboardPage(context, {
         title: 'Overview',
         active: 'overview',
         body: html`<h1>Overview</h1>
-<div data-live="/fragments/overview" data-live-topics="runs workers" data-testid="overview">${await overviewFragment(context)}</div>`,
+<div data-live="/fragments/overview" data-live-topics="${TOPICS.join(' ')}" data-testid="overview">${raw(await fragment())}</div>`,
       }),
     ),
   );
