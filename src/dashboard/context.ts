@@ -40,7 +40,13 @@ export async function createDashboardContext(options: DashboardContextOptions): 
   try {
     // One Redis, checked (evictionCheck) once.
     const quiet = { ...options.connection, evictionCheck: undefined };
-    for (const queue of queues) clients.set(queue, await FitqClient.connect({ ...(clients.size === 0 ? options.connection : quiet), queue }));
+    for (const queue of queues) {
+      // A command fails fast when Redis is away (the page says so), but, unlike a CLI command's, the connection comes back with Redis.
+      let connected = false;
+      const redisOptions = { ...options.connection.redisOptions, retryStrategy: (attempt: number) => (connected ? Math.min(attempt * 200, 2000) : null) };
+      clients.set(queue, await FitqClient.connect({ ...(clients.size === 0 ? options.connection : quiet), redisOptions, queue }));
+      connected = true;
+    }
     const live = await LiveFeed.start(quiet, [...clients.values()].map((client) => client.keys));
     return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), live };
   } catch (error) {

@@ -118,8 +118,10 @@ export class LiveFeed {
   private async connect(connection: ConnectionOptions): Promise<Redis> {
     const redis = await connectRedis(connection, true);
     this.connections.push(redis);
-    // Back from a disconnection: anything may have changed meanwhile.
-    redis.on('ready', () => this.namespaces.forEach((keys) => this.changed(queueOf(keys), LIVE_TOPICS)));
+    // Gone (pages should say so rather than show what they kept), and back (anything may have changed meanwhile).
+    const everything = () => this.namespaces.forEach((keys) => this.changed(queueOf(keys), LIVE_TOPICS));
+    redis.on('close', everything);
+    redis.on('ready', everything);
     return redis;
   }
 

@@ -9,28 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startDashboard } from '../support/browser.js';
+import { openEventStream } from '../support/sse.js';
 import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
 const TOKEN = 'tok-3f9a "quoted" & <b>';
 const PATHS = ['/', '/workers', '/pools', '/fragments/overview', '/fragments/workers', '/fragments/pools', '/assets/style.css', '/assets/live.js'];
-
-/** Reads an event stream until `until` matches what came, then stops reading. */
-async function readEvents(response: Response, until: RegExp): Promise<string> {
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  try {
-    while (!until.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-  } finally {
-    await reader.cancel();
-  }
-  return text;
-}
 
 describe('fitq dashboard access', () => {
   it('refuses every page, fragment, asset and the event stream without the token or with a wrong one', async () => {
@@ -67,10 +51,11 @@ describe('fitq dashboard access', () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<h1>Workers</h1>');
 
-    const events = await fetch(`${dashboard.origin}/events`, { headers: { Cookie: pair } });
+    const events = await openEventStream(`${dashboard.origin}/events`, { headers: { Cookie: pair } });
     expect(events.status).toBe(200);
-    expect(events.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    expect(await readEvents(events, /event: hello\ndata: .*\n/)).toContain(`"queues":["${queue}"]`);
+    expect(events.contentType).toMatch(/^text\/event-stream/);
+    expect(await events.until(/event: hello\ndata: .*\n/)).toContain(`"queues":["${queue}"]`);
+    await events.close();
   });
 
   it('takes the token from FITQ_DASHBOARD_TOKEN', async () => {
