@@ -24,6 +24,7 @@ describe('fitq dashboard access', () => {
       const missing = await fetch(`${dashboard.origin}${path}`);
       expect(missing.status, `${path} without a token`).toBe(401);
       expect(await missing.text()).toContain('401: token required');
+      expect(missing.headers.get('x-frame-options')).toBe('DENY');
       const wrong = await fetch(`${dashboard.origin}${path}`, { headers: { Authorization: 'Bearer tok-3f9a' } });
       expect(wrong.status, `${path} with a wrong token`).toBe(401);
       const wrongQuery = await fetch(`${dashboard.origin}${path}?token=nope`, { redirect: 'manual' });
