@@ -1,0 +1,120 @@
+/**
+ * Overview: per namespace, side by side: runs by status, live workers, the
+ * staged runs by demand shape, and runs started and ended per minute over
+ * the last hour with their durations.
+ */
+import type { Hono } from 'hono';
+import { html, raw } from 'hono/html';
+import { formatDuration } from '../../cli/format.js';
+import type { FitqClient } from '../../queue/client.js';
+import { serverTimeMs } from '../../queue/liveness.js';
+import { RUN_STATUSES } from '../../queue/run-record.js';
+import { countByStatus, readRunSummaries, readStagedShapes, type StagedShape } from '../../queue/run-summary.js';
+import { workerState } from '../../queue/worker-record.js';
+import { activityOf, type Activity } from '../activity.js';
+import { activityChart } from '../chart.js';
+import type { DashboardContext, DashboardEnv } from '../context.js';
+import { cachedFragment } from '../fragment-cache.js';
+import type { LiveTopic } from '../live.js';
+import type { Html } from '../layout.js';
+import { dashboardPage } from '../page.js';
+
+interface NamespaceOverview {
+  queue: string;
+  /** fitq pause: no worker starts a run. */
+  paused: boolean;
+  counts: Record<string, number>;
+  total: number;
+  workers: { live: number; busy: number; draining: number };
+  shapes: StagedShape[];
+  /** Shape -> why its first run waits, as `fitq runs` says it. */
+  why: Map<string, string>;
+  activity: Activity;
+}
+
+/** Shapes explained at most on the overview: past them, `fitq runs` (or the runs page) says why. */
+const EXPLAINED_SHAPES = 20;
+
+/** Why the first run of each shape waits: fitq's own explanation (the WHY column of `fitq runs`). */
+async function whyHeadsWait(client: FitqClient, shapes: readonly StagedShape[]): Promise<Map<string, string>> {
+  const why = new Map<string, string>();
+  for (const shape of shapes.slice(0, EXPLAINED_SHAPES)) {
+    if (shape.head === undefined) continue;
+    // Started, or gone, since the shapes were read: nothing to explain.
+    const run = await client.getRun(shape.head).catch(() => undefined);
+    if (run?.status === 'staged' && run.reason) why.set(shape.shape, run.reason);
+  }
+  return why;
+}
+
+async function readOverview(queue: string, client: FitqClient): Promise<NamespaceOverview> {
+  // As `fitq runs` does: catch up with what BullMQ's API did first; workers are listed after a reap.
+  await client.reconcile();
+  const [runs, shapes, workers, time, paused] = await Promise.all([
+    readRunSummaries(client.redis, client.keys),
+    readStagedShapes(client.redis, client.keys),
+    client.listWorkers(),
+    client.redis.time(),
+    client.isPaused(),
+  ]);
+  return {
+    queue,
+    paused,
+    why: await whyHeadsWait(client, shapes),
+    counts: countByStatus(runs),
+    total: runs.length,
+    workers: {
+      live: workers.length,
+      busy: workers.filter((worker) => worker.runs.length > 0).length,
+      draining: workers.filter((worker) => workerState(worker) !== 'active').length,
+    },
+    shapes,
+    activity: activityOf(runs, serverTimeMs(time)),
+  };
+}
+
+function namespacePanel(overview: NamespaceOverview): Html {
+  const { queue, counts, workers, shapes, why, activity } = overview;
+  return html`<section class="panel" data-testid="ns-${queue}" data-queue="${queue}">
+  <div class="panel-head"><h2>${queue}</h2>${overview.paused ? html`<span class="pill warn" data-testid="paused" title="fitq resume starts runs again">paused</span>` : ''}<span class="sub" data-testid="run-total">${overview.total} run${overview.total === 1 ? '' : 's'}</span>
+    <span class="sub" data-testid="worker-summary">${workers.live} worker${workers.live === 1 ? '' : 's'}, ${workers.busy} busy${workers.draining > 0 ? `, ${workers.draining} drained or draining` : ''}</span></div>
+  <div class="counts">
+    ${RUN_STATUSES.map((status) => html`<div class="count${counts[status] === 0 ? ' zero' : ''}" data-status="${status}"><div class="n" data-testid="count-${status}">${counts[status]}</div><div class="label">${status}</div></div>`)}
+  </div>
+  <div class="ns-body"><div>
+  <h3 class="section-label">Staged runs by shape</h3>
+  ${shapes.length === 0
+    ? html`<p class="empty" data-testid="shapes-empty">No staged runs waiting.</p>`
+    : html`<div class="table-wrap"><table data-testid="staged-shapes"><thead><tr><th>Demands</th><th class="num">Runs</th><th>Why the first waits</th></tr></thead><tbody>
+      ${shapes.map((shape) => html`<tr data-testid="shape-row"><td class="mono wrap-anywhere">${shape.demands}${shape.gpus.length > 0 ? html` <span class="pill soft" title="pinned GPU devices">@${shape.gpus.join(',')}</span>` : ''}${shape.timeLimitMs === undefined ? '' : html` <span class="pill soft" title="time limit">≤ ${formatDuration(shape.timeLimitMs)}</span>`}</td><td class="num" data-testid="shape-count">${shape.count}</td><td class="why wrap-anywhere" data-testid="shape-why">${why.get(shape.shape) ?? ''}</td></tr>`)}
+    </tbody></table></div>`}
+  </div><div>
+  <h3 class="section-label">Last hour</h3>
+  ${activityChart(activity, `${queue}: ${activity.started} runs started and ${activity.ended} ended in the last hour`)}
+  <p class="sub" data-testid="activity-summary">${activity.started} started, ${activity.ended} ended in the last hour${activity.medianDurationMs === undefined ? '' : `; median duration ${formatDuration(activity.medianDurationMs)}`}</p>
+  </div></div>
+</section>`;
+}
+
+async function overviewFragment(context: DashboardContext): Promise<Html> {
+  const overviews = await Promise.all([...context.clients].map(([queue, client]) => readOverview(queue, client)));
+  return html`<div class="grid">${overviews.map(namespacePanel)}</div>`;
+}
+
+/** What changes this page: its region's `data-live-topics`, and when its cached fragment is stale. */
+const TOPICS: readonly LiveTopic[] = ['runs', 'workers'];
+
+export function registerOverview(app: Hono<DashboardEnv>, context: DashboardContext): void {
+  const fragment = () => cachedFragment(context, 'overview', TOPICS, async () => String(await overviewFragment(context)));
+  app.get('/fragments/overview', async (c) => c.html(fragment()));
+  app.get('/', async (c) =>
+    c.html(
+      dashboardPage(context, {
+        title: 'Overview',
+        active: 'overview',
+        body: html`<h1>Overview</h1>
+<div data-live="/fragments/overview" data-live-topics="${TOPICS.join(' ')}" data-testid="overview">${raw(await fragment())}</div>`,
+      }),
+    ),
+  );
+}
