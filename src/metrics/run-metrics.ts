@@ -1,7 +1,7 @@
 /**
  * The runs of a namespace as Prometheus metrics: how many are in each status
  * and staged per demand shape now (gauges), and the run statistics Redis
- * keeps as they start and end (counters and histograms, includes/runStats.lua).
+ * keeps as they start and end (counters and histograms, includes/runTimeBounds.lua).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../queue/metrics-snapshot.js';

@@ -1,6 +1,6 @@
 /**
  * A Prometheus histogram whose bucket counts are read, not observed: the
- * run statistics Redis keeps (includes/runStats.lua) per scrape. prom-client's
+ * run statistics Redis keeps (includes/runTimeBounds.lua) per scrape. prom-client's
  * Histogram only counts what it observes in this process, so this gives its
  * registry the same values it would (`_bucket` with `le`, `_sum`, `_count`).
  */

@@ -34,7 +34,7 @@ export interface NamespaceKeys {
   readonly notifyOutbox: string;
   /** Hash: how far fitq has reconciled its index with what BullMQ's API did to the queue. */
   readonly reconcile: string;
-  /** Hash: run statistics (runs ended by status, re-staged, wait and duration buckets) for /metrics (see includes/runStats.lua). */
+  /** Hash: run statistics (runs ended by status, re-staged, wait and duration buckets) for /metrics (see includes/runTimeBounds.lua). */
   readonly stats: string;
   /**
    * The namespace's BullMQ queue: `new Queue(queue.name, { prefix: queue.prefix })`

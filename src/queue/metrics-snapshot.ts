@@ -1,7 +1,7 @@
 /**
  * What readMetrics-12.lua replies, as typed values: one namespace at one
  * moment (runs by status, staged runs by shape, workers, pool) and the run
- * statistics the scripts keep (includes/runStats.lua).
+ * statistics the scripts keep (includes/runTimeBounds.lua).
  */
 
 /** Non-cumulative bucket counts of one histogram: counts[i] for bounds[i] (ms), the last for longer. */

@@ -84,7 +84,7 @@
 
   The run it starts records the Redis server's clock as its job's processedOn,
   and, on its first start, how long it waited in the namespace's run
-  statistics (`stats`, includes/runStats.lua).
+  statistics (`stats`, includes/runTimeBounds.lua).
 
   Taking a hold while another live worker holds a newer run, or starting a
   run another worker holds, publishes `holds`: workers holding a run claim
@@ -137,7 +137,7 @@
 -- @include readClaimView
 -- @include readPool
 -- @include removeRun
--- @include runStats
+-- @include countRunStart
 -- @include serverNow
 -- @include subtractAmounts
 -- @include unstage

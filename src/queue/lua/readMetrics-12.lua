@@ -4,7 +4,7 @@
   number of a scrape describes the same moment: runs by status, staged runs
   by demand shape, each registered worker's capacity, free amounts and GPU
   devices, the pool, and the run statistics the scripts that start and end
-  runs keep (includes/runStats.lua). Writes nothing.
+  runs keep (includes/runTimeBounds.lua). Writes nothing.
 
   Its cost grows with the runs held or waiting for dependencies and the
   ended runs kept in `failed` (each one's status is read: failed, canceled,
@@ -15,7 +15,7 @@
   KEYS[2]  pool:capacity        hash: cluster-wide resource -> total amount
   KEYS[3]  pool:used            hash: cluster-wide resource -> amount reserved
   KEYS[4]  groups               hash: group of shapes with staged runs -> version
-  KEYS[5]  stats                hash: run statistics (includes/runStats.lua)
+  KEYS[5]  stats                hash: run statistics (includes/runTimeBounds.lua)
   KEYS[6]  runs:meta            BullMQ's queue settings (`paused`)
   KEYS[7]  runs:prioritized     zset: staged runs in the fit index
   KEYS[8]  runs:delayed         zset: staged runs that begin later
@@ -47,15 +47,24 @@
   and on a read-only replica, for a Redis user allowed to read only.
 ]]
 -- @include allShapes
+-- @include jobKey
 -- @include liveWorker
--- @include runStats
+-- @include runTimeBounds
 -- @include serverNow
 -- @include tryCall
 -- @include validName
-local workersKey, poolCapacityKey, poolUsedKey = KEYS[1], KEYS[2], KEYS[3]
-local statsKey, metaKey = KEYS[5], KEYS[6]
-local prioritizedKey, delayedKey, parkedKey = KEYS[7], KEYS[8], KEYS[9]
-local activeKey, completedKey, failedKey = KEYS[10], KEYS[11], KEYS[12]
+local workersKey = KEYS[1]
+local poolCapacityKey = KEYS[2]
+local poolUsedKey = KEYS[3]
+local groupsKey = KEYS[4]
+local statsKey = KEYS[5]
+local metaKey = KEYS[6]
+local prioritizedKey = KEYS[7]
+local delayedKey = KEYS[8]
+local parkedKey = KEYS[9]
+local activeKey = KEYS[10]
+local completedKey = KEYS[11]
+local failedKey = KEYS[12]
 local base = ARGV[1]
 local now = serverNow()
 local CHUNK = 1000
@@ -77,11 +86,11 @@ local counts = {
   completed = redis.call("ZCARD", completedKey),
 }
 eachMember(parkedKey, function(id)
-  local held = redis.call("HGET", base .. "runs:" .. id, "held")
+  local held = redis.call("HGET", jobKey(base, id), "held")
   if held then counts.held = counts.held + 1 else counts.staged = counts.staged + 1 end
 end)
 eachMember(failedKey, function(id)
-  local status = redis.call("HGET", base .. "runs:" .. id, "status") or "failed"
+  local status = redis.call("HGET", jobKey(base, id), "status") or "failed"
   counts[status] = (counts[status] or 0) + 1
 end)
 local statuses = {}
@@ -91,7 +100,8 @@ for status, count in pairs(counts) do
 end
 
 local shapes = {}
-for _, shape in ipairs(allShapes(base)) do
+-- (allShapes reads groups and each group's shapes.)
+for _, shape in ipairs(redis.call("EXISTS", groupsKey) == 1 and allShapes(base) or {}) do
   shapes[#shapes + 1] = shape
   shapes[#shapes + 1] = tryCall("ZCARD", base .. "staged:" .. shape) or 0
 end
@@ -113,5 +123,5 @@ end
 return {
   now, redis.call("HEXISTS", metaKey, "paused"), statuses, shapes, workers,
   redis.call("HGETALL", poolCapacityKey), redis.call("HGETALL", poolUsedKey), redis.call("HGETALL", statsKey),
-  WAIT_BOUNDS_MS, DURATION_BOUNDS_MS,
+  runTimeBounds("wait"), runTimeBounds("duration"),
 }

@@ -2,7 +2,7 @@
 -- @include jobKey
 -- @include emitEvent
 -- @include countEnded
--- @include runStats
+-- @include countRunEnd
 
 -- Records a job's end as BullMQ does: completed with the exit code as return
 -- value, or failed with a failedReason starting with fitq's status ("lost:

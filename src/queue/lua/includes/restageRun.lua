@@ -9,7 +9,7 @@
 -- @include publish
 -- @include serverNow
 -- @include recordAttempt
--- @include runStats
+-- @include countRestage
 
 -- Puts a running run whose worker died back at its place in the order, if
 -- it has retries left and no cancellation is pending for it; returns whether

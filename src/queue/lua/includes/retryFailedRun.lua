@@ -6,7 +6,7 @@
 -- @include deactivateJob
 -- @include placeStaged
 -- @include publish
--- @include runStats
+-- @include countRestage
 
 -- A running run that failed on its own (status "failed": a non-zero exit or
 -- a signal; "timeout" too if staged with --retry-on-timeout) goes back to
