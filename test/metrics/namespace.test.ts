@@ -12,7 +12,8 @@ import { renderNamespaceMetrics } from '../../src/metrics/namespace.js';
 import type { FitqClient } from '../../src/queue/client.js';
 import type { RunRecord } from '../../src/queue/run-record.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
-import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
+import { aclRule } from '../support/acl-rules.js';
+import { connectClient, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { parseExposition, samplesOf, typesOf, valueOf, type Sample } from '../support/prometheus.js';
 import { waitFor } from '../support/wait.js';
 
@@ -175,6 +176,34 @@ describe('renderNamespaceMetrics', () => {
     expectNoRunIds(samples, [timedOut, lost, retried]);
     worker.process.kill('SIGTERM');
     await worker.exited;
+  });
+
+  it('scrapes as the read-only user of docs/security.md: the same numbers as with every permission', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await client.setPool('license=1');
+    const held = gate();
+    const running = (await client.stage({ command: held.command, resources: 'cpu=1 license=1' })).runs[0]!.id;
+    await client.stage({ command: ['true'], resources: 'cpu=8' });
+    await startTestWorker(queue, { name: 'w', resources: 'cpu=2', gpus: '0' });
+    await status(client, running, (run) => run.status === 'running');
+    const user = `fitq-metrics-${queue}`;
+    await client.redis.call('ACL', 'SETUSER', user, 'reset', ...aclRule('reader', queue, 'pw').split(/\s+/));
+    try {
+      const url = new URL(redisUrl());
+      url.username = user;
+      url.password = 'pw';
+      const reader = await connectClient(queue, url.toString());
+      const [full, read] = [await scrape([queue, client]), await scrape([queue, reader])];
+      expect(valueOf(read.samples, 'fitq_up', { queue })).toBe(1);
+      // Everything but the heartbeat's age (read a moment later) is the same.
+      const steady = (text: string) => text.split('\n').filter((line) => !line.startsWith('fitq_worker_heartbeat_age_seconds{'));
+      expect(steady(read.text)).toEqual(steady(full.text));
+      expect(valueOf(read.samples, 'fitq_pool_reserved', { queue, resource: 'license' })).toBe(1);
+    } finally {
+      held.open();
+      await client.redis.call('ACL', 'DELUSER', user);
+    }
   });
 
   it('shows each namespace under its own queue label, and a namespace it cannot read as fitq_up 0', async () => {
