@@ -72,7 +72,9 @@ describe('renderNamespaceMetrics', () => {
     ];
     await client.holdRuns([parked]);
 
-    let { samples, text } = await scrape([queue, client]);
+    const first = await scrape([queue, client]);
+    const text = first.text;
+    let samples = first.samples;
     expect(valueOf(samples, 'fitq_up', { queue })).toBe(1);
     expect(valueOf(samples, 'fitq_runs', { queue, status: 'staged' })).toBe(3);
     expect(valueOf(samples, 'fitq_runs', { queue, status: 'held' })).toBe(1);
