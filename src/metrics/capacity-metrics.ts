@@ -6,6 +6,7 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../queue/metrics-snapshot.js';
+import { microsToNumber } from '../resources/amount.js';
 
 /** Pool resources that are an array's limit (`array.<id>`): one per array, so left out (no run or array ids as labels). */
 const ARRAY_LIMIT = /^array\./;
@@ -39,15 +40,16 @@ export function capacityMetrics(registry: Registry): CapacityMetrics {
         drained.set(labels, worker.drained ? 1 : 0);
         holding.set(labels, worker.holding ? 1 : 0);
         for (const [resource, total] of worker.capacity) {
-          capacity.set({ ...labels, resource }, total);
-          reserved.set({ ...labels, resource }, total - (worker.free.get(resource) ?? total));
+          capacity.set({ ...labels, resource }, microsToNumber(total));
+          // Exact in micros first: 0.3 - 0.1 is not 0.2 in floating point.
+          reserved.set({ ...labels, resource }, microsToNumber(total - (worker.free.get(resource) ?? total)));
         }
-        for (const [gpu, free] of worker.devices) gpuFree.set({ ...labels, Hostname: worker.host, gpu }, free);
+        for (const [gpu, free] of worker.devices) gpuFree.set({ ...labels, Hostname: worker.host, gpu }, microsToNumber(free));
       }
       for (const [resource, total] of snapshot.pool.capacity) {
         if (ARRAY_LIMIT.test(resource)) continue;
-        poolCapacity.set({ queue, resource }, total);
-        poolReserved.set({ queue, resource }, snapshot.pool.used.get(resource) ?? 0);
+        poolCapacity.set({ queue, resource }, microsToNumber(total));
+        poolReserved.set({ queue, resource }, microsToNumber(snapshot.pool.used.get(resource) ?? 0n));
       }
     },
   };

@@ -3,6 +3,7 @@
  * moment (runs by status, staged runs by shape, workers, pool) and the run
  * statistics the scripts keep (includes/runTimeBounds.lua).
  */
+import { parseDecimal } from '../resources/amount.js';
 
 /** Non-cumulative bucket counts of one histogram: counts[i] for bounds[i] (ms), the last for longer. */
 export interface RunTimeBuckets {
@@ -23,10 +24,11 @@ export interface WorkerSnapshot {
   running: number;
   /** Most runs at once; 0 = no limit. */
   concurrency: number;
-  capacity: Map<string, number>;
-  free: Map<string, number>;
-  /** GPU device index -> free share (1 = whole device). */
-  devices: Map<string, number>;
+  /** Amounts in micros, exact (as Redis holds them). */
+  capacity: Map<string, bigint>;
+  free: Map<string, bigint>;
+  /** GPU device index -> free share in micros (1,000,000 = whole device). */
+  devices: Map<string, bigint>;
 }
 
 export interface MetricsSnapshot {
@@ -38,7 +40,8 @@ export interface MetricsSnapshot {
   /** Demand shape -> staged runs in its fit index. */
   shapes: Map<string, number>;
   workers: WorkerSnapshot[];
-  pool: { capacity: Map<string, number>; used: Map<string, number> };
+  /** Amounts in micros. */
+  pool: { capacity: Map<string, bigint>; used: Map<string, bigint> };
   /** Status -> runs that ended so, ever (since the namespace was last emptied). */
   ended: Map<string, number>;
   /** Cause (worker, retry) -> runs fitq staged again. */
@@ -58,6 +61,19 @@ function pairs(flat: unknown): [string, string][] {
 
 function numbers(flat: unknown): Map<string, number> {
   return new Map(pairs(flat).map(([name, value]) => [name, Number(value)]));
+}
+
+/** A hash of decimal amounts as micros; a value fitq never writes (by hand) is left out. */
+function amounts(flat: unknown): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  for (const [name, value] of pairs(flat)) {
+    try {
+      out.set(name, parseDecimal(value));
+    } catch {
+      // not an amount
+    }
+  }
+  return out;
 }
 
 function emptyBuckets(boundsMs: readonly number[]): RunTimeBuckets {
@@ -94,11 +110,11 @@ export function parseMetricsReply(reply: unknown): MetricsSnapshot {
       holding: Number(entry[5]) === 1,
       running: Number(entry[6]),
       concurrency: Number(entry[7]),
-      capacity: numbers(entry[8]),
-      free: numbers(entry[9]),
-      devices: numbers(entry[10]),
+      capacity: amounts(entry[8]),
+      free: amounts(entry[9]),
+      devices: amounts(entry[10]),
     })),
-    pool: { capacity: numbers(poolCapacity), used: numbers(poolUsed) },
+    pool: { capacity: amounts(poolCapacity), used: amounts(poolUsed) },
     ended: new Map(),
     restaged: new Map(),
     wait: emptyBuckets(waitBoundsMs),

@@ -67,7 +67,8 @@ describe('renderNamespaceMetrics', () => {
     const [a, b, big, parked] = [
       (await client.stage({ command: gpuRun.command, resources: 'cpu=1 mem=1G gpu=0.5 license=1' })).runs[0]!.id,
       (await client.stage({ command: cpuRun.command, resources: 'cpu=1' })).runs[0]!.id,
-      (await client.stage({ command: ['true'], resources: 'cpu=4' })).runs[0]!.id,
+      // Fits the worker's capacity but not what the two before it leave: its blocked head.
+      (await client.stage({ command: ['true'], resources: 'cpu=2' })).runs[0]!.id,
       (await client.stage({ command: ['true'], resources: 'cpu=1' })).runs[0]!.id,
     ];
     await client.holdRuns([parked]);
@@ -81,7 +82,7 @@ describe('renderNamespaceMetrics', () => {
     expect(valueOf(samples, 'fitq_runs', { queue, status: 'running' })).toBe(0);
     expect(valueOf(samples, 'fitq_staged_runs', { queue, shape: 'cpu=1,gpu=0.5,license=1,mem=1000000000' })).toBe(1);
     expect(valueOf(samples, 'fitq_staged_runs', { queue, shape: 'cpu=1' })).toBe(1);
-    expect(valueOf(samples, 'fitq_staged_runs', { queue, shape: 'cpu=4' })).toBe(1);
+    expect(valueOf(samples, 'fitq_staged_runs', { queue, shape: 'cpu=2' })).toBe(1);
     expect(valueOf(samples, 'fitq_pool_capacity', { queue, resource: 'license' })).toBe(2);
     expect(valueOf(samples, 'fitq_pool_reserved', { queue, resource: 'license' })).toBe(0);
     expect(valueOf(samples, 'fitq_run_wait_seconds_count', { queue })).toBe(0);
@@ -91,7 +92,8 @@ describe('renderNamespaceMetrics', () => {
     expect(types.get('fitq_run_wait_seconds')).toBe('histogram');
     expect(types.get('fitq_run_duration_seconds')).toBe('histogram');
 
-    await startTestWorker(queue, { name: 'box', resources: 'cpu=2 mem=2G', gpus: '0,1' });
+    // (cpu=2.3: 2.3 - 0.3 is not 2 in floating point; reserved amounts are exact.)
+    await startTestWorker(queue, { name: 'box', resources: 'cpu=2.3 mem=2G', gpus: '0,1' });
     await status(client, a, (run) => run.status === 'running');
     await status(client, b, (run) => run.status === 'running');
 
@@ -99,14 +101,17 @@ describe('renderNamespaceMetrics', () => {
     expect(valueOf(samples, 'fitq_runs', { queue, status: 'running' })).toBe(2);
     expect(valueOf(samples, 'fitq_runs', { queue, status: 'staged' })).toBe(1);
     expect(valueOf(samples, 'fitq_runs', { queue, status: 'held' })).toBe(1);
-    expect(samplesOf(samples, 'fitq_staged_runs', { queue }).map((sample) => sample.labels.shape)).toEqual(['cpu=4']);
+    expect(samplesOf(samples, 'fitq_staged_runs', { queue }).map((sample) => sample.labels.shape)).toEqual(['cpu=2']);
     const box = { queue, worker: 'box' };
     expect(valueOf(samples, 'fitq_worker_alive', { ...box, Hostname: hostname() })).toBe(1);
     expect(valueOf(samples, 'fitq_worker_running_runs', box)).toBe(2);
-    expect(valueOf(samples, 'fitq_worker_capacity', { ...box, resource: 'cpu' })).toBe(2);
+    expect(valueOf(samples, 'fitq_worker_capacity', { ...box, resource: 'cpu' })).toBe(2.3);
     expect(valueOf(samples, 'fitq_worker_capacity', { ...box, resource: 'mem' })).toBe(2e9);
     expect(valueOf(samples, 'fitq_worker_capacity', { ...box, resource: 'gpu' })).toBe(2);
     expect(valueOf(samples, 'fitq_worker_reserved', { ...box, resource: 'cpu' })).toBe(2);
+    expect(valueOf(samples, 'fitq_worker_concurrency', box)).toBe(0);
+    expect(valueOf(samples, 'fitq_worker_holding', box)).toBe(1);
+    expect(valueOf(samples, 'fitq_worker_drained', box)).toBe(0);
     expect(valueOf(samples, 'fitq_worker_reserved', { ...box, resource: 'mem' })).toBe(1e9);
     expect(valueOf(samples, 'fitq_worker_reserved', { ...box, resource: 'gpu' })).toBe(0.5);
     // Half of one device taken (pack: device 0), the other whole; labelled as DCGM's exporter labels devices.
@@ -121,20 +126,25 @@ describe('renderNamespaceMetrics', () => {
     cpuRun.open();
     await status(client, a, ended);
     await status(client, b, ended);
+    await status(client, big, ended);
 
     ({ samples } = await scrape([queue, client]));
-    expect(valueOf(samples, 'fitq_runs', { queue, status: 'completed' })).toBe(2);
+    expect(valueOf(samples, 'fitq_runs', { queue, status: 'completed' })).toBe(3);
+    expect(valueOf(samples, 'fitq_runs', { queue, status: 'staged' })).toBe(0);
+    expect(valueOf(samples, 'fitq_runs', { queue, status: 'held' })).toBe(1);
+    expect(samplesOf(samples, 'fitq_staged_runs', { queue })).toEqual([]);
     expect(valueOf(samples, 'fitq_runs', { queue, status: 'running' })).toBe(0);
-    expect(valueOf(samples, 'fitq_runs_finished_total', { queue, status: 'completed' })).toBe(2);
+    expect(valueOf(samples, 'fitq_runs_finished_total', { queue, status: 'completed' })).toBe(3);
+    expect(valueOf(samples, 'fitq_worker_holding', box)).toBe(0);
     expect(valueOf(samples, 'fitq_worker_reserved', { ...box, resource: 'cpu' })).toBe(0);
     expect(valueOf(samples, 'fitq_worker_reserved', { ...box, resource: 'gpu' })).toBe(0);
     expect(samplesOf(samples, 'fitq_gpu_free_share', box).map((sample) => sample.value)).toEqual([1, 1]);
     expect(valueOf(samples, 'fitq_pool_reserved', { queue, resource: 'license' })).toBe(0);
-    // The histograms count what ended: both runs, each within its +Inf bucket and its sum.
-    expect(valueOf(samples, 'fitq_run_duration_seconds_count', { queue, status: 'completed' })).toBe(2);
-    expect(valueOf(samples, 'fitq_run_duration_seconds_bucket', { queue, status: 'completed', le: '+Inf' })).toBe(2);
+    // The histograms count what ended: the three runs, each within its +Inf bucket and its sum.
+    expect(valueOf(samples, 'fitq_run_duration_seconds_count', { queue, status: 'completed' })).toBe(3);
+    expect(valueOf(samples, 'fitq_run_duration_seconds_bucket', { queue, status: 'completed', le: '+Inf' })).toBe(3);
     expect(valueOf(samples, 'fitq_run_duration_seconds_sum', { queue, status: 'completed' })).toBeGreaterThan(0);
-    expect(valueOf(samples, 'fitq_run_wait_seconds_count', { queue })).toBe(2);
+    expect(valueOf(samples, 'fitq_run_wait_seconds_count', { queue })).toBe(3);
     // Buckets are cumulative.
     const buckets = samplesOf(samples, 'fitq_run_wait_seconds_bucket', { queue }).map((sample) => sample.value);
     expect(buckets).toEqual([...buckets].sort((x, y) => x - y));
