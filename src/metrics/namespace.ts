@@ -38,3 +38,9 @@ export async function renderNamespaceMetrics(clients: ReadonlyMap<string, FitqCl
   });
   return { contentType: registry.contentType, body: await registry.metrics() };
 }
+
+/** The same as a fetch Response (hono: `app.get('/metrics', () => namespaceMetricsResponse(context.clients))`). */
+export async function namespaceMetricsResponse(clients: ReadonlyMap<string, FitqClient>): Promise<Response> {
+  const { contentType, body } = await renderNamespaceMetrics(clients);
+  return new Response(body, { status: 200, headers: { 'content-type': contentType } });
+}

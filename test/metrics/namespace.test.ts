@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderNamespaceMetrics } from '../../src/metrics/namespace.js';
+import { namespaceMetricsResponse, renderNamespaceMetrics } from '../../src/metrics/namespace.js';
 import type { FitqClient } from '../../src/queue/client.js';
 import type { RunRecord } from '../../src/queue/run-record.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
@@ -231,5 +231,9 @@ describe('renderNamespaceMetrics', () => {
     expect(valueOf(samples, 'fitq_runs', { queue: two, status: 'staged' })).toBe(1);
     expect(valueOf(samples, 'fitq_up', { queue: 'gone' })).toBe(0);
     expect(samplesOf(samples, 'fitq_runs', { queue: 'gone' })).toEqual([]);
+    // As a fetch Response, for the dashboard's route.
+    const response = await namespaceMetricsResponse(new Map([[one, first]]));
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(valueOf(parseExposition(await response.text()), 'fitq_runs', { queue: one, status: 'staged' })).toBe(3);
   });
 });
