@@ -190,6 +190,23 @@ describe('renderNamespaceMetrics', () => {
     await worker.exited;
   });
 
+  it('keeps counting runs that retention removed: the counters and histograms are Redis\'s, not the stored runs\'', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await client.setRetention({ keepCompleted: 0 });
+    await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 3 });
+    const { worker } = await startTestWorker(queue, { name: 'once', resources: 'cpu=1', runOnce: true });
+    await worker.done;
+    const { samples } = await scrape([queue, client]);
+    // (The run that ended last stays until the next one ends: trimEndedRuns.)
+    expect(valueOf(samples, 'fitq_runs', { queue, status: 'completed' })).toBe(1);
+    expect(valueOf(samples, 'fitq_runs_finished_total', { queue, status: 'completed' })).toBe(3);
+    expect(valueOf(samples, 'fitq_run_duration_seconds_count', { queue, status: 'completed' })).toBe(3);
+    expect(valueOf(samples, 'fitq_run_wait_seconds_count', { queue })).toBe(3);
+    // The worker left: it is no longer shown.
+    expect(samplesOf(samples, 'fitq_worker_alive', { queue })).toEqual([]);
+  });
+
   it('scrapes as the read-only user of docs/security.md: the same numbers as with every permission', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);

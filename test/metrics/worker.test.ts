@@ -76,6 +76,14 @@ describe('fitq worker --metrics-port', () => {
     await expect(fetch(url)).rejects.toThrow();
   });
 
+  it('binds the address --metrics-host gives', async () => {
+    const worker = spawnCliWorker(newQueue(), ['-r', 'cpu=1', '--metrics-port', '0', '--metrics-host', '0.0.0.0']);
+    const url = await metricsUrl(worker);
+    expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/metrics$/);
+    const local = url.replace('0.0.0.0', '127.0.0.1');
+    await waitFor('a claim', async () => samplesOf((await scrape(local)).samples, 'fitq_worker_claim_duration_seconds_count').length > 0);
+  });
+
   it.each(['abc', '70000', '1.5', ''])('refuses --metrics-port %j with exit 2, quoting it', async (port) => {
     const result = await fitq(['worker', '-r', 'cpu=1', '--metrics-port', port], { queue: newQueue(), timeoutMs: 20_000 });
     expectUsageError(result, `expected --metrics-port to be a port number from 0 to 65535, got '${port}'`);
