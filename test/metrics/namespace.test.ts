@@ -235,6 +235,27 @@ describe('renderNamespaceMetrics', () => {
     }
   });
 
+  it('is not thrown by entries fitq never writes: a scrape still shows the rest', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const ended = (await client.stage({ command: ['true'], resources: 'cpu=1' })).runs[0]!.id;
+    await client.cancelRun(ended);
+    const { keys, redis } = client;
+    // A failed member whose key is no hash, one that is no run id, a parked one likewise; a worker name that is none.
+    await redis.set(keys.run('junk'), 'x');
+    await redis.zadd(keys.queue.key('failed'), 1, 'junk', 2, 'no}id');
+    await redis.zadd(keys.queue.key('waiting-children'), 1, 'junk');
+    await redis.zadd(keys.workers, Date.now() + 60_000, 'no}worker');
+    const { samples } = await scrape([queue, client]);
+    expect(valueOf(samples, 'fitq_up', { queue })).toBe(1);
+    expect(valueOf(samples, 'fitq_runs', { queue, status: 'canceled' })).toBe(1);
+    expect(valueOf(samples, 'fitq_runs', { queue, status: 'failed' })).toBe(2);
+    expect(valueOf(samples, 'fitq_runs', { queue, status: 'staged' })).toBe(1);
+    expect(valueOf(samples, 'fitq_runs_finished_total', { queue, status: 'canceled' })).toBe(1);
+    expect(samplesOf(samples, 'fitq_worker_alive', { queue })).toEqual([]);
+    await redis.del(keys.run('junk'), keys.queue.key('failed'), keys.queue.key('waiting-children'), keys.workers);
+  });
+
   it('shows each namespace under its own queue label, and a namespace it cannot read as fitq_up 0', async () => {
     const [one, two] = [newQueue(), newQueue()];
     const first = await connectClient(one);

@@ -85,12 +85,15 @@ local counts = {
   running = redis.call("LLEN", activeKey),
   completed = redis.call("ZCARD", completedKey),
 }
+-- (A member written by hand, no run id or no job hash, counts as its set says.)
+local function field(id, name)
+  return validName(id) and tryCall("HGET", jobKey(base, id), name) or nil
+end
 eachMember(parkedKey, function(id)
-  local held = redis.call("HGET", jobKey(base, id), "held")
-  if held then counts.held = counts.held + 1 else counts.staged = counts.staged + 1 end
+  if field(id, "held") then counts.held = counts.held + 1 else counts.staged = counts.staged + 1 end
 end)
 eachMember(failedKey, function(id)
-  local status = redis.call("HGET", jobKey(base, id), "status") or "failed"
+  local status = field(id, "status") or "failed"
   counts[status] = (counts[status] or 0) + 1
 end)
 local statuses = {}
