@@ -26,6 +26,7 @@ export type { LogEntry } from './queue/logs.js';
 export { WaitIncompleteError, type WaitOptions } from './queue/wait.js';
 export type { NotifyPayload } from './queue/notify.js';
 export { FitqWorker, startWorker, type WorkerOptions } from './worker/worker.js';
+export { renderNamespaceMetrics } from './metrics/namespace.js';
 export {
   parseResourceSpec,
   parseResourceSpecs,

@@ -6,6 +6,7 @@ import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
 import { parseTimeLimit } from '../cli/duration.js';
+import { parsePort } from '../worker/options.js';
 
 /** --default-time-limit and --max-time-limit, in ms. */
 function workerTimeLimits(flags: { 'default-time-limit'?: string | undefined; 'max-time-limit'?: string | undefined }): {
@@ -77,6 +78,11 @@ export default class Worker extends FitqCommand {
       description:
         "A run ends when its main process exits, and its process group is killed then. Processes it moved into a session of their own escape that; with this flag each run starts under a small keeper (a child subreaper) that kills them too. It costs about as much CPU per run as the run's spawn, so it is off by default.",
     }),
+    'metrics-port': Flags.string({
+      summary: "Serve this worker's Prometheus metrics (claim duration by outcome, wake-up latency) at http://127.0.0.1:PORT/metrics; 0 picks a free port (logged).",
+      description: 'The namespace-wide metrics (runs, capacity, pools) are served by `fitq dashboard` at /metrics. See docs/metrics.md.',
+    }),
+    'metrics-host': Flags.string({ summary: 'With --metrics-port: the address to bind. Default 127.0.0.1 (this machine only).' }),
     detach: Flags.boolean({
       summary: 'Run in the background: return once the worker has registered; its log and pidfile go to the state directory.',
       description: 'State directory: FITQ_STATE_DIR, else $XDG_STATE_HOME/fitq, else ~/.local/state/fitq; one folder per queue. Stop it with `fitq stop`.',
@@ -90,6 +96,7 @@ export default class Worker extends FitqCommand {
     // Read before anything else, so a bad secret file fails at once, --detach or not.
     const secret = cliSecret(flags['secret-file']);
     const timeLimits = workerTimeLimits(flags);
+    const metricsPort = flags['metrics-port'] === undefined ? undefined : parsePort('--metrics-port', flags['metrics-port']);
     if (!flags.detach && (flags.pidfile !== undefined || flags['log-file'] !== undefined)) {
       throw new UsageError(`${flags.pidfile === undefined ? '--log-file' : '--pidfile'} goes with --detach`);
     }
@@ -121,6 +128,8 @@ export default class Worker extends FitqCommand {
       passRedisEnv: flags['pass-redis-env'],
       reapEscaped: flags['reap-escaped'],
       redisTlsFiles: { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] },
+      ...(metricsPort === undefined ? {} : { metricsPort }),
+      ...(flags['metrics-host'] === undefined ? {} : { metricsHost: flags['metrics-host'] }),
     }));
     adoptOwnDetachedFiles(worker.name, queueName(flags.queue));
     removePidfileOnExit(worker.name, queueName(flags.queue));

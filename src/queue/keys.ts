@@ -34,6 +34,8 @@ export interface NamespaceKeys {
   readonly notifyOutbox: string;
   /** Hash: how far fitq has reconciled its index with what BullMQ's API did to the queue. */
   readonly reconcile: string;
+  /** Hash: run statistics (runs ended by status, re-staged, wait and duration buckets) for /metrics (see includes/runTimeBounds.lua). */
+  readonly stats: string;
   /**
    * The namespace's BullMQ queue: `new Queue(queue.name, { prefix: queue.prefix })`
    * sees every run as a job (job id = run id).
@@ -98,6 +100,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     settings: `${base}settings`,
     notifyOutbox: `${base}notify:outbox`,
     reconcile: `${base}reconcile`,
+    stats: `${base}stats`,
     queue: {
       prefix: `${prefix}:{${queue}}`,
       name: RUN_QUEUE,

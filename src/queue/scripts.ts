@@ -9,6 +9,7 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import { parseExplainReply, type RunVerdict } from './explain.js';
 import type { NamespaceKeys } from './keys.js';
 import type { LogLine } from './logs.js';
+import { parseMetricsReply, type MetricsSnapshot } from './metrics-snapshot.js';
 import { runFields } from './run-record.js';
 import { acceptReply, codeName, luaCodeTable, type ScriptCode } from './script-codes.js';
 
@@ -26,7 +27,7 @@ interface ScriptSource {
  * time): Redis refuses any write in them, and a Redis user allowed to read
  * only, without EVAL, may run them (docs/security.md, the reader's rule).
  */
-const READ_ONLY_SCRIPTS: ReadonlySet<string> = new Set(['fitqExplainRuns', 'fitqResolveRunIds']);
+const READ_ONLY_SCRIPTS: ReadonlySet<string> = new Set(['fitqExplainRuns', 'fitqResolveRunIds', 'fitqReadMetrics']);
 
 /**
  * Replaces `-- @include name` lines with lua/includes/name.lua, whose own
@@ -417,6 +418,17 @@ export class Scripts {
       this.keys.base, runIds.length, ...runIds, shapes.length, ...shapes,
     );
     return parseExplainReply(reply);
+  }
+
+  /** What /metrics shows of the namespace, read in one step (see readMetrics-12.lua). Reads only. */
+  async readMetrics(): Promise<MetricsSnapshot> {
+    const queue = this.keys.queue;
+    const reply = await command(this.redis, 'fitqReadMetrics')(
+      this.keys.workers, this.keys.poolCapacity, this.keys.poolUsed, this.keys.groups, this.keys.stats,
+      queue.key('meta'), queue.key('prioritized'), queue.key('delayed'), queue.key('waiting-children'),
+      queue.key('active'), queue.key('completed'), queue.key('failed'), this.keys.base,
+    );
+    return parseMetricsReply(reply);
   }
 
   /**

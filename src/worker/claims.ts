@@ -14,6 +14,7 @@ import type { IgnoredRuns } from './ignored-runs.js';
 import type { Lease } from './lease.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { ResolvedWorkerOptions } from './options.js';
+import type { ClaimObserver } from '../metrics/worker-metrics.js';
 
 /** Why a run claimed for a worker that never heard of the claim is given back. */
 const CLAIM_REPLY_LOST = "its worker never received the claim's reply (Redis connection lost)";
@@ -29,6 +30,8 @@ export interface ClaimParts {
   fail: (failure: string) => void;
   /** A run-once worker found nothing more to run and runs nothing: it stops. */
   finished: () => void;
+  /** Hears each claim's outcome and time (--metrics-port). */
+  observer?: ClaimObserver | undefined;
 }
 
 export class ClaimLoop {
@@ -118,14 +121,23 @@ export class ClaimLoop {
         break;
       }
     } while (this.again && !lifecycle.stopping);
+    // A wake-up no claim answered (no room) is not a wake-up latency.
+    this.parts.observer?.settled();
   }
 
   /** One claim; a claimed run goes to the executor before anyone may ask whether this worker runs it. */
   private async claimAndDispatch(token: string): Promise<ClaimResult> {
-    const { options, scripts, logger, lease } = this.parts;
+    const { options, scripts, logger, lease, observer } = this.parts;
     this.inFlight = true;
+    const startedAt = observer ? performance.now() : 0;
     try {
-      const result = await scripts.claimRun(options.name, token, options.concurrency, options.policy, options.gpuPlacement, options.timeLimits);
+      const result = await scripts.claimRun(options.name, token, options.concurrency, options.policy, options.gpuPlacement, options.timeLimits).catch(
+        (error: unknown) => {
+          observer?.claimed('error', startedAt);
+          throw error;
+        },
+      );
+      observer?.claimed(result.code, startedAt);
       this.lastClaim = result.code;
       if (result.code !== 'fenced') {
         this.notes.notePaused(result.code === 'paused');

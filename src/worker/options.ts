@@ -74,6 +74,10 @@ export interface WorkerOptions extends ClientOptions {
   reapEscaped?: boolean;
   /** With passRedisEnv: the TLS files the worker's connection uses (e.g. its flags), passed on over its environment's. */
   redisTlsFiles?: TlsFiles;
+  /** Serve the worker's own metrics (claims, wake-ups) at http://metricsHost:metricsPort/metrics; 0 picks a free port. Default: none. */
+  metricsPort?: number;
+  /** Address the metrics server binds. Default 127.0.0.1. */
+  metricsHost?: string;
 }
 
 export interface ResolvedWorkerOptions {
@@ -96,6 +100,30 @@ export interface ResolvedWorkerOptions {
   reapEscaped: boolean;
   /** With a secret, runs must be signed with it (see src/security/signing.ts); without, every run runs. */
   secret: Buffer | undefined;
+  /** Where to serve the worker's metrics, if anywhere. */
+  metrics: { host: string; port: number } | undefined;
+}
+
+const HIGHEST_PORT = 65_535;
+
+/** A port typed on the command line (`--metrics-port 9464`): digits, 0 to 65535. */
+export function parsePort(flag: string, text: string): number {
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(port <= HIGHEST_PORT)) throw new UsageError(`expected ${flag} to be a port number from 0 to 65535, got '${text}'`);
+  return port;
+}
+
+function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'] {
+  const { metricsPort: port, metricsHost: host } = options;
+  if (port === undefined) {
+    if (host !== undefined) throw new UsageError(`--metrics-host '${host}' goes with --metrics-port`);
+    return undefined;
+  }
+  if (!Number.isInteger(port) || port < 0 || port > HIGHEST_PORT) {
+    throw new UsageError(`expected --metrics-port to be a port number from 0 to 65535, got '${port}'`);
+  }
+  if (host !== undefined && host.trim() === '') throw new UsageError(`expected --metrics-host to be an address, got '${host}'`);
+  return { host: host ?? '127.0.0.1', port };
 }
 
 function nonNegativeInteger(flag: string, value: number): number {
@@ -181,5 +209,6 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     passRedisEnv: options.passRedisEnv ?? false,
     reapEscaped: options.reapEscaped ?? false,
     secret: secretKey(options.secret),
+    metrics: resolveMetrics(options),
   };
 }

@@ -35,6 +35,8 @@ import { inheritedEnv, type WorkerConnection } from './run-env.js';
 import { resolveGpus } from './gpus.js';
 import { stoppedReason } from './run-ending.js';
 import { keeperSupport } from './subreaper.js';
+import type { MetricsServer } from '../metrics/metrics-server.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import { Watchdog } from './watchdog.js';
 
 export type { WorkerOptions } from './options.js';
@@ -51,6 +53,8 @@ interface WorkerParts {
   connection: WorkerConnection;
   /** The namespace's name. */
   queue: string;
+  /** With --metrics-port: its metrics and the server showing them. */
+  metrics?: { metrics: WorkerMetrics; server: MetricsServer } | undefined;
 }
 
 export class FitqWorker {
@@ -78,6 +82,7 @@ export class FitqWorker {
   private subscriber: Redis | undefined;
   private poll: NodeJS.Timeout | undefined;
   private unwatchConnection: (() => void) | undefined;
+  private readonly metrics: WorkerParts['metrics'];
 
   private constructor(parts: WorkerParts) {
     const { options, keys, redis, scripts, logger, logMaxLines } = parts;
@@ -87,6 +92,7 @@ export class FitqWorker {
     this.redis = redis;
     this.scripts = scripts;
     this.logger = logger;
+    this.metrics = parts.metrics;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     const lifecycle = new Lifecycle(options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
     const watchdog = new Watchdog(Math.ceil(options.killGraceMs / 1000), (message) =>
@@ -126,7 +132,9 @@ export class FitqWorker {
       });
     const lease = new Lease({ options, scripts, logger, lifecycle, createExecutor, fail }, parts.registration.token);
     const requests = new Requests(logger, lease, (stop) => this.stop(stop), { redis, keys, worker: options.name });
-    const claims = new ClaimLoop({ options, scripts, logger, lease, lifecycle, ignoredRuns, fail, finished: () => void this.stop() });
+    const claims = new ClaimLoop({
+      options, scripts, logger, lease, lifecycle, ignoredRuns, fail, finished: () => void this.stop(), observer: parts.metrics?.metrics,
+    });
     const reaper = new Reaper(scripts, logger, lifecycle, options.leaseMs);
     this.lifecycle = lifecycle;
     this.watchdog = watchdog;
@@ -152,19 +160,29 @@ export class FitqWorker {
     const logMaxLines = input.logMaxLines ?? DEFAULT_LOG_MAX_LINES;
     // Named as BullMQ names its workers' connections: Queue.getWorkers() and Bull Board list fitq's.
     const connectionName = keys.queue.workerClientName(options.name);
+    // Served first: a port in use is refused before the worker registers.
+    const metrics = await startMetrics(options, queue);
     // A Redis that may evict keys would lose runs and reservations: refused.
-    const redis = await connectRedis({ ...input, redisOptions: { ...input.redisOptions, connectionName }, evictionCheck: 'refuse' }, true);
+    const redis = await connectRedis({ ...input, redisOptions: { ...input.redisOptions, connectionName }, evictionCheck: 'refuse' }, true).catch(
+      async (error: unknown) => {
+        await metrics?.server.close();
+        throw error;
+      },
+    );
     const scripts = new Scripts(redis, keys, logMaxLines);
     const registration = registrationFor(options);
     logger.info(`Starting worker ${options.name}`);
     const registered = await scripts.registerWorker(registration).catch(async (error: unknown) => {
       await closeRedis(redis);
+      await metrics?.server.close();
       throw error;
     });
     if (!registered) {
       await closeRedis(redis);
+      await metrics?.server.close();
       throw refusalOf('workerNameTaken', options.name);
     }
+    if (metrics) logger.info({ metricsUrl: metrics.server.url }, `Metrics at ${metrics.server.url}`);
     if (options.passRedisEnv) logger.info('Runs get this worker\'s Redis connection settings (--pass-redis-env), password included');
     const keeper = options.reapEscaped ? keeperSupport() : undefined;
     if (keeper && !keeper.ok) logger.warn(`--reap-escaped: processes a run moves out of its session (setsid) may outlive it: killing them ${keeper.why}`);
@@ -176,7 +194,7 @@ export class FitqWorker {
       if (source) logger.debug(`Resource ${name}=${formatMicros(amount)} from ${source}`);
     }
     const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
-    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue });
+    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics });
     await worker.listen();
     return worker;
   }
@@ -185,7 +203,10 @@ export class FitqWorker {
   private async listen(): Promise<void> {
     this.unwatchConnection = watchConnection(this.redis, this.logger);
     this.subscriber = await subscribeEvents(this.redis, this.keys.events, this.name, {
-      wake: () => this.claims.wake(),
+      wake: () => {
+        this.metrics?.metrics.woken();
+        this.claims.wake();
+      },
       dependents: () => void this.reconciler.reconcile().then(() => this.claims.wake()),
       holdsMoved: () => this.claims.holdsMoved(),
       // Hints only: what Redis records decides (a PUBLISH alone is no request).
@@ -267,6 +288,7 @@ export class FitqWorker {
     // Notifications on their way get a short while, never more.
     await within(this.notifier.close(), NOTIFY_SHUTDOWN_MS + 1000);
     this.watchdog.close();
+    await this.metrics?.server.close();
     if (this.subscriber) await within(closeRedis(this.subscriber), 1000);
     await within(closeRedis(this.redis), 1000);
     this.subscriber?.disconnect();
@@ -302,6 +324,14 @@ export class FitqWorker {
   get activeRuns(): string[] {
     return this.lease.executor.runIds();
   }
+}
+
+/** With --metrics-port, the worker's metrics and their server (loaded only then). */
+async function startMetrics(options: ResolvedWorkerOptions, queue: string): Promise<WorkerParts['metrics']> {
+  if (!options.metrics) return undefined;
+  const [{ WorkerMetrics }, { serveMetrics }] = await Promise.all([import('../metrics/worker-metrics.js'), import('../metrics/metrics-server.js')]);
+  const metrics = new WorkerMetrics({ queue, worker: options.name });
+  return { metrics, server: await serveMetrics(metrics.registry, options.metrics.host, options.metrics.port) };
 }
 
 /** Starts a worker; see FitqWorker.start. */

@@ -420,7 +420,7 @@ const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]>
   // Staging, reading, following and cancelling reap and reconcile first.
   stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns'],
   // The read-only scripts only (EVAL_RO): the upkeep the others do is refused to it.
-  reader: ['explainRuns', 'resolveRunIds'],
+  reader: ['explainRuns', 'resolveRunIds', 'readMetrics'],
 };
 
 /** What each role sends besides its scripts' commands, and why (docs/security.md says the same). */

@@ -82,7 +82,9 @@
   its worker runs, and a later run that ends before then may use what the
   head holds (includes/backfillsByTime.lua).
 
-  The run it starts records the Redis server's clock as its job's processedOn.
+  The run it starts records the Redis server's clock as its job's processedOn,
+  and, on its first start, how long it waited in the namespace's run
+  statistics (`stats`, includes/runTimeBounds.lua).
 
   Taking a hold while another live worker holds a newer run, or starting a
   run another worker holds, publishes `holds`: workers holding a run claim
@@ -135,6 +137,7 @@
 -- @include readClaimView
 -- @include readPool
 -- @include removeRun
+-- @include countRunStart
 -- @include serverNow
 -- @include subtractAmounts
 -- @include unstage
@@ -246,6 +249,7 @@ end
 local runKey = jobKey(base, chosen.id)
 -- Its job goes active under a lock held with this registration's lease.
 activateJob(base, chosen.id, name, token, redis.call("HGET", workerKey, "leaseMs"), clock)
+countRunStart(base, chosen.id, clock)
 local heldBy = redis.call("HGET", holdsKey, chosen.id)
 if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
 unstage(base, chosen.id, chosen.shape)

@@ -2,12 +2,14 @@
 -- @include jobKey
 -- @include emitEvent
 -- @include countEnded
+-- @include countRunEnd
 
 -- Records a job's end as BullMQ does: completed with the exit code as return
 -- value, or failed with a failedReason starting with fitq's status ("lost:
 -- worker w1 stopped renewing its lease"). `prev` is the state it ends from.
 local function finishJob(base, runId, status, returnValue, reason, finishedOn, prev)
   local key = jobKey(base, runId)
+  countRunEnd(base, runId, status, finishedOn)
   redis.call("HINCRBY", key, "atm", 1)
   if status == "completed" then
     redis.call("ZADD", queueKey(base, "completed"), finishedOn, runId)

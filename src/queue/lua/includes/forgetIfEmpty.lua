@@ -5,8 +5,8 @@
 -- workers, no pools, a queue not paused): the staging counter, zeroed pool
 -- usage, how far it was reconciled with BullMQ, batches left open by no
 -- run, and the queue's event
--- stream, settings, the counters BullMQ's own adds keep and the job
--- metrics, so nothing stays behind.
+-- stream, settings, the counters BullMQ's own adds keep, the job
+-- metrics and fitq's run statistics, so nothing stays behind.
 -- Arrays left without runs (their runs deleted through BullMQ's API, which
 -- fitq cannot count) go first, with their pool resources.
 -- With no run left no id or order position is in use, so the next run
@@ -23,7 +23,7 @@ local function forgetIfEmpty(base)
     if used[i] ~= "0" then return end
   end
   redis.call("DEL", base .. "seq", base .. "pool:used", base .. "reconcile", base .. "runs:events", base .. "runs:meta",
-    base .. "batches", base .. "runs:id", base .. "runs:pc", base .. "runs:marker",
+    base .. "batches", base .. "stats", base .. "runs:id", base .. "runs:pc", base .. "runs:marker",
     base .. "runs:metrics:completed", base .. "runs:metrics:completed:data",
     base .. "runs:metrics:failed", base .. "runs:metrics:failed:data")
 end

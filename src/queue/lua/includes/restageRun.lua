@@ -9,6 +9,7 @@
 -- @include publish
 -- @include serverNow
 -- @include recordAttempt
+-- @include countRestage
 
 -- Puts a running run whose worker died back at its place in the order, if
 -- it has retries left and no cancellation is pending for it; returns whether
@@ -20,6 +21,7 @@ local function restageRun(base, runId, reason, logMaxLines)
   local retries, restaged = retriesOf(runKey), tonumber(run[1] or "0")
   if restaged >= retries or run[4] == "1" then return false end
   recordAttempt(base, runId, "lost", serverNow(), reason)
+  countRestage(base, "worker")
   adjustAmounts(base .. "pool:used", parseResourceList(run[2]), -1)
   deactivateJob(base, runId)
   redis.call("HDEL", runKey, "worker", "processedOn", "pb", "devices", "deviceShare", "reserved", "pooled",

@@ -6,6 +6,7 @@
 -- @include deactivateJob
 -- @include placeStaged
 -- @include publish
+-- @include countRestage
 
 -- A running run that failed on its own (status "failed": a non-zero exit or
 -- a signal; "timeout" too if staged with --retry-on-timeout) goes back to
@@ -37,6 +38,7 @@ local function retryFailedRun(base, runId, status, exitCode, signal, reason, now
   if signal ~= "" then redis.call("HSET", key, "signal", signal) end
   redis.call("HSET", key, "reason", reason)
   recordAttempt(base, runId, status, now)
+  countRestage(base, "retry")
   adjustAmounts(base .. "pool:used", parseResourceList(redis.call("HGET", key, "pooled")), -1)
   deactivateJob(base, runId)
   redis.call("HDEL", key, "worker", "processedOn", "pb", "devices", "deviceShare", "reserved", "pooled",
