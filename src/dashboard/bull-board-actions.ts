@@ -40,6 +40,9 @@ const REFUSED: Record<string, string> = {
   'put /api/queues/:queueName/rate-limit': "fitq's workers do not follow BullMQ's rate limit",
   'put /api/queues/:queueName/rate-limit/release': "fitq's workers do not follow BullMQ's rate limit",
   'put /api/queues/:queueName/:jobId/remove-unprocessed-children': 'fitq runs have no BullMQ children (fitq stage --after keeps dependencies itself)',
+  'put /api/queues/:queueName/job-schedulers/:schedulerId/remove': 'fitq stages no runs from BullMQ job schedulers',
+  'patch /api/queues/:queueName/job-schedulers/:schedulerId': 'fitq stages no runs from BullMQ job schedulers',
+  'put /api/queues/:queueName/job-schedulers/:schedulerId/run': "fitq stages no runs from BullMQ job schedulers: the job it added would be rejected, never run",
 };
 
 const READ_ONLY = 'the dashboard is read-only: start it with --allow-actions to act on runs';

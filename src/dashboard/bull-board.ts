@@ -40,6 +40,7 @@ export function boardQueueName(namespace: string, queueName: string): string {
 
 export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOptions): MountedBullBoard {
   const basePath = options.basePath.replace(/\/+$/, '');
+  if (!basePath.startsWith('/')) throw new Error(`Bull Board's base path must be a path under the dashboard's root, like '/bull': got '${options.basePath}'`);
   const queues: Queue[] = [];
   const queueNames = new Map<string, string>();
   const adapters = [...options.clients].map(([namespace, client]) => {
@@ -79,6 +80,8 @@ export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOp
   const board = new Hono();
   board.use('*', offlinePages());
   board.route('/', serverAdapter.registerPlugin());
+  // The board answers at `/bull`, not `/bull/` (a strict router tells them apart): one way in.
+  app.get(`${basePath}/`, async (c, next) => (c.req.path.endsWith('/') ? c.redirect(basePath) : next()));
   app.route(basePath, board);
 
   return {
