@@ -9,7 +9,8 @@
  * runs with the counts and ids `fitq runs` gives. Read-only, it has no
  * action button and its API refuses every change; with actions allowed, a
  * retry from the board stages the run again in fitq, and the actions fitq
- * does not follow are refused with why.
+ * does not follow are refused with why, which the board shows. Screenshots
+ * go to test-output/screenshots/bull-board-*.
  */
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -237,7 +238,7 @@ describe('Bull Board mounted in the dashboard', () => {
     expect(await callApi(origin, 'GET', `/queues/${name}/${scene.bad}`)).toMatchObject({ status: 200 });
     expect(await fitqRunsByState(scene.queue)).toEqual(runs);
     expect(await scene.client.isPaused()).toBe(false);
-  });
+  }, 120_000);
 
   it("with actions: a retry from the board stages the run again in fitq; changes fitq does not follow are refused with why", async () => {
     chromiumExecutable();
@@ -266,6 +267,14 @@ describe('Bull Board mounted in the dashboard', () => {
       expect(answer.status, `${method} ${path}: ${answer.text}`).toBe(403);
       expect(answer.text).toMatch(why);
     }
+    // The board's own duplicate button: refused, and the board says why.
+    expect(errors).toEqual([]);
+    await page.locator('main button:has(svg.lucide-files)').click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Duplicate' }).click();
+    await page.getByText("a job added from Bull Board is no fitq run: fitq would reject it without running it (stage runs with fitq stage)").waitFor();
+    await screenshot(page, 'bull-board-refused');
+    // (The browser logs the refusal.)
+    expect(errors.splice(0)).toEqual(['Failed to load resource: the server responded with a status of 403 (Forbidden)']);
     expect(await scene.client.redis.hget(scene.client.keys.run(scene.bad), 'data')).toBe(data);
     expect((await fitqRunsByState(scene.queue)).statuses).toEqual({ staged: 1, running: 1, completed: 1, failed: 1 });
 
@@ -279,5 +288,5 @@ describe('Bull Board mounted in the dashboard', () => {
     expect((await scene.client.readLog(scene.bad)).map((entry) => entry.kind)).toEqual(['end', 'restaged', 'end']);
     expect(requests.filter((url) => !url.startsWith(`${origin}/`))).toEqual([]);
     expect(errors).toEqual([]);
-  });
+  }, 120_000);
 });
