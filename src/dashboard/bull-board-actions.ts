@@ -7,10 +7,11 @@
  * would seem to work and do nothing, so they are refused with why.
  */
 
-/** A request of Bull Board's API as its handler hooks see it: method and route pattern. */
+/** A request of Bull Board's API as its handler hooks see it: method, route pattern and (lower-case) headers. */
 export interface BoardRoute {
   method: string;
   route: string;
+  headers?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Routes (method and Bull Board's pattern) fitq follows when they change its queue. */
@@ -46,16 +47,35 @@ const REFUSED: Record<string, string> = {
 };
 
 const READ_ONLY = 'the dashboard is read-only: start it with --allow-actions to act on runs';
+const CROSS_SITE = "a change asked by another site's page: only the board's own page may act on runs";
+
+/**
+ * Whether a browser says the request comes from another site's page
+ * (Sec-Fetch-Site, else an Origin that is not this host): such a page could
+ * otherwise act through a loopback dashboard without a token.
+ */
+function fromAnotherSite(headers: Readonly<Record<string, string | undefined>>): boolean {
+  const site = headers['sec-fetch-site'];
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  const { origin, host } = headers;
+  if (origin === undefined || host === undefined) return false;
+  try {
+    return new URL(origin).host !== host;
+  } catch {
+    return true; // `null`: a sandboxed page, a file
+  }
+}
 
 /**
  * Why the dashboard refuses `request`, or undefined when it lets it through:
- * every read; with actions allowed, the changes fitq follows.
+ * every read; with actions allowed, the changes fitq follows, asked from the
+ * board's own page (or by a program, which sends no Origin).
  */
 export function refusalOf(request: BoardRoute, allowActions: boolean): string | undefined {
   const method = request.method.toLowerCase();
   if (method === 'get' || method === 'head') return undefined;
   if (!allowActions) return READ_ONLY;
   const key = `${method} ${request.route}`;
-  if (FOLLOWED.has(key)) return undefined;
+  if (FOLLOWED.has(key)) return fromAnotherSite(request.headers ?? {}) ? CROSS_SITE : undefined;
   return REFUSED[key] ?? `fitq does not follow this change to its queue (${key}), so the dashboard does not make it`;
 }

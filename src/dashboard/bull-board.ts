@@ -69,8 +69,8 @@ export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOp
         miscLinks: [{ text: 'fitq dashboard', url: `${basePath.replace(/\/[^/]*$/, '')}/` }],
       },
       handlerHooks: {
-        before: ({ method, route }) => {
-          const refusal = refusalOf({ method, route }, !options.readOnly);
+        before: ({ method, route, request }) => {
+          const refusal = refusalOf({ method, route, headers: request.headers }, !options.readOnly);
           return refusal === undefined ? { allow: true } : { allow: false, status: 403, message: refusal };
         },
       },

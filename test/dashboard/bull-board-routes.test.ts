@@ -3,8 +3,9 @@
  * carry a same-origin Content-Security-Policy (Bull Board's own page asks
  * Google for fonts), it answers at its base path, and every route of Bull
  * Board's API that changes a queue is either one fitq follows (let through
- * only with actions allowed) or refused with why; a new route a Bull Board
- * upgrade brings is listed here before it is let through.
+ * only with actions allowed, and only from the board's own page) or refused
+ * with why; a new route a Bull Board upgrade brings is listed here before it
+ * is let through.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -75,6 +76,24 @@ describe("the board's page", () => {
     expect(queues.queues.map(({ name, displayName, readOnlyMode }) => ({ name, displayName, readOnlyMode }))).toEqual([
       { name: `${namespace}:runs`, displayName: namespace, readOnlyMode: true },
     ]);
+  });
+
+  it("with actions allowed, a change asked by another site's page is refused; the board's own page's goes through", async () => {
+    const namespace = newQueue();
+    const client = await connectClient(namespace);
+    const app = new Hono();
+    const board = mountBullBoard(app, { basePath: '/bull', clients: new Map([[namespace, client]]), readOnly: false });
+    opened.push(board);
+    const pause = `/bull/api/queues/${encodeURIComponent(board.queueNames.get(namespace)!)}/pause`;
+    const put = (headers: Record<string, string>) => app.request(pause, { method: 'PUT', headers: { host: '127.0.0.1:7070', ...headers } });
+    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'http://evil.example' }, { origin: 'null' }]) {
+      const answer = await put(headers);
+      expect(answer.status, JSON.stringify(headers)).toBe(403);
+      expect(await answer.text()).toContain("a change asked by another site's page");
+      expect(await client.isPaused()).toBe(false);
+    }
+    expect((await put({ 'sec-fetch-site': 'same-origin', origin: 'http://127.0.0.1:7070' })).status).toBe(200);
+    expect(await client.isPaused()).toBe(true);
   });
 
   it('refuses a base path that is no path', () => {
