@@ -21,6 +21,8 @@ export interface BullBoardOptions {
   /** One client per namespace, by namespace name. */
   clients: ReadonlyMap<string, FitqClient>;
   readOnly: boolean;
+  /** The dashboard's page of a run, linked from its card on the board. */
+  runHref?: (namespace: string, runId: string) => string;
 }
 
 export interface MountedBullBoard {
@@ -39,6 +41,7 @@ export function boardQueueName(namespace: string, queueName: string): string {
 }
 
 export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOptions): MountedBullBoard {
+  const { runHref } = options;
   const basePath = options.basePath.replace(/\/+$/, '');
   if (!basePath.startsWith('/')) throw new Error(`Bull Board's base path must be a path under the dashboard's root, like '/bull': got '${options.basePath}'`);
   const queues: Queue[] = [];
@@ -55,6 +58,7 @@ export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOp
       prefix: `${namespace}:`,
       displayName: namespace,
       description: `fitq namespace ${namespace} (${prefix})`,
+      ...(runHref && { externalJobUrl: (job) => ({ href: runHref(namespace, String(job.id)), displayText: 'fitq run page' }) }),
     });
   });
 

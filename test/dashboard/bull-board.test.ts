@@ -54,7 +54,7 @@ interface Served {
 /** Mounts the board for `clients` on a plain hono app served on a free port. */
 async function serveBoard(clients: ReadonlyMap<string, FitqClient>, readOnly: boolean): Promise<Served> {
   const app = new Hono();
-  const board = mountBullBoard(app, { basePath: BASE_PATH, clients, readOnly });
+  const board = mountBullBoard(app, { basePath: BASE_PATH, clients, readOnly, runHref: (namespace, id) => `/runs/${namespace}/${id}` });
   cleanups.push(() => board.close());
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const listening = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(listening));
@@ -191,6 +191,8 @@ describe('Bull Board mounted in the dashboard', () => {
     // What the cards show: the failed run's reason, the completed run's exit code, the running run's worker.
     await page.locator(`main a[href="${tab('failed')}"]`).click();
     await page.getByText('failed: exit code 3', { exact: true }).waitFor();
+    // The card links to the dashboard's page of the run.
+    expect(await page.locator(`main a[href="/runs/${scene.queue}/${scene.bad}"]`).count()).toBe(1);
     await screenshot(page, 'bull-board');
     await page.locator(`main a[href="${tab('completed')}"]`).click();
     await page.locator(`a[href^="${queuePath}/${scene.ok}?"]`).waitFor();
