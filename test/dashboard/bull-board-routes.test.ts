@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { refusalOf } from '../../src/dashboard/bull-board-actions.js';
 import { mountBullBoard, type MountedBullBoard } from '../../src/dashboard/bull-board.js';
 import { SAME_ORIGIN_POLICY, withoutExternalAssets } from '../../src/dashboard/offline-page.js';
-import { connectClient, newQueue } from '../support/fitq.js';
+import { connectClient, indexedShapes, newQueue } from '../support/fitq.js';
 
 const opened: MountedBullBoard[] = [];
 afterEach(async () => {
@@ -95,6 +95,32 @@ describe("the board's page", () => {
     }
     expect((await put({ 'sec-fetch-site': 'same-origin', origin: 'http://127.0.0.1:7070' })).status).toBe(200);
     expect(await client.isPaused()).toBe(true);
+  });
+
+  it("with actions allowed, fitq follows the board's remove (a card's bin), priority change and empty: its index holds what BullMQ holds, in order", async () => {
+    const namespace = newQueue();
+    const client = await connectClient(namespace);
+    const app = new Hono();
+    const board = mountBullBoard(app, { basePath: '/bull', clients: new Map([[namespace, client]]), readOnly: false });
+    opened.push(board);
+    const api = `/bull/api/queues/${encodeURIComponent(board.queueNames.get(namespace)!)}`;
+    const call = (method: string, path: string, body?: unknown) =>
+      app.request(`${api}${path}`, { method, headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const { runs } = await client.stage({ command: ['true'], resources: 'nowhere=1', repeat: 3, priority: 5 });
+    const [removed, raised, kept] = runs.map((run) => run.id) as [string, string, string];
+
+    expect((await call('PUT', `/${removed}/clean`)).status).toBe(204);
+    expect((await call('PATCH', `/${raised}/priority`, { priority: 1 })).status).toBe(200); // BullMQ's highest: fitq's 1,000,000
+    const listed = await client.listRuns(); // catches up with BullMQ first
+    expect(listed.map((run) => [run.id, run.status, run.priority])).toEqual([[raised, 'staged', 1_000_000], [kept, 'staged', 5]]);
+    const [shape, ...more] = await indexedShapes(client);
+    expect(more).toEqual([]);
+    expect(await client.redis.zrange(client.keys.staged(shape!), 0, -1)).toEqual([raised, kept]);
+
+    // Empty: BullMQ removes the staged runs, fitq forgets them.
+    expect((await call('PUT', '/empty')).status).toBe(200);
+    expect(await client.listRuns()).toEqual([]);
+    expect(await indexedShapes(client)).toEqual([]);
   });
 
   it('refuses a base path that is no path', () => {
