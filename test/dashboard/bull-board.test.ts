@@ -107,8 +107,12 @@ async function shownJobIds(page: Page, queuePath: string): Promise<string[]> {
   return (await page.locator(`a[href^="${queuePath}/"]`).allInnerTexts()).map((id) => id.trim()).sort();
 }
 
-/** Bull Board's buttons that change a run or the queue, by their icons and labels (a job card's retry, duplicate, edit, remove; retry all, clean all). */
-const ACTION_BUTTONS = ['refresh-cw', 'files', 'pencil', 'trash-2'].map((icon) => `main button:has(svg.lucide-${icon})`).join(', ');
+/**
+ * Bull Board's buttons that change a run or the queue: a job card's retry,
+ * duplicate, edit and remove, retry all and clean all (by their icons), and
+ * the queue's menu (add job, pause, empty, obliterate...).
+ */
+const ACTION_BUTTONS = [...['refresh-cw', 'files', 'pencil', 'trash-2'].map((icon) => `main button:has(svg.lucide-${icon})`), 'main button[aria-haspopup="menu"]'].join(', ');
 
 interface Scene {
   queue: string;
@@ -254,6 +258,10 @@ describe('Bull Board mounted in the dashboard', () => {
     await page.locator(`a[href^="${queuePath}/${scene.bad}?"]`).waitFor();
     await page.getByText('failed: exit code 3', { exact: true }).waitFor();
     expect(await page.getByRole('button', { name: 'Retry all' }).count()).toBe(1);
+    // The queue's menu, with its actions (add job, concurrency and rate limit are refused: below).
+    await page.locator('main button[aria-haspopup="menu"]').click();
+    expect((await page.getByRole('menu').innerText()).split('\n')).toEqual(expect.arrayContaining(['Add job', 'Pause', 'Empty', 'Obliterate']));
+    await page.keyboard.press('Escape');
 
     // Refused, whatever the button: editing a run's data, adding a job (the card's duplicate), changing its delay.
     const data = await scene.client.redis.hget(scene.client.keys.run(scene.bad), 'data');
