@@ -12,17 +12,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import { Queue } from 'bullmq';
 import { execa } from 'execa';
-import express from 'express';
+import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READ_ONLY_NOTE } from '../../src/queue/client.js';
+import { mountBullBoard } from '../../src/dashboard/bull-board.js';
+import { FitqClient, READ_ONLY_NOTE } from '../../src/queue/client.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
 import { luaInclude } from '../../src/queue/scripts.js';
 import { aclCommands, aclRule, ACL_ROLES, PREFIX, type AclRole } from '../support/acl-rules.js';
@@ -82,18 +78,23 @@ async function denials(): Promise<Record<string, string[]>> {
   return byUser;
 }
 
-/** Serves Bull Board's API for `adapter` on a free port until the test file ends; returns its base URL. */
-async function serveBoard(adapter: BullMQAdapter): Promise<string> {
-  const serverAdapter = new ExpressAdapter();
-  serverAdapter.setBasePath('/board');
-  createBullBoard({ queues: [adapter], serverAdapter });
-  const app = express();
-  app.use('/board', serverAdapter.getRouter());
-  const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(listening)));
-  });
-  closeAfterAll.push(() => new Promise((resolve) => server.close(resolve)));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/board`;
+/**
+ * Bull Board as the dashboard mounts it, read-only, for the rules' namespace
+ * as `role`: a function answering a request to its API path, the board's
+ * name of the namespace's queue, and close.
+ */
+async function mountBoard(role: AclRole): Promise<{ api: (path: string) => Promise<Response>; queueName: string; close(): Promise<void> }> {
+  const client = await FitqClient.connect({ redisUrl: urlOf(role), queue: QUEUE, prefix: PREFIX });
+  const app = new Hono();
+  const board = mountBullBoard(app, { basePath: '/board', clients: new Map([[QUEUE, client]]), readOnly: true });
+  return {
+    api: (path) => Promise.resolve(app.request(`/board/api${path}`)),
+    queueName: board.queueNames.get(QUEUE)!,
+    close: async () => {
+      await board.close();
+      await client.close();
+    },
+  };
 }
 
 /** BullMQ's metrics as if the last run ended two minutes ago: the next end adds data points (LPUSH, LTRIM). */
@@ -268,7 +269,8 @@ describe("BullMQ's API and Bull Board, read-only", () => {
 
     // Opened as a dashboard opens it: without writing the queue's settings (skipMetasUpdate).
     const bull = new Queue(keys.queue.name, { prefix: keys.queue.prefix, connection: { url: urlOf('board') }, skipMetasUpdate: true });
-    const board = await serveBoard(new BullMQAdapter(bull, { readOnlyMode: true }));
+    const board = await mountBoard('board');
+    const name = encodeURIComponent(board.queueName);
     try {
       expect(await bull.getJobCounts('prioritized', 'active', 'completed')).toEqual({ prioritized: count('staged'), active: count('running'), completed: count('completed') });
       expect((await bull.getJobs(['prioritized'])).map((job) => job.id)).toContain(waiting);
@@ -277,10 +279,10 @@ describe("BullMQ's API and Bull Board, read-only", () => {
       expect((await bull.getMetrics('completed')).meta.count).toBeGreaterThan(0);
       expect(await bull.isPaused()).toBe(false);
       expect((await bull.getJobLogs(done)).count).toBe(0);
-      for (const path of ['/api/queues?activeQueue=runs&status=prioritized&page=1', `/api/queues/runs/${done}`, `/api/queues/runs/${done}/logs`, '/api/queues/runs/metrics']) {
-        const response = await fetch(`${board}${path}`);
+      for (const path of [`/queues?activeQueue=${name}&status=prioritized&page=1`, `/queues/${name}/${done}`, `/queues/${name}/${done}/logs`, `/queues/${name}/metrics`]) {
+        const response = await board.api(path);
         expect(response.status, `${path}: ${await response.clone().text()}`).toBe(200);
-        if (path.startsWith('/api/queues?')) expect(JSON.stringify(await response.json())).toContain(`"id":"${waiting}"`);
+        if (path.startsWith('/queues?')) expect(JSON.stringify(await response.json())).toContain(`"id":"${waiting}"`);
       }
 
       // Every write, plain or in BullMQ's scripts, is refused; nothing changed.
@@ -290,6 +292,7 @@ describe("BullMQ's API and Bull Board, read-only", () => {
       await expect(bull.add('run', {})).rejects.toThrow(/can't run this command|NOPERM/);
       expect(await snapshot(QUEUE)).toEqual(before);
     } finally {
+      await board.close();
       await bull.close();
     }
     // Denied: commands inside BullMQ's write scripts above, and CLIENT LIST, with which Bull Board
