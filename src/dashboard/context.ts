@@ -17,6 +17,8 @@ export interface DashboardContext {
   token?: string;
   /** Fitq's events of every namespace, fanned out to /events; absent, /events only keeps streams open. */
   live?: LiveFeed;
+  /** What the app opened beside the clients (Bull Board's queues), closed first. */
+  closers: (() => Promise<void>)[];
 }
 
 /** Hono's environment for the dashboard's app (no per-request variables yet). */
@@ -48,7 +50,7 @@ export async function createDashboardContext(options: DashboardContextOptions): 
       connected = true;
     }
     const live = await LiveFeed.start(quiet, [...clients.values()].map((client) => client.keys));
-    return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), live };
+    return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), live, closers: [] };
   } catch (error) {
     await Promise.all([...clients.values()].map((client) => client.close()));
     throw error;
@@ -56,6 +58,7 @@ export async function createDashboardContext(options: DashboardContextOptions): 
 }
 
 export async function closeDashboardContext(context: DashboardContext): Promise<void> {
+  for (const close of context.closers.splice(0)) await close();
   await context.live?.close();
   await Promise.all([...context.clients.values()].map((client) => client.close()));
 }
