@@ -9,11 +9,13 @@ import { parseKeyValues } from '../cli/base-command.js';
 import { COLUMN_NAMES, formatCommand, formatLabels, runTable, type ColumnName } from '../cli/run-table.js';
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../queue/client.js';
-import { oneLine, quote, validateRunId, validateWorkerName } from '../queue/names.js';
+import { oneLine, quote, validateQueueName, validateRunId, validateWorkerName } from '../queue/names.js';
 import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
 
 /** What the runs page shows: every given condition must hold. */
 export interface RunQuery {
+  /** Only this namespace (none: every namespace shown). */
+  queue?: string;
   /** Any of these (none: any status). */
   statuses: RunStatus[];
   /** Every one of these labels, with exactly this value. */
@@ -27,14 +29,14 @@ export interface RunQuery {
 }
 
 /** Query parameters of the runs page and its fragment; `token` is the dashboard's own (auth.ts). */
-export const RUN_QUERY_PARAMS = ['status', 'label', 'array', 'worker', 'q'] as const;
+export const RUN_QUERY_PARAMS = ['queue', 'status', 'label', 'array', 'worker', 'q'] as const;
 const PASSED_THROUGH = new Set<string>(['token']);
 
 /** Most rows one page shows: the newest that match (a namespace may hold 100,000 runs). */
 export const MAX_ROWS = 500;
 
 /**
- * Reads the query of `/runs?status=staged&label=k=v&array=..&worker=..&q=..`
+ * Reads the query of `/runs?queue=..&status=staged&label=k=v&array=..&worker=..&q=..`
  * (status and label repeatable; status also comma-separated). An empty field
  * of the form is no condition; anything else that is not valid is a
  * UsageError quoting it, as the CLI refuses it.
@@ -56,6 +58,8 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
   }
   const labels = parseKeyValues('label', params.getAll('label').filter((label) => label.trim() !== ''));
   const query: RunQuery = { statuses, labels };
+  const queue = params.get('queue')?.trim();
+  if (queue) query.queue = validateQueueName(queue);
   const array = params.get('array')?.trim();
   if (array) {
     validateRunId(array);
@@ -74,6 +78,7 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
 /** The query as URL parameters (for the fragment route and links), in a fixed order. */
 export function runQueryParams(query: RunQuery): URLSearchParams {
   const params = new URLSearchParams();
+  if (query.queue !== undefined) params.set('queue', query.queue);
   for (const status of query.statuses) params.append('status', status);
   for (const [key, value] of Object.entries(query.labels)) params.append('label', `${key}=${value}`);
   if (query.array !== undefined) params.set('array', query.array);
