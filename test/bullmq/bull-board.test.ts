@@ -6,34 +6,19 @@
  * (`apt-get install chromium`), never a downloaded one; without it this test
  * fails, it does not skip.
  */
-import { accessSync, constants } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { delimiter, join } from 'node:path';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express from 'express';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { chromiumExecutable, openBrowserPage } from '../support/browser.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 import { FITQ_JOB_STATES, fitqRunsByState, openRunQueue, recordEvents, stage, type FitqJobState } from '../support/bullmq.js';
 
 const BASE_PATH = '/board';
-
-/** Debian's chromium, found on PATH (as `which chromium` finds it). */
-function chromiumExecutable(): string {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    const candidate = join(dir, 'chromium');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  throw new Error(`chromium is not installed (not on PATH): this test drives Debian's chromium, apt-get install chromium (.ci/run installs it)`);
-}
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -59,12 +44,7 @@ async function serveBoard(adapter: BullMQAdapter): Promise<string> {
 
 /** A page in headless Chromium that reaches only `origin` (the board's web fonts are not fetched). */
 async function openPage(origin: string): Promise<Page> {
-  const browser: Browser = await chromium.launch({ executablePath: chromiumExecutable() });
-  cleanups.push(() => browser.close());
-  const page = await browser.newPage();
-  page.setDefaultTimeout(15_000);
-  await page.route('**/*', (route) => (route.request().url().startsWith(`${origin}/`) ? route.continue() : route.abort()));
-  return page;
+  return (await openBrowserPage(origin)).page;
 }
 
 /** The text of a status tab of the board (in main: the sidebar's queue link points at the current tab too) (`PRIORITIZED 1`; a tab with no job shows no count). */

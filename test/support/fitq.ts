@@ -72,7 +72,7 @@ export interface CliResult {
 }
 
 /** The environment of a fitq process run by a test. */
-function cliEnv(queue: string, env: Record<string, string> = {}): Record<string, string> {
+export function cliEnv(queue: string, env: Record<string, string> = {}): Record<string, string> {
   return {
     FITQ_REDIS_URL: redisUrl(),
     FITQ_QUEUE: queue,

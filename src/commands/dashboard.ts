@@ -1,0 +1,60 @@
+import { Flags } from '@oclif/core';
+import { FitqCommand } from '../cli/base-command.js';
+import { UsageError } from '../errors.js';
+import { checkExposure, TOKEN_ENV } from '../dashboard/auth.js';
+import { createDashboardApp } from '../dashboard/app.js';
+import { closeDashboardContext, createDashboardContext } from '../dashboard/context.js';
+import { startDashboardServer } from '../dashboard/server.js';
+import { quote } from '../queue/names.js';
+
+export default class Dashboard extends FitqCommand {
+  static override summary = 'Serve a live web dashboard of namespaces: runs by status, workers with their capacity and GPUs, pools.';
+  static override description = `Binds to 127.0.0.1 by default; any other --host requires --token (or ${TOKEN_ENV}), which every request and event stream must then carry: open the printed address with ?token=TOKEN once (kept in a cookie), or send "Authorization: Bearer TOKEN". Read-only unless --allow-actions. Stops on Ctrl-C.`;
+  static override examples = [
+    '<%= config.bin %> dashboard',
+    '<%= config.bin %> dashboard --queue default --queue gpu --port 8080',
+    `${TOKEN_ENV}=s3cret <%= config.bin %> dashboard --host 0.0.0.0`,
+  ];
+
+  static override flags = {
+    // Takes the place of the connection flags' --queue: several namespaces.
+    queue: Flags.string({
+      summary: 'Namespace to show; repeat for several, shown side by side (default: FITQ_QUEUE or "default").',
+      helpGroup: 'CONNECTION',
+      multiple: true,
+    }),
+    port: Flags.string({ summary: 'Port to listen on (0: any free port).', default: '7070' }),
+    host: Flags.string({ summary: 'Address to listen on; anything but loopback requires --token.', default: '127.0.0.1' }),
+    token: Flags.string({ summary: `Token every request must carry (default: ${TOKEN_ENV}).`, env: TOKEN_ENV }),
+    'allow-actions': Flags.boolean({ summary: 'Offer actions (cancel, hold, release, restart, priority, drain), each confirmed; read-only without.' }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Dashboard);
+    const port = parsePort(flags.port);
+    checkExposure(flags.host, flags.token);
+    const connection = this.connectionOptions({ ...flags, queue: undefined });
+    const context = await createDashboardContext({ connection, queues: flags.queue ?? [], allowActions: flags['allow-actions'], token: flags.token });
+    let server;
+    try {
+      server = await startDashboardServer(createDashboardApp(context), { host: flags.host, port });
+    } catch (error) {
+      await closeDashboardContext(context);
+      throw error;
+    }
+    const queues = [...context.clients.keys()].join(', ');
+    this.log(`fitq dashboard on ${server.url}/ (${queues}; ${context.allowActions ? 'actions allowed' : 'read-only'}${context.token ? '; token required' : ''})`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await server.close();
+    await closeDashboardContext(context);
+  }
+}
+
+function parsePort(text: string): number {
+  const port = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isInteger(port) || port > 65535) throw new UsageError(`expected --port to be a port number (0-65535), got ${quote(text)}`);
+  return port;
+}

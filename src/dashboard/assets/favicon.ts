@@ -1,0 +1,2 @@
+/** The tab icon, served as /assets/favicon.svg (so the browser asks for nothing missing). */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#4f8ff7"/><stop offset="1" stop-color="#22c38e"/></linearGradient></defs><rect width="16" height="16" rx="3" fill="url(#g)"/><rect x="3" y="4" width="10" height="2" rx="1" fill="#fff"/><rect x="3" y="7" width="7" height="2" rx="1" fill="#fff"/><rect x="3" y="10" width="4" height="2" rx="1" fill="#fff"/></svg>`;

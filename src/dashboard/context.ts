@@ -1,0 +1,53 @@
+/**
+ * What every dashboard page and route shares: one FitqClient per namespace
+ * shown, whether actions are allowed, the access token, and the live feed
+ * that tells open pages something changed.
+ */
+import { UsageError } from '../errors.js';
+import { FitqClient, resolveNamespace, type ClientOptions } from '../queue/client.js';
+import { quote } from '../queue/names.js';
+import { LiveFeed } from './live.js';
+
+export interface DashboardContext {
+  /** Namespace name -> its client, in the order the namespaces were given. */
+  clients: Map<string, FitqClient>;
+  /** `--allow-actions`: routes that change runs or workers exist only then. */
+  allowActions: boolean;
+  /** Required on every request and stream when set (auth.ts). */
+  token?: string;
+  /** Fitq's events of every namespace, fanned out to /events; absent, /events only keeps streams open. */
+  live?: LiveFeed;
+}
+
+/** Hono's environment for the dashboard's app (no per-request variables yet). */
+export type DashboardEnv = { Variables: Record<string, never> };
+
+export interface DashboardContextOptions {
+  /** Connection (URL, TLS) and prefix, shared by every namespace. */
+  connection: Omit<ClientOptions, 'queue'>;
+  /** Namespaces to show; none: the one fitq commands use (FITQ_QUEUE or "default"). */
+  queues: readonly string[];
+  allowActions: boolean;
+  token?: string | undefined;
+}
+
+/** Connects a client per namespace and starts the live feed; close with closeDashboardContext. */
+export async function createDashboardContext(options: DashboardContextOptions): Promise<DashboardContext> {
+  const queues = options.queues.length > 0 ? options.queues : [resolveNamespace(options.connection).queue];
+  const twice = queues.find((queue, i) => queues.indexOf(queue) !== i);
+  if (twice !== undefined) throw new UsageError(`--queue ${quote(twice)} given twice`);
+  const clients = new Map<string, FitqClient>();
+  try {
+    for (const queue of queues) clients.set(queue, await FitqClient.connect({ ...options.connection, queue }));
+    const live = await LiveFeed.start(options.connection, [...clients.values()].map((client) => client.keys));
+    return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), live };
+  } catch (error) {
+    await Promise.all([...clients.values()].map((client) => client.close()));
+    throw error;
+  }
+}
+
+export async function closeDashboardContext(context: DashboardContext): Promise<void> {
+  await context.live?.close();
+  await Promise.all([...context.clients.values()].map((client) => client.close()));
+}

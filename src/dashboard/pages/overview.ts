@@ -1,0 +1,89 @@
+/**
+ * Overview: per namespace, side by side: runs by status, live workers, the
+ * staged runs by demand shape, and runs started and ended per minute over
+ * the last hour with their durations.
+ */
+import type { Hono } from 'hono';
+import { html } from 'hono/html';
+import { formatDuration } from '../../cli/format.js';
+import type { FitqClient } from '../../queue/client.js';
+import { serverTimeMs } from '../../queue/liveness.js';
+import { RUN_STATUSES } from '../../queue/run-record.js';
+import { countByStatus, readRunSummaries, readStagedShapes, type StagedShape } from '../../queue/run-summary.js';
+import { workerState } from '../../queue/worker-record.js';
+import { activityOf, type Activity } from '../activity.js';
+import { activityChart } from '../chart.js';
+import type { DashboardContext, DashboardEnv } from '../context.js';
+import type { Html } from '../layout.js';
+import { dashboardPage } from '../page.js';
+
+interface NamespaceOverview {
+  queue: string;
+  counts: Record<string, number>;
+  total: number;
+  workers: { live: number; busy: number; draining: number };
+  shapes: StagedShape[];
+  activity: Activity;
+}
+
+async function readOverview(queue: string, client: FitqClient): Promise<NamespaceOverview> {
+  // As `fitq runs` does: catch up with what BullMQ's API did first; workers are listed after a reap.
+  await client.reconcile();
+  const [runs, shapes, workers, time] = await Promise.all([
+    readRunSummaries(client.redis, client.keys),
+    readStagedShapes(client.redis, client.keys),
+    client.listWorkers(),
+    client.redis.time(),
+  ]);
+  return {
+    queue,
+    counts: countByStatus(runs),
+    total: runs.length,
+    workers: {
+      live: workers.length,
+      busy: workers.filter((worker) => worker.runs.length > 0).length,
+      draining: workers.filter((worker) => workerState(worker) !== 'active').length,
+    },
+    shapes,
+    activity: activityOf(runs, serverTimeMs(time)),
+  };
+}
+
+function namespacePanel(overview: NamespaceOverview): Html {
+  const { queue, counts, workers, shapes, activity } = overview;
+  return html`<section class="panel" data-testid="ns-${queue}" data-queue="${queue}">
+  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-total">${overview.total} runs</span>
+    <span class="sub" data-testid="worker-summary">${workers.live} worker${workers.live === 1 ? '' : 's'}, ${workers.busy} busy${workers.draining > 0 ? `, ${workers.draining} drained or draining` : ''}</span></div>
+  <div class="counts">
+    ${RUN_STATUSES.map((status) => html`<div class="count${counts[status] === 0 ? ' zero' : ''}" data-status="${status}"><div class="n" data-testid="count-${status}">${counts[status]}</div><div class="label">${status}</div></div>`)}
+  </div>
+  <h3 class="section-label">Staged runs by shape</h3>
+  ${shapes.length === 0
+    ? html`<p class="empty" data-testid="shapes-empty">No staged runs waiting.</p>`
+    : html`<div class="table-wrap"><table data-testid="staged-shapes"><thead><tr><th>Demands</th><th>Pinned GPUs</th><th>Time limit</th><th class="num">Runs</th></tr></thead><tbody>
+      ${shapes.map((shape) => html`<tr data-testid="shape-row"><td class="mono wrap-anywhere">${shape.demands}</td><td class="mono">${shape.gpus.length > 0 ? shape.gpus.join(',') : '–'}</td><td>${shape.timeLimitMs === undefined ? '–' : formatDuration(shape.timeLimitMs)}</td><td class="num" data-testid="shape-count">${shape.count}</td></tr>`)}
+    </tbody></table></div>`}
+  <h3 class="section-label">Last hour</h3>
+  ${activityChart(activity, `${queue}: ${activity.started} runs started and ${activity.ended} ended in the last hour`)}
+  <p class="sub" data-testid="activity-summary">${activity.started} started, ${activity.ended} ended in the last hour${activity.medianDurationMs === undefined ? '' : `; median duration ${formatDuration(activity.medianDurationMs)}`}</p>
+</section>`;
+}
+
+async function overviewFragment(context: DashboardContext): Promise<Html> {
+  const overviews = await Promise.all([...context.clients].map(([queue, client]) => readOverview(queue, client)));
+  return html`<div class="grid">${overviews.map(namespacePanel)}</div>`;
+}
+
+export function registerOverview(app: Hono<DashboardEnv>, context: DashboardContext): void {
+  app.get('/fragments/overview', async (c) => c.html(await overviewFragment(context)));
+  app.get('/', async (c) =>
+    c.html(
+      dashboardPage(context, {
+        title: 'Overview',
+        active: 'overview',
+        body: html`<h1>Overview</h1>
+<div data-live="/fragments/overview" data-live-topics="runs workers" data-testid="overview">${await overviewFragment(context)}</div>`,
+      }),
+    ),
+  );
+}

@@ -1,0 +1,93 @@
+/**
+ * Cheap reads for an overview of a namespace (the dashboard's): each run's
+ * status and times only, not whole records, and the staged runs per demand
+ * shape straight from the fit index. Read only: no reap, no reconcile.
+ */
+import type { Redis } from 'ioredis';
+import { formatHumanResources, parseStoredResources } from '../resources/spec.js';
+import type { NamespaceKeys } from './keys.js';
+import { execPipeline } from './pipeline.js';
+import { RUN_STATUSES, type RunStatus } from './run-record.js';
+
+/** Runs read per round trip. */
+const CHUNK = 1000;
+
+export interface RunSummary {
+  status: RunStatus;
+  /** Epoch ms. */
+  stagedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+}
+
+/** Every run of the namespace, as status and times (a run removed meanwhile is left out). */
+export async function readRunSummaries(redis: Redis, keys: NamespaceKeys): Promise<RunSummary[]> {
+  const ids = await redis.zrange(keys.ids, 0, -1);
+  const summaries: RunSummary[] = [];
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const pipeline = redis.pipeline();
+    for (const id of ids.slice(i, i + CHUNK)) pipeline.hmget(keys.run(id), 'status', 'held', 'timestamp', 'processedOn', 'finishedOn');
+    for (const reply of await execPipeline(pipeline, { wrongTypeAsNull: true })) {
+      const [status, held, stagedAt, startedAt, finishedAt] = (reply ?? []) as (string | null)[];
+      if (!status || !(RUN_STATUSES as readonly string[]).includes(status)) continue;
+      summaries.push({
+        // As parseRunFields has it: a held run is stored as staged with `held` set.
+        status: status === 'staged' && held === '1' ? 'held' : (status as RunStatus),
+        stagedAt: Number(stagedAt ?? 0),
+        ...(startedAt ? { startedAt: Number(startedAt) } : {}),
+        ...(finishedAt ? { endedAt: Number(finishedAt) } : {}),
+      });
+    }
+  }
+  return summaries;
+}
+
+/** Runs per status, every status present (0 for none). */
+export function countByStatus(runs: readonly RunSummary[]): Record<RunStatus, number> {
+  const counts = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
+  for (const run of runs) counts[run.status]++;
+  return counts;
+}
+
+export interface StagedShape {
+  /** As indexed: `gpu=1,mem=8000000000;gpus=0;t=60000`. */
+  shape: string;
+  /** Its demands in human units ("gpu=1 mem=8G"; "(none)"). */
+  demands: string;
+  /** The GPU devices its runs are pinned to, if any. */
+  gpus: number[];
+  /** Its time limit, ms, if any. */
+  timeLimitMs?: number;
+  /** Staged runs of this shape waiting in the fit index. */
+  count: number;
+}
+
+/** The fit index's shapes with their number of staged runs, most runs first. */
+export async function readStagedShapes(redis: Redis, keys: NamespaceKeys): Promise<StagedShape[]> {
+  const groups = Object.keys(await redis.hgetall(keys.groups));
+  if (groups.length === 0) return [];
+  const shapesPipeline = redis.pipeline();
+  for (const group of groups) shapesPipeline.zrange(keys.group(group), 0, -1);
+  const shapes = (await execPipeline(shapesPipeline, { wrongTypeAsNull: true })).flatMap((reply) => (reply ?? []) as string[]);
+  if (shapes.length === 0) return [];
+  const countPipeline = redis.pipeline();
+  for (const shape of shapes) countPipeline.zcard(keys.staged(shape));
+  const counts = await execPipeline(countPipeline, { wrongTypeAsNull: true });
+  return shapes
+    .map((shape, i) => ({ ...describeShape(shape), count: Number(counts[i] ?? 0) }))
+    .filter((shape) => shape.count > 0)
+    .sort((a, b) => b.count - a.count || a.shape.localeCompare(b.shape));
+}
+
+/** A shape's parts: `demands[;gpus=…][;t=…]` (stage.ts, shapeOf). */
+export function describeShape(shape: string): Omit<StagedShape, 'count'> {
+  const [demands = '', ...parts] = shape.split(';');
+  const gpus = parts.find((part) => part.startsWith('gpus='))?.slice(5);
+  const limit = parts.find((part) => part.startsWith('t='))?.slice(2);
+  return {
+    shape,
+    demands: demands === 'none' ? '(none)' : formatHumanResources(parseStoredResources(demands)) || '(none)',
+    gpus: gpus ? gpus.split(',').map(Number) : [],
+    ...(limit ? { timeLimitMs: Number(limit) } : {}),
+  };
+}
