@@ -13,6 +13,9 @@ import { registerLive } from './live.js';
 import { registerOverview } from './pages/overview.js';
 import { registerPools } from './pages/pools.js';
 import { registerWorkers } from './pages/workers.js';
+import { registerRun } from './pages/run.js';
+import { registerRuns } from './pages/runs.js';
+import { registerActions } from './actions.js';
 
 /**
  * Pages load only what this server serves; inline styles are allowed for
@@ -37,6 +40,9 @@ export function createDashboardApp(context: DashboardContext): Hono<DashboardEnv
   registerOverview(app, context);
   registerWorkers(app, context);
   registerPools(app, context);
+  registerRuns(app, context);
+  registerRun(app, context);
+  registerActions(app, context);
   app.notFound((c) =>
     c.html(dashboardPage(context, { title: 'Not found', body: html`<h1>Not found</h1><p class="empty">Nothing is at ${c.req.path}.</p>` }), 404),
   );
