@@ -25,14 +25,17 @@ export interface DependencyGroup {
   runs: RelatedRun[];
 }
 
+/** A line of output, or the mark of a new attempt. */
+export type TailEntry = Extract<LogEntry, { kind: 'line' | 'restaged' }>;
+
 export interface RunDetail {
   run: RunRecord;
   dependencies: DependencyGroup[];
   dependents: RelatedRun[];
   /** Every attempt, oldest first: the earlier ones, then the current one (once it started or ended). */
   attempts: RunAttempt[];
-  /** The last TAIL_LINES lines of output, and how many earlier ones are not shown. */
-  tail: Extract<LogEntry, { kind: 'line' }>[];
+  /** The last TAIL_LINES lines of output (and where it was staged again), and how many earlier ones are not shown. */
+  tail: TailEntry[];
   earlierLines: number;
   /** The id of the last log entry read: the live tail goes on after it ("0": none yet). */
   logAfter: string;
@@ -81,7 +84,7 @@ export async function loadRunDetail(client: FitqClient, ref: string, tailLines =
   const earlier = run.attempts ?? [];
   const current = currentAttempt(run, earlier);
   const entries = await client.readLog(run.id);
-  const lines = entries.filter((entry): entry is Extract<LogEntry, { kind: 'line' }> => entry.kind === 'line');
+  const lines = entries.filter((entry): entry is TailEntry => entry.kind === 'line' || entry.kind === 'restaged');
   const tail = lines.slice(Math.max(0, lines.length - tailLines));
   return {
     run,

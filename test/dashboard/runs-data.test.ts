@@ -108,7 +108,7 @@ describe('dashboard runs data', () => {
       [2, 'failed', 3, 'detail-w'],
     ]);
     // The second attempt's output, its last 200 lines.
-    expect(detail.tail.map((entry) => entry.line)).toEqual(Array.from({ length: 200 }, (_, i) => `line ${i + 101}`));
+    expect(detail.tail.map((entry) => (entry.kind === 'line' ? entry.line : entry.reason))).toEqual(Array.from({ length: 200 }, (_, i) => `line ${i + 101}`));
     expect(detail.earlierLines).toBeGreaterThanOrEqual(100);
 
     const waiter = await loadRunDetail(client, 'next');

@@ -10,7 +10,7 @@ import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
 import { describeAttempt, runDetailRows } from '../../cli/run-details.js';
-import { describeEnd } from '../../cli/run-end.js';
+import { describeEnd, restagedNote } from '../../cli/run-end.js';
 import { UsageError } from '../../errors.js';
 import type { FitqClient } from '../../queue/client.js';
 import { isAfter, type LogEntry } from '../../queue/logs.js';
@@ -80,7 +80,9 @@ function logTail(queue: string, detail: RunDetail): Html {
   <div class="panel-head"><h2>Output</h2>
     <span class="sub" data-testid="log-state" data-state="${ended ? 'ended' : 'static'}">${ended ? describeEnd(run) : 'not following'}</span>
     ${detail.earlierLines > 0 ? html`<span class="sub">the last ${TAIL_LINES} lines; <code>fitq logs ${run.id}</code> prints all</span>` : ''}</div>
-  <pre class="log-tail" data-testid="log-tail"${ended ? '' : html` data-log-src="${src}"`}>${detail.tail.map((entry) => html`<span class="line ${entry.stream}">${entry.line}\n</span>`)}</pre>
+  <pre class="log-tail" data-testid="log-tail"${ended ? '' : html` data-log-src="${src}"`}>${detail.tail.map((entry) =>
+    entry.kind === 'line' ? html`<span class="line ${entry.stream}">${entry.line}\n</span>` : html`<span class="line note">${restagedNote(entry.reason)}\n</span>`,
+  )}</pre>
   ${detail.tail.length === 0 ? html`<p class="empty" data-testid="log-empty">No output${ended ? '' : ' yet'}.</p>` : ''}
 </section>`;
 }
@@ -103,7 +105,7 @@ async function withRun(c: Context<DashboardEnv>, context: DashboardContext, show
 /** SSE events for one log entry. */
 function logEvent(entry: LogEntry): { event: string; data: string; id: string } {
   if (entry.kind === 'line') return { event: 'line', data: JSON.stringify({ stream: entry.stream, line: entry.line }), id: entry.id };
-  if (entry.kind === 'restaged') return { event: 'restaged', data: JSON.stringify({ reason: entry.reason }), id: entry.id };
+  if (entry.kind === 'restaged') return { event: 'restaged', data: JSON.stringify({ text: restagedNote(entry.reason) }), id: entry.id };
   return { event: 'mark', data: JSON.stringify({ status: entry.status }), id: entry.id };
 }
 

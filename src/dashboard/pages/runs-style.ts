@@ -24,14 +24,15 @@ button { font: inherit; font-size: .9rem; padding: .32rem .8rem; border-radius: 
 button.danger { background: var(--status-failed); border-color: var(--status-failed); }
 .error { border-color: #f3b4b4; background: #fff5f5; color: #a12828; overflow-wrap: anywhere; }
 .runs-table td.why { min-width: 16rem; color: var(--ink); }
-.runs-table td.cmd .clip { max-width: 22rem; }
+.runs-table td.cmd .clip { max-width: 16rem; }
+.runs-table td .clip.labels { max-width: 10rem; }
 .runs-table tr td:first-child { white-space: nowrap; }
 .worker-line { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: .6rem; font-size: .9rem; }
 .run-head { display: flex; flex-wrap: wrap; gap: .6rem; align-items: baseline; margin: -.4rem 0 1rem; }
 .run-grid { grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); align-items: start; }
 .record { display: grid; grid-template-columns: max-content 1fr; gap: .25rem .9rem; margin: 0; font-size: .9rem; }
 .record dt { color: var(--muted); }
-.record dd { margin: 0; font-family: var(--mono); font-size: .86rem; min-width: 0; }
+.record dd { margin: 0; font-family: var(--mono); font-size: .86rem; min-width: 0; max-height: 9.5em; overflow: auto; }
 .related, .attempts { margin: 0 0 .6rem; padding-left: 1.2rem; font-size: .9rem; }
 .related li, .attempts li { margin: .15rem 0; }
 .log-tail { margin: 0; max-height: 28rem; overflow: auto; background: #0f1720; color: #d8dee9; border-radius: 8px; padding: .6rem .75rem; font-family: var(--mono); font-size: .82rem; line-height: 1.45; white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -49,9 +50,15 @@ button.danger { background: var(--status-failed); border-color: var(--status-fai
 .action-confirm label { display: flex; flex-direction: column; font-size: .8rem; color: var(--muted); }
 .action-result { margin: 0 0 .75rem; padding-left: 1.2rem; }
 @media (max-width: 640px) {
-  .runs-table .opt { display: none; }
-  .runs-table td.why { min-width: 10rem; }
-  .runs-table td.cmd .clip { max-width: 9rem; }
+  /* Each run a small card: id and status, then command, worker and why on lines of their own. */
+  .runs-table thead, .runs-table .opt { display: none; }
+  .runs-table tr { display: grid; grid-template-columns: 1fr auto; gap: .1rem .5rem; padding: .45rem 0; border-bottom: 1px solid var(--line); }
+  .runs-table tr:last-child { border-bottom: 0; }
+  .runs-table td { border: 0; padding: .05rem 0; min-width: 0; }
+  .runs-table td.cmd, .runs-table td.why, .runs-table td.worker { grid-column: 1 / -1; }
+  .runs-table td.why { min-width: 0; color: var(--muted); }
+  .runs-table td.worker:empty, .runs-table td.why:empty { display: none; }
+  .runs-table td.cmd .clip { max-width: 100%; }
   .record { grid-template-columns: 1fr; gap: 0; }
   .record dd { margin-bottom: .35rem; }
   .filters label { flex: 1 1 45%; }
@@ -105,7 +112,7 @@ const RUN_LOG_JS = String.raw`(() => {
     const entry = data(event);
     add(entry.stream === 'stderr' ? 'stderr' : 'stdout', String(entry.line));
   });
-  source.addEventListener('restaged', (event) => add('note', '-- staged again: ' + String(data(event).reason) + ' --'));
+  source.addEventListener('restaged', (event) => add('note', String(data(event).text)));
   source.addEventListener('end', (event) => {
     source.close();
     setState('ended', String(data(event).text));

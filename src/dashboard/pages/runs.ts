@@ -53,10 +53,10 @@ function runRow(queue: string, { run, cells }: RunRow): Html {
   <td><span class="pill" data-testid="status-${run.id}">${cells.status}</span></td>
   <td class="mono opt">${cells.requires}</td>
   <td class="mono cmd"><div class="clip" title="${cells.command}" data-testid="command-${run.id}">${cells.command}</div></td>
-  <td class="mono opt"><div class="clip" title="${cells.labels}" data-testid="labels-${run.id}">${cells.labels}</div></td>
+  <td class="mono opt"><div class="clip labels" title="${cells.labels}" data-testid="labels-${run.id}">${cells.labels}</div></td>
   <td class="mono opt">${cells.array}</td>
   <td class="num opt">${cells.priority}</td>
-  <td class="mono">${cells.worker}</td>
+  <td class="mono worker">${cells.worker}</td>
   <td class="opt">${cells.started}</td>
   <td class="num opt">${cells.duration}</td>
   <td class="num opt">${cells.exit}</td>
