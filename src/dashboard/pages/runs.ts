@@ -54,18 +54,16 @@ function runRow(queue: string, { run, cells }: RunRow): Html {
   <td class="mono opt">${cells.requires}</td>
   <td class="mono cmd"><div class="clip" title="${cells.command}" data-testid="command-${run.id}">${cells.command}</div></td>
   <td class="mono opt"><div class="clip labels" title="${cells.labels}" data-testid="labels-${run.id}">${cells.labels}</div></td>
-  <td class="mono opt">${cells.array}</td>
-  <td class="num opt">${cells.priority}</td>
   <td class="mono worker">${cells.worker}</td>
-  <td class="opt">${cells.started}</td>
   <td class="num opt">${cells.duration}</td>
-  <td class="num opt">${cells.exit}</td>
   <td class="why wrap-anywhere" data-testid="why-${run.id}">${cells.why}</td>
 </tr>`;
 }
 
-const HEADERS = ['id', 'status', 'requires', 'command', 'labels', 'array', 'priority', 'worker', 'started', 'duration', 'exit', 'why'];
-const OPTIONAL = new Set(['requires', 'labels', 'array', 'priority', 'started', 'duration', 'exit']);
+/** The columns of `fitq runs` that fit beside the why column at 1280 px (the run's page shows the rest). */
+const HEADERS = ['id', 'status', 'requires', 'command', 'labels', 'worker', 'duration', 'why'];
+/** Left out on a phone. */
+const OPTIONAL = new Set(['requires', 'labels', 'duration']);
 
 /** One namespace's runs: the drain form of a worker filtered on, then the table. */
 async function namespaceRuns(context: DashboardContext, queue: string, query: RunQuery): Promise<Html> {
@@ -78,7 +76,7 @@ async function namespaceRuns(context: DashboardContext, queue: string, query: Ru
   const table = rows.length === 0
     ? html`<p class="empty" data-testid="no-runs">No runs match.</p>`
     : html`<div class="table-wrap"><table class="runs-table">
-  <thead><tr>${HEADERS.map((name) => html`<th class="${OPTIONAL.has(name) ? 'opt' : ''}${name === 'priority' || name === 'duration' || name === 'exit' ? ' num' : ''}">${name}</th>`)}</tr></thead>
+  <thead><tr>${HEADERS.map((name) => html`<th class="${[OPTIONAL.has(name) ? 'opt' : '', name === 'duration' ? 'num' : ''].filter(Boolean).join(' ')}">${name}</th>`)}</tr></thead>
   <tbody>${rows.map((row) => runRow(queue, row))}</tbody>
 </table></div>`;
   const more = hidden > 0 ? html`<p class="empty">${hidden} older matching run${hidden === 1 ? '' : 's'} not shown (the newest ${MAX_ROWS} are): narrow the filters.</p>` : '';
