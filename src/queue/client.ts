@@ -663,6 +663,11 @@ export class FitqClient {
     return { run: parseRunFields(fields), demands: runDemands(fields) };
   }
 
+  /** Runs as stored (no reconcile, no reason judged), in the order given; an id that is no run is left out. */
+  async readRuns(ids: readonly string[]): Promise<RunRecord[]> {
+    return (await this.getRuns(ids)).map(({ run }) => run);
+  }
+
   private async getRuns(ids: readonly string[], redis: Redis = this.redis): Promise<StoredRun[]> {
     const pipeline = redis.pipeline();
     pipeline.hgetall(this.keys.batches);

@@ -25,15 +25,22 @@ export const LIVE_SCRIPT = String.raw`(() => {
     return Array.from(document.querySelectorAll('[data-live]'));
   }
 
+  // Fetches of one region may overlap and answer out of order: only the latest one asked is shown.
+  const asked = new WeakMap();
   async function refresh(region) {
     const url = region.getAttribute('data-live');
+    const seq = (asked.get(region) || 0) + 1;
+    asked.set(region, seq);
     try {
       const response = await fetch(url, { credentials: 'same-origin', headers: { Accept: 'text/html' } });
       if (!response.ok) {
         setStatus('error', response.status === 401 ? 'token refused' : 'update failed (' + response.status + ')');
         return;
       }
-      region.innerHTML = await response.text();
+      const text = await response.text();
+      if (asked.get(region) !== seq) return;
+      region.innerHTML = text;
+      if (statusEl && statusEl.dataset.state === 'error') setStatus('live', 'live');
       region.setAttribute('data-updated', String(Date.now()));
       tickAges();
     } catch (error) {

@@ -51,6 +51,7 @@ code, .mono { font-family: var(--mono); font-size: .92em; }
 .brand { font-weight: 700; font-size: 1.1rem; color: #fff; letter-spacing: .02em; display: flex; align-items: center; gap: .45rem; }
 .brand-mark { display: inline-block; width: 14px; height: 14px; border-radius: 3px; background: linear-gradient(135deg, #4f8ff7, #22c38e); }
 .nav { display: flex; gap: .25rem; flex-wrap: wrap; }
+.nav::-webkit-scrollbar { display: none; }
 .nav a { color: #c8d0dc; padding: .3rem .65rem; border-radius: 6px; font-size: .93rem; }
 .nav a:hover { background: #1f2937; color: #fff; text-decoration: none; }
 .nav a[aria-current="page"] { background: #2b3647; color: #fff; }
@@ -112,11 +113,12 @@ tr:last-child td { border-bottom: 0; }
 
 /* Bars: capacity vs reserved */
 .bars { display: grid; gap: .45rem; }
-.bar-row { display: grid; grid-template-columns: minmax(4.5rem, 8rem) 1fr minmax(6.5rem, auto); gap: .6rem; align-items: center; font-size: .88rem; }
+.bar-row { display: grid; grid-template-columns: 5.5rem 1fr minmax(5.5rem, auto); gap: .6rem; align-items: center; font-size: .88rem; }
 .bar-name { font-family: var(--mono); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .bar { position: relative; height: 12px; background: var(--bar-track); border-radius: 999px; overflow: hidden; }
 .bar-fill { position: absolute; inset: 0 auto 0 0; background: var(--bar-used); border-radius: 999px; transition: width .4s ease; }
 .bar-fill.full { background: var(--status-failed); }
+.bar-held { position: absolute; top: 0; bottom: 0; background: repeating-linear-gradient(45deg, var(--bar-held), var(--bar-held) 4px, #f7d070 4px, #f7d070 8px); }
 .bar-fill.high { background: var(--status-lost); }
 .bar-val { text-align: right; font-variant-numeric: tabular-nums; color: var(--muted); white-space: nowrap; }
 
@@ -132,7 +134,7 @@ tr:last-child td { border-bottom: 0; }
 .gpu .gpu-id { font-weight: 700; font-family: var(--mono); }
 .gpu .gpu-state { display: block; color: var(--muted); }
 .gpu .gpu-run { display: block; font-family: var(--mono); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.gpu .meter { height: 6px; border-radius: 999px; background: var(--bar-track); margin-top: .3rem; overflow: hidden; }
+.gpu .meter { display: block; height: 6px; border-radius: 999px; background: var(--bar-track); margin-top: .3rem; overflow: hidden; }
 .gpu .meter > span { display: block; height: 100%; background: var(--status-running); }
 .gpu[data-state="busy"] { border-color: #9bd8b9; background: #effaf4; }
 .gpu[data-state="partial"] { border-color: #f3d48a; background: #fffaeb; }
@@ -143,29 +145,41 @@ tr:last-child td { border-bottom: 0; }
 .holding { margin-top: .6rem; padding: .45rem .6rem; border-radius: 8px; background: #fff8e6; border: 1px solid #f5dfa3; font-size: .86rem; overflow-wrap: anywhere; }
 
 /* Charts */
-.chart { width: 100%; height: auto; display: block; }
-.chart .axis { stroke: #cfd6df; stroke-width: 1; }
-.chart .grid-line { stroke: #eef1f5; stroke-width: 1; }
-.chart text { fill: var(--muted); font-size: 10px; font-family: inherit; }
+.chart-fig { margin: 0; }
+.chart-box { display: grid; grid-template-columns: auto 1fr auto; gap: .4rem; align-items: stretch; }
+.chart { width: 100%; height: 140px; display: block; }
+.chart-y { display: flex; flex-direction: column; justify-content: space-between; font-size: .72rem; color: var(--muted); text-align: right; min-width: 1.2rem; font-variant-numeric: tabular-nums; }
+.chart-y.right { text-align: left; min-width: 2.2rem; }
+.chart-x { display: flex; justify-content: space-between; font-size: .72rem; color: var(--muted); margin: .2rem 2.6rem 0 1.6rem; }
+.chart .axis { stroke: #cfd6df; stroke-width: 1; vector-effect: non-scaling-stroke; }
+.chart .grid-line { stroke: #eef1f5; stroke-width: 1; vector-effect: non-scaling-stroke; }
 .chart .started { fill: var(--status-staged); }
 .chart .finished { fill: var(--status-running); }
 .chart .failed { fill: var(--status-failed); }
-.chart .duration { stroke: var(--status-held); stroke-width: 2; fill: none; }
-.chart .duration-dot { fill: var(--status-held); }
-.legend { display: flex; gap: 1rem; flex-wrap: wrap; font-size: .8rem; color: var(--muted); margin-top: .35rem; }
+.chart .duration { stroke: var(--status-held); stroke-width: 2; fill: none; stroke-linejoin: round; }
+.legend { display: flex; gap: .3rem 1rem; flex-wrap: wrap; font-size: .8rem; color: var(--muted); margin-top: .35rem; }
 .legend span::before { content: ""; display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: .3rem; vertical-align: -1px; background: var(--k); }
+.legend .k-started { --k: var(--status-staged); }
+.legend .k-completed { --k: var(--status-running); }
+.legend .k-failed { --k: var(--status-failed); }
+.legend .k-duration { --k: var(--status-held); }
+.ns-body { display: grid; gap: .25rem 1.5rem; grid-template-columns: repeat(auto-fit, minmax(min(100%, 320px), 1fr)); align-items: start; }
 
+.ns-block + .ns-block { margin-top: 1.5rem; }
+.sub { color: var(--muted); font-size: .85rem; }
 .foot { color: var(--muted); font-size: .8rem; margin-top: 1.5rem; }
 
 @media (max-width: 640px) {
   body { font-size: 14px; }
   .top { padding: .5rem .75rem; gap: .5rem .75rem; }
-  .top-right { margin-left: 0; width: 100%; justify-content: space-between; }
-  .nav a { padding: .25rem .5rem; }
+  .top-right { margin-left: auto; gap: .5rem; min-width: 0; }
+  .top-right .ns-chip { max-width: 9rem; overflow: hidden; text-overflow: ellipsis; display: inline-block; vertical-align: middle; }
+  .nav { order: 3; width: 100%; flex-wrap: nowrap; overflow-x: auto; scrollbar-width: none; margin: 0 -.25rem; }
+  .nav a { padding: .25rem .45rem; white-space: nowrap; }
   main { padding: .9rem .75rem 2rem; }
   .grid, .workers { grid-template-columns: 1fr; }
   .panel { padding: .85rem .8rem; }
-  .bar-row { grid-template-columns: minmax(3.5rem, 5.5rem) 1fr auto; gap: .45rem; }
+  .bar-row { grid-template-columns: 4.5rem 1fr auto; gap: .45rem; }
   .clip { max-width: 12rem; }
 }
 `;

@@ -52,20 +52,23 @@ async function readOverview(queue: string, client: FitqClient): Promise<Namespac
 function namespacePanel(overview: NamespaceOverview): Html {
   const { queue, counts, workers, shapes, activity } = overview;
   return html`<section class="panel" data-testid="ns-${queue}" data-queue="${queue}">
-  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-total">${overview.total} runs</span>
+  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-total">${overview.total} run${overview.total === 1 ? '' : 's'}</span>
     <span class="sub" data-testid="worker-summary">${workers.live} worker${workers.live === 1 ? '' : 's'}, ${workers.busy} busy${workers.draining > 0 ? `, ${workers.draining} drained or draining` : ''}</span></div>
   <div class="counts">
     ${RUN_STATUSES.map((status) => html`<div class="count${counts[status] === 0 ? ' zero' : ''}" data-status="${status}"><div class="n" data-testid="count-${status}">${counts[status]}</div><div class="label">${status}</div></div>`)}
   </div>
+  <div class="ns-body"><div>
   <h3 class="section-label">Staged runs by shape</h3>
   ${shapes.length === 0
     ? html`<p class="empty" data-testid="shapes-empty">No staged runs waiting.</p>`
     : html`<div class="table-wrap"><table data-testid="staged-shapes"><thead><tr><th>Demands</th><th>Pinned GPUs</th><th>Time limit</th><th class="num">Runs</th></tr></thead><tbody>
       ${shapes.map((shape) => html`<tr data-testid="shape-row"><td class="mono wrap-anywhere">${shape.demands}</td><td class="mono">${shape.gpus.length > 0 ? shape.gpus.join(',') : '–'}</td><td>${shape.timeLimitMs === undefined ? '–' : formatDuration(shape.timeLimitMs)}</td><td class="num" data-testid="shape-count">${shape.count}</td></tr>`)}
     </tbody></table></div>`}
+  </div><div>
   <h3 class="section-label">Last hour</h3>
   ${activityChart(activity, `${queue}: ${activity.started} runs started and ${activity.ended} ended in the last hour`)}
   <p class="sub" data-testid="activity-summary">${activity.started} started, ${activity.ended} ended in the last hour${activity.medianDurationMs === undefined ? '' : `; median duration ${formatDuration(activity.medianDurationMs)}`}</p>
+  </div></div>
 </section>`;
 }
 

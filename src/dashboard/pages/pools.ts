@@ -1,15 +1,30 @@
-/** Pools: per namespace, each pool resource's capacity and use (filled in below the skeleton). */
+/**
+ * Pools: per namespace, each cluster-wide pool resource (licences, quotas,
+ * an array's limit while it has runs) with its capacity and what running
+ * runs reserve of it, as `fitq pool ls` lists them.
+ */
 import type { Hono } from 'hono';
 import { html } from 'hono/html';
-import { formatMicros } from '../../resources/amount.js';
+import { ARRAY_RESOURCE_PREFIX } from '../../queue/sweep.js';
+import { formatHumanAmount } from '../../resources/amount.js';
+import { bar } from '../bars.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 
 async function poolsFragment(context: DashboardContext): Promise<Html> {
   const all = await Promise.all([...context.clients].map(async ([queue, client]) => ({ queue, pool: await client.listPool() })));
-  return html`${all.map(({ queue, pool }) => html`<section class="panel" data-testid="ns-${queue}"><h2>${queue}</h2>
-  ${pool.length === 0 ? html`<p class="empty">The pool is empty.</p>` : html`<ul>${pool.map((r) => html`<li data-testid="pool-${r.name}">${r.name}: ${formatMicros(r.used)} / ${formatMicros(r.capacity)}</li>`)}</ul>`}</section>`)}`;
+  return html`<div class="grid">${all.map(
+    ({ queue, pool }) => html`<section class="panel" data-testid="ns-${queue}">
+  <div class="panel-head"><h2>${queue}</h2><span class="sub">${pool.length} pool resource${pool.length === 1 ? '' : 's'}</span></div>
+  ${pool.length === 0
+    ? html`<p class="empty" data-testid="pool-empty">The pool is empty. <code>fitq pool set --queue ${queue} licence=4</code> shares a resource among every worker.</p>`
+    : html`<div class="bars">${pool.map((resource) => bar({ name: resource.name, capacity: resource.capacity, used: resource.used, testId: `pool-${resource.name}` }))}</div>
+  <div class="table-wrap" style="margin-top: .75rem"><table><thead><tr><th>Resource</th><th class="num">Capacity</th><th class="num">Reserved</th><th class="num">Free</th></tr></thead><tbody>
+  ${pool.map((resource) => html`<tr><td class="mono wrap-anywhere">${resource.name}${resource.name.startsWith(ARRAY_RESOURCE_PREFIX) ? html` <span class="pill soft">array limit</span>` : ''}</td><td class="num">${formatHumanAmount(resource.capacity)}</td><td class="num">${formatHumanAmount(resource.used)}</td><td class="num">${formatHumanAmount(resource.capacity - resource.used)}</td></tr>`)}
+  </tbody></table></div>`}
+</section>`,
+  )}</div>`;
 }
 
 export function registerPools(app: Hono<DashboardEnv>, context: DashboardContext): void {
@@ -19,7 +34,9 @@ export function registerPools(app: Hono<DashboardEnv>, context: DashboardContext
       dashboardPage(context, {
         title: 'Pools',
         active: 'pools',
-        body: html`<h1>Pools</h1><div data-live="/fragments/pools" data-live-topics="pool">${await poolsFragment(context)}</div>`,
+        body: html`<h1>Pools</h1>
+<p class="lede">Resources shared by every worker of a namespace; a run's demand on them is reserved with the rest of its claim.</p>
+<div data-live="/fragments/pools" data-live-topics="pool" data-testid="pools">${await poolsFragment(context)}</div>`,
       }),
     ),
   );

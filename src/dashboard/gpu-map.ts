@@ -1,0 +1,59 @@
+/**
+ * A worker's GPU devices: each whole, partly or not in use, and which runs
+ * hold it (a run's `devices` are its CUDA_VISIBLE_DEVICES; a fractional
+ * run holds a share of one device).
+ */
+import { html } from 'hono/html';
+import type { RunRecord } from '../queue/run-record.js';
+import type { WorkerRecord } from '../queue/worker-record.js';
+import { formatMicros } from '../resources/amount.js';
+import type { Html } from './layout.js';
+
+const WHOLE = 1_000_000n;
+
+export type DeviceState = 'free' | 'partial' | 'busy';
+
+export interface DeviceView {
+  index: number;
+  state: DeviceState;
+  /** Micros of the device in use. */
+  used: bigint;
+  /** Runs holding it, by id. */
+  runs: string[];
+  /** The blocked head this worker holds it for, if the head is pinned to it. */
+  heldFor?: string;
+}
+
+export function deviceViews(worker: WorkerRecord, runs: readonly RunRecord[]): DeviceView[] {
+  return [...worker.devices].map(([index, free]) => {
+    const used = WHOLE - free;
+    const holders = runs.filter((run) => run.worker === worker.name && run.status === 'running' && run.devices?.includes(index)).map((run) => run.id);
+    const heldFor = worker.holding?.gpus.includes(index) ? worker.holding.runId : undefined;
+    return {
+      index,
+      state: free >= WHOLE ? 'free' : free <= 0n ? 'busy' : 'partial',
+      used,
+      runs: holders,
+      ...(heldFor === undefined ? {} : { heldFor }),
+    };
+  });
+}
+
+export function gpuMap(worker: WorkerRecord, runs: readonly RunRecord[]): Html {
+  const devices = deviceViews(worker, runs);
+  if (devices.length === 0) return html``;
+  return html`<div class="section-label">GPU devices</div>
+<div class="gpus" data-testid="gpus-${worker.name}">
+${devices.map((device) => {
+  const share = Number((device.used * 1000n) / WHOLE) / 10;
+  const label = device.state === 'free' ? 'free' : device.state === 'busy' ? 'whole in use' : `${formatMicros(device.used)} in use`;
+  return html`<div class="gpu" data-testid="gpu-${worker.name}-${device.index}" data-state="${device.state}" data-runs="${device.runs.join(' ')}" title="${device.runs.length > 0 ? `held by ${device.runs.join(', ')}` : 'free'}">
+  <span class="gpu-id">gpu ${device.index}</span>
+  <span class="gpu-state">${label}</span>
+  ${device.runs.map((id) => html`<a class="gpu-run" href="/runs/${encodeURIComponent(id)}">${id}</a>`)}
+  ${device.heldFor === undefined ? '' : html`<span class="gpu-run" title="held for the blocked head">for ${device.heldFor}</span>`}
+  <span class="meter"><span style="width: ${share}%"></span></span>
+</div>`;
+})}
+</div>`;
+}
