@@ -176,6 +176,25 @@ describe('dashboard actions', () => {
       expect((await fetch(`${dashboard.origin}/actions/${path}`, { method: 'POST', body: new URLSearchParams({ action_token: token! }) })).status, path).toBe(404);
     }
   });
+
+  it('with --token: the runs pages, their fragments, assets, the log stream and the actions are refused without it', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await client.stage({ command: ['true'], resources: 'gpu=1', runId: 'tok-run' });
+    const token = 'runs-page-token';
+    const dashboard = await startDashboard(queue, ['--allow-actions', '--token', token]);
+    const paths = ['/runs', '/fragments/runs', `/runs/${queue}/tok-run`, `/fragments/runs/${queue}/tok-run`, `/runs/${queue}/tok-run/log`, '/assets/runs.css', '/assets/run-log.js'];
+    for (const path of paths) {
+      expect((await fetch(`${dashboard.origin}${path}`)).status, `${path} without the token`).toBe(401);
+      expect((await fetch(`${dashboard.origin}${path}`, { headers: { Authorization: 'Bearer wrong' } })).status, `${path} with a wrong token`).toBe(401);
+    }
+    for (const path of paths.filter((path) => !path.endsWith('/log'))) {
+      expect((await fetch(`${dashboard.origin}${path}`, { headers: { Authorization: `Bearer ${token}` } })).status, `${path} with the token`).toBe(200);
+    }
+    const cancel = await fetch(`${dashboard.origin}/actions/runs/${queue}/tok-run/cancel`, { method: 'POST', body: new URLSearchParams({ action_token: 'x' }) });
+    expect(cancel.status).toBe(401);
+    expect((await cliStatus(queue, 'tok-run')).status).toBe('staged');
+  });
 });
 
 async function drainedAt(client: FitqClient, name: string): Promise<number | undefined> {
