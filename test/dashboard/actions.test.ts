@@ -63,6 +63,7 @@ describe('dashboard actions', () => {
       const response = await fetch(url, { method: 'POST', body: new URLSearchParams({ priority: '5' }) });
       expect(response.status, path).toBe(404);
     }
+    expect((await fetch(`${dashboard.origin}/fragments/runs/${queue}/ro-staged/actions`)).status).toBe(404);
     expect(await cliStatus(queue, 'ro-staged')).toEqual({ status: 'staged', priority: 0 });
     expect((await fitq(['workers'], { queue })).stdout).toMatch(/ro-box\s+active/);
     expect(consoleErrors).toEqual([]);
@@ -183,7 +184,7 @@ describe('dashboard actions', () => {
     await client.stage({ command: ['true'], resources: 'gpu=1', runId: 'tok-run' });
     const token = 'runs-page-token';
     const dashboard = await startDashboard(queue, ['--allow-actions', '--token', token]);
-    const paths = ['/runs', '/fragments/runs', `/runs/${queue}/tok-run`, `/fragments/runs/${queue}/tok-run`, `/runs/${queue}/tok-run/log`, '/assets/runs.css', '/assets/run-log.js'];
+    const paths = ['/runs', '/fragments/runs', `/runs/${queue}/tok-run`, `/fragments/runs/${queue}/tok-run`, `/runs/${queue}/tok-run/log`, '/assets/runs.css', '/assets/run-page.js'];
     for (const path of paths) {
       expect((await fetch(`${dashboard.origin}${path}`)).status, `${path} without the token`).toBe(401);
       expect((await fetch(`${dashboard.origin}${path}`, { headers: { Authorization: 'Bearer wrong' } })).status, `${path} with a wrong token`).toBe(401);
@@ -194,6 +195,33 @@ describe('dashboard actions', () => {
     const cancel = await fetch(`${dashboard.origin}/actions/runs/${queue}/tok-run/cancel`, { method: 'POST', body: new URLSearchParams({ action_token: 'x' }) });
     expect(cancel.status).toBe(401);
     expect((await cliStatus(queue, 'tok-run')).status).toBe('staged');
+  });
+
+  it("keeps an open confirm step through live refreshes, and offers a run's new actions when its status changes", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await client.stage({ command: ['true'], resources: 'gpu=1', runId: 'live-act' });
+    const dashboard = await startDashboard(queue, ['--allow-actions']);
+    const { page, consoleErrors } = await openBrowserPage(dashboard.origin);
+    await runPage(page, dashboard.origin, queue, 'live-act');
+    await page.locator('[data-testid="live-status"][data-state="live"]').waitFor();
+    await page.getByTestId('action-cancel').locator('summary').click();
+
+    // Another run staged: the live part of the page is fetched again; the open step stays open.
+    const liveRegion = page.getByTestId('run-live');
+    expect(await liveRegion.getAttribute('data-updated')).toBeNull();
+    await client.stage({ command: ['true'], resources: 'gpu=1', runId: 'other-run' });
+    await page.locator('[data-testid="run-live"][data-updated]').waitFor();
+    expect(await page.getByTestId('action-cancel').getAttribute('open')).toBe('');
+    await page.getByTestId('confirm-cancel').waitFor({ state: 'visible' });
+
+    // Canceled from elsewhere: the page shows it, and now offers restart instead.
+    await client.cancelRuns(['live-act']);
+    await page.locator('[data-testid="run-status"]', { hasText: 'canceled' }).waitFor();
+    await page.getByTestId('action-restart').waitFor();
+    expect(await page.getByTestId('action-cancel').count()).toBe(0);
+    expect(await page.evaluate('document.querySelector(\'[data-testid="run-actions-panel"]\').dataset.runStatus')).toBe('canceled');
+    expect(consoleErrors).toEqual([]);
   });
 });
 

@@ -3,7 +3,7 @@
  * only, never values), the runs it waits for and those waiting for it with
  * their states, its attempts, the actions that apply (with
  * --allow-actions), and the tail of its output, followed live: the page's
- * log script reads /runs/QUEUE/ID/log, server-sent events fed by
+ * script reads /runs/QUEUE/ID/log, server-sent events fed by
  * FitqClient.followLog, from the last entry the page shows.
  */
 import type { Context, Hono } from 'hono';
@@ -15,14 +15,14 @@ import { UsageError } from '../../errors.js';
 import type { FitqClient } from '../../queue/client.js';
 import { isAfter, type LogEntry } from '../../queue/logs.js';
 import { isValidName, oneLine } from '../../queue/names.js';
-import { isEnded } from '../../queue/run-record.js';
+import { isEnded, type RunRecord } from '../../queue/run-record.js';
 import { runActionForms, workerActionForms } from '../actions.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 import { loadRunDetail, TAIL_LINES, type RelatedRun, type RunDetail } from '../run-detail.js';
 import { runHref } from '../run-links.js';
-import { RUNS_STYLESHEET, RUN_LOG_SCRIPT } from './runs-style.js';
+import { RUNS_STYLESHEET, RUN_PAGE_SCRIPT } from './runs-style.js';
 
 const DEPENDENCY_KINDS_SHOWN: Record<string, string> = {
   ok: 'after-ok: every one must complete',
@@ -36,12 +36,9 @@ function relatedList(queue: string, runs: readonly RelatedRun[], testid: string)
 }
 
 /** The record, dependencies and attempts: the live part of the page. */
-async function runFragment(context: DashboardContext, queue: string, detail: RunDetail): Promise<Html> {
+function runFragment(queue: string, detail: RunDetail): Html {
   const { run } = detail;
   const now = Date.now();
-  const client = context.clients.get(queue)!;
-  // The run's worker, if still live: drain it from here.
-  const worker = run.worker === undefined || !context.allowActions ? undefined : (await client.listWorkers()).find((candidate) => candidate.name === run.worker);
   return html`<div class="run-head"><span class="pill" data-status="${run.status}" data-testid="run-status">${run.status}</span>
   ${run.status === 'staged' || run.status === 'held' ? html`<span class="why wrap-anywhere" data-testid="why-${run.id}">${oneLine(run.reason ?? '')}</span>` : ''}</div>
 <div class="grid run-grid">
@@ -64,10 +61,6 @@ async function runFragment(context: DashboardContext, queue: string, detail: Run
     ? html`<p class="empty" data-testid="no-attempts">It has not started yet.</p>`
     : html`<ol class="attempts" data-testid="attempts">${detail.attempts.map((attempt) => html`<li class="wrap-anywhere" data-testid="attempt-${attempt.attempt}" data-status="${attempt.status}">${oneLine(describeAttempt(attempt, now))}</li>`)}</ol>`}
 </section>
-${context.allowActions
-    ? html`<section class="panel"><h2>Actions</h2>${runActionForms(context, queue, run) || html`<p class="empty">None applies to a run ${run.status}.</p>`}
-  ${worker ? html`<h3>Its worker, ${worker.name}</h3>${workerActionForms(context, queue, worker.name, worker.drainedAt !== undefined)}` : ''}</section>`
-    : ''}
 </div>
 </div>`;
 }
@@ -76,7 +69,7 @@ function logTail(queue: string, detail: RunDetail): Html {
   const { run } = detail;
   const ended = isEnded(run);
   const src = `${runHref(queue, run.id)}/log?after=${encodeURIComponent(detail.logAfter)}`;
-  return html`<section class="panel">
+  return html`<section class="panel run-section">
   <div class="panel-head"><h2>Output</h2>
     <span class="sub" data-testid="log-state" data-state="${ended ? 'ended' : 'static'}">${ended ? describeEnd(run) : 'not following'}</span>
     ${detail.earlierLines > 0 ? html`<span class="sub">the last ${TAIL_LINES} lines; <code>fitq logs ${run.id}</code> prints all</span>` : ''}</div>
@@ -102,6 +95,25 @@ async function withRun(c: Context<DashboardEnv>, context: DashboardContext, show
   }
 }
 
+/**
+ * The actions that apply to the run, and to its worker while it is live;
+ * nothing without --allow-actions. Not in the live part (a refresh would
+ * close a confirm step a user opened): the page's script fetches it again
+ * only when the run's status changes.
+ */
+async function actionsInner(context: DashboardContext, queue: string, run: RunRecord): Promise<Html> {
+  const client = context.clients.get(queue)!;
+  const worker = run.worker === undefined ? undefined : (await client.listWorkers()).find((candidate) => candidate.name === run.worker);
+  return html`<h2>Actions</h2>${runActionForms(context, queue, run) || html`<p class="empty">None applies to a run ${run.status}.</p>`}
+  ${worker ? html`<h3>Its worker, ${worker.name}</h3>${workerActionForms(context, queue, worker.name, worker.drainedAt !== undefined)}` : ''}`;
+}
+
+async function actionsPanel(context: DashboardContext, queue: string, run: RunRecord): Promise<Html | ''> {
+  if (!context.allowActions) return '';
+  const src = `/fragments/runs/${encodeURIComponent(queue)}/${encodeURIComponent(run.id)}/actions`;
+  return html`<section class="panel run-section" data-testid="run-actions-panel" data-actions-src="${src}" data-run-status="${run.status}">${await actionsInner(context, queue, run)}</section>`;
+}
+
 /** SSE events for one log entry. */
 function logEvent(entry: LogEntry): { event: string; data: string; id: string } {
   if (entry.kind === 'line') return { event: 'line', data: JSON.stringify({ stream: entry.stream, line: entry.line }), id: entry.id };
@@ -118,16 +130,25 @@ export function registerRun(app: Hono<DashboardEnv>, context: DashboardContext):
         dashboardPage(context, {
           title: `Run ${detail.run.id}`,
           active: 'runs',
-          body: html`${RUNS_STYLESHEET}${RUN_LOG_SCRIPT}<h1>Run <span class="mono wrap-anywhere">${detail.run.id}</span></h1>
+          body: html`${RUNS_STYLESHEET}${RUN_PAGE_SCRIPT}<h1>Run <span class="mono wrap-anywhere">${detail.run.id}</span></h1>
 <p class="lede"><a href="/runs?queue=${encodeURIComponent(queue)}">All runs of ${queue}</a></p>
-<div data-live="/fragments/runs/${encodeURIComponent(queue)}/${encodeURIComponent(detail.run.id)}" data-live-topics="runs workers" data-testid="run-live">${await runFragment(context, queue, detail)}</div>
+<div data-live="/fragments/runs/${encodeURIComponent(queue)}/${encodeURIComponent(detail.run.id)}" data-live-topics="runs workers" data-testid="run-live">${runFragment(queue, detail)}</div>
+${await actionsPanel(context, queue, detail.run)}
 ${logTail(queue, detail)}`,
         }),
       ),
     ),
   );
 
-  app.get('/fragments/runs/:queue/:id', (c) => withRun(c, context, async (_client, queue, detail) => c.html(await runFragment(context, queue, detail))));
+  app.get('/fragments/runs/:queue/:id', (c) => withRun(c, context, async (_client, queue, detail) => c.html(runFragment(queue, detail))));
+  if (context.allowActions) {
+    app.get('/fragments/runs/:queue/:id/actions', (c) =>
+      withRun(c, context, async (_client, queue, detail) => {
+        c.header('X-Run-Status', detail.run.status);
+        return c.html(await actionsInner(context, queue, detail.run));
+      }),
+    );
+  }
 
   // The output after `after` (or the last event id the browser saw), until the run ends.
   app.get('/runs/:queue/:id/log', async (c) => {

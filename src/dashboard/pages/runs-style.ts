@@ -1,14 +1,14 @@
 /**
  * What the runs and run pages add to the dashboard's assets: their
- * stylesheet (/assets/runs.css) and the run page's log script
- * (/assets/run-log.js), plain JavaScript served from memory like the rest.
+ * stylesheet (/assets/runs.css) and the run page's script
+ * (/assets/run-page.js), plain JavaScript served from memory like the rest.
  */
 import type { Hono } from 'hono';
 import { html } from 'hono/html';
 import type { DashboardEnv } from '../context.js';
 
 export const RUNS_STYLESHEET = html`<link rel="stylesheet" href="/assets/runs.css">`;
-export const RUN_LOG_SCRIPT = html`<script src="/assets/run-log.js" defer></script>`;
+export const RUN_PAGE_SCRIPT = html`<script src="/assets/run-page.js" defer></script>`;
 
 const RUNS_CSS = String.raw`
 .filters { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: flex-end; margin-bottom: 1rem; }
@@ -27,8 +27,9 @@ button.danger { background: var(--status-failed); border-color: var(--status-fai
 .runs-table td.cmd .clip { max-width: 16rem; }
 .runs-table td .clip.labels { max-width: 10rem; }
 .runs-table tr td:first-child { white-space: nowrap; }
-.worker-line { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: .6rem; font-size: .9rem; }
+.worker-line { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: 1rem; font-size: .9rem; }
 .run-head { display: flex; flex-wrap: wrap; gap: .6rem; align-items: baseline; margin: -.4rem 0 1rem; }
+.run-section { margin-top: 1rem; }
 .run-grid { grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); align-items: start; }
 .record { display: grid; grid-template-columns: max-content 1fr; gap: .25rem .9rem; margin: 0; font-size: .9rem; }
 .record dt { color: var(--muted); }
@@ -66,16 +67,40 @@ button.danger { background: var(--status-failed); border-color: var(--status-fai
 `;
 
 /**
- * Follows a run's output: server-sent events from the tail's data-log-src
- * (each line added as text, never as markup), the newest MAX_LINES kept,
- * scrolled to the end while the reader is there.
+ * The run page's script. Follows the run's output: server-sent events from
+ * the tail's data-log-src (each line added as text, never as markup), the
+ * newest MAX_LINES kept, scrolled to the end while the reader is there.
+ * And fetches the actions panel again when the live part of the page shows
+ * the run in another status (not on every refresh: that would close a
+ * confirm step a user opened).
  */
-const RUN_LOG_JS = String.raw`(() => {
+const RUN_PAGE_JS = String.raw`(() => {
   'use strict';
   const MAX_LINES = 2000;
   const tail = document.querySelector('[data-testid="log-tail"]');
   const state = document.querySelector('[data-testid="log-state"]');
   const src = tail && tail.getAttribute('data-log-src');
+
+  const live = document.querySelector('[data-testid="run-live"]');
+  const actions = document.querySelector('[data-testid="run-actions-panel"]');
+  if (live && actions && typeof MutationObserver !== 'undefined') {
+    new MutationObserver(async () => {
+      const status = live.querySelector('[data-testid="run-status"]');
+      const now = status && status.textContent;
+      if (!now || now === actions.getAttribute('data-run-status')) return;
+      actions.setAttribute('data-run-status', now);
+      try {
+        const response = await fetch(actions.getAttribute('data-actions-src'), { credentials: 'same-origin', headers: { Accept: 'text/html' } });
+        if (!response.ok) return;
+        const html = await response.text();
+        actions.setAttribute('data-run-status', response.headers.get('X-Run-Status') || now);
+        actions.innerHTML = html;
+      } catch (error) {
+        actions.removeAttribute('data-run-status');
+      }
+    }).observe(live, { childList: true, subtree: true });
+  }
+
   if (!src || typeof EventSource === 'undefined') return;
 
   function setState(name, text) {
@@ -129,7 +154,7 @@ const RUN_LOG_JS = String.raw`(() => {
 
 const ASSETS: Record<string, { body: string; type: string }> = {
   'runs.css': { body: RUNS_CSS, type: 'text/css; charset=utf-8' },
-  'run-log.js': { body: RUN_LOG_JS, type: 'text/javascript; charset=utf-8' },
+  'run-page.js': { body: RUN_PAGE_JS, type: 'text/javascript; charset=utf-8' },
 };
 
 export function registerRunsAssets(app: Hono<DashboardEnv>): void {

@@ -65,14 +65,24 @@ const HEADERS = ['id', 'status', 'requires', 'command', 'labels', 'worker', 'dur
 /** Left out on a phone. */
 const OPTIONAL = new Set(['requires', 'labels', 'duration']);
 
-/** One namespace's runs: the drain form of a worker filtered on, then the table. */
+/**
+ * The worker the page is filtered on, in each namespace where it is live,
+ * with its drain form (with --allow-actions). Outside the live region: a
+ * refresh would close a confirm step a user opened.
+ */
+async function workerPanels(context: DashboardContext, queues: readonly string[], name: string | undefined): Promise<Html | ''> {
+  if (name === undefined) return '';
+  const found = await Promise.all(queues.map(async (queue) => ({ queue, worker: (await context.clients.get(queue)!.listWorkers()).find((worker) => worker.name === name) })));
+  return html`${found.map(({ queue, worker }) =>
+    worker
+      ? html`<div class="panel worker-line" data-testid="worker-state-${worker.name}">Worker <b class="mono">${worker.name}</b>${queues.length > 1 ? html` of ${queue}` : ''}: ${workerState(worker)} ${workerActionForms(context, queue, worker.name, worker.drainedAt !== undefined)}</div>`
+      : '',
+  )}`;
+}
+
+/** One namespace's runs: a table. */
 async function namespaceRuns(context: DashboardContext, queue: string, query: RunQuery): Promise<Html> {
-  const client = context.clients.get(queue)!;
-  const [{ rows, hidden }, workers] = await Promise.all([listRunRows(client, query), query.worker === undefined ? [] : client.listWorkers()]);
-  const worker = workers.find((candidate) => candidate.name === query.worker);
-  const workerPanel = worker
-    ? html`<div class="worker-line" data-testid="worker-state-${worker.name}">Worker <b class="mono">${worker.name}</b>: ${workerState(worker)} ${workerActionForms(context, queue, worker.name, worker.drainedAt !== undefined)}</div>`
-    : '';
+  const { rows, hidden } = await listRunRows(context.clients.get(queue)!, query);
   const table = rows.length === 0
     ? html`<p class="empty" data-testid="no-runs">No runs match.</p>`
     : html`<div class="table-wrap"><table class="runs-table">
@@ -82,7 +92,7 @@ async function namespaceRuns(context: DashboardContext, queue: string, query: Ru
   const more = hidden > 0 ? html`<p class="empty">${hidden} older matching run${hidden === 1 ? '' : 's'} not shown (the newest ${MAX_ROWS} are): narrow the filters.</p>` : '';
   return html`<section class="panel" data-testid="runs-${queue}">
   <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-count-${queue}">${rows.length + hidden} run${rows.length + hidden === 1 ? '' : 's'}</span></div>
-  ${workerPanel}${more}${table}
+  ${more}${table}
 </section>`;
 }
 
@@ -108,7 +118,7 @@ async function runsPage(c: Context<DashboardEnv>, context: DashboardContext) {
   try {
     query = parseRunQuery(raw);
     const search = runQueryParams(query).toString();
-    body = html`<div data-live="/fragments/runs${search === '' ? '' : `?${search}`}" data-live-topics="runs workers" data-testid="runs-live">${await runsFragment(context, query)}</div>`;
+    body = html`${await workerPanels(context, queuesOf(context, query), query.worker)}<div data-live="/fragments/runs${search === '' ? '' : `?${search}`}" data-live-topics="runs workers" data-testid="runs-live">${await runsFragment(context, query)}</div>`;
   } catch (error) {
     body = filterError(refused(error));
     status = 400;
