@@ -148,4 +148,37 @@ describe('dashboard runs page', () => {
     // Chromium notes each refused page (the three 400s above), and nothing else.
     expect(consoleErrors).toEqual(Array.from({ length: 3 }, () => 'Failed to load resource: the server responded with a status of 400 (Bad Request)'));
   });
+
+  it('shows several namespaces, each its own table, and one with queue=NAME (an unknown one refused)', async () => {
+    const [first, second] = [newQueue(), newQueue()];
+    await (await connectClient(first)).stage({ command: ['echo', 'one'], resources: 'gpu=1', runId: 'in-first' });
+    const { runs: array } = await (await connectClient(second)).stage({ command: ['echo', '{i}'], resources: 'gpu=1', array: { params: [{ i: '1' }] } });
+    await (await connectClient(second)).stage({ command: ['echo', 'two'], resources: 'gpu=1', runId: 'in-second' });
+    const dashboard = await startDashboard(first, ['--queue', first, '--queue', second]);
+    const page = async (path: string) => {
+      const response = await fetch(`${dashboard.origin}${path}`);
+      return { status: response.status, text: await response.text() };
+    };
+    const all = await page('/runs');
+    expect(all.status).toBe(200);
+    expect(all.text).toContain(`data-testid="runs-${first}"`);
+    expect(all.text).toContain(`data-testid="runs-${second}"`);
+    expect(all.text).toContain(`href="/runs/${first}/in-first"`);
+    expect(all.text).toContain(`href="/runs/${second}/in-second"`);
+    const one = await page(`/runs?queue=${second}`);
+    expect(one.text).not.toContain(`data-testid="runs-${first}"`);
+    expect(one.text).toContain('data-testid="run-row-in-second"');
+    expect(one.text).toContain(`data-live="/fragments/runs?queue=${second}"`);
+    expect(await page(`/runs/${second}/in-second`)).toMatchObject({ status: 200 });
+    expect(await page(`/runs/${first}/in-second`)).toMatchObject({ status: 404, text: expect.stringContaining('unknown run &#39;in-second&#39;') });
+    // An array is one namespace's: the other shows none of it; unknown in both, it is refused.
+    const ofArray = await page(`/runs?array=${array[0]!.array!}`);
+    expect(ofArray.status).toBe(200);
+    expect(ofArray.text).toContain(`data-testid="run-row-${array[0]!.id}"`);
+    expect(ofArray.text).toContain(`data-testid="run-count-${first}">0 runs`);
+    expect(await page('/runs?array=nosucharray')).toMatchObject({ status: 400, text: expect.stringContaining('unknown array &#39;nosucharray&#39;') });
+    const unknown = await page('/runs?queue=nope');
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toContain(`unknown namespace &#39;nope&#39;: this dashboard shows ${first}, ${second}`);
+  });
 });

@@ -14,7 +14,7 @@ import { workerActionForms } from '../actions.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
-import { listRunRows, MAX_ROWS, parseRunQuery, runQueryParams, type RunQuery, type RunRow } from '../run-list.js';
+import { listRunRows, MAX_ROWS, parseRunQuery, runQueryParams, type RunListing, type RunQuery, type RunRow } from '../run-list.js';
 import { runHref } from '../run-links.js';
 import { registerRunsAssets, RUNS_STYLESHEET } from './runs-style.js';
 
@@ -81,8 +81,7 @@ async function workerPanels(context: DashboardContext, queues: readonly string[]
 }
 
 /** One namespace's runs: a table. */
-async function namespaceRuns(context: DashboardContext, queue: string, query: RunQuery): Promise<Html> {
-  const { rows, hidden } = await listRunRows(context.clients.get(queue)!, query);
+function namespaceRuns(queue: string, { rows, hidden }: RunListing): Html {
   const table = rows.length === 0
     ? html`<p class="empty" data-testid="no-runs">No runs match.</p>`
     : html`<div class="table-wrap"><table class="runs-table">
@@ -96,8 +95,19 @@ async function namespaceRuns(context: DashboardContext, queue: string, query: Ru
 </section>`;
 }
 
+/**
+ * Every namespace's table. An array is one namespace's: where it is
+ * unknown that namespace has no run of it; unknown in all, it is refused.
+ */
 async function runsFragment(context: DashboardContext, query: RunQuery): Promise<Html> {
-  return html`${await Promise.all(queuesOf(context, query).map((queue) => namespaceRuns(context, queue, query)))}`;
+  const queues = queuesOf(context, query);
+  const listings = await Promise.all(queues.map((queue) => listRunRows(context.clients.get(queue)!, query).catch((error: unknown) => {
+    if (queues.length > 1 && error instanceof UsageError && error.message.startsWith('unknown array ')) return error;
+    throw error;
+  })));
+  const unknown = listings.find((listing): listing is UsageError => listing instanceof UsageError);
+  if (unknown && listings.every((listing) => listing instanceof UsageError)) throw unknown;
+  return html`${listings.map((listing, i) => namespaceRuns(queues[i]!, listing instanceof UsageError ? { rows: [], hidden: 0 } : listing))}`;
 }
 
 function filterError(error: UsageError): Html {
