@@ -5,7 +5,7 @@ import { checkExposure, TOKEN_ENV } from '../dashboard/auth.js';
 import { createDashboardApp } from '../dashboard/app.js';
 import { closeDashboardContext, createDashboardContext } from '../dashboard/context.js';
 import { startDashboardServer } from '../dashboard/server.js';
-import { quote } from '../queue/names.js';
+import { oneLine, quote } from '../queue/names.js';
 
 export default class Dashboard extends FitqCommand {
   static override summary = 'Serve a live web dashboard of namespaces: runs by status, workers with their capacity and GPUs, pools.';
@@ -25,7 +25,7 @@ export default class Dashboard extends FitqCommand {
     }),
     port: Flags.string({ summary: 'Port to listen on (0: any free port).', default: '7070' }),
     host: Flags.string({ summary: 'Address to listen on; anything but loopback requires --token.', default: '127.0.0.1' }),
-    token: Flags.string({ summary: `Token every request must carry (default: ${TOKEN_ENV}).`, env: TOKEN_ENV }),
+    token: Flags.string({ summary: 'Token every request and event stream must carry (prefer the variable: a flag shows in ps).', env: TOKEN_ENV }),
     'allow-actions': Flags.boolean({ summary: 'Offer actions (cancel, hold, release, restart, priority, drain), each confirmed; read-only without.' }),
   };
 
@@ -33,7 +33,8 @@ export default class Dashboard extends FitqCommand {
     const { flags } = await this.parse(Dashboard);
     const port = parsePort(flags.port);
     checkExposure(flags.host, flags.token);
-    const connection = this.connectionOptions({ ...flags, queue: undefined });
+    const onNote = (note: string) => process.stderr.write(`Warning: ${oneLine(note)}\n`);
+    const connection = { ...this.connectionOptions({ ...flags, queue: undefined }), evictionCheck: 'warn' as const, onNote };
     const context = await createDashboardContext({ connection, queues: flags.queue ?? [], allowActions: flags['allow-actions'], token: flags.token });
     let server;
     try {

@@ -25,7 +25,6 @@ const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-sr
 
 export function createDashboardApp(context: DashboardContext): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>();
-  app.use('*', requireToken(context.token));
   app.use('*', async (c, next) => {
     await next();
     c.header('X-Content-Type-Options', 'nosniff');
@@ -35,6 +34,8 @@ export function createDashboardApp(context: DashboardContext): Hono<DashboardEnv
       c.header('X-Frame-Options', 'DENY');
     }
   });
+  // After the headers' middleware, so a refusal carries them too.
+  app.use('*', requireToken(context.token));
   registerAssets(app);
   registerLive(app, context);
   registerOverview(app, context);

@@ -38,8 +38,16 @@ export async function createDashboardContext(options: DashboardContextOptions): 
   if (twice !== undefined) throw new UsageError(`--queue ${quote(twice)} given twice`);
   const clients = new Map<string, FitqClient>();
   try {
-    for (const queue of queues) clients.set(queue, await FitqClient.connect({ ...options.connection, queue }));
-    const live = await LiveFeed.start(options.connection, [...clients.values()].map((client) => client.keys));
+    // One Redis, checked (evictionCheck) once.
+    const quiet = { ...options.connection, evictionCheck: undefined };
+    for (const queue of queues) {
+      // A command fails fast when Redis is away (the page says so), but, unlike a CLI command's, the connection comes back with Redis.
+      let connected = false;
+      const redisOptions = { ...options.connection.redisOptions, retryStrategy: (attempt: number) => (connected ? Math.min(attempt * 200, 2000) : null) };
+      clients.set(queue, await FitqClient.connect({ ...(clients.size === 0 ? options.connection : quiet), redisOptions, queue }));
+      connected = true;
+    }
+    const live = await LiveFeed.start(quiet, [...clients.values()].map((client) => client.keys));
     return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), live };
   } catch (error) {
     await Promise.all([...clients.values()].map((client) => client.close()));

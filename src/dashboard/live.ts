@@ -58,6 +58,7 @@ export type LiveListener = (change: LiveChange) => void;
 export class LiveFeed {
   private readonly listeners = new Set<LiveListener>();
   private readonly pending = new Map<string, Set<LiveTopic>>();
+  private readonly generations = new Map<LiveTopic, number>();
   private readonly connections: Redis[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private gatherTimer: NodeJS.Timeout | undefined;
@@ -94,9 +95,15 @@ export class LiveFeed {
     await Promise.all(this.connections.splice(0).map((redis) => (redis.disconnect(), closeRedis(redis))));
   }
 
+  /** Changes heard so far on a topic, in any namespace: what was read before a change is stale after it. */
+  generation(topic: LiveTopic): number {
+    return this.generations.get(topic) ?? 0;
+  }
+
   /** Records topics that changed; sends them all once the burst is over. */
   changed(queue: string, topics: readonly LiveTopic[]): void {
     if (this.closed || topics.length === 0) return;
+    topics.forEach((topic) => this.generations.set(topic, this.generation(topic) + 1));
     const set = this.pending.get(queue) ?? new Set();
     topics.forEach((topic) => set.add(topic));
     this.pending.set(queue, set);
@@ -111,8 +118,10 @@ export class LiveFeed {
   private async connect(connection: ConnectionOptions): Promise<Redis> {
     const redis = await connectRedis(connection, true);
     this.connections.push(redis);
-    // Back from a disconnection: anything may have changed meanwhile.
-    redis.on('ready', () => this.namespaces.forEach((keys) => this.changed(queueOf(keys), LIVE_TOPICS)));
+    // Gone (pages should say so rather than show what they kept), and back (anything may have changed meanwhile).
+    const everything = () => this.namespaces.forEach((keys) => this.changed(queueOf(keys), LIVE_TOPICS));
+    redis.on('close', everything);
+    redis.on('ready', everything);
     return redis;
   }
 

@@ -181,5 +181,7 @@ tr:last-child td { border-bottom: 0; }
   .panel { padding: .85rem .8rem; }
   .bar-row { grid-template-columns: 4.5rem 1fr auto; gap: .45rem; }
   .clip { max-width: 12rem; }
+  .run-list li { flex-wrap: wrap; gap: .15rem .5rem; }
+  .run-list .cmd { flex-basis: 100%; }
 }
 `;

@@ -4,7 +4,7 @@
  * the last hour with their durations.
  */
 import type { Hono } from 'hono';
-import { html } from 'hono/html';
+import { html, raw } from 'hono/html';
 import { formatDuration } from '../../cli/format.js';
 import type { FitqClient } from '../../queue/client.js';
 import { serverTimeMs } from '../../queue/liveness.js';
@@ -14,11 +14,15 @@ import { workerState } from '../../queue/worker-record.js';
 import { activityOf, type Activity } from '../activity.js';
 import { activityChart } from '../chart.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
+import { cachedFragment } from '../fragment-cache.js';
+import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 
 interface NamespaceOverview {
   queue: string;
+  /** fitq pause: no worker starts a run. */
+  paused: boolean;
   counts: Record<string, number>;
   total: number;
   workers: { live: number; busy: number; draining: number };
@@ -29,14 +33,16 @@ interface NamespaceOverview {
 async function readOverview(queue: string, client: FitqClient): Promise<NamespaceOverview> {
   // As `fitq runs` does: catch up with what BullMQ's API did first; workers are listed after a reap.
   await client.reconcile();
-  const [runs, shapes, workers, time] = await Promise.all([
+  const [runs, shapes, workers, time, paused] = await Promise.all([
     readRunSummaries(client.redis, client.keys),
     readStagedShapes(client.redis, client.keys),
     client.listWorkers(),
     client.redis.time(),
+    client.isPaused(),
   ]);
   return {
     queue,
+    paused,
     counts: countByStatus(runs),
     total: runs.length,
     workers: {
@@ -52,7 +58,7 @@ async function readOverview(queue: string, client: FitqClient): Promise<Namespac
 function namespacePanel(overview: NamespaceOverview): Html {
   const { queue, counts, workers, shapes, activity } = overview;
   return html`<section class="panel" data-testid="ns-${queue}" data-queue="${queue}">
-  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-total">${overview.total} run${overview.total === 1 ? '' : 's'}</span>
+  <div class="panel-head"><h2>${queue}</h2>${overview.paused ? html`<span class="pill warn" data-testid="paused" title="fitq resume starts runs again">paused</span>` : ''}<span class="sub" data-testid="run-total">${overview.total} run${overview.total === 1 ? '' : 's'}</span>
     <span class="sub" data-testid="worker-summary">${workers.live} worker${workers.live === 1 ? '' : 's'}, ${workers.busy} busy${workers.draining > 0 ? `, ${workers.draining} drained or draining` : ''}</span></div>
   <div class="counts">
     ${RUN_STATUSES.map((status) => html`<div class="count${counts[status] === 0 ? ' zero' : ''}" data-status="${status}"><div class="n" data-testid="count-${status}">${counts[status]}</div><div class="label">${status}</div></div>`)}
@@ -77,15 +83,19 @@ async function overviewFragment(context: DashboardContext): Promise<Html> {
   return html`<div class="grid">${overviews.map(namespacePanel)}</div>`;
 }
 
+/** What changes this page: its region's `data-live-topics`, and when its cached fragment is stale. */
+const TOPICS: readonly LiveTopic[] = ['runs', 'workers'];
+
 export function registerOverview(app: Hono<DashboardEnv>, context: DashboardContext): void {
-  app.get('/fragments/overview', async (c) => c.html(await overviewFragment(context)));
+  const fragment = () => cachedFragment(context, 'overview', TOPICS, async () => String(await overviewFragment(context)));
+  app.get('/fragments/overview', async (c) => c.html(fragment()));
   app.get('/', async (c) =>
     c.html(
       dashboardPage(context, {
         title: 'Overview',
         active: 'overview',
         body: html`<h1>Overview</h1>
-<div data-live="/fragments/overview" data-live-topics="runs workers" data-testid="overview">${await overviewFragment(context)}</div>`,
+<div data-live="/fragments/overview" data-live-topics="${TOPICS.join(' ')}" data-testid="overview">${raw(await fragment())}</div>`,
       }),
     ),
   );

@@ -4,11 +4,13 @@
  * runs reserve of it, as `fitq pool ls` lists them.
  */
 import type { Hono } from 'hono';
-import { html } from 'hono/html';
+import { html, raw } from 'hono/html';
 import { ARRAY_RESOURCE_PREFIX } from '../../queue/sweep.js';
 import { formatHumanAmount } from '../../resources/amount.js';
 import { bar } from '../bars.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
+import { cachedFragment } from '../fragment-cache.js';
+import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 
@@ -27,8 +29,12 @@ async function poolsFragment(context: DashboardContext): Promise<Html> {
   )}</div>`;
 }
 
+/** What changes this page: its region's `data-live-topics`, and when its cached fragment is stale. */
+const TOPICS: readonly LiveTopic[] = ['pool'];
+
 export function registerPools(app: Hono<DashboardEnv>, context: DashboardContext): void {
-  app.get('/fragments/pools', async (c) => c.html(await poolsFragment(context)));
+  const fragment = () => cachedFragment(context, 'pools', TOPICS, async () => String(await poolsFragment(context)));
+  app.get('/fragments/pools', async (c) => c.html(fragment()));
   app.get('/pools', async (c) =>
     c.html(
       dashboardPage(context, {
@@ -36,7 +42,7 @@ export function registerPools(app: Hono<DashboardEnv>, context: DashboardContext
         active: 'pools',
         body: html`<h1>Pools</h1>
 <p class="lede">Resources shared by every worker of a namespace; a run's demand on them is reserved with the rest of its claim.</p>
-<div data-live="/fragments/pools" data-live-topics="pool" data-testid="pools">${await poolsFragment(context)}</div>`,
+<div data-live="/fragments/pools" data-live-topics="${TOPICS.join(' ')}" data-testid="pools">${raw(await fragment())}</div>`,
       }),
     ),
   );

@@ -4,7 +4,7 @@
  * holds them, the runs it runs, and the blocked head it holds resources for.
  */
 import type { Hono } from 'hono';
-import { html } from 'hono/html';
+import { html, raw } from 'hono/html';
 import { formatDuration } from '../../cli/format.js';
 import type { FitqClient } from '../../queue/client.js';
 import { formatAge } from '../../queue/liveness.js';
@@ -13,6 +13,8 @@ import { describeCapacity, workerState, type WorkerRecord } from '../../queue/wo
 import { formatHumanResources } from '../../resources/spec.js';
 import { bar } from '../bars.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
+import { cachedFragment } from '../fragment-cache.js';
+import type { LiveTopic } from '../live.js';
 import { gpuMap } from '../gpu-map.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
@@ -86,8 +88,12 @@ async function workersFragment(context: DashboardContext): Promise<Html> {
   )}`;
 }
 
+/** What changes this page: its region's `data-live-topics`, and when its cached fragment is stale. */
+const TOPICS: readonly LiveTopic[] = ['workers', 'runs'];
+
 export function registerWorkers(app: Hono<DashboardEnv>, context: DashboardContext): void {
-  app.get('/fragments/workers', async (c) => c.html(await workersFragment(context)));
+  const fragment = () => cachedFragment(context, 'workers', TOPICS, async () => String(await workersFragment(context)));
+  app.get('/fragments/workers', async (c) => c.html(fragment()));
   app.get('/workers', async (c) =>
     c.html(
       dashboardPage(context, {
@@ -95,7 +101,7 @@ export function registerWorkers(app: Hono<DashboardEnv>, context: DashboardConte
         active: 'workers',
         body: html`<h1>Workers</h1>
 <p class="lede">Capacity against what running runs reserve; striped: held back for a blocked head.</p>
-<div data-live="/fragments/workers" data-live-topics="workers runs" data-testid="workers">${await workersFragment(context)}</div>`,
+<div data-live="/fragments/workers" data-live-topics="${TOPICS.join(' ')}" data-testid="workers">${raw(await fragment())}</div>`,
       }),
     ),
   );
