@@ -13,7 +13,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { isValidName } from '../queue/names.js';
-import type { RunRecord } from '../queue/run-record.js';
+import { ENDED_STATUSES, type RunRecord } from '../queue/run-record.js';
 import { MAX_PRIORITY } from '../queue/stage.js';
 import type { DashboardContext, DashboardEnv } from './context.js';
 import type { Html } from './layout.js';
@@ -41,7 +41,7 @@ const RUN_ACTION_FORMS: Record<Exclude<RunAction, 'priority'>, { label: string; 
   cancel: { label: 'Cancel', confirm: 'Cancel this run', statuses: ['staged', 'held', 'running'] },
   hold: { label: 'Hold', confirm: 'Hold this run', statuses: ['staged'] },
   release: { label: 'Release', confirm: 'Release this run', statuses: ['held'] },
-  restart: { label: 'Restart', confirm: 'Restart this run', statuses: ['completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'] },
+  restart: { label: 'Restart', confirm: 'Restart this run', statuses: ENDED_STATUSES },
 };
 
 function tokenField(context: DashboardContext): Html {
