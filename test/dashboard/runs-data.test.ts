@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { loadRunDetail } from '../../src/dashboard/run-detail.js';
-import { listRunRows, parseRunQuery, type RunQuery } from '../../src/dashboard/run-list.js';
+import { listRunRows, MAX_ROWS, parseRunQuery, type RunQuery } from '../../src/dashboard/run-list.js';
 import { runAction, workerAction } from '../../src/dashboard/run-actions.js';
 import type { FitqClient } from '../../src/queue/client.js';
 import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
@@ -74,6 +74,15 @@ describe('dashboard runs data', () => {
     // An empty field of the form is no condition.
     expect(await ids(client, 'status=&label=&array=&worker=&q=')).toHaveLength(5);
     await expect(ids(client, 'array=nosucharray')).rejects.toThrow("unknown array 'nosucharray'");
+  });
+
+  it('lists the newest MAX_ROWS runs that match, and says how many older ones it leaves out', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { runs } = await client.stage({ command: ['true'], resources: 'slot=1', repeat: MAX_ROWS + 5 });
+    const listing = await listRunRows(client, query('status=staged'));
+    expect(listing.hidden).toBe(5);
+    expect(listing.rows.map((row) => row.run.id)).toEqual(runs.slice(5).map((run) => run.id));
   });
 
   it('refuses bad filters, quoting them', () => {
