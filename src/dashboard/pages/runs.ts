@@ -5,18 +5,23 @@
  * /fragments/runs (same query) when runs or workers change.
  */
 import type { Context, Hono } from 'hono';
-import { html } from 'hono/html';
+import { html, raw } from 'hono/html';
 import { UsageError } from '../../errors.js';
 import { quote } from '../../queue/names.js';
 import { RUN_STATUSES } from '../../queue/run-record.js';
 import { workerState } from '../../queue/worker-record.js';
 import { workerActionForms } from '../actions.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
+import { cachedFragment } from '../fragment-cache.js';
+import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 import { listRunRows, MAX_ROWS, parseRunQuery, runQueryParams, type RunListing, type RunQuery, type RunRow } from '../run-list.js';
 import { runHref } from '../run-links.js';
 import { registerRunsAssets, RUNS_STYLESHEET } from './runs-style.js';
+
+/** What the why column and the table depend on. */
+const TOPICS: readonly LiveTopic[] = ['runs', 'workers'];
 
 /** The namespaces a query shows; an unknown one is a UsageError naming those there are. */
 function queuesOf(context: DashboardContext, query: RunQuery): string[] {
@@ -100,6 +105,12 @@ function namespaceRuns(queue: string, { rows, hidden }: RunListing): Html {
  * unknown that namespace has no run of it; unknown in all, it is refused.
  */
 async function runsFragment(context: DashboardContext, query: RunQuery): Promise<Html> {
+  // The view with no filter, the one left open, is read once per change for every page showing it (fragment-cache.ts).
+  if (runQueryParams(query).toString() === '') return raw(await cachedFragment(context, 'runs', TOPICS, async () => String(await readRunsFragment(context, query))));
+  return readRunsFragment(context, query);
+}
+
+async function readRunsFragment(context: DashboardContext, query: RunQuery): Promise<Html> {
   const queues = queuesOf(context, query);
   const listings = await Promise.all(queues.map((queue) => listRunRows(context.clients.get(queue)!, query).catch((error: unknown) => {
     if (queues.length > 1 && error instanceof UsageError && error.message.startsWith('unknown array ')) return error;
@@ -128,7 +139,7 @@ async function runsPage(c: Context<DashboardEnv>, context: DashboardContext) {
   try {
     query = parseRunQuery(raw);
     const search = runQueryParams(query).toString();
-    body = html`${await workerPanels(context, queuesOf(context, query), query.worker)}<div data-live="/fragments/runs${search === '' ? '' : `?${search}`}" data-live-topics="runs workers" data-testid="runs-live">${await runsFragment(context, query)}</div>`;
+    body = html`${await workerPanels(context, queuesOf(context, query), query.worker)}<div data-live="/fragments/runs${search === '' ? '' : `?${search}`}" data-live-topics="${TOPICS.join(' ')}" data-testid="runs-live">${await runsFragment(context, query)}</div>`;
   } catch (error) {
     body = filterError(refused(error));
     status = 400;
