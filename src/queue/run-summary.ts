@@ -60,6 +60,8 @@ export interface StagedShape {
   timeLimitMs?: number;
   /** Staged runs of this shape waiting in the fit index. */
   count: number;
+  /** The first of them in claim order (the one a claim looks at). */
+  head?: string;
 }
 
 /** The fit index's shapes with their number of staged runs, most runs first. */
@@ -71,10 +73,13 @@ export async function readStagedShapes(redis: Redis, keys: NamespaceKeys): Promi
   const shapes = (await execPipeline(shapesPipeline, { wrongTypeAsNull: true })).flatMap((reply) => (reply ?? []) as string[]);
   if (shapes.length === 0) return [];
   const countPipeline = redis.pipeline();
-  for (const shape of shapes) countPipeline.zcard(keys.staged(shape));
-  const counts = await execPipeline(countPipeline, { wrongTypeAsNull: true });
+  for (const shape of shapes) countPipeline.zcard(keys.staged(shape)).zrange(keys.staged(shape), 0, 0);
+  const replies = await execPipeline(countPipeline, { wrongTypeAsNull: true });
   return shapes
-    .map((shape, i) => ({ ...describeShape(shape), count: Number(counts[i] ?? 0) }))
+    .map((shape, i) => {
+      const head = ((replies[2 * i + 1] ?? []) as string[])[0];
+      return { ...describeShape(shape), count: Number(replies[2 * i] ?? 0), ...(head === undefined ? {} : { head }) };
+    })
     .filter((shape) => shape.count > 0)
     .sort((a, b) => b.count - a.count || a.shape.localeCompare(b.shape));
 }

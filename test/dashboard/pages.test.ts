@@ -96,6 +96,7 @@ describe('dashboard pages in Chromium', () => {
     await waitText(overview.page, count(queue, 'staged'), '3');
     await waitText(overview.page, `[data-testid="ns-${queue}"] [data-testid="shape-count"]`, '3');
     expect(await overview.page.locator(`[data-testid="ns-${queue}"] [data-testid="staged-shapes"] td`).first().innerText()).toBe('mem=1G slot=1');
+    expect(await overview.page.locator(`[data-testid="ns-${queue}"] [data-testid="shape-why"]`).innerText()).toBe((await client.listRuns({ statuses: ['staged'] }))[0]!.reason);
 
     // A worker with room for two: two start, one waits.
     await startTestWorker(queue, { name: 'w-live', resources: 'slot=2 mem=4G' });
@@ -220,6 +221,10 @@ describe('dashboard pages in Chromium', () => {
     const overview = await openLive(dashboard.origin, '/');
     await waitText(overview.page, count(first, 'running'), '1');
     await waitText(overview.page, count(second, 'staged'), '1');
+    // Why it waits: the same words as `fitq runs`.
+    const [waiting] = await other.listRuns({ statuses: ['staged'] });
+    expect(waiting!.reason).toBeTruthy();
+    expect((await overview.page.locator(`[data-testid="ns-${second}"] [data-testid="shape-why"]`).innerText()).trim()).toBe(waiting!.reason);
     const [left, right] = await Promise.all([first, second].map((queue) => overview.page.locator(`[data-testid="ns-${queue}"]`).boundingBox()));
     expect(right!.x).toBeGreaterThan(left!.x + left!.width - 1);
     expect(Math.abs(right!.y - left!.y)).toBeLessThan(2);

@@ -109,6 +109,7 @@ th { color: var(--muted); font-weight: 600; font-size: .78rem; text-transform: u
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:last-child td { border-bottom: 0; }
 .clip { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.why { color: var(--muted); font-size: .85rem; min-width: 10rem; }
 .wrap-anywhere { overflow-wrap: anywhere; word-break: break-word; }
 
 /* Bars: capacity vs reserved */

@@ -27,7 +27,24 @@ interface NamespaceOverview {
   total: number;
   workers: { live: number; busy: number; draining: number };
   shapes: StagedShape[];
+  /** Shape -> why its first run waits, as `fitq runs` says it. */
+  why: Map<string, string>;
   activity: Activity;
+}
+
+/** Shapes explained at most on the overview: past them, `fitq runs` (or the runs page) says why. */
+const EXPLAINED_SHAPES = 20;
+
+/** Why the first run of each shape waits: fitq's own explanation (the WHY column of `fitq runs`). */
+async function whyHeadsWait(client: FitqClient, shapes: readonly StagedShape[]): Promise<Map<string, string>> {
+  const why = new Map<string, string>();
+  for (const shape of shapes.slice(0, EXPLAINED_SHAPES)) {
+    if (shape.head === undefined) continue;
+    // Started, or gone, since the shapes were read: nothing to explain.
+    const run = await client.getRun(shape.head).catch(() => undefined);
+    if (run?.status === 'staged' && run.reason) why.set(shape.shape, run.reason);
+  }
+  return why;
 }
 
 async function readOverview(queue: string, client: FitqClient): Promise<NamespaceOverview> {
@@ -43,6 +60,7 @@ async function readOverview(queue: string, client: FitqClient): Promise<Namespac
   return {
     queue,
     paused,
+    why: await whyHeadsWait(client, shapes),
     counts: countByStatus(runs),
     total: runs.length,
     workers: {
@@ -56,7 +74,7 @@ async function readOverview(queue: string, client: FitqClient): Promise<Namespac
 }
 
 function namespacePanel(overview: NamespaceOverview): Html {
-  const { queue, counts, workers, shapes, activity } = overview;
+  const { queue, counts, workers, shapes, why, activity } = overview;
   return html`<section class="panel" data-testid="ns-${queue}" data-queue="${queue}">
   <div class="panel-head"><h2>${queue}</h2>${overview.paused ? html`<span class="pill warn" data-testid="paused" title="fitq resume starts runs again">paused</span>` : ''}<span class="sub" data-testid="run-total">${overview.total} run${overview.total === 1 ? '' : 's'}</span>
     <span class="sub" data-testid="worker-summary">${workers.live} worker${workers.live === 1 ? '' : 's'}, ${workers.busy} busy${workers.draining > 0 ? `, ${workers.draining} drained or draining` : ''}</span></div>
@@ -67,8 +85,8 @@ function namespacePanel(overview: NamespaceOverview): Html {
   <h3 class="section-label">Staged runs by shape</h3>
   ${shapes.length === 0
     ? html`<p class="empty" data-testid="shapes-empty">No staged runs waiting.</p>`
-    : html`<div class="table-wrap"><table data-testid="staged-shapes"><thead><tr><th>Demands</th><th>Pinned GPUs</th><th>Time limit</th><th class="num">Runs</th></tr></thead><tbody>
-      ${shapes.map((shape) => html`<tr data-testid="shape-row"><td class="mono wrap-anywhere">${shape.demands}</td><td class="mono">${shape.gpus.length > 0 ? shape.gpus.join(',') : '–'}</td><td>${shape.timeLimitMs === undefined ? '–' : formatDuration(shape.timeLimitMs)}</td><td class="num" data-testid="shape-count">${shape.count}</td></tr>`)}
+    : html`<div class="table-wrap"><table data-testid="staged-shapes"><thead><tr><th>Demands</th><th class="num">Runs</th><th>Why the first waits</th></tr></thead><tbody>
+      ${shapes.map((shape) => html`<tr data-testid="shape-row"><td class="mono wrap-anywhere">${shape.demands}${shape.gpus.length > 0 ? html` <span class="pill soft" title="pinned GPU devices">@${shape.gpus.join(',')}</span>` : ''}${shape.timeLimitMs === undefined ? '' : html` <span class="pill soft" title="time limit">≤ ${formatDuration(shape.timeLimitMs)}</span>`}</td><td class="num" data-testid="shape-count">${shape.count}</td><td class="why wrap-anywhere" data-testid="shape-why">${why.get(shape.shape) ?? ''}</td></tr>`)}
     </tbody></table></div>`}
   </div><div>
   <h3 class="section-label">Last hour</h3>
