@@ -2,7 +2,8 @@
 import { Flags } from '@oclif/core';
 import { workerState, workerToJson, type WorkerRecord } from '../queue/worker-record.js';
 
-function line({ worker, changed }: { worker: WorkerRecord; changed: boolean }, drained: boolean): string {
+/** What `fitq drain` (or `undrain`) says of one worker. */
+export function drainLine({ worker, changed }: { worker: WorkerRecord; changed: boolean }, drained: boolean): string {
   if (!drained) return changed ? `Worker ${worker.name} undrained: it claims runs again` : `Worker ${worker.name} was not drained`;
   const already = changed ? '' : ' (already)';
   const state = workerState(worker);
@@ -15,6 +16,6 @@ export const describeDrain = {
   jsonFlag: Flags.boolean({ summary: 'Print the workers (as fitq workers --json does) as a JSON array.' }),
   print(command: { log: (text: string) => void }, results: { worker: WorkerRecord; changed: boolean }[], json: boolean, drained: boolean): void {
     if (json) command.log(JSON.stringify(results.map(({ worker }) => workerToJson(worker)), null, 2));
-    else for (const result of results) command.log(line(result, drained));
+    else for (const result of results) command.log(drainLine(result, drained));
   },
 };

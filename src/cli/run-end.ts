@@ -58,3 +58,8 @@ export function noOutputNote(run: RunRecord, printedLines: boolean): string | un
   const reason = reasonOf(run);
   return `run ${run.id} ended ${run.status} before starting${reason ? `: ${reason}` : ''}`;
 }
+
+/** The line `fitq logs` prints where a run was staged again and its next attempt's output follows. */
+export function restagedNote(reason: string): string {
+  return `--- fitq: re-staged (${oneLine(reason)}); the next attempt's output follows ---`;
+}

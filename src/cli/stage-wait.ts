@@ -10,7 +10,7 @@ import type { LogEntry } from '../queue/logs.js';
 import { oneLine } from '../queue/names.js';
 import { isEnded, type RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
-import { describeEnd } from './run-end.js';
+import { describeEnd, restagedNote } from './run-end.js';
 import { firstFailure, runExitCode, waitExitCode } from './wait-exit.js';
 
 export const stageWaitFlags = {
@@ -38,7 +38,7 @@ export function parseStageWait(flags: { wait?: boolean; follow?: boolean; json?:
 
 /** Prints a log entry as `fitq logs -f` does. */
 function printEntry(entry: LogEntry): void {
-  if (entry.kind === 'restaged') process.stderr.write(`--- fitq: re-staged (${oneLine(entry.reason)}); the next attempt's output follows ---\n`);
+  if (entry.kind === 'restaged') process.stderr.write(`${restagedNote(entry.reason)}\n`);
   if (entry.kind === 'line') (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
 }
 

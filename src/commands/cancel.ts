@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
-import type { CancelResult } from '../queue/client.js';
+import { describeCancel } from '../cli/result-lines.js';
 import { cancelCascade } from '../queue/dependencies.js';
 
 export default class Cancel extends FitqCommand {
@@ -51,12 +51,4 @@ export default class Cancel extends FitqCommand {
   protected override tooManyWordsMessage(count: number): string {
     return `${super.tooManyWordsMessage(count)}: ${selectInstead('cancel')}`;
   }
-}
-
-/** One line per run: what happened to it. */
-function describeCancel({ id, outcome, run }: CancelResult): string {
-  if (!run) return `Run ${id} was removed meanwhile`;
-  if (outcome === 'ended') return `Run ${id} already ${run.status}`;
-  if (outcome === 'requested' && run.status === 'running') return `Cancel requested for run ${id}`;
-  return `Run ${id} ${run.status}`;
 }

@@ -3,7 +3,7 @@ import { FitqCommand } from '../cli/base-command.js';
 import { readLogEntries, type LogEntry } from '../queue/logs.js';
 import { oneLine } from '../queue/names.js';
 import { isEnded } from '../queue/run-record.js';
-import { describeEnd, followExitCode, FOLLOW_EXIT_CODES, noOutputNote } from '../cli/run-end.js';
+import { describeEnd, followExitCode, FOLLOW_EXIT_CODES, noOutputNote, restagedNote } from '../cli/run-end.js';
 
 /** Entries read per round trip when printing a whole log. */
 const PAGE = 1000;
@@ -28,7 +28,7 @@ export default class Logs extends FitqCommand {
     const { args, flags } = await this.parse(Logs);
     let printedLines = false;
     const print = (entry: LogEntry) => {
-      if (entry.kind === 'restaged') process.stderr.write(`--- fitq: re-staged (${oneLine(entry.reason)}); the next attempt's output follows ---\n`);
+      if (entry.kind === 'restaged') process.stderr.write(`${restagedNote(entry.reason)}\n`);
       if (entry.kind !== 'line') return;
       printedLines = true;
       (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);

@@ -5,7 +5,8 @@ import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import { parseTimeLimit } from '../cli/duration.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
-import { checkChanges, type RunChanges, type UpdateResult } from '../queue/update.js';
+import { checkChanges, type RunChanges } from '../queue/update.js';
+import { describeUpdate } from '../cli/result-lines.js';
 import { parseResourceSpecs } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 
@@ -90,7 +91,7 @@ export default class Update extends FitqCommand {
       { secret },
     );
     if (flags.json) this.log(JSON.stringify(results.flatMap((result) => (result.run ? [result.run] : [])), null, 2));
-    else for (const result of results) if (result.outcome !== 'refused') this.log(describe(result, flags['dry-run']));
+    else for (const result of results) if (result.outcome !== 'refused') this.log(describeUpdate(result, flags['dry-run']));
     const refused = results.filter((result) => result.outcome === 'refused');
     for (const result of refused) process.stderr.write(`Error: ${result.reason}\n`);
     if (refused.length > 0) this.exit(1);
@@ -99,11 +100,4 @@ export default class Update extends FitqCommand {
   protected override tooManyWordsMessage(count: number): string {
     return `${super.tooManyWordsMessage(count)}: ${selectInstead('update').replace('--label', '--where-label')}`;
   }
-}
-
-/** One line per run: what changed (or would), old -> new. */
-function describe({ id, outcome, changes }: UpdateResult, dryRun: boolean): string {
-  if (outcome === 'unchanged') return `Run ${id} unchanged (already so)`;
-  const what = changes.map(({ field, from, to }) => `${field} ${from} -> ${to}`).join('; ');
-  return `Run ${id} ${dryRun ? 'would change' : 'updated'}: ${what}`;
 }

@@ -13,8 +13,12 @@ import { registerLive } from './live.js';
 import { registerOverview } from './pages/overview.js';
 import { registerPools } from './pages/pools.js';
 import { registerWorkers } from './pages/workers.js';
+import { registerRun } from './pages/run.js';
+import { registerRuns } from './pages/runs.js';
+import { registerActions } from './actions.js';
 import { namespaceMetricsResponse } from '../metrics/namespace.js';
 import { mountBullBoard } from './bull-board.js';
+import { runHref } from './run-links.js';
 
 /**
  * Pages load only what this server serves; inline styles are allowed for
@@ -40,8 +44,11 @@ export function createDashboardApp(context: DashboardContext): Hono<DashboardEnv
   registerOverview(app, context);
   registerWorkers(app, context);
   registerPools(app, context);
+  registerRuns(app, context);
+  registerRun(app, context);
+  registerActions(app, context);
   app.get('/metrics', () => namespaceMetricsResponse(context.clients));
-  const board = mountBullBoard(app, { basePath: '/bull', clients: context.clients, readOnly: !context.allowActions, runHref: runPath });
+  const board = mountBullBoard(app, { basePath: '/bull', clients: context.clients, readOnly: !context.allowActions, runHref });
   context.closers.push(() => board.close());
   app.notFound((c) =>
     c.html(dashboardPage(context, { title: 'Not found', body: html`<h1>Not found</h1><p class="empty">Nothing is at ${c.req.path}.</p>` }), 404),

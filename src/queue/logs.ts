@@ -40,7 +40,7 @@ function toEntry(id: string, flat: string[]): LogEntry {
 type RawEntry = [id: string, fields: string[]];
 
 /** Whether stream entry id `id` comes after `after` ("0" before all). */
-function isAfter(id: string, after: string): boolean {
+export function isAfter(id: string, after: string): boolean {
   const [ms = '0', seq = '0'] = id.split('-');
   const [afterMs = '0', afterSeq = '0'] = after.split('-');
   return BigInt(ms) > BigInt(afterMs) || (BigInt(ms) === BigInt(afterMs) && BigInt(seq) > BigInt(afterSeq));
