@@ -10,36 +10,20 @@
  * action button and its API refuses every change; with actions allowed, a
  * retry from the board stages the run again in fitq, and the actions fitq
  * does not follow are refused with why, which the board shows. Screenshots
- * go to test-output/screenshots/bull-board-*.
+ * go to test-output/screenshots/bull-board-* (test/support/browser.ts).
  */
-import { accessSync, constants, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { delimiter, join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mountBullBoard, type MountedBullBoard } from '../../src/dashboard/bull-board.js';
 import type { FitqClient } from '../../src/queue/client.js';
+import { chromiumExecutable, openBrowserPage, saveScreenshots } from '../support/browser.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 import { FITQ_JOB_STATES, fitqRunsByState, recordEvents, stage, type EventRecorder, type FitqJobState } from '../support/bullmq.js';
 
 const BASE_PATH = '/bull';
-const SCREENSHOTS = 'test-output/screenshots';
-
-/** Debian's chromium, found on PATH (as `which chromium` finds it). */
-function chromiumExecutable(): string {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    const candidate = join(dir, 'chromium');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  throw new Error(`chromium is not installed (not on PATH): this test drives Debian's chromium, apt-get install chromium (.ci/run installs it)`);
-}
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -64,37 +48,6 @@ async function serveBoard(clients: ReadonlyMap<string, FitqClient>, readOnly: bo
     await new Promise((resolve) => server.close(resolve));
   });
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, board };
-}
-
-interface RecordedPage {
-  page: Page;
-  /** Every URL the page asked for, in order. */
-  requests: string[];
-  /** Console errors and uncaught exceptions. */
-  errors: string[];
-}
-
-/** A page in headless Chromium that records every request (and aborts those off `origin`) and every console error. */
-async function openPage(origin: string, viewport = { width: 1280, height: 800 }): Promise<RecordedPage> {
-  const browser: Browser = await chromium.launch({ executablePath: chromiumExecutable() });
-  cleanups.push(() => browser.close());
-  const page = await browser.newPage({ viewport });
-  page.setDefaultTimeout(15_000);
-  const requests: string[] = [];
-  const errors: string[] = [];
-  page.on('request', (request) => requests.push(request.url()));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(error.message));
-  await page.route('**/*', (route) => (route.request().url().startsWith(`${origin}/`) ? route.continue() : route.abort()));
-  return { page, requests, errors };
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  const { width, height } = page.viewportSize()!;
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}x${height}.png`) });
 }
 
 /** The text of a status tab of the board (in main: the sidebar's queue link points at the current tab too) (`PRIORITIZED 1`; a tab with no job shows no count). */
@@ -162,7 +115,7 @@ describe('Bull Board mounted in the dashboard', () => {
     expect(runs.ids).toEqual({ prioritized: [scene.waiting], active: [scene.sleeper], completed: [scene.ok], failed: [scene.bad] });
 
     const { origin, board } = await serveBoard(new Map([[scene.queue, scene.client], [other, otherClient]]), true);
-    const { page, requests, errors } = await openPage(origin);
+    const { page, requests, consoleErrors: errors } = await openBrowserPage(origin);
     const queuePath = `${BASE_PATH}/queue/${encodeURIComponent(board.queueNames.get(scene.queue)!)}`;
     const tab = (state: string) => `${queuePath}?status=${state}`;
 
@@ -171,7 +124,7 @@ describe('Bull Board mounted in the dashboard', () => {
     await page.goto(`${origin}${BASE_PATH}`);
     await page.getByText(`${total} Jobs`, { exact: true }).waitFor();
     await page.getByText(`${otherIds.length} Jobs`, { exact: true }).waitFor();
-    await screenshot(page, 'bull-board-overview');
+    await saveScreenshots(page, 'bull-board-overview');
 
     // The queue: its namespace's name heads it; each tab shows the count of its state and exactly its runs' ids.
     await page.locator(`nav a[href="${queuePath}"]`).click();
@@ -197,7 +150,7 @@ describe('Bull Board mounted in the dashboard', () => {
     await page.getByText('failed: exit code 3', { exact: true }).waitFor();
     // The card links to the dashboard's page of the run.
     expect(await page.locator(`main a[href="/runs/${scene.queue}/${scene.bad}"]`).count()).toBe(1);
-    await screenshot(page, 'bull-board');
+    await saveScreenshots(page, 'bull-board');
     await page.locator(`main a[href="${tab('completed')}"]`).click();
     await page.locator(`a[href^="${queuePath}/${scene.ok}?"]`).waitFor();
     expect(await page.locator('main').innerText()).toMatch(/returnValue:\s*0\b/);
@@ -212,17 +165,16 @@ describe('Bull Board mounted in the dashboard', () => {
     await page.locator(`a[href^="${otherPath}/${otherIds[0]}?"]`).waitFor();
     expect(await shownJobIds(page, otherPath)).toEqual(otherIds);
 
-    // At a phone's width too.
-    const phone = await openPage(origin, { width: 390, height: 844 });
+    // Opened at a phone's width too.
+    const phone = await openBrowserPage(origin, { viewport: { width: 390, height: 844 } });
     await phone.page.goto(`${origin}${tab('failed')}`);
     await phone.page.getByText('failed: exit code 3', { exact: true }).waitFor();
-    await screenshot(phone.page, 'bull-board');
 
     // Only the dashboard's own origin, and no console error.
-    for (const recorded of [{ requests, errors }, phone]) {
+    for (const recorded of [{ requests, consoleErrors: errors }, phone]) {
       expect(recorded.requests.length).toBeGreaterThan(0);
       expect(recorded.requests.filter((url) => !url.startsWith(`${origin}/`))).toEqual([]);
-      expect(recorded.errors).toEqual([]);
+      expect(recorded.consoleErrors).toEqual([]);
     }
 
     // Bull Board's API refuses every change, saying why; fitq's runs are as they were.
@@ -250,7 +202,7 @@ describe('Bull Board mounted in the dashboard', () => {
     chromiumExecutable();
     const scene = await runsOfEachState();
     const { origin, board } = await serveBoard(new Map([[scene.queue, scene.client]]), false);
-    const { page, requests, errors } = await openPage(origin);
+    const { page, requests, consoleErrors: errors } = await openBrowserPage(origin);
     const name = board.queueNames.get(scene.queue)!;
     const queuePath = `${BASE_PATH}/queue/${encodeURIComponent(name)}`;
 
@@ -282,7 +234,7 @@ describe('Bull Board mounted in the dashboard', () => {
     await page.locator('main button:has(svg.lucide-files)').click();
     await page.getByRole('dialog').getByRole('button', { name: 'Duplicate' }).click();
     await page.getByText("a job added from Bull Board is no fitq run: fitq would reject it without running it (stage runs with fitq stage)").waitFor();
-    await screenshot(page, 'bull-board-refused');
+    await saveScreenshots(page, 'bull-board-refused');
     // (The browser logs the refusal.)
     expect(errors.splice(0)).toEqual(['Failed to load resource: the server responded with a status of 403 (Forbidden)']);
     expect(await scene.client.redis.hget(scene.client.keys.run(scene.bad), 'data')).toBe(data);

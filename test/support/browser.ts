@@ -4,7 +4,7 @@
  * playwright-core, never a downloaded browser; without it a test fails, it
  * does not skip. One browser per test file, launched at first use and
  * closed after the file; pages reach only the origin under test, and their
- * console errors are collected. Also: the real `fitq dashboard` process on
+ * requests and console errors are recorded. Also: the real `fitq dashboard` process on
  * a free port.
  */
 import { accessSync, constants, mkdirSync } from 'node:fs';
@@ -56,6 +56,8 @@ export interface BrowserPage {
   consoleErrors: string[];
   /** Requests to anywhere but the origin, refused. */
   blocked: string[];
+  /** Every URL the page asked for, in order (the refused ones too). */
+  requests: string[];
 }
 
 /**
@@ -69,6 +71,8 @@ export async function openBrowserPage(origin: string, options: { viewport?: { wi
   page.setDefaultTimeout(15_000);
   const consoleErrors: string[] = [];
   const blocked: string[] = [];
+  const requests: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
   page.on('console', (message) => {
     if (message.type() === 'error') consoleErrors.push(message.text());
   });
@@ -79,7 +83,7 @@ export async function openBrowserPage(origin: string, options: { viewport?: { wi
     blocked.push(url);
     return route.abort();
   });
-  return { page, consoleErrors, blocked };
+  return { page, consoleErrors, blocked, requests };
 }
 
 export const SCREEN_SIZES = [
