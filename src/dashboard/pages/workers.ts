@@ -2,6 +2,7 @@
  * Workers: per namespace, each live worker: its state, liveness and lease,
  * capacity against what is reserved per resource, its GPU devices and who
  * holds them, the runs it runs, and the blocked head it holds resources for.
+ * With --allow-actions, drain and undrain above them (workers-actions.ts).
  */
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
@@ -19,6 +20,7 @@ import { gpuMap } from '../gpu-map.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 import { runHref, runsHref } from '../run-links.js';
+import { drainKey, registerWorkerActions, workerActionsPanel } from './workers-actions.js';
 
 const STATE_PILL = { active: 'ok', draining: 'warn', drained: 'soft' } as const;
 
@@ -49,7 +51,7 @@ function workerCard(queue: string, worker: WorkerRecord, runs: readonly RunRecor
   const byId = new Map(runs.map((run) => [run.id, run]));
   const { liveness } = worker;
   const head = worker.holding;
-  return html`<article class="panel" data-testid="worker-${worker.name}" data-state="${state}">
+  return html`<article class="panel" data-testid="worker-${worker.name}" data-state="${state}" data-drain-key="${drainKey(queue, worker)}">
   <div class="worker-head">
     <a class="worker-name" href="${runsHref({ queue, worker: worker.name })}" title="its runs">${worker.name}</a>
     <span class="pill ${STATE_PILL[state]}" data-testid="worker-state">${state}</span>
@@ -95,6 +97,7 @@ const TOPICS: readonly LiveTopic[] = ['workers', 'runs'];
 export function registerWorkers(app: Hono<DashboardEnv>, context: DashboardContext): void {
   const fragment = () => cachedFragment(context, 'workers', TOPICS, async () => String(await workersFragment(context)));
   app.get('/fragments/workers', async (c) => c.html(fragment()));
+  registerWorkerActions(app, context);
   app.get('/workers', async (c) =>
     c.html(
       dashboardPage(context, {
@@ -102,6 +105,7 @@ export function registerWorkers(app: Hono<DashboardEnv>, context: DashboardConte
         active: 'workers',
         body: html`<h1>Workers</h1>
 <p class="lede">Capacity against what running runs reserve; striped: held back for a blocked head.</p>
+${await workerActionsPanel(context)}
 <div data-live="/fragments/workers" data-live-topics="${TOPICS.join(' ')}" data-testid="workers">${raw(await fragment())}</div>`,
       }),
     ),
