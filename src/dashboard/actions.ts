@@ -76,15 +76,24 @@ export function runActionForms(context: DashboardContext, queue: string, run: Ru
   return forms.length === 0 ? '' : html`<div class="actions" data-testid="run-actions">${forms}</div>`;
 }
 
-/** Drain or undrain a live worker; nothing without --allow-actions. */
-export function workerActionForms(context: DashboardContext, queue: string, worker: string, drained: boolean): Html | '' {
+/** The page a worker action's form is on: its result page leads back there. */
+export type WorkerActionPage = 'runs' | 'workers';
+const WORKER_ACTION_PAGE_FIELD = 'from';
+
+function workerActionBack(page: WorkerActionPage, queue: string, worker: string): { href: string; label: string } {
+  return page === 'workers' ? { href: '/workers', label: 'Back to the workers' } : { href: runsHref({ queue, worker }), label: `Back to the runs of ${worker}` };
+}
+
+/** Drain or undrain a live worker; nothing without --allow-actions. `page`: the page the form is on (the runs page filtered on the worker, or the workers page). */
+export function workerActionForms(context: DashboardContext, queue: string, worker: string, drained: boolean, page: WorkerActionPage = 'runs'): Html | '' {
   if (!context.allowActions) return '';
   const action: WorkerAction = drained ? 'undrain' : 'drain';
   const note = drained
     ? html`<p>Let ${worker} claim runs again?</p>`
     : html`<p>Drain ${worker}? It finishes what it runs and claims nothing more.</p>`;
+  const body = html`${note}<input type="hidden" name="${WORKER_ACTION_PAGE_FIELD}" value="${page}">`;
   const href = `/actions/workers/${encodeURIComponent(queue)}/${encodeURIComponent(worker)}/${action}`;
-  return html`<div class="actions" data-testid="worker-actions">${confirmForm(context, href, `${action}-${worker}`, drained ? 'Undrain…' : 'Drain…', note, drained ? 'Undrain worker' : 'Drain worker', !drained)}</div>`;
+  return html`<div class="actions" data-testid="worker-actions">${confirmForm(context, href, `${action}-${worker}`, drained ? 'Undrain…' : 'Drain…', body, drained ? 'Undrain worker' : 'Drain worker', !drained)}</div>`;
 }
 
 /** Same text in constant time. */
@@ -141,7 +150,7 @@ export function registerActions(app: Hono<DashboardEnv>, context: DashboardConte
     const client = context.clients.get(queue);
     if (!client || !isValidName(name) || !(WORKER_ACTIONS as readonly string[]).includes(action)) return c.notFound();
     const form = await c.req.parseBody();
-    const back = { href: runsHref({ queue, worker: name }), label: `Back to the runs of ${name}` };
+    const back = workerActionBack(form[WORKER_ACTION_PAGE_FIELD] === 'workers' ? 'workers' : 'runs', queue, name);
     const foreign = foreignRequest(c, context, form);
     if (foreign !== undefined) return resultPage(c, context, 'Refused', { ok: false, lines: [`Refused ${foreign}: nothing was done.`] }, back, 403);
     const outcome = await workerAction(client, action as WorkerAction, name);

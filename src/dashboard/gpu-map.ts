@@ -8,6 +8,7 @@ import type { RunRecord } from '../queue/run-record.js';
 import type { WorkerRecord } from '../queue/worker-record.js';
 import { formatMicros } from '../resources/amount.js';
 import type { Html } from './layout.js';
+import { runHref } from './run-links.js';
 
 const WHOLE = 1_000_000n;
 
@@ -39,7 +40,8 @@ export function deviceViews(worker: WorkerRecord, runs: readonly RunRecord[]): D
   });
 }
 
-export function gpuMap(worker: WorkerRecord, runs: readonly RunRecord[]): Html {
+/** The map of a worker of namespace `queue`, each run holding a device a link to its page. */
+export function gpuMap(queue: string, worker: WorkerRecord, runs: readonly RunRecord[]): Html {
   const devices = deviceViews(worker, runs);
   if (devices.length === 0) return html``;
   return html`<div class="section-label">GPU devices</div>
@@ -50,8 +52,8 @@ ${devices.map((device) => {
   return html`<div class="gpu" data-testid="gpu-${worker.name}-${device.index}" data-state="${device.state}" data-runs="${device.runs.join(' ')}" title="${device.runs.length > 0 ? `held by ${device.runs.join(', ')}` : 'free'}">
   <span class="gpu-id">gpu ${device.index}</span>
   <span class="gpu-state">${label}</span>
-  ${device.runs.map((id) => html`<a class="gpu-run" href="/runs/${encodeURIComponent(id)}">${id}</a>`)}
-  ${device.heldFor === undefined ? '' : html`<span class="gpu-run" title="held for the blocked head">for ${device.heldFor}</span>`}
+  ${device.runs.map((id) => html`<a class="gpu-run" href="${runHref(queue, id)}">${id}</a>`)}
+  ${device.heldFor === undefined ? '' : html`<span class="gpu-run" title="held for the blocked head">for <a href="${runHref(queue, device.heldFor)}">${device.heldFor}</a></span>`}
   <span class="meter"><span style="width: ${share}%"></span></span>
 </div>`;
 })}

@@ -4,7 +4,9 @@
  * action route (404); with it, each action is a confirm step in the page,
  * its result is shown, and its effect is what FitqClient and `fitq runs` /
  * `fitq workers` then read: cancel a staged run, hold and release one,
- * restart a failed run, change a priority, drain and undrain a worker. A
+ * restart a failed run, change a priority, drain and undrain a worker
+ * (from the runs page filtered on it, and from the workers page, where the
+ * step stays open through live refreshes). A
  * POST without the page's token, or from another site, is refused and does
  * nothing.
  */
@@ -53,7 +55,7 @@ describe('dashboard actions', () => {
 
     const dashboard = await startDashboard(queue);
     const { page, consoleErrors } = await openBrowserPage(dashboard.origin);
-    for (const path of [`/runs/${queue}/ro-staged`, `/runs/${queue}/ro-failed`, `/runs?worker=ro-box`, '/runs']) {
+    for (const path of [`/runs/${queue}/ro-staged`, `/runs/${queue}/ro-failed`, `/runs?worker=ro-box`, '/runs', '/workers']) {
       await page.goto(`${dashboard.origin}${path}`);
       expect(await page.locator('form[method="post"], button[data-testid^="confirm-"], [data-testid^="action-"]').count(), path).toBe(0);
       expect(await page.content(), path).not.toContain('/actions/');
@@ -64,6 +66,7 @@ describe('dashboard actions', () => {
       expect(response.status, path).toBe(404);
     }
     expect((await fetch(`${dashboard.origin}/fragments/runs/${queue}/ro-staged/actions`)).status).toBe(404);
+    expect((await fetch(`${dashboard.origin}/fragments/workers/actions`)).status).toBe(404);
     expect(await cliStatus(queue, 'ro-staged')).toEqual({ status: 'staged', priority: 0 });
     expect((await fitq(['workers'], { queue })).stdout).toMatch(/ro-box\s+active/);
     expect(consoleErrors).toEqual([]);
@@ -144,6 +147,57 @@ describe('dashboard actions', () => {
     expect(blocked).toEqual([]);
   });
 
+  it('drains and undrains a worker from the workers page, its confirm step kept open through live refreshes, the page following live', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await startTestWorker(queue, { name: 'wp-box', resources: 'slot=1' });
+    const dashboard = await startDashboard(queue, ['--allow-actions']);
+    const watcher = await openBrowserPage(dashboard.origin);
+    const { page } = watcher;
+    await page.goto(`${dashboard.origin}/workers`);
+    await page.locator('[data-testid="live-status"][data-state="live"]').waitFor();
+    await page.evaluate('window.__notReloaded = true');
+    expect(await page.getByTestId('worker-actions-panel').locator('details').evaluateAll((list) => list.map((item) => item.getAttribute('data-testid')))).toEqual(['action-drain-wp-box']);
+    // Outside the live region: what a refresh replaces holds no action.
+    expect(await page.getByTestId('workers').locator('[data-testid^="action-"]').count()).toBe(0);
+
+    // The step opened, then the page refreshed live (a run staged, another worker joined): still open, nothing done.
+    await page.getByTestId('action-drain-wp-box').locator('summary').click();
+    await client.stage({ command: ['true'], resources: 'gpu=1', runId: 'wp-staged' });
+    await startTestWorker(queue, { name: 'wp-other', resources: 'slot=1' });
+    await page.getByTestId('worker-wp-other').waitFor();
+    await page.getByTestId('action-drain-wp-other').waitFor();
+    expect(await page.getByTestId('action-drain-wp-box').getAttribute('open')).toBe('');
+    await page.getByTestId('confirm-drain-wp-box').waitFor({ state: 'visible' });
+    expect((await fitq(['workers'], { queue })).stdout).toMatch(/wp-box\s+active/);
+    expect((await saveScreenshots(page, 'workers-actions'))['390x844']!.overflowX).toBeLessThanOrEqual(0);
+
+    // Drained from another page: this one shows it without a reload, and now offers undrain.
+    const other = await openBrowserPage(dashboard.origin);
+    await other.page.goto(`${dashboard.origin}/workers`);
+    expect(await act(other.page, 'drain-wp-box')).toEqual({ ok: 'true', status: 200, lines: ['Worker wp-box drained: it runs nothing and claims nothing more'] });
+    expect((await fitq(['workers'], { queue })).stdout).toMatch(/wp-box\s+drained/);
+    expect((await fitq(['workers'], { queue })).stdout).toMatch(/wp-other\s+active/);
+    await page.locator('[data-testid="worker-wp-box"][data-state="drained"]').waitFor();
+    await page.getByTestId('action-undrain-wp-box').waitFor();
+    expect(await page.getByTestId('action-drain-wp-box').count()).toBe(0);
+    expect(await page.evaluate('window.__notReloaded === true')).toBe(true);
+
+    // Undrained through this page's confirm step; its result leads back to the workers.
+    expect(await act(page, 'undrain-wp-box')).toEqual({ ok: 'true', status: 200, lines: ['Worker wp-box undrained: it claims runs again'] });
+    expect((await fitq(['workers'], { queue })).stdout).toMatch(/wp-box\s+active/);
+    expect(await drainedAt(client, 'wp-box')).toBeUndefined();
+    await page.getByTestId('action-back').click();
+    await page.locator('[data-testid="worker-wp-box"][data-state="active"]').waitFor();
+    await page.getByTestId('action-drain-wp-box').waitFor();
+    expect(page.url()).toBe(`${dashboard.origin}/workers`);
+
+    for (const { consoleErrors, blocked } of [watcher, other]) {
+      expect(consoleErrors).toEqual([]);
+      expect(blocked).toEqual([]);
+    }
+  });
+
   it("refuses a POST without the page's token or from another site, doing nothing", async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
@@ -184,7 +238,7 @@ describe('dashboard actions', () => {
     await client.stage({ command: ['true'], resources: 'gpu=1', runId: 'tok-run' });
     const token = 'runs-page-token';
     const dashboard = await startDashboard(queue, ['--allow-actions', '--token', token]);
-    const paths = ['/runs', '/fragments/runs', `/runs/${queue}/tok-run`, `/fragments/runs/${queue}/tok-run`, `/runs/${queue}/tok-run/log`, '/assets/runs.css', '/assets/run-page.js'];
+    const paths = ['/runs', '/fragments/runs', `/runs/${queue}/tok-run`, `/fragments/runs/${queue}/tok-run`, `/runs/${queue}/tok-run/log`, '/assets/runs.css', '/assets/run-page.js', '/workers', '/fragments/workers/actions', '/assets/workers-page.js'];
     for (const path of paths) {
       expect((await fetch(`${dashboard.origin}${path}`)).status, `${path} without the token`).toBe(401);
       expect((await fetch(`${dashboard.origin}${path}`, { headers: { Authorization: 'Bearer wrong' } })).status, `${path} with a wrong token`).toBe(401);

@@ -2,7 +2,8 @@
  * The dashboard in real headless Chromium (Debian's, see
  * test/support/browser.ts) against the real `fitq dashboard` process and
  * real workers: counts, bars and the GPU map follow runs as they are
- * staged, start and end, without a reload; no console error, nothing
+ * staged, start and end, without a reload; a run in the GPU map or a
+ * worker's list opens that run's page; no console error, nothing
  * fetched from elsewhere; screenshots of each page at 1280×800 and 390×844
  * under test-output/screenshots/.
  */
@@ -65,6 +66,21 @@ async function screenshots(opened: BrowserPage, name: string): Promise<void> {
   const sizes = await saveScreenshots(opened.page, name);
   expect(sizes['390x844']!.overflowX, `${name} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
   expect(sizes['1280x800']!.overflowX, `${name} scrolls sideways at 1280 px`).toBeLessThanOrEqual(0);
+}
+
+/** On a fresh /workers page, clicks the link at `selector`: it opens the page of run `id` of `queue`, showing `status`. */
+async function opensRunPage(origin: string, queue: string, selector: string, id: string, status: string): Promise<void> {
+  const opened = await openBrowserPage(origin);
+  await opened.page.goto(`${origin}/workers`);
+  const [response] = await Promise.all([
+    opened.page.waitForResponse((candidate) => candidate.request().isNavigationRequest()),
+    opened.page.locator(selector).click(),
+  ]);
+  expect(response.url(), selector).toBe(`${origin}/runs/${queue}/${id}`);
+  expect(response.status(), selector).toBe(200);
+  expect(await opened.page.locator('h1').innerText()).toBe(`Run ${id}`);
+  expect(await opened.page.getByTestId('run-status').innerText()).toBe(status);
+  expectClean(opened);
 }
 
 async function runningDevices(client: FitqClient, id: string): Promise<number[]> {
@@ -174,12 +190,25 @@ describe('dashboard pages in Chromium', () => {
     }
     expect(await device(halfDevices[0]!).innerText()).toContain('0.5 in use');
     await workers.page.locator('[data-testid="bar-w-gpu-gpu"][data-used="2.5"][data-capacity="4"]').waitFor();
+    // Each run on the map and in the worker's list is a link to its page (in its namespace).
+    await opensRunPage(dashboard.origin, queue, `[data-testid="gpu-w-gpu-${twoDevices[0]!}"] a.gpu-run`, two, 'running');
+    await opensRunPage(dashboard.origin, queue, `[data-testid="gpu-w-gpu-${halfDevices[0]!}"] a.gpu-run`, half, 'running');
+    await opensRunPage(dashboard.origin, queue, `[data-testid="worker-run-${two}"] a`, two, 'running');
+    // The worker's name opens the runs page filtered on it: its two runs.
+    const byName = await openBrowserPage(dashboard.origin);
+    await byName.page.goto(`${dashboard.origin}/workers`);
+    await byName.page.locator('[data-testid="worker-w-gpu"] a.worker-name').click();
+    await byName.page.getByTestId(`run-row-${two}`).waitFor();
+    expect(byName.page.url()).toBe(`${dashboard.origin}/runs?queue=${queue}&worker=w-gpu`);
+    expect(await byName.page.locator('[data-testid^="run-row-"]').count()).toBe(2);
+    expectClean(byName);
 
     // A run needing all four is the blocked head: the worker holds what is free for it.
     const { runs: [big] } = await client.stage({ command: gates.command('big'), resources: 'gpu=4' });
     const holding = workers.page.locator('[data-testid="holding-w-gpu"]');
     await holding.waitFor();
     expect(await holding.innerText()).toContain(`blocked head ${big!.id}: it needs gpu=4`);
+    await opensRunPage(dashboard.origin, queue, '[data-testid="holding-w-gpu"] a', big!.id, 'staged');
     await workers.page.locator('[data-testid="bar-w-gpu-gpu"][data-held="1.5"]').waitFor();
     await screenshots(workers, 'workers');
 

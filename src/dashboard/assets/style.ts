@@ -74,7 +74,7 @@ h3 { font-size: .95rem; margin: 0 0 .5rem; color: var(--muted); font-weight: 600
 .grid { display: grid; gap: 1rem; grid-template-columns: repeat(auto-fit, minmax(340px, 1fr)); }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: var(--radius); box-shadow: var(--shadow); padding: 1rem 1.1rem; min-width: 0; }
 .panel + .panel { margin-top: 1rem; }
-.grid > .panel + .panel { margin-top: 0; }
+.grid > .panel + .panel, .workers > .panel + .panel { margin-top: 0; }
 .panel-head { display: flex; align-items: baseline; gap: .6rem; flex-wrap: wrap; margin-bottom: .75rem; }
 .panel-head h2 { margin: 0; }
 .panel-head .sub { color: var(--muted); font-size: .85rem; }

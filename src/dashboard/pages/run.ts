@@ -21,7 +21,7 @@ import type { DashboardContext, DashboardEnv } from '../context.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 import { loadRunDetail, TAIL_LINES, type RelatedRun, type RunDetail } from '../run-detail.js';
-import { runHref } from '../run-links.js';
+import { runHref, runsHref } from '../run-links.js';
 import { RUNS_STYLESHEET, RUN_PAGE_SCRIPT } from './runs-style.js';
 
 const DEPENDENCY_KINDS_SHOWN: Record<string, string> = {
@@ -131,7 +131,7 @@ export function registerRun(app: Hono<DashboardEnv>, context: DashboardContext):
           title: `Run ${detail.run.id}`,
           active: 'runs',
           body: html`${RUNS_STYLESHEET}${RUN_PAGE_SCRIPT}<h1>Run <span class="mono wrap-anywhere">${detail.run.id}</span></h1>
-<p class="lede"><a href="/runs?queue=${encodeURIComponent(queue)}">All runs of ${queue}</a></p>
+<p class="lede"><a href="${runsHref({ queue })}">All runs of ${queue}</a></p>
 <div data-live="/fragments/runs/${encodeURIComponent(queue)}/${encodeURIComponent(detail.run.id)}" data-live-topics="runs workers" data-testid="run-live">${runFragment(queue, detail)}</div>
 ${await actionsPanel(context, queue, detail.run)}
 ${logTail(queue, detail)}`,

@@ -28,6 +28,9 @@ button.danger { background: var(--status-failed); border-color: var(--status-fai
 .runs-table td .clip.labels { max-width: 10rem; }
 .runs-table tr td:first-child { white-space: nowrap; }
 .worker-line { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-bottom: 1rem; font-size: .9rem; }
+.worker-action-line { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; padding: .3rem 0; font-size: .9rem; min-width: 0; }
+.worker-actions { margin-bottom: 1rem; }
+.worker-actions h2 { margin-top: 0; }
 .run-head { display: flex; flex-wrap: wrap; gap: .6rem; align-items: baseline; margin: -.4rem 0 1rem; }
 .run-section { margin-top: 1rem; }
 .run-grid { grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); align-items: start; }

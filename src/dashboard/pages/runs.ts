@@ -17,7 +17,7 @@ import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 import { listRunRows, MAX_ROWS, parseRunQuery, runQueryParams, type RunListing, type RunQuery, type RunRow } from '../run-list.js';
-import { runHref } from '../run-links.js';
+import { runHref, runsHref } from '../run-links.js';
 import { registerRunsAssets, RUNS_STYLESHEET } from './runs-style.js';
 
 /** What the why column and the table depend on. */
@@ -37,7 +37,7 @@ function filterForm(context: DashboardContext, query: RunQuery, raw: URLSearchPa
   // One field per label given (all must match), at least one.
   const given = raw.getAll('label').filter((label) => label.trim() !== '');
   const labels = given.length > 0 ? given : [''];
-  return html`<form class="panel filters" method="get" action="/runs" data-testid="run-filters">
+  return html`<form class="panel filters" method="get" action="${runsHref({})}" data-testid="run-filters">
   ${queues.length > 1
     ? html`<label>Namespace <select name="queue" data-testid="filter-queue"><option value="">all</option>${queues.map((queue) => html`<option value="${queue}"${query.queue === queue ? html` selected` : ''}>${queue}</option>`)}</select></label>`
     : ''}
@@ -48,7 +48,7 @@ function filterForm(context: DashboardContext, query: RunQuery, raw: URLSearchPa
   <label>Array <input name="array" placeholder="array id" value="${value('array')}" data-testid="filter-array"></label>
   <label>Worker <input name="worker" placeholder="worker name" value="${value('worker')}" data-testid="filter-worker"></label>
   <label class="grow">Search <input type="search" name="q" placeholder="id, command or label" value="${value('q')}" data-testid="filter-text"></label>
-  <div class="filter-buttons"><button type="submit" data-testid="filter-apply">Filter</button> <a href="/runs" data-testid="filter-clear">Clear</a></div>
+  <div class="filter-buttons"><button type="submit" data-testid="filter-apply">Filter</button> <a href="${runsHref({})}" data-testid="filter-clear">Clear</a></div>
 </form>`;
 }
 
