@@ -4,7 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
-    testTimeout: 60_000,
+    // Generous: three test files share two cores, and Chromium and CLI processes start slowly under that load.
+    testTimeout: 120_000,
     hookTimeout: 30_000,
     pool: 'forks',
     // Test files mostly wait on real processes and Redis, not on the CPU:
