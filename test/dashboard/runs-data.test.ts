@@ -12,17 +12,9 @@ import { loadRunDetail } from '../../src/dashboard/run-detail.js';
 import { listRunRows, MAX_ROWS, parseRunQuery, type RunQuery } from '../../src/dashboard/run-list.js';
 import { runAction, workerAction } from '../../src/dashboard/run-actions.js';
 import type { FitqClient } from '../../src/queue/client.js';
-import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
+import { cliWhy, connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
-/** `fitq runs --columns id,why` as a map of id to its WHY cell. */
-async function cliWhy(queue: string): Promise<Map<string, string>> {
-  const result = await fitq(['runs', '--columns', 'id,why'], { queue });
-  expect(result.exitCode, result.stderr).toBe(0);
-  const [header, ...lines] = result.stdout.split('\n');
-  const whyAt = header!.indexOf('WHY');
-  return new Map(lines.map((line) => [line.slice(0, whyAt).trim(), line.slice(whyAt)]));
-}
 
 async function statusOf(client: FitqClient, id: string): Promise<string> {
   return (await client.getRun(id)).status;

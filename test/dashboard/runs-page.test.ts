@@ -10,17 +10,9 @@
 import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
 import { openBrowserPage, saveScreenshots, startDashboard } from '../support/browser.js';
-import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
+import { cliWhy, connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
-/** `fitq runs --columns id,why` as a map of id to its WHY cell. */
-async function cliWhy(queue: string): Promise<Map<string, string>> {
-  const result = await fitq(['runs', '--columns', 'id,why'], { queue });
-  expect(result.exitCode, result.stderr).toBe(0);
-  const [header, ...lines] = result.stdout.split('\n');
-  const whyAt = header!.indexOf('WHY');
-  return new Map(lines.map((line) => [line.slice(0, whyAt).trim(), line.slice(whyAt)]));
-}
 
 async function runningOn(client: FitqClient, id: string): Promise<void> {
   await waitFor(`run ${id} to start`, async () => (await client.getRun(id)).status === 'running');

@@ -97,6 +97,15 @@ export async function fitq(
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 
+/** `fitq runs --columns id,why` as a map of id to its WHY cell. */
+export async function cliWhy(queue: string): Promise<Map<string, string>> {
+  const result = await fitq(['runs', '--columns', 'id,why'], { queue });
+  expect(result.exitCode, result.stderr).toBe(0);
+  const [header, ...lines] = result.stdout.split('\n');
+  const whyAt = header!.indexOf('WHY');
+  return new Map(lines.map((line) => [line.slice(0, whyAt).trim(), line.slice(whyAt)]));
+}
+
 /** `fitq ARGS` started in the background, its output gathered as it comes. */
 export function spawnFitq(queue: string, args: string[]): { child: ResultPromise; stdout: () => string; stderr: () => string } {
   const child = execa('node', [BIN, ...args], {
