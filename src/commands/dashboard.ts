@@ -1,11 +1,11 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { UsageError } from '../errors.js';
+import { parsePort } from '../cli/port.js';
 import { checkExposure, TOKEN_ENV } from '../dashboard/auth.js';
 import { createDashboardApp } from '../dashboard/app.js';
 import { closeDashboardContext, createDashboardContext } from '../dashboard/context.js';
 import { startDashboardServer } from '../dashboard/server.js';
-import { oneLine, quote } from '../queue/names.js';
+import { oneLine } from '../queue/names.js';
 
 export default class Dashboard extends FitqCommand {
   static override summary = 'Serve a live web dashboard of namespaces: runs by status, workers with their capacity and GPUs, pools.';
@@ -31,7 +31,7 @@ export default class Dashboard extends FitqCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Dashboard);
-    const port = parsePort(flags.port);
+    const port = parsePort('--port', flags.port);
     checkExposure(flags.host, flags.token);
     const onNote = (note: string) => process.stderr.write(`Warning: ${oneLine(note)}\n`);
     const connection = { ...this.connectionOptions({ ...flags, queue: undefined }), evictionCheck: 'warn' as const, onNote };
@@ -54,8 +54,3 @@ export default class Dashboard extends FitqCommand {
   }
 }
 
-function parsePort(text: string): number {
-  const port = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isInteger(port) || port > 65535) throw new UsageError(`expected --port to be a port number (0-65535), got ${quote(text)}`);
-  return port;
-}

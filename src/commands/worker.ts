@@ -6,7 +6,7 @@ import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
 import { parseTimeLimit } from '../cli/duration.js';
-import { parsePort } from '../worker/options.js';
+import { parsePort } from '../cli/port.js';
 
 /** --default-time-limit and --max-time-limit, in ms. */
 function workerTimeLimits(flags: { 'default-time-limit'?: string | undefined; 'max-time-limit'?: string | undefined }): {

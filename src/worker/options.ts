@@ -4,6 +4,7 @@
 import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
+import { HIGHEST_PORT } from '../cli/port.js';
 import type { ClientOptions } from '../queue/client.js';
 import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
 import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../cli/duration.js';
@@ -104,15 +105,6 @@ export interface ResolvedWorkerOptions {
   metrics: { host: string; port: number } | undefined;
 }
 
-const HIGHEST_PORT = 65_535;
-
-/** A port typed on the command line (`--metrics-port 9464`): digits, 0 to 65535. */
-export function parsePort(flag: string, text: string): number {
-  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(port <= HIGHEST_PORT)) throw new UsageError(`expected ${flag} to be a port number from 0 to 65535, got '${text}'`);
-  return port;
-}
-
 function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'] {
   const { metricsPort: port, metricsHost: host } = options;
   if (port === undefined) {
@@ -120,7 +112,7 @@ function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'
     return undefined;
   }
   if (!Number.isInteger(port) || port < 0 || port > HIGHEST_PORT) {
-    throw new UsageError(`expected --metrics-port to be a port number from 0 to 65535, got '${port}'`);
+    throw new UsageError(`expected --metrics-port to be a port number from 0 to ${HIGHEST_PORT}, got '${port}'`);
   }
   if (host !== undefined && host.trim() === '') throw new UsageError(`expected --metrics-host to be an address, got '${host}'`);
   return { host: host ?? '127.0.0.1', port };

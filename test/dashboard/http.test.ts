@@ -90,7 +90,7 @@ describe('fitq dashboard access', () => {
   it('refuses bad flags in one line with exit 2', async () => {
     const queue = newQueue();
     const cases: [string[], string][] = [
-      [['--port', '70000'], "Error: expected --port to be a port number (0-65535), got '70000'"],
+      [['--port', '70000'], "Error: expected --port to be a port number from 0 to 65535, got '70000'"],
       [['--queue', 'a', '--queue', 'a'], "Error: --queue 'a' given twice"],
       [['--queue', 'bad name'], "Error: invalid queue name 'bad name': use letters, digits, '.', '_' and '-', starting with a letter or digit (at most 128 characters)"],
     ];

@@ -43,7 +43,7 @@ export function spawnCliWorker(queue: string, args: string[], url = redisUrl(), 
     stderr: () => stderr,
     logs: () => parseJsonLog(stdout),
     messages: () => messages(parseJsonLog(stdout)),
-    async waitForMessage(message, timeoutMs = 10_000) {
+    async waitForMessage(message, timeoutMs = 30_000) {
       const matches = (line: string) => (typeof message === 'string' ? line === message : message.test(line));
       await waitFor(`worker log "${String(message)}" (stdout so far:\n${stdout}\nstderr:\n${stderr})`, () =>
         worker.messages().some(matches),

@@ -3,11 +3,11 @@
  * (a process gone, a file written by a run).
  */
 
-/** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs`. */
+/** Polls `probe` until it returns something other than undefined/false, or fails after `timeoutMs` (generous: CI runs three test files on two cores). */
 export async function waitFor<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
+  timeoutMs = 30_000,
   intervalMs = 25,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
