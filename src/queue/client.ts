@@ -568,7 +568,10 @@ export class FitqClient {
 
   /** Runs matching a filter, in staging order, with their exact demands. */
   private async selectRuns(filter: RunFilter): Promise<StoredRun[]> {
-    const runs = await this.getRuns(await this.redis.zrange(this.keys.ids, 0, -1));
+    // The ids and the open batches in one MULTI: read apart, a batch committed between them showed in part (its ids staged so far, no longer hidden).
+    const [ids, openBatches] = await execPipeline(this.redis.multi().zrange(this.keys.ids, 0, -1).hgetall(this.keys.batches), { wrongTypeAsNull: true });
+    const open = new Set(Object.keys((openBatches ?? {}) as Record<string, string>));
+    const runs = await this.getRuns((ids ?? []) as string[], this.redis, open);
     return runs.filter(({ run }) => matchesFilter(run, filter)).sort((a, b) => a.run.seq - b.run.seq);
   }
 
@@ -668,14 +671,14 @@ export class FitqClient {
     return (await this.getRuns(ids)).map(({ run }) => run);
   }
 
-  private async getRuns(ids: readonly string[], redis: Redis = this.redis): Promise<StoredRun[]> {
+  private async getRuns(ids: readonly string[], redis: Redis = this.redis, openBatches?: ReadonlySet<string>): Promise<StoredRun[]> {
     const pipeline = redis.pipeline();
     pipeline.hgetall(this.keys.batches);
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
     // An id whose key holds no hash (written by hand) is no run; a `batches` of another type holds no batch.
     const [batchReply, ...replies] = await execPipeline(pipeline, { wrongTypeAsNull: true });
-    // Runs of a batch not committed are not there yet (read with them, in one round trip).
-    const open = new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
+    // Runs of a batch not committed are not there yet: open when the ids were read (openBatches), else when these were.
+    const open = openBatches ?? new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
     return replies.flatMap((reply, i) => {
       const hash = (reply ?? {}) as Record<string, string>;
       if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
