@@ -154,6 +154,8 @@ const STATUS_READ_CHUNK = 5000;
 
 /** Dead workers reaped per script call. */
 const REAP_BATCH = 50;
+/** Reads of every run before one whose number of ids did not change meanwhile is taken as it is (getAllRuns). */
+const ALL_RUNS_ATTEMPTS = 3;
 
 /** Jobs and events looked at per reconcile call, and the most calls one reconcile makes. */
 const RECONCILE_BUDGET = 500;
@@ -568,10 +570,7 @@ export class FitqClient {
 
   /** Runs matching a filter, in staging order, with their exact demands. */
   private async selectRuns(filter: RunFilter): Promise<StoredRun[]> {
-    // The ids and the open batches in one MULTI: read apart, a batch committed between them showed in part (its ids staged so far, no longer hidden).
-    const [ids, openBatches] = await execPipeline(this.redis.multi().zrange(this.keys.ids, 0, -1).hgetall(this.keys.batches), { wrongTypeAsNull: true });
-    const open = new Set(Object.keys((openBatches ?? {}) as Record<string, string>));
-    const runs = await this.getRuns((ids ?? []) as string[], this.redis, open);
+    const runs = await this.getAllRuns();
     return runs.filter(({ run }) => matchesFilter(run, filter)).sort((a, b) => a.run.seq - b.run.seq);
   }
 
@@ -671,20 +670,42 @@ export class FitqClient {
     return (await this.getRuns(ids)).map(({ run }) => run);
   }
 
-  private async getRuns(ids: readonly string[], redis: Redis = this.redis, openBatches?: ReadonlySet<string>): Promise<StoredRun[]> {
+  /**
+   * Every run, in one consistent view: a batch whose commit fell between
+   * reading the ids and reading the runs showed in part (the ids staged so
+   * far, no longer hidden), so the ids are read again while their number
+   * changed meanwhile (no MULTI: fitq's documented ACL rules do not allow it).
+   */
+  private async getAllRuns(): Promise<StoredRun[]> {
+    for (let attempt = 1; ; attempt++) {
+      const ids = await this.redis.zrange(this.keys.ids, 0, -1);
+      const { runs, idCount } = await this.readStoredRuns(ids, this.redis);
+      if (idCount === ids.length || attempt === ALL_RUNS_ATTEMPTS) return runs;
+    }
+  }
+
+  private async getRuns(ids: readonly string[], redis: Redis = this.redis): Promise<StoredRun[]> {
+    return (await this.readStoredRuns(ids, redis)).runs;
+  }
+
+  /** The runs of `ids` that exist and are committed, and how many ids the namespace had as they were read. */
+  private async readStoredRuns(ids: readonly string[], redis: Redis): Promise<{ runs: StoredRun[]; idCount: number }> {
     const pipeline = redis.pipeline();
     pipeline.hgetall(this.keys.batches);
     for (const id of ids) pipeline.hgetall(this.keys.run(id));
+    pipeline.zcard(this.keys.ids);
     // An id whose key holds no hash (written by hand) is no run; a `batches` of another type holds no batch.
     const [batchReply, ...replies] = await execPipeline(pipeline, { wrongTypeAsNull: true });
-    // Runs of a batch not committed are not there yet: open when the ids were read (openBatches), else when these were.
-    const open = openBatches ?? new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
-    return replies.flatMap((reply, i) => {
+    const idCount = Number(replies.pop() ?? 0);
+    // Runs of a batch not committed are not there yet (read with them, in one round trip).
+    const open = new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
+    const runs = replies.flatMap((reply, i) => {
       const hash = (reply ?? {}) as Record<string, string>;
       if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
       const fields = runFields(ids[i]!, hash);
       return [{ run: parseRunFields(fields), demands: runDemands(fields) }];
     });
+    return { runs, idCount };
   }
 
   /**
