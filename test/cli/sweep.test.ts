@@ -100,7 +100,8 @@ describe('fitq stage --array', () => {
     expect(runs.map((run) => run.labels.seed)).toEqual(['0', '3', '6', '9', '1', '20', '21']);
     expect(new Set(runs.map((run) => run.array))).toEqual(new Set([array]));
     expect(mostAtOnce(runs)).toBe(2);
-    expect(new Set(runs.map((run) => run.worker)).size).toBe(2);
+    // (Which worker ran which is timing: the first to start may take every run, two at a time.)
+    expect(runs.every((run) => run.worker === 'w0' || run.worker === 'w1')).toBe(true);
     expect(runs[1]!.env).toMatchObject({ FITQ_ARRAY_ID: array, FITQ_ARRAY_INDEX: '3', FITQ_ARRAY_COUNT: '7' });
     // {index} filled in, ${...} the shell's, {{index}} kept as {index}.
     expect(await logOf(queue, ids[1]!)).toBe(`3 3 ${array} {index}`);
