@@ -16,7 +16,7 @@
 //                    (LPT: a reordering, not a backfill).
 //   best order found a local search over orders of the list schedule: an
 //                    offline schedule close to the optimum.
-import { lowerBoundMs, sweepWorkload } from './scheduling.js';
+import { lowerBoundMs, prng, sweepWorkload } from './scheduling.js';
 
 const CAPACITY = { gpu: 4, mem: 64 };
 const NAMES = Object.keys(CAPACITY);
@@ -103,18 +103,6 @@ function reservationSchedule(workload, depth) {
       }
     }
   });
-}
-
-/** Deterministic PRNG (mulberry32) for the local search. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The shortest list schedule found by swapping pairs in the order, from longest first. */

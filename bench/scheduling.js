@@ -22,7 +22,7 @@ const DURATION_RANGE_S = [0.3, 2.0];
 const LIMIT_FACTOR = 1.5;
 
 /** Deterministic PRNG (mulberry32), so the workload is the same every time. */
-function prng(seed) {
+export function prng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
