@@ -60,6 +60,7 @@
 -- @include endRun
 -- @include settleAbandonedRun
 -- @include retryFailedRun
+-- @include keepReplayedRunning
 local runKey = KEYS[1]
 local workerKey = KEYS[2]
 local freeKey = KEYS[3]
@@ -74,6 +75,8 @@ if not holdsLease(workerKey, workersKey, workerName, token) then return {CODE.fe
 local run = redis.call("HMGET", runKey, "status", "worker", "epoch", "reserved", "devices", "deviceShare")
 local claim = readClaim(workerKey, runId)
 if claim and claim.epoch ~= epoch then claim = nil end
+-- Put back as staged by hand while it ran under this claim: its end is this claim's to record.
+if claim and keepReplayedRunning(base, runId, run, workerName, epoch) then run[1] = "running" end
 
 -- The claim is over: forget it here.
 local function dropClaim()

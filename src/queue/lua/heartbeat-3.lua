@@ -24,11 +24,13 @@
   reached), or a full Redis would let the leases of live workers lapse and
   their running runs be reaped as lost. It adds nothing: it rewrites the
   deadline of a worker already in `workers`, its `heartbeatAt` and the
-  expiry of locks that exist.
+  expiry of locks that exist (and the status of a run of its put back as
+  staged by hand, whose forged index entries it removes).
 ]]
 -- @include serverNow
 -- @include holdsLease
 -- @include jobKey
+-- @include keepReplayedRunning
 -- @include readClaim
 -- @include readRun
 -- @include tryCall
@@ -48,6 +50,8 @@ for _, runId in ipairs(redis.call("SMEMBERS", runsKey)) do
   local run = readRun(base, runId, "status", "worker", "epoch", "cancelRequested")
   if run then
     local claim = readClaim(workerKey, runId)
+    -- Put back as staged by hand while it runs here: it keeps running (see keepReplayedRunning).
+    if keepReplayedRunning(base, runId, run, name, claim and claim.epoch) then run[1] = "running" end
     held[#held + 1] = runId
     held[#held + 1] = claim and claim.epoch or run[3] or ""
     -- Its job's lock lasts as long as the lease.
