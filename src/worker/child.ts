@@ -187,7 +187,8 @@ function waitStatusOutcome(status: number): RunOutcome {
   return code === 0 ? { status: 'completed', exitCode: 0, reason: 'exit code 0' } : { status: 'failed', exitCode: code, reason: `exit code ${code}` };
 }
 
-export function startRunProcess(spec: RunProcessSpec): RunProcess {
+/** Starts the run's process at its gate; resolves once it is spawned (or could not be), its output files open. */
+export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess> {
   const [file = '', ...args] = spec.shell ? ['sh', '-c', spec.command.join(' ')] : spec.command;
   const notStarted = (failure: RunOutcome): RunProcess => ({
     pid: undefined,
@@ -205,7 +206,7 @@ export function startRunProcess(spec: RunProcessSpec): RunProcess {
   if (failure) return notStarted(failure);
   let files: OutputFileWriters | undefined;
   if (spec.output) {
-    const opened = openOutputFiles(spec.output);
+    const opened = await openOutputFiles(spec.output);
     if ('failure' in opened) return notStarted({ status: 'failed', reason: opened.failure });
     files = opened;
   }

@@ -254,7 +254,7 @@ export class Executor {
       env.CUDA_VISIBLE_DEVICES = devices;
       env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
     }
-    run.process = startRunProcess({
+    run.process = await startRunProcess({
       command: record.command,
       shell: record.shell,
       cwd: record.cwd,
@@ -266,6 +266,8 @@ export class Executor {
         this.echo(run.runId, stream, line);
       },
     });
+    // Canceled or given up while its files were being opened: what cancel() or abandonAll() would have done.
+    if (run.cancelRequested || run.abandoned !== undefined) run.process.terminate(this.ctx.killGraceMs);
     // The command waits at a gate until its group is known to the watchdog.
     const group = await run.process.group;
     if (group !== undefined) {

@@ -3,9 +3,11 @@
  * worker: the files get the run's output besides its stored log, with
  * placeholders filled in, relative to the run's directory; a file the
  * worker cannot open ends the run failed with the reason, and the worker
- * goes on.
+ * goes on. Only a regular file (or /dev/null) is taken, and opening one
+ * never blocks the worker: a named pipe nobody reads is refused at once.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -72,5 +74,33 @@ describe('fitq stage --output and --error', () => {
     expect(refused).toMatchObject({ exitCode: 2, stderr: "Error: --error 'e.log' needs --output too (the file for stdout)" });
     const unknown = await fitq(['stage', '--output', 'o-{index}.log', '--', 'true'], { queue });
     expect(unknown).toMatchObject({ exitCode: 2, stderr: "Error: unknown placeholder '{index}' in --output 'o-{index}.log': use {id}" });
+  });
+
+  it('refuses a named pipe (with a reader or none) at once, takes /dev/null, and the worker never blocks on one', async () => {
+    const queue = newQueue();
+    const dir = mkdtempSync(join(tmpdir(), 'fitq-output-'));
+    const fifo = join(dir, 'pipe');
+    const read = join(dir, 'read-pipe');
+    execFileSync('mkfifo', [fifo, read]);
+    // Someone reads this one: it is still no regular file.
+    const reader = createReadStream(read);
+    reader.on('error', () => {});
+    try {
+      const stage = async (args: string[]) => expectOk(await fitq(['stage', '--cwd', dir, ...args], { queue })).split('\n')[0]!;
+      const noReader = await stage(['--output', 'pipe', '--', 'echo', 'never']);
+      const withReader = await stage(['--output', 'out.log', '--error', 'read-pipe', '--', 'echo', 'never']);
+      const devNull = await stage(['--output', '/dev/null', '--', 'echo', 'gone']);
+      const fine = await stage(['--', 'echo', 'fine']);
+      expectOk(await fitq(['worker', '--run-once', '--concurrency', '1'], { queue, timeoutMs: 60_000 }));
+      const runs = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as RunRecord[];
+      expect(runs.map((run) => [run.id, run.status, run.reason])).toEqual([
+        [noReader, 'failed', `cannot open --output file ${fifo}: it is a named pipe (FIFO) with no reader: give a regular file`],
+        [withReader, 'failed', `cannot open --error file ${read}: it is a named pipe (FIFO): give a regular file`],
+        [devNull, 'completed', 'exit code 0'],
+        [fine, 'completed', 'exit code 0'],
+      ]);
+    } finally {
+      reader.destroy();
+    }
   });
 });
