@@ -230,8 +230,11 @@ export interface FinishInput {
   /** The registration token of the worker: only a live registration may record. */
   token: string;
   epoch: string;
-  /** `stopped`: its worker terminated it (or never started it) because the worker was stopped. */
-  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'stopped';
+  /**
+   * `stopped`: its worker terminated it (or never started it) because the worker was stopped;
+   * `returned`: its worker could not start it for want of its own means (out of file descriptors): put back, no retry spent.
+   */
+  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'stopped' | 'returned';
   exitCode?: number | undefined;
   signal?: string | undefined;
   reason: string;

@@ -20,6 +20,7 @@ import type { StoredOutputFiles } from '../queue/output-files.js';
 import { LineSplitter } from './line-splitter.js';
 import { drained, openOutputFiles, type OutputFileWriters } from './output-files.js';
 import { waitForOutputRoom } from './output.js';
+import { descriptorShortage, shortageOf } from './shortage.js';
 import { KEEPER_SCRIPT, keeperSupport, type KeeperSupport } from './subreaper.js';
 import { constants as osConstants } from 'node:os';
 
@@ -41,7 +42,8 @@ export interface RunProcessSpec {
 export const PIPE_DRAIN_MS = 1000;
 
 export interface RunOutcome {
-  status: 'completed' | 'failed';
+  /** `returned`: never started, for want of something the worker itself lacks (see shortage.ts): put back, not failed. */
+  status: 'completed' | 'failed' | 'returned';
   exitCode?: number;
   signal?: string;
   /** e.g. "exit code 2", "killed by signal SIGKILL", "command not found: foo". */
@@ -89,8 +91,10 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Why a command could not start, in the words of a shell: "command not found: foo". */
+/** Why a command could not start, in the words of a shell: "command not found: foo"; or what the worker ran out of. */
 function spawnFailure(code: string | undefined, command: string, cwd: string, message: string): RunOutcome {
+  const shortage = shortageOf(code, message);
+  if (shortage !== undefined) return { status: 'returned', reason: shortage };
   // A name without a slash is looked up in PATH; a path is relative to the run's directory.
   const path = command.includes('/') ? resolve(cwd, command) : undefined;
   // Shown in logs and tables: on one line, whatever the name holds.
@@ -190,7 +194,7 @@ function waitStatusOutcome(status: number): RunOutcome {
 /** Starts the run's process at its gate; resolves once it is spawned (or could not be), its output files open. */
 export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess> {
   const [file = '', ...args] = spec.shell ? ['sh', '-c', spec.command.join(' ')] : spec.command;
-  const notStarted = (failure: RunOutcome): RunProcess => ({
+  const notStarted = (failure: RunOutcome | Promise<RunOutcome>): RunProcess => ({
     pid: undefined,
     group: Promise.resolve(undefined),
     outcome: Promise.resolve(failure),
@@ -207,8 +211,14 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
   let files: OutputFileWriters | undefined;
   if (spec.output) {
     const opened = await openOutputFiles(spec.output);
-    if ('failure' in opened) return notStarted({ status: 'failed', reason: opened.failure });
+    if ('failure' in opened) return notStarted({ status: opened.shortage ? 'returned' : 'failed', reason: opened.failure });
     files = opened;
+  }
+  // Checked right before spawning, in the same turn of the event loop as the spawn.
+  const shortage = descriptorShortage();
+  if (shortage !== undefined) {
+    await files?.close();
+    return notStarted({ status: 'returned', reason: shortage });
   }
   const keeper: KeeperSupport = spec.reapEscaped ? keeperSupport() : { ok: false, why: 'not asked for' };
   // node:child_process directly: a run needs none of execa's conveniences
@@ -234,6 +244,16 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     const { code, message } = error as NodeJS.ErrnoException;
     void files?.close();
     return notStarted(spawnFailure(code, file, spec.cwd, message));
+  }
+  if (subprocess.pid === undefined) {
+    // Node says why in an 'error' event; out of descriptors (EMFILE), before it set up any pipe.
+    const failed = new Promise<RunOutcome>((resolve) =>
+      subprocess.once('error', (error: NodeJS.ErrnoException) => resolve(spawnFailure(error.code, file, spec.cwd, error.message))),
+    );
+    return notStarted(failed.then(async (failure) => {
+      await files?.close();
+      return failure;
+    }));
   }
   // Node makes fd 3 a socket pair: the gate, and what the keeper tells.
   const gate = subprocess.stdio[3] as (Writable & Readable) | null;

@@ -16,6 +16,10 @@ import type { Lifecycle } from './lifecycle.js';
 import type { ResolvedWorkerOptions } from './options.js';
 import type { ClaimObserver } from '../metrics/worker-metrics.js';
 
+/** How long a worker short of its own means (see shortage.ts) claims nothing, at first and at most (doubling while it stays short). */
+export const SHORTAGE_BACKOFF_FIRST_MS = 1_000;
+export const SHORTAGE_BACKOFF_MAX_MS = 30_000;
+
 /** Why a run claimed for a worker that never heard of the claim is given back. */
 const CLAIM_REPLY_LOST = "its worker never received the claim's reply (Redis connection lost)";
 
@@ -44,6 +48,13 @@ export class ClaimLoop {
   private lastClaim: ClaimResult['code'] | undefined;
   /** Wakes the loop when the next run that begins later is due (see claimRun's nextBegin). */
   private beginTimer: NodeJS.Timeout | undefined;
+  /** While set, the worker is short of its own means (a run could not start): it claims nothing. */
+  private backoffTimer: NodeJS.Timeout | undefined;
+  private backoffMs = 0;
+  /** When the last back-off ended (performance.now()): another shortage soon after doubles the next. */
+  private backoffEndedAt = -Infinity;
+  /** Until then (performance.now()), after a shortage, runs are claimed one at a time, each once the last has started. */
+  private oneAtATimeUntil = -Infinity;
 
   constructor(private readonly parts: ClaimParts) {
     this.notes = new ClaimNotes(parts.logger);
@@ -98,7 +109,39 @@ export class ClaimLoop {
 
   private hasRoom(): boolean {
     const { concurrency } = this.parts.options;
+    if (this.backoffTimer !== undefined) return false;
+    // What a burst of claims would need at once may be what the worker lacks: one at a time finds how many fit.
+    if (performance.now() < this.oneAtATimeUntil && this.parts.lease.executor.starting > 0) return false;
     return concurrency === 0 || this.parts.lease.executor.size < concurrency;
+  }
+
+  /** A run has started: the next may be claimed, if claims go one at a time. */
+  started(): void {
+    if (performance.now() < this.oneAtATimeUntil) this.wake();
+  }
+
+  /**
+   * A run could not start because this worker is short of its own means
+   * (out of file descriptors): it was put back, and the worker claims
+   * nothing for a while (runs still running may end and free what it
+   * lacks), longer each time it is short again soon after; then, for
+   * SHORTAGE_BACKOFF_MAX_MS, one run at a time. Said once per back-off.
+   */
+  backOff(reason: string): void {
+    if (this.backoffTimer !== undefined || this.parts.lifecycle.stopping) return;
+    const again = performance.now() - this.backoffEndedAt < 2 * this.backoffMs;
+    this.backoffMs = again ? Math.min(this.backoffMs * 2, SHORTAGE_BACKOFF_MAX_MS) : SHORTAGE_BACKOFF_FIRST_MS;
+    const running = this.parts.lease.executor.running;
+    this.parts.logger.warn(
+      `Claiming nothing for ${this.backoffMs / 1000}s: ${reason.replace(/^its worker \S+ /, 'this worker ')} (${running} run${running === 1 ? '' : 's'} running)`,
+    );
+    this.backoffTimer = setTimeout(() => {
+      this.backoffTimer = undefined;
+      this.backoffEndedAt = performance.now();
+      this.oneAtATimeUntil = this.backoffEndedAt + SHORTAGE_BACKOFF_MAX_MS;
+      this.wake();
+    }, this.backoffMs);
+    this.backoffTimer.unref();
   }
 
   private async claimWhileRoom(): Promise<void> {
@@ -188,10 +231,12 @@ export class ClaimLoop {
     this.beginTimer.unref();
   }
 
-  /** Stops the begin-time timer (the worker stops). */
+  /** Stops the begin-time and back-off timers (the worker stops). */
   close(): void {
     clearTimeout(this.beginTimer);
     this.beginTimer = undefined;
+    clearTimeout(this.backoffTimer);
+    this.backoffTimer = undefined;
   }
 
   private finishRunOnceWhenDone(): void {

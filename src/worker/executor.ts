@@ -62,6 +62,10 @@ export interface ExecutorContext {
   logFormat: LogFormat;
   /** Called after a run has ended and been recorded. */
   onRunEnded: () => void;
+  /** Called when a run's process has been let go. */
+  onRunStarted?: () => void;
+  /** Called when a run could not start because this worker ran out of something of its own (see shortage.ts), with why. */
+  onShortage?: (reason: string) => void;
   /** Called once a run's end is recorded and it ended (not re-staged), with its fields as claimed (notifications). */
   onRunRecorded?: (runId: string, fields: Readonly<Record<string, string>>, status: string) => void;
   /**
@@ -99,6 +103,16 @@ export class Executor {
 
   get size(): number {
     return this.active.size;
+  }
+
+  /** Runs whose process has been let go and has not ended. */
+  get running(): number {
+    return [...this.active.values()].filter((run) => run.startedAtMs !== undefined && !run.ending).length;
+  }
+
+  /** Runs claimed and not yet let go (being checked, their files opened, their process spawned). */
+  get starting(): number {
+    return [...this.active.values()].filter((run) => run.startedAtMs === undefined && !run.ending).length;
   }
 
   runIds(): string[] {
@@ -274,6 +288,7 @@ export class Executor {
       await this.ctx.watchdog.watch(group);
       run.process.release();
       run.startedAtMs = performance.now();
+      this.ctx.onRunStarted?.();
       const limit = runTimeLimit(run.fields, this.ctx.timeLimits);
       log.info({ pid: group, ...(devices ? { devices } : {}), ...(limit ? { timeLimitMs: limit.limitMs } : {}) }, `Run ${run.runId} started`);
       if (limit) {
@@ -291,7 +306,12 @@ export class Executor {
         });
       }
     }
-    const outcome = await run.process.outcome;
+    let outcome: RunEnding = await run.process.outcome;
+    // Not the run's doing: it goes back to staged, and the worker claims nothing for a while.
+    if (outcome.status === 'returned') {
+      outcome = { ...outcome, reason: `its worker ${this.ctx.workerName} ${outcome.reason}` };
+      this.ctx.onShortage?.(outcome.reason);
+    }
     run.disarmLimit?.();
     if (group !== undefined) this.ctx.watchdog.release(group);
     // Its group is gone; what escaped it (setsid daemons) goes too, while its end is recorded.

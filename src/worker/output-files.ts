@@ -15,6 +15,7 @@ import { constants, type WriteStream } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import type { StoredOutputFiles } from '../queue/output-files.js';
 import { oneLine } from '../queue/names.js';
+import { shortageOf } from './shortage.js';
 
 export interface OutputFileWriters {
   stdout: WriteStream;
@@ -24,8 +25,8 @@ export interface OutputFileWriters {
   close(): Promise<void>;
 }
 
-/** Why a file could not be opened: the run then ends failed with it. */
-export type OutputFilesFailure = { failure: string };
+/** Why a file could not be opened: the run's failure, or (`shortage`) the worker's, which puts the run back. */
+export type OutputFilesFailure = { failure: string; shortage?: boolean };
 
 function describeOpenError(error: NodeJS.ErrnoException): string {
   switch (error.code) {
@@ -65,7 +66,7 @@ export function drained(stream: WriteStream): Promise<void> {
   });
 }
 
-/** Opens the files, or says why one cannot be opened (the run then ends failed with that reason). */
+/** Opens the files, or says why one cannot be opened (the run then ends failed with that reason, or is put back). */
 export async function openOutputFiles(files: StoredOutputFiles): Promise<OutputFileWriters | OutputFilesFailure> {
   // Non-blocking (a FIFO with no reader is ENXIO at once), and a terminal never becomes the worker's.
   const flags =
@@ -77,7 +78,9 @@ export async function openOutputFiles(files: StoredOutputFiles): Promise<OutputF
     try {
       handle = await open(path, flags, 0o666);
     } catch (error) {
-      return failed(describeOpenError(error as NodeJS.ErrnoException));
+      const { code } = error as NodeJS.ErrnoException;
+      const shortage = shortageOf(code, `opening ${flag} file ${oneLine(path)}: ${code}`);
+      return shortage ? { failure: shortage, shortage: true } : failed(describeOpenError(error as NodeJS.ErrnoException));
     }
     handles.push(handle);
     const file = await handle.stat().catch((error: unknown) => error as Error);

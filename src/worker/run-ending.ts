@@ -6,7 +6,7 @@
 import type { FinishInput, FinishResult } from '../queue/scripts.js';
 import type { RunOutcome } from './child.js';
 
-/** How a run ended: as its process did, or rejected before it could start. */
+/** How a run ended: as its process did, rejected before it could start, or returned (see RunOutcome). */
 export type RunEnding = Omit<RunOutcome, 'status'> & { status: RunOutcome['status'] | 'rejected' };
 
 /** What the executor knows of a run when it ends. */
@@ -31,11 +31,13 @@ export function stoppedReason(worker: string, why?: string): string {
  * The end to record. A run the worker terminated (or never started) because
  * it was giving the run up did not fail: it is `stopped`, which re-stages it
  * or ends it lost. A run that exited on its own first keeps its own outcome,
- * and a cancellation wins over both.
+ * and a cancellation wins over both. A run its worker could not start for
+ * want of its own means is `returned`: put back as staged, no retry spent.
  */
 export function endingToRecord(run: EndingRun, outcome: RunEnding): Pick<FinishInput, 'status' | 'reason'> {
   if (outcome.status === 'rejected') return { status: 'rejected', reason: outcome.reason };
   if (run.cancelRequested) return { status: 'canceled', reason: `canceled (${outcome.reason})` };
+  if (outcome.status === 'returned') return { status: 'returned', reason: outcome.reason };
   if (run.abandoned !== undefined && (!run.started || run.terminated)) return { status: 'stopped', reason: run.abandoned };
   // Terminated past its limit: whatever it then exited with, it ran out of time.
   if (run.timedOut !== undefined && run.terminated) return { status: 'timeout', reason: `${run.timedOut} (${outcome.reason})` };
@@ -76,6 +78,9 @@ export function endingMessage(
 ): { level: 'info' | 'warn'; message: string } {
   if (result instanceof Error || result.outcome !== 'recorded') {
     return { level: 'warn', message: `Run ${runId} ${describeProcess(run, outcome)} but its result was not recorded: ${whyNotRecorded(result)}` };
+  }
+  if (recorded.status === 'returned' && result.status === 'staged') {
+    return { level: 'warn', message: `Run ${runId} could not be started: ${recorded.reason}: put back as staged` };
   }
   switch (result.status) {
     case 'completed':

@@ -119,6 +119,8 @@ export class FitqWorker {
         echoOutput: options.echoOutput,
         logFormat: options.logFormat,
         onRunEnded: () => this.claims.wake(),
+        onRunStarted: () => this.claims.started(),
+        onShortage: (reason) => this.claims.backOff(reason),
         // (A run recorded lost is notified through the outbox, as runs lost with their worker are.)
         onRunRecorded: (runId, fields, status) => {
           if (status !== 'lost') notifier.runEnded(runId, fields.notify);

@@ -13,6 +13,11 @@
   the worker had not acted on it yet), else goes back to staged at its place
   if it has retries left (using one), else ends lost, with the given reason.
 
+  A run its worker could not start for want of its own means (status
+  "returned": out of file descriptors) did not fail either: it goes back to
+  staged at its place without spending a retry (canceled if its
+  cancellation was requested).
+
   A run that failed on its own (status failed, or timeout if staged with
   --retry-on-timeout) and was staged with --retry-on-failure goes back to
   staged, after its backoff, at its place in the order, while it has
@@ -35,7 +40,7 @@
   the same.
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] token, ARGV[5] epoch,
-  ARGV[6] status (completed|failed|canceled|rejected|timeout|stopped), ARGV[7] exitCode ("" if none),
+  ARGV[6] status (completed|failed|canceled|rejected|timeout|stopped|returned), ARGV[7] exitCode ("" if none),
   ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] logMaxLines
 
   The run ends now by the Redis server's clock (its job's finishedOn).
@@ -106,8 +111,8 @@ else
 end
 dropClaim()
 
-if status == "stopped" then
-  return {CODE.ok, settleAbandonedRun(base, runId, reason, serverNow(), ARGV[10])}
+if status == "stopped" or status == "returned" then
+  return {CODE.ok, settleAbandonedRun(base, runId, reason, serverNow(), ARGV[10], status == "returned")}
 end
 if retryFailedRun(base, runId, status, exitCode, signal, reason, serverNow(), ARGV[10]) then return {CODE.ok, "staged"} end
 if exitCode ~= "" then redis.call("HSET", runKey, "exitCode", exitCode) end

@@ -14,20 +14,26 @@
 -- Puts a running run whose worker died back at its place in the order, if
 -- it has retries left and no cancellation is pending for it; returns whether
 -- it did. What it reserved goes back with the worker's keys and, for the
--- pool, here.
-local function restageRun(base, runId, reason, logMaxLines)
+-- pool, here. A run that never started (`unstarted`: its worker could not
+-- start it) spends no retry and leaves no attempt in its history.
+local function restageRun(base, runId, reason, logMaxLines, unstarted)
   local runKey = jobKey(base, runId)
   local run = redis.call("HMGET", runKey, "restaged", "pooled", "score", "cancelRequested")
   local retries, restaged = retriesOf(runKey), tonumber(run[1] or "0")
-  if restaged >= retries or run[4] == "1" then return false end
-  recordAttempt(base, runId, "lost", serverNow(), reason)
+  if run[4] == "1" or (restaged >= retries and not unstarted) then return false end
+  local why = reason .. " (put back: it never started)"
+  if not unstarted then
+    recordAttempt(base, runId, "lost", serverNow(), reason)
+    restaged = restaged + 1
+    why = reason .. " (re-staged " .. restaged .. " of " .. retries .. ")"
+  end
   countRestage(base, "worker")
   adjustAmounts(base .. "pool:used", parseResourceList(run[2]), -1)
   deactivateJob(base, runId)
   redis.call("HDEL", runKey, "worker", "processedOn", "pb", "devices", "deviceShare", "reserved", "pooled",
     "cancelRequested")
-  redis.call("HSET", runKey, "status", "staged", "restaged", restaged + 1,
-    "restagedReason", reason .. " (re-staged " .. (restaged + 1) .. " of " .. retries .. ")")
+  redis.call("HSET", runKey, "status", "staged", "restagedReason", why)
+  if not unstarted then redis.call("HSET", runKey, "restaged", restaged) end
   emitEvent(base, "event", "restaged", "jobId", runId, "reason", reason)
   stage(base, runId, storedShape(runKey), run[3], "active")
   redis.call("XADD", runKey .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged", "reason", reason)

@@ -1,0 +1,73 @@
+/**
+ * A worker that runs out of file descriptors (its limit lowered with
+ * `prlimit --pid` once it runs, so it is the runs it starts that use them
+ * up) carries on: a run it cannot start (spawning fails with EMFILE, or its
+ * --output file cannot be opened) is its worker's fault, not the run's, so
+ * it is put back as staged, without spending a retry, with the reason; the
+ * worker claims less for a while and starts it once descriptors are free.
+ * No run is left `running`, none ends failed or lost.
+ */
+import { execa } from 'execa';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../../src/queue/run-record.js';
+import { spawnCliWorker } from '../support/cli-worker.js';
+import { connectClient, newQueue } from '../support/fitq.js';
+import { waitFor } from '../support/wait.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Descriptors a process has open now. */
+const openDescriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
+
+describe('a worker out of file descriptors', () => {
+  it('puts back the runs it cannot start, keeps running, and runs them all once descriptors are free', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const dir = mkdtempSync(join(tmpdir(), 'fitq-emfile-'));
+    dirs.push(dir);
+    const go = join(dir, 'go');
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=12', '--concurrency', '12', '--name', 'few-fds']);
+    await worker.waitForMessage('Worker resources: cpu=12');
+    // Room for a few runs (each takes three or four descriptors while it runs, and sixteen to spawn), not twelve.
+    const limit = openDescriptors(worker.pid) + 24;
+    await execa('prlimit', ['--pid', String(worker.pid), `--nofile=${limit}:${limit}`]);
+
+    // Every run waits for the test; half of them also write their output to a file.
+    const waitForGo = `while [ ! -e '${go}' ]; do sleep 0.05; done; echo done`;
+    const staged = await client.stage(
+      Array.from({ length: 12 }, (_, i) => ({
+        command: ['sh', '-c', waitForGo],
+        resources: 'cpu=1',
+        ...(i % 2 === 0 ? { output: { stdout: join(dir, `out-${i}.log`) } } : {}),
+      })),
+    );
+    const ids = staged.runs.map((run) => run.id);
+    await worker.waitForMessage(/^Run \S+ could not be started: its worker few-fds ran out of file descriptors .*: put back as staged$/);
+    const runs = async () => new Map((await client.listRuns()).map((run: RunRecord) => [run.id, run]));
+    const put = (await runs()).get(
+      worker.messages().find((message) => message.includes('put back as staged'))!.split(' ')[1]!,
+    )!;
+    expect(put.restagedReason).toMatch(/^its worker few-fds ran out of file descriptors \(.+\) \(put back: it never started\)$/);
+    // Not a retry spent: it had none, and it is staged, not lost.
+    expect(['staged', 'running']).toContain(put.status);
+    expect(worker.process.exitCode).toBeNull();
+
+    writeFileSync(go, '');
+    await waitFor('every run to end', async () => {
+      const now = await runs();
+      return ids.every((id) => ['completed', 'failed', 'lost', 'canceled'].includes(now.get(id)!.status));
+    }, 120_000);
+    const ended = await runs();
+    expect(ids.map((id) => [id, ended.get(id)!.status])).toEqual(ids.map((id) => [id, 'completed']));
+    for (let i = 0; i < 12; i += 2) expect(readFileSync(join(dir, `out-${i}.log`), 'utf8')).toBe('done\n');
+    expect(worker.stderr()).toBe('');
+    worker.process.kill('SIGTERM');
+    expect((await worker.exited).exitCode).toBe(0);
+  }, 180_000);
+});
