@@ -151,7 +151,7 @@ describe('a worker killed with SIGKILL', () => {
       const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 30'), resources: 'foo=1' });
       const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', `quick${attempt}`, '--lease', '2', '--kill-grace', '1']);
       // Kill as soon as the run's own process has written its pid: no later.
-      const pid = await waitFor(`run ${runs[0]!.id} to write its pid`, () => writtenPid(pidFile), 10_000, 1);
+      const pid = await waitFor(`run ${runs[0]!.id} to write its pid`, () => writtenPid(pidFile), 30_000, 1);
       victim.process.kill('SIGKILL');
       await victim.exited;
       runGroups.add(pid);
