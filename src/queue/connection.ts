@@ -111,6 +111,11 @@ export async function evictionProblem(redis: Redis, shownUrl: string): Promise<s
   } catch {
     return undefined;
   }
+  return evictionProblemIn(info, shownUrl);
+}
+
+/** evictionProblem, from the text of `INFO memory`. */
+export function evictionProblemIn(info: string, shownUrl: string): string | undefined {
   const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
   const policy = field('maxmemory_policy');
   if (policy === undefined || policy === 'noeviction') return undefined;

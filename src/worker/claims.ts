@@ -36,6 +36,8 @@ export interface ClaimParts {
   finished: () => void;
   /** Hears each claim's outcome and time (--metrics-port). */
   observer?: ClaimObserver | undefined;
+  /** Whether Redis may evict keys (see eviction-guard.ts): nothing is claimed meanwhile. */
+  evicting: () => boolean;
 }
 
 export class ClaimLoop {
@@ -109,7 +111,7 @@ export class ClaimLoop {
 
   private hasRoom(): boolean {
     const { concurrency } = this.parts.options;
-    if (this.backoffTimer !== undefined) return false;
+    if (this.backoffTimer !== undefined || this.parts.evicting()) return false;
     // What a burst of claims would need at once may be what the worker lacks: one at a time finds how many fit.
     if (performance.now() < this.oneAtATimeUntil && this.parts.lease.executor.starting > 0) return false;
     return concurrency === 0 || this.parts.lease.executor.size < concurrency;

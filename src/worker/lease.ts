@@ -24,6 +24,8 @@ export interface LeaseParts {
   createExecutor: (token: string) => Executor;
   /** Stops the worker for good with this one-line reason. */
   fail: (failure: string) => void;
+  /** Checks whether Redis may evict keys now (see eviction-guard.ts): why, if it may. */
+  mayEvict: () => Promise<string | undefined>;
 }
 
 export class Lease {
@@ -32,6 +34,9 @@ export class Lease {
   private reregistration: Promise<void> | undefined;
   /** Said once: the registration was lost while stopping. */
   private lostWhileStoppingSaid = false;
+  /** Said once per loss: the registration was lost; it is not registered again while Redis may evict keys. */
+  private lostSaid = false;
+  private notRegisteringSaid = false;
   /** Whether this worker is drained (fitq drain), as its last claim or heartbeat said: it registers again drained. */
   drained = false;
 
@@ -85,15 +90,25 @@ export class Lease {
   /**
    * Stops the runs of the lost registration (their results can no longer be
    * recorded), waits until they are gone so nothing is oversubscribed, then
-   * registers anew with a fresh execution queue.
+   * registers anew with a fresh execution queue, unless Redis may evict
+   * keys (it would lose this registration too): then it is tried again at
+   * the next heartbeat.
    */
   private async reregister(): Promise<void> {
     const { options, scripts, logger } = this.parts;
-    logger.error(`Worker ${options.name} lost its registration (lease expired or Redis lost its data); stopping its runs`);
+    if (!this.lostSaid) logger.error(`Worker ${options.name} lost its registration (lease expired or Redis lost its data); stopping its runs`);
+    this.lostSaid = true;
     const old = this.currentExecutor;
     old.abandonAll(LOST_REGISTRATION);
     await within(old.whenIdle(), options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
     // Stopped meanwhile: it registers no more.
+    if (this.parts.lifecycle.stopping) return;
+    const problem = await this.parts.mayEvict();
+    if (problem !== undefined) {
+      if (!this.notRegisteringSaid) logger.error(`Not registering again: ${problem}`);
+      this.notRegisteringSaid = true;
+      return;
+    }
     if (this.parts.lifecycle.stopping) return;
     const registration = { ...registrationFor(options), drained: this.drained };
     if (!(await scripts.registerWorker(registration))) {
@@ -102,6 +117,8 @@ export class Lease {
     }
     this.currentToken = registration.token;
     this.currentExecutor = this.parts.createExecutor(registration.token);
+    this.lostSaid = false;
+    this.notRegisteringSaid = false;
     logger.info(`Worker ${options.name} registered again`);
   }
 }

@@ -9,8 +9,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { refusalOf } from '../queue/script-codes.js';
 import { EscapedSweep } from './escaped-sweep.js';
+import { EvictionGuard } from './eviction-guard.js';
 import { resolveNamespace } from '../queue/client.js';
-import { closeRedis, connectRedis } from '../queue/connection.js';
+import { closeRedis, connectRedis, redactRedisUrl, resolveRedisUrl } from '../queue/connection.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
 import { Scripts, type WorkerRegistration } from '../queue/scripts.js';
@@ -55,6 +56,8 @@ interface WorkerParts {
   queue: string;
   /** With --metrics-port: its metrics and the server showing them. */
   metrics?: { metrics: WorkerMetrics; server: MetricsServer } | undefined;
+  /** The Redis URL as messages show it (no password). */
+  shownUrl: string;
 }
 
 export class FitqWorker {
@@ -78,6 +81,7 @@ export class FitqWorker {
   private readonly reaper: Reaper;
   private readonly heartbeat: Heartbeat;
   private readonly notifier: Notifier;
+  private readonly eviction: EvictionGuard;
   private resolveDone!: () => void;
   private subscriber: Redis | undefined;
   private poll: NodeJS.Timeout | undefined;
@@ -132,10 +136,15 @@ export class FitqWorker {
         reapEscaped: options.reapEscaped,
         sweep,
       });
-    const lease = new Lease({ options, scripts, logger, lifecycle, createExecutor, fail }, parts.registration.token);
+    // Checked again while it runs: claims and registrations wait while Redis may evict keys.
+    const eviction = new EvictionGuard(redis, parts.shownUrl, logger, () => this.claims.wake());
+    this.eviction = eviction;
+    const mayEvict = () => eviction.check();
+    const lease = new Lease({ options, scripts, logger, lifecycle, createExecutor, fail, mayEvict }, parts.registration.token);
     const requests = new Requests(logger, lease, (stop) => this.stop(stop), { redis, keys, worker: options.name });
     const claims = new ClaimLoop({
       options, scripts, logger, lease, lifecycle, ignoredRuns, fail, finished: () => void this.stop(), observer: parts.metrics?.metrics,
+      evicting: () => eviction.evicting,
     });
     const reaper = new Reaper(scripts, logger, lifecycle, options.leaseMs);
     this.lifecycle = lifecycle;
@@ -196,7 +205,8 @@ export class FitqWorker {
       if (source) logger.debug(`Resource ${name}=${formatMicros(amount)} from ${source}`);
     }
     const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
-    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics });
+    const shownUrl = redactRedisUrl(resolveRedisUrl(input.redisUrl));
+    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics, shownUrl });
     await worker.listen();
     return worker;
   }
@@ -219,6 +229,7 @@ export class FitqWorker {
     });
     this.heartbeat.start();
     this.poll = setInterval(() => {
+      void this.eviction.check();
       void this.reconciler.reconcile();
       void this.notifier.refreshDefault().then(() => this.notifier.drainOutbox());
       this.claims.wake();
@@ -282,6 +293,7 @@ export class FitqWorker {
     const survivors = idle ? 0 : await this.killLeftovers();
     lifecycle.released();
     this.unwatchConnection?.();
+    this.eviction.close();
     this.heartbeat.close();
     clearInterval(this.poll);
     this.claims.close();

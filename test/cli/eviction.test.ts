@@ -3,7 +3,10 @@
  * silently lose runs, reservations and worker leases. Workers refuse to start
  * on one, in one line saying what to set (exit 2); other commands warn in one
  * line on stderr and carry on; nothing is said on a noeviction Redis, nor
- * when INFO is refused. Private redis-servers with those policies.
+ * when INFO is refused. A policy switched to evicting while a worker runs
+ * is noticed (at a reconnect, a re-registration, and every poll): the
+ * worker says so and claims nothing, nor registers again, until it is
+ * noeviction again. Private redis-servers with those policies.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,8 +14,10 @@ import { UsageError } from '../../src/errors.js';
 import { closeRedis, connectRedis } from '../../src/queue/connection.js';
 import { FitqWorker } from '../../src/worker/worker.js';
 import { aclRule } from '../support/acl-rules.js';
-import { fitq, newQueue, type CliResult } from '../support/fitq.js';
+import { spawnCliWorker } from '../support/cli-worker.js';
+import { connectClient, fitq, newQueue, type CliResult } from '../support/fitq.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { waitFor } from '../support/wait.js';
 
 const WHY = "set maxmemory-policy noeviction, since fitq's runs and reservations are keys that must not vanish";
 /** The operator's rule of docs/security.md, for every namespace, less +info. */
@@ -21,6 +26,8 @@ const NO_INFO_RULES = aclRule('admin', '*', 'pw').replace(' +info ', ' ');
 let evicting: RedisServer;
 let limited: RedisServer;
 let safe: RedisServer;
+/** Its policy is switched while workers run. */
+let switched: RedisServer;
 
 beforeAll(async () => {
   [evicting, limited, safe] = await Promise.all([
@@ -28,10 +35,11 @@ beforeAll(async () => {
     startRedisServer({ config: { 'maxmemory-policy': 'volatile-lru', maxmemory: '64mb' } }),
     startRedisServer({ config: { 'maxmemory-policy': 'noeviction', maxmemory: '256mb' } }),
   ]);
+  switched = await startRedisServer({ config: { 'maxmemory-policy': 'noeviction' } });
 });
 
 afterAll(async () => {
-  await Promise.all([evicting, limited, safe].map((server) => server?.dispose()));
+  await Promise.all([evicting, limited, safe, switched].map((server) => server?.dispose()));
 });
 
 const envFor = (url: string) => ({ FITQ_REDIS_URL: url, REDIS_URL: '' });
@@ -126,5 +134,73 @@ describe('a noeviction Redis', () => {
     const global = await fitq(['runs'], { queue });
     expectOk(global);
     expect(global.stderr).toBe('');
+  });
+});
+
+describe('a Redis switched to an evicting policy while a worker runs', () => {
+  const plain: Redis[] = [];
+  afterAll(() => plain.forEach((redis) => redis.disconnect()));
+  async function setPolicy(policy: string): Promise<void> {
+    const redis = new Redis(switched.url);
+    plain.push(redis);
+    await redis.config('SET', 'maxmemory-policy', policy);
+  }
+  const evicts = (line: string) => `${line}; claiming no runs until it is noeviction again`;
+
+  it('is noticed: the worker says so, claims nothing meanwhile, and claims again once it is noeviction', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue, switched.url);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1', '--lease', '3'], switched.url);
+    await worker.waitForMessage('Worker resources: cpu=1');
+    try {
+      await setPolicy('allkeys-lru');
+      const said = evicts(problem(switched, 'maxmemory-policy allkeys-lru, no maxmemory yet'));
+      await worker.waitForMessage(said);
+      expect(worker.logs().find((entry) => entry.msg === said)?.level).toBe(50);
+      const id = (await client.stage({ command: ['true'], resources: 'cpu=1' })).runs[0]!.id;
+      // Two heartbeats later (a second apart), long after the run's staging woke the worker: still staged.
+      const beat = async () => Number(await client.redis.hget(client.keys.worker('w1').info, 'heartbeatAt'));
+      for (let beats = 0; beats < 2; beats++) {
+        const since = await beat();
+        await waitFor('a heartbeat', async () => (await beat()) > since);
+      }
+      expect((await client.getRun(id))?.status).toBe('staged');
+      await setPolicy('noeviction');
+      await worker.waitForMessage('Redis no longer evicts keys (maxmemory-policy noeviction): claiming runs again');
+      await waitFor('the run to complete', async () => (await client.getRun(id))?.status === 'completed');
+      const messages = worker.messages();
+      expect(messages.indexOf(`Scheduling run ${id} (requires cpu=1)`)).toBeGreaterThan(
+        messages.indexOf('Redis no longer evicts keys (maxmemory-policy noeviction): claiming runs again'),
+      );
+    } finally {
+      await setPolicy('noeviction');
+    }
+    worker.process.kill('SIGTERM');
+    expect((await worker.exited).exitCode).toBe(0);
+  });
+
+  it('keeps a worker that lost its registration from registering again until it is noeviction', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue, switched.url);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w2', '--lease', '3', '--kill-grace', '1'], switched.url);
+    await worker.waitForMessage('Worker resources: cpu=1');
+    try {
+      await setPolicy('volatile-lru');
+      // Its registration goes, as an evicted key would.
+      await client.redis.zrem(client.keys.workers, 'w2');
+      await worker.waitForMessage(/^Worker w2 lost its registration/);
+      await worker.waitForMessage(
+        `Not registering again: ${problem(switched, 'maxmemory-policy volatile-lru, no maxmemory yet')}`,
+      );
+      expect(await client.redis.zscore(client.keys.workers, 'w2')).toBeNull();
+      await setPolicy('noeviction');
+      await worker.waitForMessage('Worker w2 registered again');
+      const id = (await client.stage({ command: ['true'], resources: 'cpu=1' })).runs[0]!.id;
+      await waitFor('the run to complete', async () => (await client.getRun(id))?.status === 'completed');
+    } finally {
+      await setPolicy('noeviction');
+    }
+    worker.process.kill('SIGTERM');
+    expect((await worker.exited).exitCode).toBe(0);
   });
 });
