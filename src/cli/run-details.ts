@@ -4,7 +4,7 @@
  * A run's environment is shown by names only, never values.
  */
 import { formatDuration, formatTime } from './format.js';
-import { describeDemands, formatCommand, formatLabels } from './run-table.js';
+import { describeDemands, formatCommand, formatLabels, statusText } from './run-table.js';
 import { formatDurationSpec, formatTimeLimit } from './duration.js';
 import type { RetryPolicy } from '../queue/parked.js';
 import type { RunAttempt, RunRecord } from '../queue/run-record.js';
@@ -21,7 +21,7 @@ function timeLimitText(run: RunRecord, now: number): string | undefined {
 export function runDetailRows(run: RunRecord, now = Date.now()): [string, string][] {
   const rows: [string, string | undefined][] = [
     ['id', run.id],
-    ['status', run.status],
+    ['status', statusText(run)],
     ['command', formatCommand(run)],
     ['requires', describeDemands(run)],
     ['priority', String(run.priority)],

@@ -50,6 +50,11 @@ export function formatLabels(labels: Record<string, string>): string {
     .join(' ');
 }
 
+/** A run's status, `running (worker not responding)` while its worker does not answer. */
+export function statusText(run: RunRecord): string {
+  return run.status === 'running' && run.workerResponding === false ? 'running (worker not responding)' : run.status;
+}
+
 interface Column {
   title: string;
   /** Cut to MAX_CELL_LENGTH unless --wide. */
@@ -60,7 +65,7 @@ interface Column {
 /** Every column of `fitq runs`, in the order --wide shows them. */
 const COLUMNS = {
   id: { title: 'ID', cell: (run) => run.id },
-  status: { title: 'STATUS', cell: (run) => run.status },
+  status: { title: 'STATUS', cell: statusText },
   requires: { title: 'REQUIRES', cell: describeDemands },
   command: { title: 'COMMAND', cut: true, cell: formatCommand },
   labels: { title: 'LABELS', cut: true, cell: (run) => formatLabels(run.labels) },

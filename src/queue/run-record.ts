@@ -46,6 +46,8 @@ export interface RunRecord {
   startedAt?: number;
   endedAt?: number;
   worker?: string;
+  /** False while it runs on a worker that is not responding (see queue/liveness.ts); absent otherwise. */
+  workerResponding?: boolean;
   exitCode?: number;
   signal?: string;
   /** Why the run waits (staged) or why it ended the way it did. */

@@ -7,7 +7,7 @@ import { formatHumanResources, parseStoredResources, resourcesFromHash, resource
 import { formatMicros, parseDecimal } from '../resources/amount.js';
 import type { NamespaceKeys } from './keys.js';
 import { dataFields } from './run-record.js';
-import { judgeLiveness, serverTimeMs, type Liveness } from './liveness.js';
+import { judgeLiveness, processGoneHere, serverTimeMs, type Liveness } from './liveness.js';
 import type { GpuPlacement } from './scripts.js';
 
 export interface WorkerRecord {
@@ -145,15 +145,17 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
     const heldDemandsOfRun = held !== undefined && holds[held] === name ? heldDemands.get(held) : undefined;
     const heartbeatAt = Number(info.heartbeatAt ?? 0);
     const leaseMs = Number(info.leaseMs ?? 0);
+    const pid = Number(info.pid ?? 0);
+    const gone = processGoneHere(info.host ?? '', pid) ? pid : undefined;
     workers.push({
       name,
       host: info.host ?? '',
-      pid: Number(info.pid ?? 0),
+      pid,
       startedAt: Number(info.startedAt ?? 0),
       heartbeatAt,
       leaseDeadline: deadline,
       leaseMs,
-      liveness: judgeLiveness(heartbeatAt, deadline, leaseMs, serverNow),
+      liveness: judgeLiveness(heartbeatAt, deadline, leaseMs, serverNow, gone),
       concurrency: Number(info.concurrency ?? 0),
       capacity: resourcesFromHash(capacity),
       free: resourcesFromHash(free),

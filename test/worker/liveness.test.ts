@@ -276,6 +276,30 @@ describe('`fitq logs -f` on a run whose worker is killed with SIGKILL', () => {
 });
 
 describe('a worker that stops answering (SIGSTOP)', () => {
+  it('killed on this machine, has its runs shown as `running (worker not responding)` at once, its lease still running', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const pidFile = join(tempDir(), 'pid');
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60'), resources: 'foo=1' });
+    const runId = runs[0]!.id;
+    // A long lease: it is the dead process that says it, not a missed heartbeat.
+    const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'killed', '--lease', '600']);
+    await waitUntilRunning(client, runId, pidFile);
+    const before = await fitq(['runs'], { queue });
+    expect(before.stdout).toMatch(new RegExp(`${runId}\\s+running\\s+foo=1`));
+
+    victim.process.kill('SIGKILL');
+    await victim.exited;
+    const gone = `not responding \\(its process ${victim.pid} on this machine is gone, last heartbeat \\d+s ago, lease ends in \\d+m\\d+s\\)`;
+    const [table, shown, workers] = await Promise.all([fitq(['runs'], { queue }), fitq(['runs', 'show', runId], { queue }), fitq(['workers'], { queue })]);
+    expect(table.stdout).toMatch(new RegExp(`${runId}\\s+running \\(worker not responding\\)\\s+foo=1\\s.*worker killed ${gone}`));
+    expect(shown.stdout).toMatch(/^status:\s+running \(worker not responding\)$/m);
+    expect(shown.stdout).toMatch(new RegExp(`^reason:\\s+worker killed ${gone}$`, 'm'));
+    expect(workers.stdout.split('\n')[1]).toMatch(new RegExp(`^killed\\s.*\\s${gone}$`));
+    const json = JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as RunRecord[];
+    expect(json[0]).toMatchObject({ id: runId, status: 'running', workerResponding: false });
+  });
+
   it('is shown as not responding by `fitq workers` and its runs as such by `fitq runs`, then reaped once its lease lapses', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
