@@ -130,7 +130,7 @@ export function keepFailedLog(worker: StartedWorker): string {
 }
 
 /** Removes a pidfile if it still names this pid. */
-function removePidfileOf(pidfile: string, pid: number): void {
+export function removePidfileOf(pidfile: string, pid: number): void {
   try {
     if (readFileSync(pidfile, 'utf8').split('\n')[0] === String(pid)) rmSync(pidfile);
   } catch {
@@ -154,16 +154,22 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** Detached workers of this queue on this machine whose process still runs. */
-export function localDetachedWorkers(queue: string): DetachedWorker[] {
+/**
+ * Detached workers of this queue on this machine, by their pidfiles: those
+ * whose process still runs (`live`), and those whose process is gone
+ * (`stale`: it was killed, or the machine restarted, before it could remove
+ * its pidfile).
+ */
+export function localDetachedWorkers(queue: string): { live: DetachedWorker[]; stale: DetachedWorker[] } {
   const dir = stateDir(queue);
   let entries: string[];
   try {
     entries = readdirSync(dir);
   } catch {
-    return [];
+    return { live: [], stale: [] };
   }
-  const workers: DetachedWorker[] = [];
+  const live: DetachedWorker[] = [];
+  const stale: DetachedWorker[] = [];
   for (const entry of entries.filter((file) => file.endsWith('.pid'))) {
     const pidfile = join(dir, entry);
     let text: string;
@@ -174,9 +180,10 @@ export function localDetachedWorkers(queue: string): DetachedWorker[] {
     }
     const [pidText = '', name = '', logFile = ''] = text.split('\n');
     const pid = Number(pidText);
-    if (Number.isInteger(pid) && pid > 0 && name && isRunning(pid)) workers.push({ name, pid, pidfile, logFile });
+    if (!Number.isInteger(pid) || pid <= 0 || !name) continue;
+    (isRunning(pid) ? live : stale).push({ name, pid, pidfile, logFile });
   }
-  return workers;
+  return { live, stale };
 }
 
 /** The last lines of a file, for explaining why a background worker exited. */

@@ -1,5 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { localDetachedWorkers } from '../cli/detach.js';
+import { localDetachedWorkers, removePidfileOf } from '../cli/detach.js';
 import { FitqCommand, inBatches } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
 import { resolveNamespace } from '../queue/client.js';
@@ -34,7 +34,13 @@ export default class Stop extends FitqCommand {
       let names = given;
       if (flags.all) names = (await client.listWorkers()).map((worker) => worker.name);
       else if (names.length === 0) {
-        names = localDetachedWorkers(queue).map((worker) => worker.name);
+        const { live, stale } = localDetachedWorkers(queue);
+        // Left by a worker killed (kill -9) or a machine restarted: not a worker to stop.
+        for (const worker of stale) {
+          removePidfileOf(worker.pidfile, worker.pid);
+          process.stderr.write(`Removed stale pidfile ${worker.pidfile}: worker ${worker.name} (pid ${worker.pid}) is not running\n`);
+        }
+        names = live.map((worker) => worker.name);
         if (names.length === 0) {
           throw new UsageError(`no worker named, and no background worker of queue '${queue}' runs on this machine`);
         }

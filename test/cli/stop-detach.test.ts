@@ -2,7 +2,7 @@
  * `fitq worker --detach` (pidfile, log file) and `fitq stop`, which reaches
  * workers through Redis, whatever machine they run on.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -209,6 +209,24 @@ describe('fitq worker --detach and fitq stop', () => {
     await client.redis.hset(client.keys.worker('deaf').info, 'stopRequested', 'graceful');
     await worker.done;
     expect(messages(logs)).toContain('Stop requested through Redis: letting runs finish');
+  });
+
+  it('`fitq stop` says it skips a pidfile whose worker is gone (killed), and removes it', async () => {
+    const queue = newQueue();
+    const env = { XDG_STATE_HOME: newStateDir() };
+    const dir = join(env.XDG_STATE_HOME, 'fitq', queue);
+    mkdirSync(dir, { recursive: true });
+    // A worker killed with SIGKILL leaves its pidfile: a pid no process has any more.
+    const gone = (await execa('sh', ['-c', 'echo $$'])).stdout.trim();
+    const pidfile = join(dir, 'ghost.pid');
+    writeFileSync(pidfile, `${gone}\nghost\n${join(dir, 'ghost.log')}\n`);
+    const result = await fitq(['stop'], { queue, env });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `Removed stale pidfile ${pidfile}: worker ghost (pid ${gone}) is not running`,
+      `Error: no worker named, and no background worker of queue '${queue}' runs on this machine`,
+    ]);
+    expect(existsSync(pidfile)).toBe(false);
   });
 
   it.each([
