@@ -35,7 +35,8 @@ export default class Worker extends FitqCommand {
     }),
     name: Flags.string({ summary: 'Worker name, unique among live workers. Default: hostname-pid.' }),
     concurrency: Flags.integer({
-      summary: 'Most runs at once; 0 = no limit. Default: no limit with --gpus devices (they limit the runs), else the number of CPU cores.',
+      summary:
+        'Most runs at once; 0 = no limit. Default: with capacity (-r, --gpus) it limits the runs, and of runs that demand nothing at most the number of CPU cores run at once; without, the number of CPU cores.',
     }),
     'run-once': Flags.boolean({ summary: 'Run everything that fits, wait for it, exit when no staged run fits.' }),
     'log-format': Flags.string({ options: ['pretty', 'json'], default: 'pretty', summary: 'Log format.' }),

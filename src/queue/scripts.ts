@@ -377,12 +377,14 @@ export class Scripts {
     policy: ClaimPolicy = 'backfill',
     gpuPlacement: GpuPlacement = 'pack',
     timeLimits: ClaimLimits = {},
+    /** Most runs at once that demand nothing (0 = no limit): capacity bounds the others. */
+    maxBare = 0,
   ): Promise<ClaimResult> {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
       w.devices, this.keys.groups, this.keys.base, token, maxRuns, policy, gpuPlacement,
-      limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs),
+      limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs), maxBare,
     )) as unknown[];
     switch (codeName(reply[0])) {
       case 'ok':

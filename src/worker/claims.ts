@@ -176,7 +176,8 @@ export class ClaimLoop {
     this.inFlight = true;
     const startedAt = observer ? performance.now() : 0;
     try {
-      const result = await scripts.claimRun(options.name, token, options.concurrency, options.policy, options.gpuPlacement, options.timeLimits).catch(
+      const { concurrency, policy, gpuPlacement, timeLimits, bareConcurrency } = options;
+      const result = await scripts.claimRun(options.name, token, concurrency, policy, gpuPlacement, timeLimits, bareConcurrency).catch(
         (error: unknown) => {
           observer?.claimed('error', startedAt);
           throw error;

@@ -28,7 +28,12 @@ export interface WorkerOptions extends ClientOptions {
   resourceSources?: ReadonlyMap<string, string>;
   /** Unique among live workers; default `<hostname>-<pid>`. */
   name?: string;
-  /** Most runs at once; 0 = no limit. Default: no limit with GPU devices, else the number of CPU cores. */
+  /**
+   * Most runs at once; 0 = no limit. Default: with declared capacity
+   * (resources or GPU devices) no limit, as the capacity limits the runs,
+   * except for runs that demand nothing: at most the number of CPU cores of
+   * those; without, the number of CPU cores.
+   */
   concurrency?: number;
   /** Run what fits, wait for those runs, exit when no staged run fits the total capacity. */
   runOnce?: boolean;
@@ -88,7 +93,12 @@ export interface ResolvedWorkerOptions {
   policy: ClaimPolicy;
   gpuPlacement: GpuPlacement;
   name: string;
+  /** Most runs at once (0 = no limit). */
   concurrency: number;
+  /** Most runs at once that demand nothing (0 = no limit): with declared capacity and no --concurrency, the CPU cores. */
+  bareConcurrency: number;
+  /** The worker's first log line says it: "at most 2 runs at once (the CPU cores; --concurrency to change)". */
+  concurrencyText: string;
   runOnce: boolean;
   leaseMs: number;
   killGraceMs: number;
@@ -158,6 +168,34 @@ function resolveTimeLimits(options: WorkerOptions): ClaimLimits {
   return { defaultMs, maxMs };
 }
 
+/**
+ * How many runs at once. Declared capacity (resources, GPU devices) limits
+ * the runs that demand it, so a count limit by CPU cores would leave it
+ * idle (`-r cpu=8` on 2 cores): then only runs that demand nothing are
+ * bounded, by the cores. Without capacity, every run is, by the cores.
+ * `--concurrency` bounds every run.
+ */
+function resolveConcurrency(
+  given: number | undefined,
+  declared: boolean,
+): Pick<ResolvedWorkerOptions, 'concurrency' | 'bareConcurrency' | 'concurrencyText'> {
+  const runs = (count: number) => `${count} run${count === 1 ? '' : 's'}`;
+  if (given !== undefined) {
+    const concurrency = nonNegativeInteger('--concurrency', given);
+    const text = concurrency === 0 ? 'no limit on runs at once (--concurrency 0)' : `at most ${runs(concurrency)} at once (--concurrency)`;
+    return { concurrency, bareConcurrency: 0, concurrencyText: text };
+  }
+  const cores = availableParallelism();
+  if (declared) {
+    return {
+      concurrency: 0,
+      bareConcurrency: cores,
+      concurrencyText: `as many runs at once as its capacity fits, and of runs that demand nothing at most ${cores} (the CPU cores; --concurrency to change)`,
+    };
+  }
+  return { concurrency: cores, bareConcurrency: 0, concurrencyText: `at most ${runs(cores)} at once (the CPU cores; --concurrency to change)` };
+}
+
 /** Validates options; `devices` are the resolved GPU devices (see gpus.ts). */
 export function resolveWorkerOptions(options: WorkerOptions, devices: readonly number[] = []): ResolvedWorkerOptions {
   const declared = toResources(options.resources);
@@ -189,8 +227,7 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     policy,
     gpuPlacement,
     name,
-    // With devices, the devices limit the runs: a CPU-count limit would leave GPUs idle.
-    concurrency: nonNegativeInteger('--concurrency', options.concurrency ?? (devices.length > 0 ? 0 : availableParallelism())),
+    ...resolveConcurrency(options.concurrency, resources.size > 0),
     runOnce: options.runOnce ?? false,
     leaseMs: durationMs('--lease', options.leaseMs ?? 30_000, 300),
     killGraceMs: durationMs('--kill-grace', options.killGraceMs ?? 10_000, 0),

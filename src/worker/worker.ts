@@ -182,7 +182,7 @@ export class FitqWorker {
     );
     const scripts = new Scripts(redis, keys, logMaxLines);
     const registration = registrationFor(options);
-    logger.info(`Starting worker ${options.name}`);
+    logger.info(`Starting worker ${options.name}: ${options.concurrencyText}`);
     const registered = await scripts.registerWorker(registration).catch(async (error: unknown) => {
       await closeRedis(redis);
       await metrics?.server.close();

@@ -2,6 +2,7 @@
  * The scenarios of the seed scheduler, as fitq users see them from the CLI,
  * with real worker processes and real runs.
  */
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { connectClient, FIXTURES, fitq, messages, newQueue, parseJsonLog } from '../support/fitq.js';
 import type { FitqClient } from '../../src/queue/client.js';
@@ -42,7 +43,7 @@ describe('seed scenarios', () => {
     const b = await stage(queue, ['foo=5'], STAMP, '0.5');
     const log = await runWorker(queue, '-r', 'foo=7');
     expect(log).toEqual([
-      'Starting worker w1',
+      `Starting worker w1: as many runs at once as its capacity fits, and of runs that demand nothing at most ${availableParallelism()} (the CPU cores; --concurrency to change)`,
       'Worker resources: foo=7',
       `Scheduling run ${a} (requires foo=5)`,
       `Run ${a} started`,

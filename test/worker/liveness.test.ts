@@ -231,7 +231,7 @@ describe('a worker killed with SIGKILL', () => {
     });
     expect(again.exitCode, again.stderr).toBe(0);
     const againMessages = messages(parseJsonLog(again.stdout));
-    expect(againMessages).toContain('Starting worker victim');
+    expect(againMessages[0]).toMatch(/^Starting worker victim: /);
     expect(againMessages).toContain(`Run ${fresh} completed`);
     expect(againMessages.join('\n')).not.toMatch(/lost its registration/);
     expect(await client.getRun(fresh)).toMatchObject({ status: 'completed', worker: 'victim', epoch: 1 });

@@ -74,6 +74,8 @@
   ARGV[7] maxTimeLimit      ms ("" for none): runs staged with a longer
                             limit are never claimed; one staged without gets
                             the default, else this, as its limit
+  ARGV[8] maxBare   most runs at once that demand nothing (0 = no limit,
+                    as when absent): capacity bounds the others
 
   A run with a time limit (its own or the worker's) records it (`runLimit`,
   ms) and its `deadline` (the claim's time plus the limit, server clock), in
@@ -175,6 +177,7 @@ local view = readClaimView(base, name, {
   worker = workerKey, capacity = capacityKey, free = freeKey, devices = devicesKey,
   workers = workersKey, holds = holdsKey,
 }, clock, spread, readPool(poolCapacityKey, poolUsedKey), limits)
+view.maxBare = tonumber(ARGV[8] or "") or 0
 local stream, ignored = candidateStream(view)
 local decision = decideClaim(view, stream, policy)
 -- What the claim looked past goes (includes/noteDrop.lua): stale and invalid

@@ -1,4 +1,5 @@
 -- @include backfillsByTime
+-- @include bareFull
 -- @include fitsWithin
 -- @include placeInWalk
 -- @include poolHeldFor
@@ -7,9 +8,11 @@
 -- the share of each ({} for none), or nil; and whether it starts only
 -- because it ends before the blocked head could start (backfillsByTime).
 -- It must fit what is free, less what the blocked head holds, unless it
--- ends before the head could start anyway.
+-- ends before the head could start anyway; a run that demands nothing
+-- waits while the worker runs as many such runs as it takes (bareFull).
 local function startsNow(walk, candidate)
   local view = walk.view
+  if bareFull(view, candidate) then return nil end
   if fitsWithin(candidate.own, view.free, walk.held) and
       fitsWithin(candidate.pooled, view.pool.free, (poolHeldFor(walk, candidate))) then
     local placed, share = placeInWalk(walk, candidate)
