@@ -9,7 +9,8 @@ import type { NamespaceKeys } from '../queue/keys.js';
 import { parseRunFields, runDemands } from '../queue/run-record.js';
 import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
 import { armTimeLimit, runTimeLimit } from './time-limit.js';
-import { formatResources, resourcesToJson } from '../resources/spec.js';
+import { formatHumanResources, resourcesToJson } from '../resources/spec.js';
+import { formatTimeLimit } from '../cli/duration.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
 import { startRunProcess, type RunProcess } from './child.js';
@@ -290,7 +291,8 @@ export class Executor {
       run.startedAtMs = performance.now();
       this.ctx.onRunStarted?.();
       const limit = runTimeLimit(run.fields, this.ctx.timeLimits);
-      log.info({ pid: group, ...(devices ? { devices } : {}), ...(limit ? { timeLimitMs: limit.limitMs } : {}) }, `Run ${run.runId} started`);
+      const limitFields = limit ? { timeLimitMs: limit.limitMs, timeLimit: formatTimeLimit(limit.limitMs) } : {};
+      log.info({ pid: group, ...(devices ? { devices } : {}), ...limitFields }, `Run ${run.runId} started`);
       if (limit) {
         const runProcess = run.process;
         run.disarmLimit = armTimeLimit(limit, {
@@ -398,7 +400,7 @@ export class Executor {
   }
 }
 
-/** "a=1 b=2" for logs, or "no resources". */
+/** "gpu=1 mem=8G" for logs, in human units, or "no resources". */
 export function describeDemands(fields: Record<string, string>): string {
-  return formatResources(runDemands(fields)) || 'no resources';
+  return formatHumanResources(runDemands(fields)) || 'no resources';
 }

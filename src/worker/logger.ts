@@ -1,6 +1,9 @@
 /**
  * The worker's logger: one pino root, pretty for people or JSON lines for
- * machines. Messages read like "Run abc123 started"; fields carry the ids.
+ * machines. Messages read like "Run abc123 started"; fields carry the ids
+ * and amounts for machines (JSON). Pretty logs are one line per event: the
+ * message says it all, fields are not repeated under it (a started run's
+ * GPU devices and time limit are added to its line).
  */
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
@@ -20,6 +23,8 @@ export function createLogger(format: LogFormat, level = process.env.FITQ_LOG_LEV
     colorize: process.stdout.isTTY === true,
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'pid,hostname,worker,runId,queue,output',
+    hideObject: true,
+    messageFormat: '{msg}{if devices} on GPU devices {devices}{end}{if timeLimit} (time limit {timeLimit}){end}',
   });
   return pino({ level, base: undefined }, stream);
 }

@@ -15,8 +15,8 @@ import { closeRedis, connectRedis, redactRedisUrl, resolveRedisUrl } from '../qu
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { DEFAULT_LOG_MAX_LINES } from '../queue/logs.js';
 import { Scripts, type WorkerRegistration } from '../queue/scripts.js';
-import { formatMicros } from '../resources/amount.js';
-import { formatResources } from '../resources/spec.js';
+import { formatHumanAmount } from '../resources/amount.js';
+import { formatHumanResources } from '../resources/spec.js';
 import { ClaimLoop } from './claims.js';
 import { watchConnection } from './connection-watch.js';
 import { subscribeEvents } from './events.js';
@@ -198,11 +198,11 @@ export class FitqWorker {
     const keeper = options.reapEscaped ? keeperSupport() : undefined;
     if (keeper && !keeper.ok) logger.warn(`--reap-escaped: processes a run moves out of its session (setsid) may outlive it: killing them ${keeper.why}`);
     if (gpus.whyNone) logger.warn(`--gpus auto found no GPU devices: ${gpus.whyNone}`);
-    logger.info(`Worker resources: ${formatResources(options.resources) || '(none)'}`);
+    logger.info(`Worker resources: ${formatHumanResources(options.resources) || '(none)'}`);
     if (options.devices.length > 0) logger.info(`GPU devices: ${options.devices.join(',')}`);
     for (const [name, amount] of options.resources) {
       const source = input.resourceSources?.get(name);
-      if (source) logger.debug(`Resource ${name}=${formatMicros(amount)} from ${source}`);
+      if (source) logger.debug(`Resource ${name}=${formatHumanAmount(amount)} from ${source}`);
     }
     const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
     const shownUrl = redactRedisUrl(resolveRedisUrl(input.redisUrl));

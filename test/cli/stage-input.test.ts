@@ -36,7 +36,7 @@ describe('fitq stage: words before --', () => {
     const worker = await fitq(['worker', '-r', 'gpu=1', 'mem=8G', '--run-once', '--log-format', 'json'], { queue });
     expect(worker.exitCode, worker.stderr).toBe(0);
     const log = parseJsonLog(worker.stdout).map((entry) => String(entry.msg));
-    expect(log).toContain('Worker resources: gpu=1 mem=8000000000');
+    expect(log).toContain('Worker resources: gpu=1 mem=8G');
     expect(log).toContain(`Run ${run!.id} completed`);
   });
 

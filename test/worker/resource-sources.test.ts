@@ -64,10 +64,10 @@ describe('worker resources from flags, environment and config file', () => {
     const result = await fitq(['worker', '--run-once', '--log-format', 'json', '-r', 'cpu=1'], { queue, env });
     expect(result.exitCode, result.stderr).toBe(0);
     const log = parseJsonLog(result.stdout).map((entry) => String(entry.msg));
-    expect(log).toContain('Worker resources: cpu=1 gpu=2 mem=8000000000');
+    expect(log).toContain('Worker resources: cpu=1 gpu=2 mem=8G');
     expect(log).toContain('Resource cpu=1 from -r/--resources');
     expect(log).toContain(`Resource gpu=2 from config file ${env.FITQ_CONFIG}`);
-    expect(log).toContain('Resource mem=8000000000 from FITQ_RESOURCES__MEM');
+    expect(log).toContain('Resource mem=8G from FITQ_RESOURCES__MEM');
     const bad = await fitq(['worker', '--run-once'], { queue, env: { FITQ_RESOURCES: 'x' } });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr.trim()).toBe("Error: invalid resource spec 'x': expected NAME=VALUE (from FITQ_RESOURCES)");
