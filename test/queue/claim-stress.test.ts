@@ -4,9 +4,13 @@
  * start twice, and no worker's usage may ever exceed its capacity. Checked
  * live, from atomic snapshots of every worker's hashes in Redis, and
  * afterwards by a sweep line over the run records' startedAt/endedAt and over
- * the start/end timestamps the run processes printed themselves.
+ * the start/end timestamps the run processes printed themselves. Runs wait
+ * at a gate until every worker holds some (one at least two, one a resource
+ * fully in use), so the checks always see runs side by side, however slow
+ * the machine; how many overlap beyond that is a matter of speed, printed,
+ * not asserted (see bench/ for speed).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +22,7 @@ import { formatResources, parseResourceSpec, type Resources } from '../../src/re
 import type { FitqWorker } from '../../src/worker/worker.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 import { prng } from '../support/prng.js';
+import { waitFor } from '../support/wait.js';
 
 const RUNS = 520;
 const MAX_DURATION_MS = 160;
@@ -246,6 +251,7 @@ describe('claiming under stress', () => {
       const queue = newQueue();
       const dir = mkdtempSync(join(tmpdir(), 'fitq-stress-'));
       const startsFile = join(dir, 'starts');
+      const gate = join(dir, 'go');
       try {
         const client = await connectClient(queue);
         const sampler = await connectClient(queue);
@@ -284,6 +290,7 @@ describe('claiming under stress', () => {
           const script = [
             `echo "start $(date +%s%3N) $FITQ_RUN_ID $FITQ_WORKER";`,
             `echo "$FITQ_RUN_ID" >> '${startsFile}';`,
+            `while [ ! -e '${gate}' ]; do sleep 0.02; done;`,
             `sleep ${(durationMs / 1000).toFixed(3)};`,
             `echo "end $(date +%s%3N) $FITQ_RUN_ID"`,
           ].join(' ');
@@ -311,6 +318,20 @@ describe('claiming under stress', () => {
         expect(staged.runs).toHaveLength(RUNS);
         expect(staged.warnings).toEqual([]);
         const ids = planned.map((run) => run.id);
+        // Nothing ends before the gate opens: wait until the runs are side by side, then take a snapshot of it.
+        const sideBySide = async () => {
+          const held = await Promise.all(
+            WORKERS.map(async (spec) => {
+              const keys = client.keys.worker(spec.name);
+              const [runs, free] = await Promise.all([client.redis.smembers(keys.runs), client.redis.hgetall(keys.free)]);
+              return { runs: runs.length, full: Object.values(free).some((amount) => parseDecimal(amount) === 0n) };
+            }),
+          );
+          return held.every((worker) => worker.runs >= 1) && held.some((worker) => worker.runs >= 2) && held.some((worker) => worker.full);
+        };
+        await waitFor('every worker to hold runs at the gate, one at least two, one a resource fully in use', sideBySide, 60_000);
+        await sampleWorkers(sampler, capacities, demandsOf, holders, stats);
+        writeFileSync(gate, '');
         let statuses = await readStatuses(client, ids);
         while (!statuses.every((status) => ENDED.has(status)) && Date.now() - t0 < COMPLETION_DEADLINE_MS && stats.violations.length === 0) {
           await new Promise((resolve) => setTimeout(resolve, 50));
@@ -440,19 +461,14 @@ describe('claiming under stress', () => {
         }
         expect(violations, 'capacity or concurrency exceeded').toEqual([]);
 
-        // --- The workload really contended ----------------------------------------
+        // --- The checks saw contention: what the gate guarantees -------------------
         for (const entry of perWorker) expect(entry.runs as number, `${String(entry.worker)} ran something`).toBeGreaterThan(0);
-        // Typically ~1000 overlapping pairs by the records and 60-70 by the
-        // process stamps on an idle 2-core box (a run's reservation also
-        // covers its claim and process start-up); a heavily loaded machine
-        // starts processes so late that few overlap, hence the low bound.
-        expect(recordOverlappingPairs, 'reservations that overlapped on the same worker').toBeGreaterThanOrEqual(300);
-        expect(overlappingPairs, 'processes that overlapped on the same worker').toBeGreaterThanOrEqual(5);
-        expect(recordPeakRuns, 'most reservations at once on one worker').toBeGreaterThanOrEqual(3);
+        expect(recordOverlappingPairs, 'reservations that overlapped on the same worker').toBeGreaterThanOrEqual(1);
+        expect(overlappingPairs, 'processes that overlapped on the same worker').toBeGreaterThanOrEqual(1);
+        expect(recordPeakRuns, 'most reservations at once on one worker').toBeGreaterThanOrEqual(2);
         expect(peakRuns, 'most processes at once on one worker').toBeGreaterThanOrEqual(2);
-        expect(saturated.length, 'worker resources that were fully in use at some instant').toBeGreaterThanOrEqual(5);
-        expect(stats.samples, 'Redis snapshots').toBeGreaterThanOrEqual(20);
-        expect(stats.busySamples, 'snapshots with runs under way').toBeGreaterThanOrEqual(10);
+        expect(saturated.length, 'worker resources that were fully in use at some instant').toBeGreaterThanOrEqual(1);
+        expect(stats.busySamples, 'snapshots with runs under way').toBeGreaterThanOrEqual(1);
         expect(stats.saturatedSamples, 'snapshots with a resource fully in use').toBeGreaterThan(0);
 
         console.info(
