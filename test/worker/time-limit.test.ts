@@ -4,6 +4,9 @@
  * time signal comes ahead of the limit, and a run that ends on it ends by
  * its exit code; a worker's --default-time-limit and --max-time-limit.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, fitq, newQueue } from '../support/fitq.js';
@@ -17,7 +20,7 @@ async function stage(queue: string, args: string[]): Promise<string> {
   return result.stdout.trim();
 }
 
-async function ended(client: FitqClient, runId: string, timeoutMs = 15_000): Promise<RunRecord> {
+async function ended(client: FitqClient, runId: string, timeoutMs = 30_000): Promise<RunRecord> {
   return waitFor(`run ${runId} to end`, async () => {
     const run = await client.getRun(runId);
     return !['staged', 'running'].includes(run.status) && run;
@@ -99,10 +102,13 @@ describe('time limits', () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const none = await stage(queue, ['--', 'sleep', '30']);
-    const own = await stage(queue, ['--time-limit', '1h', '--time-signal', 'USR2@10m', '--', 'sleep', '4']);
+    // It runs until the test has looked at it.
+    const go = join(mkdtempSync(join(tmpdir(), 'fitq-limit-')), 'go');
+    const own = await stage(queue, ['--time-limit', '1h', '--time-signal', 'USR2@10m', '--shell', '--', `while [ ! -e '${go}' ]; do sleep 0.05; done`]);
     spawnCliWorker(queue, ['-r', 'cpu=2', '--kill-grace', '1', '--default-time-limit', '00:00:01', '--max-time-limit', '2h']);
     await waitFor('the run to start', async () => (await client.getRun(own)).status === 'running');
     expect((await fitq(['runs', 'show', own], { queue })).stdout).toMatch(/^limit: {5}1h \(SIGUSR2@10m\), deadline \d\d:\d\d:\d\d$/m);
+    writeFileSync(go, '');
     expect(await ended(client, none)).toMatchObject({ status: 'timeout', reason: 'time limit of 1s reached (killed by signal SIGTERM)', timeLimit: 1000 });
     expect(await ended(client, own)).toMatchObject({ status: 'completed', timeLimit: 3_600_000 });
   });
