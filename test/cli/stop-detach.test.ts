@@ -48,7 +48,9 @@ afterEach(() => {
   for (const dir of stateDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('fitq worker --detach and fitq stop', () => {
+// Each test starts several fitq processes and background workers, many seconds each on a
+// loaded machine: the bound catches a hung test, it does not time the commands.
+describe('fitq worker --detach and fitq stop', { timeout: 300_000 }, () => {
   it('runs a worker in the background with a pidfile and a log; `fitq stop` lets its run finish, then it is gone', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
