@@ -28,7 +28,7 @@ export abstract class HoldCommand extends FitqCommand {
     if (flags.json) this.log(JSON.stringify(results, null, 2));
     else for (const result of results) this.log(result.message);
     // A run refused (not staged) is an error the caller can test for.
-    if (results.some((result) => result.outcome === 'refused')) process.exitCode = 1;
+    if (results.some((result) => result.outcome === 'refused')) this.exit(1);
   }
 
   protected override tooManyWordsMessage(count: number): string {

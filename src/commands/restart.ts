@@ -36,7 +36,7 @@ export default class Restart extends FitqCommand {
     if (!results) return;
     if (flags.json) this.log(JSON.stringify(results, null, 2));
     else for (const result of results) this.log(result.message);
-    if (results.some((result) => result.outcome === 'refused')) process.exitCode = 1;
+    if (results.some((result) => result.outcome === 'refused')) this.exit(1);
   }
 
   protected override tooManyWordsMessage(count: number): string {

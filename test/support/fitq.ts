@@ -14,6 +14,7 @@ import { FitqClient } from '../../src/queue/client.js';
 import { openConnectionCount } from '../../src/queue/connection.js';
 import type { NamespaceKeys } from '../../src/queue/keys.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
+import { runFitqInProcess } from './in-process-cli.js';
 import { FitqWorker, type WorkerOptions } from '../../src/worker/worker.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
@@ -83,8 +84,25 @@ export function cliEnv(queue: string, env: Record<string, string> = {}): Record<
   };
 }
 
-/** Runs `fitq ARGS` as a real process against the test Redis. */
+/**
+ * Runs `fitq ARGS` against the test Redis: the real commands, in this
+ * process (support/in-process-cli.ts), unless the test is about the process
+ * itself (`process: true`): a worker or dashboard, a time zone (Node keeps
+ * one per process), signals.
+ */
 export async function fitq(
+  args: string[],
+  options: { queue: string; env?: Record<string, string>; timeoutMs?: number; input?: string; process?: boolean },
+): Promise<CliResult> {
+  const env = cliEnv(options.queue, options.env);
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const ownProcess = options.process === true || env.TZ !== undefined || ['worker', 'dashboard'].includes(args[0] ?? '');
+  if (!ownProcess) return runFitqInProcess(BIN, args, { env: { ...process.env, ...env }, timeoutMs, ...(options.input === undefined ? {} : { input: options.input }) });
+  return fitqProcess(args, options);
+}
+
+/** Runs `fitq ARGS` as a real process against the test Redis. */
+export async function fitqProcess(
   args: string[],
   options: { queue: string; env?: Record<string, string>; timeoutMs?: number; input?: string },
 ): Promise<CliResult> {
