@@ -95,13 +95,13 @@ describe('fitq dashboard access', () => {
       [['--queue', 'bad name'], "Error: invalid queue name 'bad name': use letters, digits, '.', '_' and '-', starting with a letter or digit (at most 128 characters)"],
     ];
     for (const [args, stderr] of cases) {
-      const result = await fitq(['dashboard', ...args], { queue, timeoutMs: 20_000 });
+      const result = await fitq(['dashboard', ...args], { queue, process: false });
       expect(result.exitCode, args.join(' ')).toBe(2);
       expect(result.stderr, args.join(' ')).toBe(stderr);
     }
     const taken = await startDashboard(queue);
     const port = new URL(taken.origin).port;
-    const busy = await fitq(['dashboard', '--port', port], { queue, timeoutMs: 20_000 });
+    const busy = await fitq(['dashboard', '--port', port], { queue, process: false });
     expect(busy.exitCode).toBe(2);
     expect(busy.stderr).toBe(`Error: cannot serve on '127.0.0.1' port ${port}: the port is in use (give another --port)`);
   });

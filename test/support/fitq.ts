@@ -87,8 +87,9 @@ export function cliEnv(queue: string, env: Record<string, string> = {}): Record<
 /**
  * Runs `fitq ARGS` against the test Redis: the real commands, in this
  * process (support/in-process-cli.ts), unless the test is about the process
- * itself (`process: true`): a worker or dashboard, a time zone (Node keeps
- * one per process), signals.
+ * itself (`process: true`): a worker or dashboard (unless `process: false`:
+ * one refused before it starts), a time zone (Node keeps one per process),
+ * signals.
  */
 export async function fitq(
   args: string[],
@@ -96,7 +97,7 @@ export async function fitq(
 ): Promise<CliResult> {
   const env = cliEnv(options.queue, options.env);
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const ownProcess = options.process === true || env.TZ !== undefined || ['worker', 'dashboard'].includes(args[0] ?? '');
+  const ownProcess = options.process ?? (env.TZ !== undefined || ['worker', 'dashboard'].includes(args[0] ?? ''));
   if (!ownProcess) return runFitqInProcess(BIN, args, { env: { ...process.env, ...env }, timeoutMs, ...(options.input === undefined ? {} : { input: options.input }) });
   return fitqProcess(args, options);
 }
