@@ -1,7 +1,12 @@
 /**
- * Plain-text rendering for the CLI: aligned tables, times and durations.
+ * Plain-text rendering for the CLI: aligned tables, times, durations and warnings.
  */
 import { oneLine } from '../queue/names.js';
+
+/** A warning for the person at the terminal: one line on stderr. */
+export function printWarning(warning: string): void {
+  process.stderr.write(`Warning: ${oneLine(warning)}\n`);
+}
 
 /**
  * Left-aligned columns separated by two spaces; header first. Every cell is
