@@ -45,7 +45,7 @@ export function runDetailRows(run: RunRecord, now = Date.now()): [string, string
     ['reason', run.reason],
     ['retries', run.retries === undefined ? undefined : `${run.restaged ?? 0} of ${run.retries} used`],
     ['re-staged', run.restagedReason],
-    ['begins', run.beginAt === undefined ? undefined : new Date(run.beginAt).toISOString()],
+    ['begins', formatTime(run.beginAt, now) || undefined],
     ['after', run.after?.map((group) => `${group.kind === 'any' ? 'any of ' : ''}${group.ids.join(',')} (after-${group.kind})`).join('; ')],
     ['dependents', run.dependents?.join(',')],
     ['retry', run.retryOnFailure && describeRetry(run.retryOnFailure, run.failures ?? 0)],

@@ -1,16 +1,16 @@
 /**
  * `fitq stage --wait` (stage, then wait until the runs end and exit with
  * their code, as `sbatch --wait`) and `--follow` (print the run's output
- * meanwhile, as `fitq logs -f` does).
+ * meanwhile, as `fitq logs -f` does: LogPrinter).
  */
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../queue/client.js';
-import type { LogEntry } from '../queue/logs.js';
 import { oneLine } from '../queue/names.js';
 import { isEnded, type RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
-import { describeEnd, restagedNote } from './run-end.js';
+import { LogPrinter } from './log-printer.js';
+import { describeEnd } from './run-end.js';
 import { firstFailure, runExitCode, waitExitCode } from './wait-exit.js';
 
 export const stageWaitFlags = {
@@ -36,12 +36,6 @@ export function parseStageWait(flags: { wait?: boolean; follow?: boolean; json?:
   return { follow: flags.follow === true, json: flags.json === true };
 }
 
-/** Prints a log entry as `fitq logs -f` does. */
-function printEntry(entry: LogEntry): void {
-  if (entry.kind === 'restaged') process.stderr.write(`${restagedNote(entry.reason)}\n`);
-  if (entry.kind === 'line') (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
-}
-
 /**
  * Waits for the staged runs (following the one run's output with
  * `follow`); says how each ended on stderr; returns the exit code (130 when
@@ -54,7 +48,7 @@ export async function waitForStaged(client: FitqClient, ids: readonly string[], 
   process.once('SIGTERM', onSignal);
   try {
     if (options.follow) {
-      const run = await client.followLog(ids[0]!, printEntry, abort.signal);
+      const run = await client.followLog(ids[0]!, new LogPrinter(client.logMaxLines).print, abort.signal);
       if (!isEnded(run)) {
         process.stderr.write(`Interrupted: run ${run.id} is ${run.status} (fitq wait ${run.id})\n`);
         return { code: 130, runs: [run] };

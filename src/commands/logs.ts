@@ -1,18 +1,19 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { readLogEntries, type LogEntry } from '../queue/logs.js';
+import { LogPrinter } from '../cli/log-printer.js';
+import { readLogEntries } from '../queue/logs.js';
 import { oneLine } from '../queue/names.js';
 import { isEnded } from '../queue/run-record.js';
-import { describeEnd, followExitCode, FOLLOW_EXIT_CODES, noOutputNote, restagedNote } from '../cli/run-end.js';
+import { describeEnd, followExitCode, FOLLOW_EXIT_CODES, noOutputNote } from '../cli/run-end.js';
 
 /** Entries read per round trip when printing a whole log. */
 const PAGE = 1000;
 
 export default class Logs extends FitqCommand {
-  static override summary = "Print a run's output (stdout and stderr, the last 10,000 lines at least).";
+  static override summary = "Print a run's output (stdout and stderr, its last 10,000 lines).";
   static override description =
     'Lines longer than 16,384 characters were stored in pieces, one per line; bytes that were not UTF-8 are shown as U+FFFD. ' +
-    'A run that has no output because it waits or never started gets a note on stderr saying so. ' +
+    'A run that has no output because it waits or never started gets a note on stderr saying so, and so do lines not stored: how many, and why (a run keeps its last 10,000 lines: --output FILE on fitq stage keeps all of it). ' +
     `With -f the exit code is the run's: 0 completed; failed: its exit code, 128 + the signal number, or 1; ` +
     Object.entries(FOLLOW_EXIT_CODES).map(([status, code]) => `${status} ${code}`).join(', ') + '.';
   static override examples = ['<%= config.bin %> logs 3f2a9c81d0e4', '<%= config.bin %> logs 3f2a9c81d0e4 -f'];
@@ -26,25 +27,19 @@ export default class Logs extends FitqCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Logs);
-    let printedLines = false;
-    const print = (entry: LogEntry) => {
-      if (entry.kind === 'restaged') process.stderr.write(`${restagedNote(entry.reason)}\n`);
-      if (entry.kind !== 'line') return;
-      printedLines = true;
-      (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
-    };
     const ended = await this.withClient(flags, async (client) => {
       const id = await client.resolveRunId(args.id); // an unknown, ambiguous or invalid id is refused
+      const printer = new LogPrinter(client.logMaxLines);
       if (!flags.follow) {
         const run = await client.getRun(id);
         // Page by page, so a huge log is never held whole.
         for (let after = '0'; ; ) {
           const page = await readLogEntries(client.redis, client.keys, id, after, PAGE);
-          page.forEach(print);
+          page.forEach(printer.print);
           if (page.length < PAGE) break;
           after = page[page.length - 1]!.id;
         }
-        const note = noOutputNote(run, printedLines);
+        const note = noOutputNote(run, printer.printedLines);
         if (note) process.stderr.write(`${oneLine(note)}\n`);
         return undefined;
       }
@@ -52,7 +47,7 @@ export default class Logs extends FitqCommand {
       const onSignal = () => abort.abort();
       process.once('SIGINT', onSignal);
       try {
-        const run = await client.followLog(id, print, abort.signal);
+        const run = await client.followLog(id, printer.print, abort.signal);
         return isEnded(run) ? run : undefined; // not ended: interrupted
       } finally {
         process.off('SIGINT', onSignal);

@@ -4,6 +4,7 @@ import { nothingMatched, parseRunSelection, selectInstead, selectionArgs, select
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import { parseTimeLimit } from '../cli/duration.js';
+import { printWarning } from '../cli/format.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
 import { checkChanges, type RunChanges } from '../queue/update.js';
 import { describeUpdate } from '../cli/result-lines.js';
@@ -75,7 +76,7 @@ export default class Update extends FitqCommand {
     if (flags.unlabel !== undefined) changes.unlabel = flags.unlabel;
     if (flags.gpus !== undefined) changes.gpus = flags.gpus === 'none' ? null : flags.gpus;
     const timeLimit = flags['time-limit'];
-    if (timeLimit !== undefined) changes.timeLimit = timeLimit === 'none' ? null : parseTimeLimit('--time-limit', timeLimit);
+    if (timeLimit !== undefined) changes.timeLimit = timeLimit === 'none' ? null : parseTimeLimit('--time-limit', timeLimit, printWarning);
     checkChanges(changes); // refused before connecting
     const secret = cliSecret(flags['secret-file']);
     const results = await this.withClient(

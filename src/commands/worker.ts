@@ -6,6 +6,7 @@ import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
 import { parseTimeLimit } from '../cli/duration.js';
+import { printWarning } from '../cli/format.js';
 import { parsePort } from '../cli/port.js';
 
 /** --default-time-limit and --max-time-limit, in ms. */
@@ -13,7 +14,7 @@ function workerTimeLimits(flags: { 'default-time-limit'?: string | undefined; 'm
   defaultTimeLimitMs?: number;
   maxTimeLimitMs?: number;
 } {
-  const given = (flag: string, text: string | undefined) => (text === undefined ? undefined : parseTimeLimit(flag, text));
+  const given = (flag: string, text: string | undefined) => (text === undefined ? undefined : parseTimeLimit(flag, text, printWarning));
   const defaultTimeLimitMs = given('--default-time-limit', flags['default-time-limit']);
   const maxTimeLimitMs = given('--max-time-limit', flags['max-time-limit']);
   return { ...(defaultTimeLimitMs !== undefined ? { defaultTimeLimitMs } : {}), ...(maxTimeLimitMs !== undefined ? { maxTimeLimitMs } : {}) };
@@ -59,7 +60,7 @@ export default class Worker extends FitqCommand {
     }),
     'kill-grace': Flags.string({ summary: 'Seconds between SIGTERM and SIGKILL when runs are stopped.', default: '10' }),
     'default-time-limit': Flags.string({
-      summary: 'Time limit of runs staged without one (2h, HH:MM:SS, D-HH:MM:SS or seconds).',
+      summary: 'Time limit of runs staged without one (2h, HH:MM:SS, D-HH:MM:SS or seconds, as fitq stage --time-limit).',
     }),
     'max-time-limit': Flags.string({
       summary: 'Never claim runs with a longer time limit; runs staged without one get the default, else this.',

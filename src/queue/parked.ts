@@ -8,6 +8,7 @@
  * words why a parked run waits.
  */
 import { UsageError } from '../errors.js';
+import { formatTime } from '../cli/format.js';
 import { quote, validateRunId } from './names.js';
 
 /**
@@ -127,7 +128,7 @@ export function parkedReason(run: ParkedFields & { id: string }, statusOf: (id: 
     return 'waiting for its dependencies';
   }
   if (run.beginAt !== undefined) {
-    const at = new Date(run.beginAt).toISOString();
+    const at = formatTime(run.beginAt, now);
     return run.beginAt > now ? `begins at ${at}` : `begins at ${at} (due: the next claim starts it)`;
   }
   return undefined;

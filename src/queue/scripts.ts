@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { parseExplainReply, type RunVerdict } from './explain.js';
 import type { NamespaceKeys } from './keys.js';
-import type { LogLine } from './logs.js';
+import type { LogLine, LogPosition } from './logs.js';
 import { parseMetricsReply, type MetricsSnapshot } from './metrics-snapshot.js';
 import { runFields } from './run-record.js';
 import { acceptReply, codeName, luaCodeTable, type ScriptCode } from './script-codes.js';
@@ -434,13 +434,15 @@ export class Scripts {
   /**
    * Appends output lines of a run, unless the claim that produced them has
    * moved on or its worker no longer holds its lease; returns lines written.
+   * With `position`, each line is stored with its number among the lines of
+   * its attempt (see LogPosition).
    */
-  async appendLog(runId: string, worker: string, token: string, epoch: string, lines: readonly LogLine[]): Promise<number> {
+  async appendLog(runId: string, worker: string, token: string, epoch: string, lines: readonly LogLine[], position?: LogPosition): Promise<number> {
     const args: string[] = [];
     for (const { stream, line } of lines) args.push(stream, line);
     const reply = await command(this.redis, 'fitqAppendLog')(
       this.keys.run(runId), this.keys.runLog(runId), this.keys.worker(worker).info, this.keys.workers,
-      worker, token, epoch, this.logMaxLines, ...args,
+      worker, token, epoch, this.logMaxLines, position?.first ?? '', position?.slow ?? 0, position?.refused ?? 0, ...args,
     );
     return Number(reply);
   }

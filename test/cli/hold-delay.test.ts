@@ -90,7 +90,7 @@ describe('fitq stage --delay / --begin', () => {
     expect(staged.exitCode, staged.stderr).toBe(0);
     const [run] = JSON.parse(staged.stdout) as { id: string; stagedAt: number }[];
     const shown = await client.getRun(run!.id);
-    expect(shown.reason).toMatch(/^begins at \d{4}-\d\d-\d\dT/);
+    expect(shown.reason).toMatch(/^begins at (\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d$/); // local time
     expect(await client.redis.zscore(client.keys.queue.key('delayed'), run!.id)).not.toBeNull();
     expect(await client.redis.zcard(client.keys.queue.key('prioritized'))).toBe(0);
     await worker.waitForMessage(`Run ${run!.id} completed`);

@@ -116,6 +116,16 @@ export async function fitqProcess(
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 
+/** `fitq ARGS 2>&1`: stdout and stderr in one pipe, in the order fitq wrote them. */
+export async function fitqMerged(args: string[], options: { queue: string }): Promise<{ exitCode: number; output: string }> {
+  const result = await execa('sh', ['-c', 'node "$FITQ_TEST_BIN" "$@" 2>&1', 'sh', ...args], {
+    env: cliEnv(options.queue, { FITQ_TEST_BIN: BIN }),
+    reject: false,
+    timeout: 60_000,
+  });
+  return { exitCode: result.exitCode ?? -1, output: String(result.stdout) };
+}
+
 /** `fitq runs --columns id,why` as a map of id to its WHY cell. */
 export async function cliWhy(queue: string): Promise<Map<string, string>> {
   const result = await fitq(['runs', '--columns', 'id,why'], { queue });
