@@ -3,9 +3,16 @@
  * recorded (or a run ended without its worker, left in the outbox), it POSTs the run's record (queue/notify.ts: never the run's
  * environment) to the run's --notify URL, else to the namespace's (`fitq
  * notify set`, read at start, when a `notify` event says it changed, and at
- * every poll). Sent in the background with Node's fetch: a slow or failing
+ * every poll).
+ *
+ * The URL is whatever someone who can write to Redis stored, so: a rejected
+ * run (unsigned or altered) never notifies; a URL outside the worker's
+ * targets (notify-allow.ts) or holding credentials is not sent to; redirects
+ * are not followed.
+ *
+ * Sent in the background with Node's fetch: a slow or failing
  * receiver never holds up claims. Each try has a time limit; a failed try
- * (no answer, or a status other than 2xx) is tried again after 1 s, then
+ * (no answer, or a status other than 2xx or 3xx) is tried again after 1 s, then
  * twice as long each time, 5 tries in all, then given up; each failure is
  * logged, with the URL's origin only (a webhook's path or query often holds
  * its secret). A stopping worker waits a short while for notifications on
@@ -17,6 +24,7 @@ import type { NamespaceKeys } from '../queue/keys.js';
 import { NOTIFY_SETTING, notifyPayload } from '../queue/notify.js';
 import { execPipeline } from '../queue/pipeline.js';
 import { parseRunFields, runFields } from '../queue/run-record.js';
+import { notifyRefusal, SIGNED_ONLY, type NotifyTargets } from './notify-allow.js';
 
 /** Tries per notification, and the wait after the first failed one (doubling). */
 export const NOTIFY_TRIES = 5;
@@ -32,6 +40,7 @@ export interface NotifierParts {
   /** The namespace's name, in the payload. */
   queue: string;
   logger: Logger;
+  targets: NotifyTargets;
 }
 
 /** Notifications taken from the outbox per read. */
@@ -48,10 +57,11 @@ function ownUrl(data: unknown): string | undefined {
   }
 }
 
-/** The URL as logs show it: its origin only. */
+/** The URL as logs show it: its origin only (never credentials, path or query). */
 function shown(url: string): string {
   try {
-    return new URL(url).origin;
+    const origin = new URL(url).origin;
+    return origin === 'null' ? '(a URL that is not http(s))' : origin;
   } catch {
     return '(invalid URL)';
   }
@@ -62,6 +72,7 @@ export class Notifier {
   private readonly pending = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   private draining = false;
+  private signedOnlySaid = false;
 
   constructor(private readonly parts: NotifierParts) {}
 
@@ -75,10 +86,17 @@ export class Notifier {
     }
   }
 
-  /** A run's end was recorded: notifies its URL, or the namespace's, if any (in the background). */
-  runEnded(runId: string, ownUrl: string | undefined): void {
+  /** A run ended with `status`: notifies its URL, or the namespace's, if any (in the background). */
+  runEnded(runId: string, status: string, ownUrl: string | undefined): void {
+    // Its worker refused it as unsigned or altered: what it holds is nobody's word.
+    if (status === 'rejected') return;
     const url = ownUrl || this.defaultUrl;
     if (url === undefined || this.stopping.signal.aborted) return;
+    const refusal = notifyRefusal(this.parts.targets, url);
+    if (refusal !== undefined) {
+      this.refuse(runId, url, refusal);
+      return;
+    }
     const sending: Promise<void> = this.send(runId, url).finally(() => this.pending.delete(sending));
     this.pending.add(sending);
   }
@@ -96,8 +114,11 @@ export class Notifier {
       for (;;) {
         const ids = await redis.lpop(keys.notifyOutbox, OUTBOX_BATCH);
         if (!ids || ids.length === 0) return;
-        const data = await execPipeline(ids.reduce((pipeline, id) => pipeline.hget(keys.run(id), 'data'), redis.pipeline()), { wrongTypeAsNull: true });
-        ids.forEach((id, i) => this.runEnded(id, ownUrl(data[i])));
+        const runs = await execPipeline(ids.reduce((pipeline, id) => pipeline.hmget(keys.run(id), 'data', 'status'), redis.pipeline()), { wrongTypeAsNull: true });
+        ids.forEach((id, i) => {
+          const [data, status] = (runs[i] as (string | null)[] | null) ?? [];
+          this.runEnded(id, status ?? '', ownUrl(data));
+        });
       }
     } catch (error) {
       logger.warn({ err: error }, `Could not read the notifications waiting to be sent: ${(error as Error).message}`);
@@ -119,6 +140,17 @@ export class Notifier {
     await Promise.allSettled([...this.pending]);
   }
 
+  private refuse(runId: string, url: string, why: string): void {
+    if (why === SIGNED_ONLY) {
+      // Every run would say so on such a worker: once is enough.
+      if (this.signedOnlySaid) return;
+      this.signedOnlySaid = true;
+      this.parts.logger.warn(`Not notifying ${shown(url)} of run ${runId}: ${why} (said once)`);
+      return;
+    }
+    this.parts.logger.warn({ runId }, `Not notifying ${shown(url)} of run ${runId}: ${why}`);
+  }
+
   private async send(runId: string, url: string): Promise<void> {
     const { redis, keys, queue, logger } = this.parts;
     let body: string;
@@ -137,6 +169,8 @@ export class Notifier {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'user-agent': 'fitq' },
           body,
+          // A redirect would take the run's record (and the worker's network position) wherever the receiver says.
+          redirect: 'manual',
           signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(TRY_TIMEOUT_MS)]),
         });
         await response.body?.cancel().catch(() => {});
@@ -144,11 +178,16 @@ export class Notifier {
           logger.debug({ runId, tries: attempt }, `Notified ${shown(url)} of run ${runId}`);
           return;
         }
+        if (response.status >= 300 && response.status < 400) {
+          logger.warn({ runId, tries: attempt }, `Could not notify ${shown(url)} of run ${runId} (HTTP ${response.status}: redirects are not followed); not tried again`);
+          return;
+        }
         failure = `HTTP ${response.status}`;
       } catch (error) {
         if (this.stopping.signal.aborted) return;
         const cause = (error as Error & { cause?: Error }).cause;
         failure = (error as Error).name === 'TimeoutError' ? `no answer within ${TRY_TIMEOUT_MS / 1000} s` : (cause?.message ?? (error as Error).message);
+        failure = failure.replaceAll(url, shown(url));
       }
       if (attempt >= NOTIFY_TRIES) {
         logger.warn({ runId, tries: attempt }, `Could not notify ${shown(url)} of run ${runId} (${failure}); gave up after ${attempt} tries`);
