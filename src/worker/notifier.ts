@@ -10,16 +10,22 @@
  * targets (notify-allow.ts) or holding credentials is not sent to; redirects
  * are not followed.
  *
- * Sent in the background with Node's fetch: a slow or failing
- * receiver never holds up claims. Each try has a time limit; a failed try
- * (no answer, or a status other than 2xx or 3xx) is tried again after 1 s, then
- * twice as long each time, 5 tries in all, then given up; each failure is
- * logged, with the URL's origin only (a webhook's path or query often holds
- * its secret). A stopping worker waits a short while for notifications on
- * their way, then gives them up, saying how many.
+ * Sent in the background with Node's fetch, bounded: at most `concurrent`
+ * POSTs at once, at most `backlog` notifications held (sending, waiting for
+ * their turn or to be tried again); one beyond that is dropped, the first
+ * of a spell logged and the rest counted. So a slow or failing receiver
+ * never holds up claims or run ends, nor fills the worker's memory or
+ * sockets. The outbox is taken only as far as there is room: the rest waits
+ * in Redis. Each try has a time limit; a failed try (no answer, or a status
+ * other than 2xx or 3xx) is tried again after 1 s, then twice as long each
+ * time, 5 tries in all, then given up; each failure is logged, with the
+ * URL's origin only (a webhook's path or query often holds its secret). A
+ * stopping worker waits a short while for notifications on their way, then
+ * gives them up, saying how many.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { NOTIFY_SETTING, notifyPayload } from '../queue/notify.js';
 import { execPipeline } from '../queue/pipeline.js';
@@ -29,10 +35,35 @@ import { notifyRefusal, SIGNED_ONLY, type NotifyTargets } from './notify-allow.j
 /** Tries per notification, and the wait after the first failed one (doubling). */
 export const NOTIFY_TRIES = 5;
 const FIRST_RETRY_MS = 1000;
-/** Time limit of one try. */
-const TRY_TIMEOUT_MS = 10_000;
+/** The wait after `tries` failed tries. */
+const retryDelayMs = (tries: number) => FIRST_RETRY_MS * 2 ** (tries - 1);
 /** How long a stopping worker waits for notifications still on their way. */
 export const NOTIFY_SHUTDOWN_MS = 3000;
+
+export interface NotifyBounds {
+  /** POSTs on their way at once (and so sockets open to receivers). */
+  concurrent: number;
+  /** Notifications held at once: sending, waiting for their turn, or waiting to be tried again. */
+  backlog: number;
+  /** Time limit of one try, ms. */
+  tryTimeoutMs: number;
+}
+
+export const DEFAULT_NOTIFY_BOUNDS: NotifyBounds = { concurrent: 4, backlog: 100, tryTimeoutMs: 10_000 };
+
+/** The bounds, the defaults where not given; a UsageError for one that is not a whole number of at least 1. */
+export function resolveNotifyBounds(given: Partial<NotifyBounds> = {}): NotifyBounds {
+  const bounds = { ...DEFAULT_NOTIFY_BOUNDS };
+  for (const name of Object.keys(bounds) as (keyof NotifyBounds)[]) {
+    const value = given[name];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) {
+      throw new UsageError(`expected notifyBounds.${name} to be a whole number from 1 to ${2 ** 31 - 1}, got '${value}'`);
+    }
+    bounds[name] = value;
+  }
+  return bounds;
+}
 
 export interface NotifierParts {
   redis: Redis;
@@ -41,9 +72,10 @@ export interface NotifierParts {
   queue: string;
   logger: Logger;
   targets: NotifyTargets;
+  bounds: NotifyBounds;
 }
 
-/** Notifications taken from the outbox per read. */
+/** Notifications taken from the outbox per read, at most. */
 const OUTBOX_BATCH = 100;
 
 /** A run's own --notify URL, from its job data. */
@@ -67,11 +99,29 @@ function shown(url: string): string {
   }
 }
 
+/** A notification held: its run, where it goes, and the tries made. */
+interface Delivery {
+  runId: string;
+  url: string;
+  tries: number;
+}
+
 export class Notifier {
   private defaultUrl: string | undefined;
-  private readonly pending = new Set<Promise<void>>();
+  /** Held: every delivery accepted and not done yet. */
+  private held = 0;
+  /** Outbox entries being read: room kept for them. */
+  private reserved = 0;
+  /** Dropped since the backlog was last empty. */
+  private dropped = 0;
+  private readonly waiting: Delivery[] = [];
+  private readonly sending = new Set<Promise<void>>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private idleWaiters: (() => void)[] = [];
   private readonly stopping = new AbortController();
   private draining = false;
+  /** The outbox was left with entries for lack of room: read it again when there is some. */
+  private outboxBehind = false;
   private signedOnlySaid = false;
 
   constructor(private readonly parts: NotifierParts) {}
@@ -97,24 +147,43 @@ export class Notifier {
       this.refuse(runId, url, refusal);
       return;
     }
-    const sending: Promise<void> = this.send(runId, url).finally(() => this.pending.delete(sending));
-    this.pending.add(sending);
+    if (this.held + this.reserved >= this.parts.bounds.backlog) {
+      this.drop(runId);
+      return;
+    }
+    this.held += 1;
+    this.waiting.push({ runId, url, tries: 0 });
+    this.pump();
   }
 
   /**
    * Sends the notifications of runs that ended without their worker (the
-   * outbox, see notifyOutbox.lua): each taken by one live worker. A worker
-   * that dies sending one loses it (at most once, as for its own runs).
+   * outbox, see notifyOutbox.lua): each taken by one live worker, only as
+   * many as it has room for. A worker that dies sending one loses it (at
+   * most once, as for its own runs).
    */
   async drainOutbox(): Promise<void> {
-    const { redis, keys, logger } = this.parts;
+    const { redis, keys, logger, bounds } = this.parts;
     if (this.draining || this.stopping.signal.aborted) return;
     this.draining = true;
+    this.outboxBehind = false;
+    let reserved = 0;
     try {
       for (;;) {
-        const ids = await redis.lpop(keys.notifyOutbox, OUTBOX_BATCH);
+        const room = Math.min(OUTBOX_BATCH, bounds.backlog - this.held - this.reserved);
+        if (room <= 0) {
+          this.outboxBehind = true;
+          return;
+        }
+        reserved = room;
+        this.reserved += reserved;
+        const ids = await redis.lpop(keys.notifyOutbox, room);
+        const runs = ids && ids.length > 0
+          ? await execPipeline(ids.reduce((pipeline, id) => pipeline.hmget(keys.run(id), 'data', 'status'), redis.pipeline()), { wrongTypeAsNull: true })
+          : [];
+        this.reserved -= reserved;
+        reserved = 0;
         if (!ids || ids.length === 0) return;
-        const runs = await execPipeline(ids.reduce((pipeline, id) => pipeline.hmget(keys.run(id), 'data', 'status'), redis.pipeline()), { wrongTypeAsNull: true });
         ids.forEach((id, i) => {
           const [data, status] = (runs[i] as (string | null)[] | null) ?? [];
           this.runEnded(id, status ?? '', ownUrl(data));
@@ -123,21 +192,25 @@ export class Notifier {
     } catch (error) {
       logger.warn({ err: error }, `Could not read the notifications waiting to be sent: ${(error as Error).message}`);
     } finally {
+      this.reserved -= reserved;
       this.draining = false;
     }
   }
 
   /** Waits up to `boundMs` for notifications on their way, then gives up the rest. */
   async close(boundMs = NOTIFY_SHUTDOWN_MS): Promise<void> {
-    if (this.pending.size > 0) {
+    if (this.held > 0) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...this.pending]), new Promise((resolve) => (timer = setTimeout(resolve, boundMs)))]);
+      await Promise.race([new Promise<void>((resolve) => this.idleWaiters.push(resolve)), new Promise((resolve) => (timer = setTimeout(resolve, boundMs)))]);
       clearTimeout(timer);
     }
-    const left = this.pending.size;
+    const left = this.held;
     this.stopping.abort();
+    this.retryTimers.forEach((timer) => clearTimeout(timer));
+    this.waiting.length = 0;
     if (left > 0) this.parts.logger.warn(`Gave up ${left} notification(s) still on their way: the worker is stopping`);
-    await Promise.allSettled([...this.pending]);
+    await Promise.allSettled([...this.sending]);
+    this.sayDropped();
   }
 
   private refuse(runId: string, url: string, why: string): void {
@@ -151,58 +224,104 @@ export class Notifier {
     this.parts.logger.warn({ runId }, `Not notifying ${shown(url)} of run ${runId}: ${why}`);
   }
 
-  private async send(runId: string, url: string): Promise<void> {
-    const { redis, keys, queue, logger } = this.parts;
+  private drop(runId: string): void {
+    this.dropped += 1;
+    if (this.dropped > 1) return;
+    this.parts.logger.warn(
+      { runId },
+      `Dropped the notification of run ${runId}: ${this.parts.bounds.backlog} notifications are already waiting to be sent (is the receiver slow or down?); further ones are dropped and counted, not logged`,
+    );
+  }
+
+  /** Says how many were dropped since the backlog was last empty, if any. */
+  private sayDropped(): void {
+    if (this.dropped === 0) return;
+    this.parts.logger.warn(`Dropped ${this.dropped} notification(s) in all: ${this.parts.bounds.backlog} were already waiting to be sent`);
+    this.dropped = 0;
+  }
+
+  /** Starts the next deliveries while there is a free slot. */
+  private pump(): void {
+    while (this.sending.size < this.parts.bounds.concurrent && this.waiting.length > 0 && !this.stopping.signal.aborted) {
+      const delivery = this.waiting.shift()!;
+      const sending: Promise<void> = this.tryOnce(delivery).catch(() => false).then((again) => {
+        this.sending.delete(sending);
+        if (again) this.retryLater(delivery);
+        else this.done();
+        this.pump();
+      });
+      this.sending.add(sending);
+    }
+  }
+
+  private retryLater(delivery: Delivery): void {
+    if (this.stopping.signal.aborted) return;
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      this.waiting.push(delivery);
+      this.pump();
+    }, retryDelayMs(delivery.tries));
+    this.retryTimers.add(timer);
+  }
+
+  /** A delivery is done with (sent, given up or refused on the way). */
+  private done(): void {
+    this.held -= 1;
+    if (this.held === 0) {
+      this.sayDropped();
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      waiters.forEach((resolve) => resolve());
+    }
+    if (this.outboxBehind && !this.stopping.signal.aborted) void this.drainOutbox();
+  }
+
+  /** One try; whether to try again later. */
+  private async tryOnce(delivery: Delivery): Promise<boolean> {
+    const { redis, keys, queue, logger, bounds } = this.parts;
+    const { runId, url } = delivery;
+    delivery.tries += 1;
+    const attempt = delivery.tries;
     let body: string;
     try {
       const hash = await redis.hgetall(keys.run(runId));
-      if (!hash.status) return; // removed meanwhile
+      if (!hash.status) return false; // removed meanwhile
       body = JSON.stringify(notifyPayload(queue, parseRunFields(runFields(runId, hash))));
     } catch (error) {
       logger.warn({ runId, err: error }, `Could not notify ${shown(url)} of run ${runId}: reading it failed: ${(error as Error).message}`);
-      return;
+      return false;
     }
-    for (let attempt = 1; ; attempt++) {
-      let failure: string;
-      try {
-        const response = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'user-agent': 'fitq' },
-          body,
-          // A redirect would take the run's record (and the worker's network position) wherever the receiver says.
-          redirect: 'manual',
-          signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(TRY_TIMEOUT_MS)]),
-        });
-        await response.body?.cancel().catch(() => {});
-        if (response.ok) {
-          logger.debug({ runId, tries: attempt }, `Notified ${shown(url)} of run ${runId}`);
-          return;
-        }
-        if (response.status >= 300 && response.status < 400) {
-          logger.warn({ runId, tries: attempt }, `Could not notify ${shown(url)} of run ${runId} (HTTP ${response.status}: redirects are not followed); not tried again`);
-          return;
-        }
-        failure = `HTTP ${response.status}`;
-      } catch (error) {
-        if (this.stopping.signal.aborted) return;
-        const cause = (error as Error & { cause?: Error }).cause;
-        failure = (error as Error).name === 'TimeoutError' ? `no answer within ${TRY_TIMEOUT_MS / 1000} s` : (cause?.message ?? (error as Error).message);
-        failure = failure.replaceAll(url, shown(url));
-      }
-      if (attempt >= NOTIFY_TRIES) {
-        logger.warn({ runId, tries: attempt }, `Could not notify ${shown(url)} of run ${runId} (${failure}); gave up after ${attempt} tries`);
-        return;
-      }
-      const delayMs = FIRST_RETRY_MS * 2 ** (attempt - 1);
-      logger.warn({ runId, try: attempt }, `Could not notify ${shown(url)} of run ${runId} (${failure}); trying again in ${delayMs / 1000} s`);
-      const waited = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(true), delayMs);
-        this.stopping.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve(false);
-        }, { once: true });
+    let failure: string;
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'fitq' },
+        body,
+        // A redirect would take the run's record (and the worker's network position) wherever the receiver says.
+        redirect: 'manual',
+        signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(bounds.tryTimeoutMs)]),
       });
-      if (!waited) return;
+      await response.body?.cancel().catch(() => {});
+      if (response.ok) {
+        logger.debug({ runId, tries: attempt }, `Notified ${shown(url)} of run ${runId}`);
+        return false;
+      }
+      if (response.status >= 300 && response.status < 400) {
+        logger.warn({ runId, tries: attempt }, `Could not notify ${shown(url)} of run ${runId} (HTTP ${response.status}: redirects are not followed); not tried again`);
+        return false;
+      }
+      failure = `HTTP ${response.status}`;
+    } catch (error) {
+      if (this.stopping.signal.aborted) return false;
+      const cause = (error as Error & { cause?: Error }).cause;
+      failure = (error as Error).name === 'TimeoutError' ? `no answer within ${bounds.tryTimeoutMs / 1000} s` : (cause?.message ?? (error as Error).message);
+      failure = failure.replaceAll(url, shown(url));
     }
+    if (attempt >= NOTIFY_TRIES) {
+      logger.warn({ runId, tries: attempt }, `Could not notify ${shown(url)} of run ${runId} (${failure}); gave up after ${attempt} tries`);
+      return false;
+    }
+    logger.warn({ runId, try: attempt }, `Could not notify ${shown(url)} of run ${runId} (${failure}); trying again in ${retryDelayMs(attempt) / 1000} s`);
+    return true;
   }
 }

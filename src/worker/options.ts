@@ -15,6 +15,7 @@ import { secretKey } from '../security/secret.js';
 import { sortResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import type { LogFormat } from './logger.js';
 import { resolveNotifyTargets, type NotifyTargets } from './notify-allow.js';
+import { resolveNotifyBounds, type NotifyBounds } from './notifier.js';
 
 export interface WorkerOptions extends ClientOptions {
   /** Capacity: specs like `"gpu=2 mem=64G"`, or a map of name to amount in millionths. */
@@ -86,6 +87,8 @@ export interface WorkerOptions extends ClientOptions {
    * a secret (notification URLs are not signed).
    */
   notifyAllow?: readonly string[];
+  /** Bounds on notifications on their way (see notifier.ts); the defaults suit any worker. */
+  notifyBounds?: Partial<NotifyBounds>;
 }
 
 export interface ResolvedWorkerOptions {
@@ -110,8 +113,8 @@ export interface ResolvedWorkerOptions {
   secret: Buffer | undefined;
   /** Where to serve the worker's metrics, if anywhere. */
   metrics: { host: string; port: number } | undefined;
-  /** Where its notifications may go. */
-  notify: { targets: NotifyTargets };
+  /** Where its notifications may go, and how many it holds. */
+  notify: { targets: NotifyTargets; bounds: NotifyBounds };
 }
 
 function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'] {
@@ -212,6 +215,6 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     reapEscaped: options.reapEscaped ?? false,
     secret,
     metrics: resolveMetrics(options),
-    notify: { targets: resolveNotifyTargets(options.notifyAllow, secret !== undefined) },
+    notify: { targets: resolveNotifyTargets(options.notifyAllow, secret !== undefined), bounds: resolveNotifyBounds(options.notifyBounds) },
   };
 }

@@ -223,7 +223,8 @@ export class FitqWorker {
     }, this.options.pollIntervalMs);
     void this.heartbeat.beat();
     void this.reconciler.reconcile();
-    void this.notifier.refreshDefault();
+    // Runs that ended while no worker was live may be waiting in the outbox.
+    void this.notifier.refreshDefault().then(() => this.notifier.drainOutbox());
     this.claims.wake();
   }
 
