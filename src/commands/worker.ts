@@ -84,6 +84,12 @@ export default class Worker extends FitqCommand {
       description: 'The namespace-wide metrics (runs, capacity, pools) are served by `fitq dashboard` at /metrics. See docs/metrics.md.',
     }),
     'metrics-host': Flags.string({ summary: 'With --metrics-port: the address to bind. Default 127.0.0.1 (this machine only).' }),
+    'notify-allow': Flags.string({
+      multiple: true,
+      summary: 'Send notifications only to URLs under this one: the same scheme, host and port, and its path or below (repeatable).',
+      description:
+        'Default: any http(s) URL, but none on a worker that requires signed runs: notification URLs are not signed, so whoever can write to Redis chooses them. See docs/lifecycle.md, "Notifications".',
+    }),
     detach: Flags.boolean({
       summary: 'Run in the background: return once the worker has registered; its log and pidfile go to the state directory.',
       description: 'State directory: FITQ_STATE_DIR, else $XDG_STATE_HOME/fitq, else ~/.local/state/fitq; one folder per queue. Stop it with `fitq stop`.',
@@ -131,6 +137,7 @@ export default class Worker extends FitqCommand {
       redisTlsFiles: { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] },
       ...(metricsPort === undefined ? {} : { metricsPort }),
       ...(flags['metrics-host'] === undefined ? {} : { metricsHost: flags['metrics-host'] }),
+      ...(flags['notify-allow'] === undefined ? {} : { notifyAllow: flags['notify-allow'] }),
     }));
     adoptOwnDetachedFiles(worker.name, queueName(flags.queue));
     removePidfileOnExit(worker.name, queueName(flags.queue));
