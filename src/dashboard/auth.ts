@@ -12,6 +12,7 @@ import { html } from 'hono/html';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import type { DashboardEnv } from './context.js';
+import { plainPage } from './plain-page.js';
 
 export const TOKEN_COOKIE = 'fitq_dashboard_token';
 export const TOKEN_ENV = 'FITQ_DASHBOARD_TOKEN';
@@ -73,10 +74,7 @@ function refused(c: Context, wrong: boolean): Response | Promise<Response> {
   c.header('Cache-Control', 'no-store');
   const why = wrong ? 'The token given is not this dashboard\'s.' : 'This dashboard needs its token.';
   return c.html(
-    html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>fitq dashboard: token required</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;margin:15vh auto;max-width:32rem;padding:0 1rem;color:#1f2933}code{background:#eef1f5;padding:.1rem .3rem;border-radius:4px}</style></head>
-<body><h1 data-testid="unauthorized">401: token required</h1><p>${why}</p><p>Open the address with <code>?token=…</code> (as given to <code>fitq dashboard --token</code> or in <code>${TOKEN_ENV}</code>), or send <code>Authorization: Bearer …</code>.</p></body></html>`,
+    plainPage('token required', 'unauthorized', '401: token required', html`<p>${why}</p><p>Open the address with <code>?token=…</code> (as given to <code>fitq dashboard --token</code> or in <code>${TOKEN_ENV}</code>), or send <code>Authorization: Bearer …</code>.</p>`),
     401,
   );
 }

@@ -6,6 +6,7 @@
 import { UsageError } from '../errors.js';
 import { FitqClient, resolveNamespace, type ClientOptions } from '../queue/client.js';
 import { quote } from '../queue/names.js';
+import { hostRule, type HostRule } from './host-check.js';
 import { LiveFeed } from './live.js';
 
 export interface DashboardContext {
@@ -15,6 +16,8 @@ export interface DashboardContext {
   allowActions: boolean;
   /** Required on every request and stream when set (auth.ts). */
   token?: string;
+  /** The hosts requests may name (host-check.ts). */
+  hosts: HostRule;
   /** Fitq's events of every namespace, fanned out to /events; absent, /events only keeps streams open. */
   live?: LiveFeed;
   /** What the app opened beside the clients (Bull Board's queues), closed first. */
@@ -31,6 +34,8 @@ export interface DashboardContextOptions {
   queues: readonly string[];
   allowActions: boolean;
   token?: string | undefined;
+  /** The hosts requests may name; default: loopback names only. */
+  hosts?: HostRule | undefined;
 }
 
 /** Connects a client per namespace and starts the live feed; close with closeDashboardContext. */
@@ -50,7 +55,8 @@ export async function createDashboardContext(options: DashboardContextOptions): 
       connected = true;
     }
     const live = await LiveFeed.start(quiet, [...clients.values()].map((client) => client.keys));
-    return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), live, closers: [] };
+    const hosts = options.hosts ?? hostRule('127.0.0.1', []);
+    return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), hosts, live, closers: [] };
   } catch (error) {
     await Promise.all([...clients.values()].map((client) => client.close()));
     throw error;
