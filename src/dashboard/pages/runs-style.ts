@@ -150,7 +150,9 @@ const RUN_PAGE_JS = String.raw`(() => {
     setState('error', String(data(event).text));
   });
   source.addEventListener('error', () => {
-    if (source.readyState !== EventSource.CLOSED) setState('reconnecting', 'reconnecting…');
+    // Closed: the dashboard answered with a refusal (too many streams open), which a browser does not ask again.
+    if (source.readyState === EventSource.CLOSED) setState('error', 'not following: stream refused (reload to try again)');
+    else setState('reconnecting', 'reconnecting…');
   });
 })();
 `;
