@@ -11,6 +11,7 @@ export const RUNS_STYLESHEET = html`<link rel="stylesheet" href="/assets/runs.cs
 export const RUN_PAGE_SCRIPT = html`<script src="/assets/run-page.js" defer></script>`;
 
 const RUNS_CSS = String.raw`
+.pager { display: flex; flex-wrap: wrap; gap: .4rem 1rem; align-items: baseline; margin: 0 0 .6rem; }
 .filters { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: flex-end; margin-bottom: 1rem; }
 .filters label { display: flex; flex-direction: column; font-size: .8rem; color: var(--muted); gap: .15rem; }
 .filters label.grow { flex: 1 1 12rem; }
