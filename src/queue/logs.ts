@@ -49,7 +49,8 @@ export type LogEntry = { id: string } & (
   | { kind: 'restaged'; reason: string }
 );
 
-function toEntry(id: string, flat: string[]): LogEntry {
+/** A log stream entry (its id and fields, as XRANGE and XREAD give them) as a LogEntry. */
+export function parseLogEntry(id: string, flat: string[]): LogEntry {
   const fields: Record<string, string> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
   if (fields.event === 'end') return { id, kind: 'end', status: fields.status ?? '' };
@@ -144,7 +145,7 @@ export async function readLogEntries(
   }
   for (const entry of stream) byId.set(entry[0], entry);
   const entries = [...byId.values()].sort(([a], [b]) => (isAfter(a, b) ? 1 : isAfter(b, a) ? -1 : 0));
-  return entries.slice(0, count).map(([id, flat]) => toEntry(id, flat));
+  return entries.slice(0, count).map(([id, flat]) => parseLogEntry(id, flat));
 }
 
 /** The id of the last entry of the queue's event stream ("0-0" if it has none): where waitLogEntries starts. */
@@ -181,7 +182,7 @@ export async function waitLogEntries(
   const wait: LogWait = { entries: [], eventsAfter, runEvent: false };
   for (const [key, entries] of reply ?? []) {
     if (key === logKey) {
-      wait.entries = entries.map(([id, flat]) => toEntry(id, flat));
+      wait.entries = entries.map(([id, flat]) => parseLogEntry(id, flat));
       continue;
     }
     for (const [id, flat] of entries) {
