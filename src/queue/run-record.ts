@@ -115,6 +115,24 @@ export interface RunAttempt {
   reason?: string;
 }
 
+/**
+ * Every attempt of a run, oldest first: the earlier ones (its restart and
+ * retry history), then the current one once it started or ended, as the
+ * history records attempts.
+ */
+export function everyAttempt(run: RunRecord): RunAttempt[] {
+  const earlier = run.attempts ?? [];
+  if (run.startedAt === undefined && run.endedAt === undefined) return [...earlier];
+  const current: RunAttempt = { attempt: (earlier[earlier.length - 1]?.attempt ?? earlier.length) + 1, status: run.status };
+  if (run.worker !== undefined) current.worker = run.worker;
+  if (run.startedAt !== undefined) current.startedAt = run.startedAt;
+  if (run.endedAt !== undefined) current.endedAt = run.endedAt;
+  if (run.exitCode !== undefined) current.exitCode = run.exitCode;
+  if (run.signal !== undefined) current.signal = run.signal;
+  if (run.reason !== undefined && run.status !== 'running') current.reason = run.reason;
+  return [...earlier, current];
+}
+
 /** Which runs to list, cancel or remove: every given condition must hold. */
 export interface RunFilter {
   /** Any of these statuses (none given: any status). */
