@@ -10,7 +10,7 @@
  */
 import { LIFECYCLE_DATA_KEYS, type Dependency, type RetryPolicy } from './parked.js';
 import type { StoredOutputFiles } from './output-files.js';
-import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
+import { withoutArrayLimits } from './sweep.js';
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Resources } from '../resources/spec.js';
 
 /**
@@ -254,14 +254,19 @@ export function runDemands(fields: Record<string, string>): Resources {
   return parseStoredResources(fields.resources);
 }
 
+/** Demands as people read them, in human units ("gpu=1 mem=8G"): never an array's limit (withoutArrayLimits). */
+export function formatDemands(demands: Resources): string {
+  return formatHumanResources(withoutArrayLimits(demands));
+}
+
 /**
  * The demands as typed (the `requires` field), if they still say exactly what
  * `resources` holds: the typed text is not signed, so an altered one is never
- * shown. Otherwise the amounts in human units.
+ * shown. Otherwise the amounts in human units (formatDemands).
  */
 function requiresText(fields: Record<string, string>, stored: Resources): string {
   // An array's limit is a demand of its own pool resource, not one typed: not shown.
-  const demands = fields.array ? new Map([...stored].filter(([name]) => name !== `${ARRAY_RESOURCE_PREFIX}${fields.array}`)) : stored;
+  const demands = withoutArrayLimits(stored);
   const typed = fields.requires;
   if (typed) {
     try {
@@ -270,7 +275,7 @@ function requiresText(fields: Record<string, string>, stored: Resources): string
       // not a spec: fall through to the stored amounts
     }
   }
-  return formatHumanResources(demands);
+  return formatDemands(demands);
 }
 
 function optionalNumber(value: string | undefined): number | undefined {
