@@ -47,7 +47,7 @@ export function runDetailRows(run: RunRecord, now = Date.now()): [string, string
     ['retries', run.retries === undefined ? undefined : `${run.restaged ?? 0} of ${run.retries} used`],
     ['re-staged', run.restagedReason],
     ['begins', run.beginAt === undefined ? undefined : new Date(run.beginAt).toISOString()],
-    ['after', run.after?.map((group) => `${group.kind === 'any' ? 'any of ' : ''}${group.ids.join(',')} (after-${group.kind})`).join('; ')],
+    ['after', run.after?.map((group) => `${group.kind === 'any' ? 'any of ' : ''}${[...group.ids, ...(group.arrays ?? []).map((array) => `array ${array}`)].join(',')} (after-${group.kind})`).join('; ')],
     ['dependents', run.dependents?.join(',')],
     ['retry', run.retryOnFailure && describeRetry(run.retryOnFailure, run.failures ?? 0)],
     ['restarted', run.restarted?.toString()],

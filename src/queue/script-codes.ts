@@ -45,6 +45,8 @@ export const SCRIPT_CODES = {
   unknownDependency: -31,
   /** stageRuns: a dependency on the run itself or on one staged after it in the same call: a cycle (the value). */
   dependencyCycle: -32,
+  /** stageRuns: a dependency on a whole array (`--after ARRAY`) that has no run, or none fitq counts (the array id). */
+  unknownArrayDependency: -33,
 } as const;
 
 export type ScriptCode = keyof typeof SCRIPT_CODES;
@@ -101,6 +103,8 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
       );
     case 'unknownDependency':
       return new RefusedError(name, `unknown run ${quote(text)} in a dependency (--after): nothing was staged`);
+    case 'unknownArrayDependency':
+      return new RefusedError(name, `unknown array ${quote(text)} in a dependency (--after): nothing was staged`);
     case 'dependencyCycle':
       return new RefusedError(name, `dependency on ${quote(text)} would make a cycle (a run cannot wait for itself or for a run staged after it): nothing was staged`);
     case 'batchExpired':
