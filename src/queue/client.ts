@@ -7,7 +7,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { poolResources, readPool, stagedResourceNames, type PoolResource } from './pools.js';
+import { listPool, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
@@ -35,7 +35,7 @@ import { dependencyArrays, parkedReason } from './parked.js';
 import { readArrayTallies } from './array-tally.js';
 import { restartRuns, type RestartResult } from './restart.js';
 import type { RunAttempt } from './run-record.js';
-import { ARRAY_RESOURCE_PREFIX, prepareArray } from './sweep.js';
+import { prepareArray } from './sweep.js';
 import { whyWaiting } from './why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
 import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
@@ -345,23 +345,19 @@ export class FitqClient {
     return this.listPool();
   }
 
-  /** Removes pool resources; runs holding some keep it until they end. */
+  /**
+   * Removes pool resources; runs holding some keep it until they end. An
+   * array's limit only once the array has no staged or running runs (they
+   * would never start without it).
+   */
   async removePool(names: readonly string[]): Promise<void> {
     if (names.length === 0) throw new UsageError('name the pool resources to remove');
-    // An array's limit goes with its runs: removed, they would wait for ever.
-    const arrays = await this.redis.hgetall(this.keys.arrays).catch(() => ({}) as Record<string, string>);
-    const limit = names.find((name) => name.startsWith(ARRAY_RESOURCE_PREFIX) && Object.hasOwn(arrays, name.slice(ARRAY_RESOURCE_PREFIX.length)));
-    if (limit !== undefined) {
-      const array = limit.slice(ARRAY_RESOURCE_PREFIX.length);
-      throw new UsageError(`${quote(limit)} is the limit of array ${array}: it goes with the array's runs (fitq runs rm --array ${array}); change it with fitq pool set ${limit}=N`);
-    }
     await this.scripts.setPool('remove', [...names]);
   }
 
-  /** The pool's resources with capacity and current use (arrays' limits while they have staged or running runs). */
+  /** The pool's resources with capacity and current use; arrays' limits with how their runs stand. */
   async listPool(): Promise<PoolResource[]> {
-    const [pool, active] = await Promise.all([readPool(this.redis, this.keys), stagedResourceNames(this.redis, this.keys)]);
-    return poolResources(pool, active);
+    return listPool(this.redis, this.keys);
   }
 
   /**

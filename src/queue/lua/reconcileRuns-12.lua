@@ -96,6 +96,7 @@
 -- @include settlePendingDependents
 -- @include tallyState
 -- @include tallyArrayRun
+-- @include restoreArrayLimit
 local idsKey = KEYS[1]
 local stateKey = KEYS[2]
 local eventsKey = KEYS[3]
@@ -242,6 +243,7 @@ local function restageRetried(runId, status)
   -- Open again in its array's tally: the runs waiting for the array are judged again.
   local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")
   if arrayCause then redis.call("HSET", base .. "dependents-pending", arrayCause, "0") end
+  restoreArrayLimit(base, runId)
   local reason = "retried from BullMQ (it was " .. status .. ")"
   unpackLog(base, runId, logMaxLines)
   redis.call("XADD", key .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged", "reason", reason)

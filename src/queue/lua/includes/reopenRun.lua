@@ -8,6 +8,7 @@
 -- @include cancelParkedRun
 -- @include tallyState
 -- @include tallyArrayRun
+-- @include restoreArrayLimit
 
 -- Stages an ended run again (`fitq restart`), as a fresh attempt with the
 -- same id, command, demands and labels, at its original place in the order
@@ -31,6 +32,7 @@ local function reopenRun(base, runId, now, logMaxLines)
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "restarted", 1)
   local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")
+  restoreArrayLimit(base, runId)
   unpackLog(base, runId, logMaxLines)
   redis.call("XADD", key .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged",
     "reason", "restarted (it was " .. status .. ")")
