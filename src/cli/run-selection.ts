@@ -3,7 +3,9 @@
  * (and hold, release, restart, update) select runs.
  *
  * - positional run ids, or unique prefixes of them (an unknown or ambiguous
- *   one is refused, exit 2, and nothing is touched);
+ *   one is refused, exit 2, and nothing is touched), and `@`/`@~N`: every
+ *   run the last (the Nth before) `fitq stage` staged from this shell
+ *   (last-staged.ts), an array's as they are now;
  * - `--status S` (repeatable or comma-separated: any of them),
  *   `--label K=V` (repeatable: all must match), `--array ID` (an array id
  *   or a unique prefix of one; unknown: exit 2): every one given must hold;
@@ -37,9 +39,10 @@ import type { FitqClient } from '../queue/client.js';
 import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
 import { renderTable } from './format.js';
 import { inBatches, parseKeyValues } from './base-command.js';
+import { isShorthand, shorthandRuns } from './last-staged.js';
 import { runTable } from './run-table.js';
 
-export const selectionArgs = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
+export const selectionArgs = { ids: Args.string({ description: 'Run ids, or unique prefixes of them; @ for the runs last staged from this shell, @~N for the Nth staging before.' }) };
 
 export const selectionFlags = {
   status: Flags.string({
@@ -97,9 +100,19 @@ export function parseRunSelection(
   return { refs: [...argv], filter, dryRun: flags['dry-run'] === true, verb: options.verb, described };
 }
 
-/** The runs a selection names and matches (see FitqClient.selectRunRecords). */
-export function selectRuns(client: FitqClient, selection: RunSelection): Promise<RunRecord[]> {
-  return client.selectRunRecords(selection.refs, selection.filter);
+/** The runs a selection names and matches (see FitqClient.selectRunRecords); `@` names what this shell staged. */
+export async function selectRuns(client: FitqClient, selection: RunSelection): Promise<RunRecord[]> {
+  const refs: string[] = [];
+  for (const ref of selection.refs) {
+    if (!isShorthand(ref)) {
+      refs.push(ref);
+      continue;
+    }
+    const { ids, arrays } = shorthandRuns(ref, client.keys.base);
+    refs.push(...ids);
+    for (const array of arrays) refs.push(...(await client.selectRunIds([], { array })));
+  }
+  return client.selectRunRecords(refs, selection.filter);
 }
 
 /**

@@ -122,10 +122,10 @@ export default class Stage extends FitqCommand {
     const result = await this.withClient(
       flags,
       async (client) => {
-        // `@` names the last run staged from this shell, in this namespace.
+        // `@` names the runs last staged from this shell, in this namespace: an array as a whole.
         const lifecycle = parseLifecycleFlags(flags, client.keys.base);
         const staged = await client.stage(requests.map((request) => ({ ...request, ...lifecycle })));
-        rememberStaged(client.keys.base, staged.runs.map((run) => run.id));
+        rememberStaged(client.keys.base, staged.runs.map((run) => run.id), staged.runs[0]?.array);
         return staged;
       },
       { secret },

@@ -7,7 +7,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { poolResources, readPool, stagedResourceNames, type PoolResource } from './pools.js';
+import { listPool, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
@@ -31,10 +31,11 @@ import { prepareRuns, runShape, type PreparedRun, type StageRequest } from './st
 import { updateRuns, type RunChanges, type UpdateOptions, type UpdateResult } from './update.js';
 import { dependentsOf, resolveDependencies } from './dependencies.js';
 import { setHeld, type HoldResult } from './hold.js';
-import { parkedReason } from './parked.js';
+import { dependencyArrays, parkedReason } from './parked.js';
+import { readArrayTallies } from './array-tally.js';
 import { restartRuns, type RestartResult } from './restart.js';
 import type { RunAttempt } from './run-record.js';
-import { ARRAY_RESOURCE_PREFIX, prepareArray } from './sweep.js';
+import { prepareArray } from './sweep.js';
 import { whyWaiting } from './why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
 import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
@@ -220,7 +221,7 @@ export class FitqClient {
    */
   async stage(requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
     const given = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
-    const list = await resolveDependencies(this, given);
+    const list = await resolveDependencies(this, this.scripts, given);
     const prepared = list.flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })));
     const runs = signRuns(prepared, this.keys.base, secretKey(this.options.secret));
     const ids = new Set<string>();
@@ -344,23 +345,19 @@ export class FitqClient {
     return this.listPool();
   }
 
-  /** Removes pool resources; runs holding some keep it until they end. */
+  /**
+   * Removes pool resources; runs holding some keep it until they end. An
+   * array's limit only once the array has no staged or running runs (they
+   * would never start without it).
+   */
   async removePool(names: readonly string[]): Promise<void> {
     if (names.length === 0) throw new UsageError('name the pool resources to remove');
-    // An array's limit goes with its runs: removed, they would wait for ever.
-    const arrays = await this.redis.hgetall(this.keys.arrays).catch(() => ({}) as Record<string, string>);
-    const limit = names.find((name) => name.startsWith(ARRAY_RESOURCE_PREFIX) && Object.hasOwn(arrays, name.slice(ARRAY_RESOURCE_PREFIX.length)));
-    if (limit !== undefined) {
-      const array = limit.slice(ARRAY_RESOURCE_PREFIX.length);
-      throw new UsageError(`${quote(limit)} is the limit of array ${array}: it goes with the array's runs (fitq runs rm --array ${array}); change it with fitq pool set ${limit}=N`);
-    }
     await this.scripts.setPool('remove', [...names]);
   }
 
-  /** The pool's resources with capacity and current use (arrays' limits while they have staged or running runs). */
+  /** The pool's resources with capacity and current use; arrays' limits with how their runs stand. */
   async listPool(): Promise<PoolResource[]> {
-    const [pool, active] = await Promise.all([readPool(this.redis, this.keys), stagedResourceNames(this.redis, this.keys)]);
-    return poolResources(pool, active);
+    return listPool(this.redis, this.keys);
   }
 
   /**
@@ -498,9 +495,10 @@ export class FitqClient {
       const waiting = dependents.get(run.id);
       return waiting ? { ...run, dependents: waiting } : run;
     });
+    const tallies = await readArrayTallies(this.redis, this.keys, runs.flatMap((run) => (run.waitingForDependencies ? dependencyArrays(run.after) : [])));
     // Parked runs (held, not begun, waiting for dependencies) say why; every other staged run is explained in one script call.
     const parked = new Map(runs.flatMap((run) => {
-      const reason = run.status === 'staged' || run.status === 'held' ? parkedReason(run, (id) => statuses.get(id)) : undefined;
+      const reason = run.status === 'staged' || run.status === 'held' ? parkedReason(run, (id) => statuses.get(id), (array) => tallies.get(array)) : undefined;
       return reason === undefined ? [] : [[run.id, reason] as const];
     }));
     const staged = runs.filter((run) => run.status === 'staged' && !parked.has(run.id)).map((run) => run.id);
@@ -584,7 +582,8 @@ export class FitqClient {
     if (run.status === 'staged' || run.status === 'held') {
       const deps = [...new Set((run.after ?? []).flatMap((group) => group.ids))];
       const statuses = new Map((await this.getRuns(deps)).map(({ run: dep }) => [dep.id, dep.status as string]));
-      const reason = parkedReason(run, (id) => statuses.get(id));
+      const tallies = await readArrayTallies(this.redis, this.keys, dependencyArrays(run.after));
+      const reason = parkedReason(run, (id) => statuses.get(id), (array) => tallies.get(array));
       if (reason !== undefined) return { ...run, reason };
     }
     if (run.status !== 'staged') return run;
@@ -593,12 +592,12 @@ export class FitqClient {
     return this.withWaitReason(run, [], verdict);
   }
 
-  /** A run with the runs that wait for it and its earlier attempts, read in one round trip. */
+  /** A run with the runs that wait for it (or for its whole array) and its earlier attempts, read in one round trip. */
   private async withHistory(run: RunRecord): Promise<RunRecord> {
     const pipeline = this.redis.pipeline();
-    pipeline.smembers(this.keys.dependents(run.id));
     pipeline.lrange(this.keys.runAttempts(run.id), 0, -1);
-    const [dependents, attempts] = (await execPipeline(pipeline, { wrongTypeAsNull: true })) as [string[] | null, string[] | null];
+    pipeline.sunion(this.keys.dependents(run.id), ...(run.array === undefined ? [] : [this.keys.arrayDependents(run.array)]));
+    const [attempts, dependents] = (await execPipeline(pipeline, { wrongTypeAsNull: true })) as [string[] | null, string[] | null];
     const parsed = (attempts ?? []).flatMap((text) => {
       try {
         return [JSON.parse(text) as RunAttempt];

@@ -11,7 +11,7 @@ export interface Shortfall {
   resource: string;
   need: bigint;
   have: bigint;
-  /** The whole capacity, where the verdict gives it (poolShort). */
+  /** The whole capacity, where the verdict gives it (poolShort, poolHeld). */
   capacity?: bigint;
 }
 
@@ -167,7 +167,7 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
         break;
       case 'poolHeld':
         worker.poolHeld ??= { runId: args[0]!, worker: args[1]!, needs: [] };
-        worker.poolHeld.needs.push(shortfall(args, 2));
+        worker.poolHeld.needs.push({ ...shortfall(args, 2), ...(args[5] === undefined ? {} : { capacity: parseDecimal(args[5]) }) });
         break;
     }
   }

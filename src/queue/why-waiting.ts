@@ -4,8 +4,8 @@
  * for every live worker by the claim's own policy. Only formats.
  */
 import { formatTimeLimit } from '../cli/duration.js';
-import { formatHumanAmount } from '../resources/amount.js';
-import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
+import { formatHumanAmount, MICROS_PER_UNIT } from '../resources/amount.js';
+import { ARRAY_RESOURCE_PREFIX, arrayOfLimit } from './sweep.js';
 import type { HeldDevices, RunVerdict, Shortfall, WorkerVerdict } from './explain.js';
 
 export interface WaitVerdict {
@@ -80,6 +80,25 @@ function shadowNote(worker: WorkerVerdict): string {
 }
 
 /**
+ * A run its array's limit (the pool resource `array.<id>`) holds back, in
+ * the array's words, never the resource's: `waiting for array ID (R of N
+ * running)`, and who keeps the free share when an older run of the array
+ * is held for (`keptFor`).
+ */
+function arrayWait(limit: Shortfall, keptFor?: { runId: string; worker: string }): WaitVerdict {
+  const array = arrayOfLimit(limit.resource)!;
+  const { capacity, have: free } = limit;
+  if (capacity === undefined) return waits(`waiting for array ${array}`);
+  if (capacity < limit.need) {
+    return waits(`waiting for array ${array} (its limit is ${shown(capacity)}: fitq pool set ${ARRAY_RESOURCE_PREFIX}${array}=N lets its runs start)`);
+  }
+  const kept = keptFor ? `, the ${free === MICROS_PER_UNIT ? 'free one' : `${shown(free)} free`} kept for older run ${keptFor.runId} on ${keptFor.worker}` : '';
+  return waits(`waiting for array ${array} (${shown(capacity - free)} of ${formatHumanAmount(capacity)} running${kept})`);
+}
+
+const isArrayLimit = ({ resource }: Shortfall): boolean => arrayOfLimit(resource) !== undefined;
+
+/**
  * What keeps the run off a worker whose capacity it fits, most telling
  * first; undefined when nothing does.
  */
@@ -117,7 +136,9 @@ export function whyWaiting(verdict: RunVerdict, options: { ignorePause?: boolean
 
 /** whyWaiting for a verdict with a live worker that is not drained. */
 function judge(verdict: RunVerdict): WaitVerdict {
-  if (verdict.poolOver.length > 0) return never(`needs more than the pool has: ${shortfalls(verdict.poolOver).join(', ')}`);
+  // An array's limit below 1 (fitq pool set array.<id>=0) holds its runs back; it does not make them impossible.
+  const poolOver = verdict.poolOver.filter((over) => !isArrayLimit(over));
+  if (poolOver.length > 0) return never(`needs more than the pool has: ${shortfalls(poolOver).join(', ')}`);
 
   const workers = verdict.workers;
   const undeclared = verdict.own.filter((name) => workers.every((worker) => worker.missing.includes(name)));
@@ -144,12 +165,10 @@ function judge(verdict: RunVerdict): WaitVerdict {
     return never(`needs more than any live worker has: ${short.join(', ')}`);
   }
 
-  const throttle = verdict.poolShort.find(({ resource }) => resource.startsWith(ARRAY_RESOURCE_PREFIX));
-  if (throttle) {
-    const running = throttle.capacity === undefined ? undefined : throttle.capacity - throttle.have;
-    const limit = throttle.capacity === undefined ? '' : ` (${shown(running!)} of ${formatHumanAmount(throttle.capacity)} running)`;
-    return waits(`waiting for array ${throttle.resource.slice(ARRAY_RESOURCE_PREFIX.length)}${limit}`);
-  }
+  const stopped = verdict.poolOver.find(isArrayLimit);
+  if (stopped) return arrayWait({ ...stopped, capacity: stopped.have });
+  const throttle = verdict.poolShort.find(isArrayLimit);
+  if (throttle) return arrayWait(throttle);
   if (verdict.poolShort.length > 0) {
     const exhausted = verdict.poolShort.map(({ resource }) => resource).join(', ');
     const short = verdict.poolShort.map(({ resource, need, have }) => `${resource}=${formatHumanAmount(need)} > ${shown(have)} free`);
@@ -168,6 +187,8 @@ function judge(verdict: RunVerdict): WaitVerdict {
     return waits(`next in line on ${holder.worker}: waiting for ${awaited}`);
   }
   const poolHeld = fitting.find((worker) => worker.poolHeld)?.poolHeld;
+  const arrayHeld = poolHeld?.needs.find(isArrayLimit);
+  if (arrayHeld) return arrayWait(arrayHeld, poolHeld);
   if (poolHeld) {
     const { resource, need, have } = poolHeld.needs[0]!;
     return waits(`held for older run ${poolHeld.runId} on ${poolHeld.worker}: it needs ${resource}=${formatHumanAmount(need)} of the pool's ${formatHumanAmount(have)} free`);

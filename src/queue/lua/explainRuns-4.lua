@@ -58,8 +58,8 @@
                                    "pinned" (the head's devices, id...), "unplaceable"
                                    (the head cannot be placed now) or "eaten" (the run
                                    would take what the head needs); gpu: the head's gpu
-      poolHeld runId worker name need free   the pool share the run runId (held
-                                   by worker) waits for
+      poolHeld runId worker name need free capacity   the pool share the run
+                                   runId (held by worker) waits for
       shadow runId in limit        the blocked head runId can start in `in` ms at the
                                    earliest ("" unknown: a running run has no time
                                    limit); the run's time limit on the worker
@@ -224,7 +224,8 @@ local function explainOnWorker(out, w, shape, score)
     fact(out, "shadow", {walk.head.id, shadow and tostring(shadow - view.clock) or "", wanted.runLimit and tostring(wanted.runLimit) or ""})
   end
   for _, item in ipairs(why.poolHeld) do
-    fact(out, "poolHeld", {why.poolHolder, why.poolHolderWorker, item[1], formatAmount(item[2]), formatAmount(item[3])})
+    fact(out, "poolHeld", {why.poolHolder, why.poolHolderWorker, item[1], formatAmount(item[2]), formatAmount(item[3]),
+      formatAmount(pool.capacity[item[1]])})
   end
 end
 

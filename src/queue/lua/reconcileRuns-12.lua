@@ -94,6 +94,9 @@
 -- @include placeStaged
 -- @include promoteDueRuns
 -- @include settlePendingDependents
+-- @include tallyState
+-- @include tallyArrayRun
+-- @include restoreArrayLimit
 local idsKey = KEYS[1]
 local stateKey = KEYS[2]
 local eventsKey = KEYS[3]
@@ -237,6 +240,10 @@ local function restageRetried(runId, status)
     "restaged", "restagedReason")
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "retried", 1)
+  -- Open again in its array's tally: the runs waiting for the array are judged again.
+  local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")
+  if arrayCause then redis.call("HSET", base .. "dependents-pending", arrayCause, "0") end
+  restoreArrayLimit(base, runId)
   local reason = "retried from BullMQ (it was " .. status .. ")"
   unpackLog(base, runId, logMaxLines)
   redis.call("XADD", key .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged", "reason", reason)
