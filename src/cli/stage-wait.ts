@@ -11,7 +11,7 @@ import { oneLine } from '../queue/names.js';
 import { isEnded, type RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
 import { describeEnd, restagedNote } from './run-end.js';
-import { firstFailure, runExitCode, waitExitCode } from './wait-exit.js';
+import { EXIT, firstFailure, runExitCode, waitExitCode } from '../exit-codes.js';
 
 export const stageWaitFlags = {
   wait: Flags.boolean({
@@ -57,7 +57,7 @@ export async function waitForStaged(client: FitqClient, ids: readonly string[], 
       const run = await client.followLog(ids[0]!, printEntry, abort.signal);
       if (!isEnded(run)) {
         process.stderr.write(`Interrupted: run ${run.id} is ${run.status} (fitq wait ${run.id})\n`);
-        return { code: 130, runs: [run] };
+        return { code: EXIT.interrupted, runs: [run] };
       }
       process.stderr.write(`${oneLine(describeEnd(run))}\n`);
       return { code: runExitCode(run), runs: [run] };
@@ -69,7 +69,7 @@ export async function waitForStaged(client: FitqClient, ids: readonly string[], 
   } catch (error) {
     if (!(error instanceof WaitIncompleteError)) throw error;
     process.stderr.write(`${oneLine(error.message)} (fitq wait)\n`);
-    return { code: 130, runs: error.runs };
+    return { code: EXIT.interrupted, runs: error.runs };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

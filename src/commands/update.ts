@@ -1,7 +1,8 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
-import { nothingMatched, parseRunSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
+import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { UsageError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
 import { quote } from '../queue/names.js';
 import { parseTimeLimit } from '../cli/duration.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
@@ -83,7 +84,7 @@ export default class Update extends FitqCommand {
       async (client) => {
         const runs = await selectRuns(client, selection);
         if (runs.length === 0) {
-          this.log(flags.json ? '[]' : nothingMatched(selection));
+          reportNothingMatched(this, selection, flags);
           return [];
         }
         return client.updateRuns(runs.map((run) => run.id), changes, { dryRun: flags['dry-run'] });
@@ -94,7 +95,7 @@ export default class Update extends FitqCommand {
     else for (const result of results) if (result.outcome !== 'refused') this.log(describeUpdate(result, flags['dry-run']));
     const refused = results.filter((result) => result.outcome === 'refused');
     for (const result of refused) process.stderr.write(`Error: ${result.reason}\n`);
-    if (refused.length > 0) this.exit(1);
+    if (refused.length > 0) this.exit(EXIT.failed);
   }
 
   protected override tooManyWordsMessage(count: number): string {
