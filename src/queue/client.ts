@@ -312,6 +312,24 @@ export class FitqClient {
     await this.scripts.abortBatch(batch, [], true);
   }
 
+  /**
+   * One warning per reason for the staged runs that no live worker could
+   * ever start, as judged where they are now (one explainRuns call), as
+   * `stage` warns of its runs: `run X updated, but no live worker can run it
+   * yet: …`. Runs no longer staged are left out.
+   */
+  async unrunnableWarnings(runIds: readonly string[], done: string): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const verdicts = await this.scripts.explainRuns(runIds);
+    const byReason = new Map<string, string[]>();
+    verdicts.forEach((verdict, i) => {
+      const judged = verdict && whyWaiting(verdict, { ignorePause: true });
+      if (!judged || judged.runnable) return;
+      byReason.set(judged.reason, [...(byReason.get(judged.reason) ?? []), runIds[i]!]);
+    });
+    return [...byReason].map(([reason, ids]) => unrunnableWarning(ids, done, reason));
+  }
+
   /** One warning per shape of the staged runs that no live worker could ever start (one explainRuns call). */
   private async stageWarnings(runs: PreparedRun[]): Promise<string[]> {
     const byShape = new Map<string, PreparedRun[]>();
@@ -326,8 +344,7 @@ export class FitqClient {
     for (const [i, group] of [...byShape.values()].entries()) {
       const verdict = whyWaiting(verdicts[i]!, { ignorePause: true });
       if (verdict.runnable) continue;
-      const which = group.length === 1 ? `run ${group[0]!.id}` : `${group.length} runs (${group[0]!.id}, ...)`;
-      warnings.push(`${which} staged, but no live worker can run ${group.length === 1 ? 'it' : 'them'} yet: ${verdict.reason}`);
+      warnings.push(unrunnableWarning(group.map((run) => run.id), 'staged', verdict.reason));
     }
     return warnings;
   }
@@ -1042,4 +1059,10 @@ export class FitqClient {
       await closeRedis(follower);
     }
   }
+}
+
+/** `run X staged, but no live worker can run it yet: …`, `2 runs (X, ...) updated, but …`. */
+function unrunnableWarning(ids: readonly string[], done: string, reason: string): string {
+  const which = ids.length === 1 ? `run ${ids[0]!}` : `${ids.length} runs (${ids[0]!}, ...)`;
+  return `${which} ${done}, but no live worker can run ${ids.length === 1 ? 'it' : 'them'} yet: ${reason}`;
 }
