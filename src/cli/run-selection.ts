@@ -120,15 +120,19 @@ export function reportSelection(
     return true;
   }
   if (selection.dryRun) {
-    if (flags.json) command.log(JSON.stringify(runs, null, 2));
-    else {
-      command.log(`Would ${selection.verb} ${runs.length} run${runs.length === 1 ? '' : 's'}:`);
-      const { header, rows } = runTable(runs, ['id', 'status', 'array', 'labels', 'command'], false);
-      command.log(renderTable(header, rows));
-    }
+    reportDryRun(command, selection.verb, runs, flags);
     return true;
   }
   return false;
+}
+
+/** What a dry run would act on: `Would cancel 3 runs:` and a table of them, or (`json`) their records. */
+export function reportDryRun(command: { log(message: string): void }, verb: string, runs: readonly RunRecord[], flags: { json?: boolean | undefined }): void {
+  if (flags.json) return command.log(JSON.stringify(runs, null, 2));
+  command.log(`Would ${verb} ${runs.length} run${runs.length === 1 ? '' : 's'}${runs.length === 0 ? '.' : ':'}`);
+  if (runs.length === 0) return;
+  const { header, rows } = runTable(runs, ['id', 'status', 'array', 'labels', 'command'], false);
+  command.log(renderTable(header, rows));
 }
 
 /** Says that a selection matched no run (`[]` on stdout with `json`) and sets the exit code that says so. */

@@ -861,13 +861,36 @@ export class FitqClient {
   }
 
   /**
-   * Removes ended runs now, with their logs and keys: every ended run, or
-   * those with `statuses` that ended more than `olderThanMs` ago, less the
-   * `keep` most recently ended of them (all given must hold). Staged and
-   * running runs are never removed; asking for them is a UsageError.
-   * Returns how many runs it removed.
+   * Removes ended runs now, with their logs and keys: the runs
+   * selectCleanRuns selects, or of `selected` (its earlier answer) those
+   * that still have those statuses and ended by then. Returns how many runs
+   * it removed.
    */
-  async cleanRuns(options: CleanOptions = {}): Promise<number> {
+  async cleanRuns(options: CleanOptions = {}, selected?: readonly string[]): Promise<number> {
+    const { statuses, latest, ids } = await this.cleanSelection(options, selected);
+    let removed = 0;
+    for (let i = 0; i < ids.length; i += CLEAN_BATCH) {
+      removed += await this.scripts.cleanRuns(statuses, latest, ids.slice(i, i + CLEAN_BATCH));
+    }
+    return removed;
+  }
+
+  /**
+   * The runs cleanRuns would remove now, in the order they ended: every
+   * ended run, or those with `statuses` that ended more than `olderThanMs`
+   * ago, less the `keep` most recently ended of them (all given must hold).
+   * Staged and running runs are never selected; asking for them is a
+   * UsageError.
+   */
+  async selectCleanRuns(options: CleanOptions = {}): Promise<string[]> {
+    return [...(await this.cleanSelection(options)).ids];
+  }
+
+  /** What cleanRuns removes: the statuses and latest end it may remove (checked again by its script), and the run ids. */
+  private async cleanSelection(
+    options: CleanOptions,
+    given?: readonly string[],
+  ): Promise<{ statuses: RunStatus[]; latest: number | undefined; ids: readonly string[] }> {
     const statuses = cleanableStatuses(options.statuses);
     for (const [name, value] of [['older than', options.olderThanMs], ['keep', options.keep]] as const) {
       if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
@@ -877,6 +900,8 @@ export class FitqClient {
     const now = serverTimeMs(await this.redis.time());
     // Ended more than olderThanMs ago: at most this.
     const latest = options.olderThanMs === undefined ? undefined : now - options.olderThanMs - 1;
+    // (The script removes only runs that still have those statuses and ended by then.)
+    if (given !== undefined) return { statuses, latest, ids: given };
     const states = [
       ...(statuses.includes('completed') ? ['completed'] : []),
       ...(statuses.some((status) => status !== 'completed') ? ['failed'] : []),
@@ -899,12 +924,9 @@ export class FitqClient {
       .sort((a, b) => b.finishedOn - a.finishedOn || (a.id < b.id ? 1 : -1))
       .slice(options.keep ?? 0)
       .filter(({ finishedOn }) => latest === undefined || finishedOn <= latest)
-      .map(({ id }) => id);
-    let removed = 0;
-    for (let i = 0; i < selected.length; i += CLEAN_BATCH) {
-      removed += await this.scripts.cleanRuns(statuses, latest, selected.slice(i, i + CLEAN_BATCH));
-    }
-    return removed;
+      .map(({ id }) => id)
+      .reverse();
+    return { statuses, latest, ids: selected };
   }
 
   /** The namespace's notification URL (fitq notify), if set. */
