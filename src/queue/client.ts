@@ -13,6 +13,7 @@ import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { quote, validateRunId, validateWorkerName } from './names.js';
 import {
+  bullDataAltered,
   ENDED_STATUSES,
   isEnded,
   matchesFilter,
@@ -678,8 +679,20 @@ export class FitqClient {
     if (!hash.status || (hash.batch !== undefined && (await redis.hexists(this.keys.batches, hash.batch).catch(wrongTypeAsZero)) === 1)) {
       throw unknownRun(runId);
     }
+    if (bullDataAltered(hash)) await this.putBackData([runId]);
     const fields = runFields(runId, hash);
     return { run: parseRunFields(fields), demands: runDemands(fields) };
+  }
+
+  /**
+   * Has reconcileRuns put back the job data BullMQ rewrote (job.updateData)
+   * of runs a read found so: nothing else shows it. What fitq reads is its
+   * own copy, as the run was staged or updated, either way.
+   */
+  private async putBackData(runIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < runIds.length; i += RECONCILE_BUDGET) {
+      await this.upkeep(() => this.scripts.reconcileRuns(RECONCILE_BUDGET, runIds.slice(i, i + RECONCILE_BUDGET)));
+    }
   }
 
   /** Runs as stored (no reconcile, no reason judged), in the order given; an id that is no run is left out. */
@@ -716,12 +729,15 @@ export class FitqClient {
     const idCount = Number(replies.pop() ?? 0);
     // Runs of a batch not committed are not there yet (read with them, in one round trip).
     const open = new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
+    const altered: string[] = [];
     const runs = replies.flatMap((reply, i) => {
       const hash = (reply ?? {}) as Record<string, string>;
       if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
+      if (bullDataAltered(hash)) altered.push(ids[i]!);
       const fields = runFields(ids[i]!, hash);
       return [{ run: parseRunFields(fields), demands: runDemands(fields) }];
     });
+    await this.putBackData(altered);
     return { runs, idCount };
   }
 

@@ -31,7 +31,7 @@ import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js
 import type { NamespaceKeys } from './keys.js';
 import { quote, validateRunId } from './names.js';
 import { execPipeline } from './pipeline.js';
-import { dataFields, parseRunFields, runDataJson, runFields, type RunRecord } from './run-record.js';
+import { dataFields, fitqRunData, parseRunFields, runDataJson, runFields, type RunRecord } from './run-record.js';
 import { refusalOf } from './script-codes.js';
 import type { Scripts, UpdateScriptRun } from './scripts.js';
 import { formatTimeLimit } from '../cli/duration.js';
@@ -299,7 +299,7 @@ async function planEdits(
     }
   }
   if (strict && changes.unlabel !== undefined) {
-    const had = new Set(plans.flatMap((plan) => Object.keys(labelsOf(dataFields(plan.hash.data)))));
+    const had = new Set(plans.flatMap((plan) => Object.keys(labelsOf(dataFields(fitqRunData(plan.hash))))));
     const missing = changes.unlabel.find((key) => !had.has(key));
     if (missing !== undefined) throw new UsageError(`--unlabel ${quote(missing)}: no run given has that label`);
   }
@@ -321,7 +321,7 @@ async function readRuns(ctx: UpdateContext, ids: readonly string[]): Promise<(Re
 
 /** One run's edit: its new data (re-signed if it was signed), shape and priority, and what changes. */
 function planEdit(ctx: UpdateContext, id: string, hash: Record<string, string>, changes: RunChanges): PlannedEdit {
-  const before = dataFields(hash.data);
+  const before = dataFields(fitqRunData(hash));
   if (before.command === undefined) throw new UsageError(`run ${quote(id)} holds no run data fitq can read: not updated`);
   const after: Fields = { ...before };
   delete after.signature;
@@ -339,10 +339,10 @@ function planEdit(ctx: UpdateContext, id: string, hash: Record<string, string>, 
     id,
     hash,
     changes: fieldChanges,
-    run: parseRunFields(runFields(id, { ...hash, data })),
+    run: parseRunFields(runFields(id, { ...hash, data, runData: data })),
     script: {
       id,
-      expectedData: hash.data ?? '',
+      expectedData: fitqRunData(hash) ?? '',
       data,
       shape: shapeOfFields(after),
       priority,

@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { NOTIFY_SETTING, notifyPayload } from '../queue/notify.js';
 import { execPipeline } from '../queue/pipeline.js';
-import { parseRunFields, runFields } from '../queue/run-record.js';
+import { fitqRunData, parseRunFields, runFields } from '../queue/run-record.js';
 
 /** Tries per notification, and the wait after the first failed one (doubling). */
 export const NOTIFY_TRIES = 5;
@@ -96,8 +96,12 @@ export class Notifier {
       for (;;) {
         const ids = await redis.lpop(keys.notifyOutbox, OUTBOX_BATCH);
         if (!ids || ids.length === 0) return;
-        const data = await execPipeline(ids.reduce((pipeline, id) => pipeline.hget(keys.run(id), 'data'), redis.pipeline()), { wrongTypeAsNull: true });
-        ids.forEach((id, i) => this.runEnded(id, ownUrl(data[i])));
+        // As fitq wrote it (runData), not as BullMQ's updateData may have left `data`.
+        const data = await execPipeline(ids.reduce((pipeline, id) => pipeline.hmget(keys.run(id), 'runData', 'data'), redis.pipeline()), { wrongTypeAsNull: true });
+        ids.forEach((id, i) => {
+          const [runData, bullData] = (data[i] ?? []) as (string | null)[];
+          this.runEnded(id, ownUrl(fitqRunData({ runData, data: bullData })));
+        });
       }
     } catch (error) {
       logger.warn({ err: error }, `Could not read the notifications waiting to be sent: ${(error as Error).message}`);
