@@ -12,9 +12,10 @@
  * - the runs named and the runs the flags select, each once, named first.
  * - `--dry-run`: list what would be touched (`--json`: as a JSON array of
  *   run records) and touch nothing.
- * A selection by flags that matches nothing is no error: the command says
- * so (`No runs match --status failed --array 3f2a: nothing to cancel.`) and
- * exits 0, as `fitq cancel` always did.
+ * A selection that matches nothing does nothing: the command says so on
+ * stderr (`No runs match --status failed --array 3f2a: nothing to cancel.`;
+ * with `--json`, `[]` on stdout) and exits EXIT.nothingMatched, as every
+ * command that selects runs does (`fitq wait` included).
  *
  * Usage in a command (see commands/cancel.ts):
  *
@@ -35,6 +36,7 @@
  */
 import { Args, Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
 import type { FitqClient } from '../queue/client.js';
 import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
 import { renderTable } from './format.js';
@@ -115,36 +117,48 @@ export async function selectRuns(client: FitqClient, selection: RunSelection): P
   return client.selectRunRecords(refs, selection.filter);
 }
 
+/** The command that reports a selection: it prints, and ends with an exit code (oclif's Command). */
+export interface SelectingCommand {
+  log(message: string): void;
+  exit(code: number): never;
+}
+
 /**
  * For a dry run, lists the runs (a table, or JSON with `json`); for a
- * selection that matched nothing, says so. Returns true when the command
- * has nothing more to do.
+ * selection that matched nothing, says so (reportNothingMatched). Returns
+ * true when the command has nothing more to do.
  */
 export function reportSelection(
-  command: { log(message: string): void },
+  command: SelectingCommand,
   selection: RunSelection,
   runs: readonly RunRecord[],
   flags: { json?: boolean | undefined },
 ): boolean {
-  if (selection.dryRun) {
-    if (flags.json) command.log(JSON.stringify(runs, null, 2));
-    else if (runs.length === 0) command.log(nothingMatched(selection));
-    else {
-      command.log(`Would ${selection.verb} ${runs.length} run${runs.length === 1 ? '' : 's'}:`);
-      const { header, rows } = runTable(runs, ['id', 'status', 'array', 'labels', 'command'], false);
-      command.log(renderTable(header, rows));
-    }
+  if (runs.length === 0) {
+    reportNothingMatched(command, selection, flags);
     return true;
   }
-  if (runs.length === 0) {
-    command.log(flags.json ? '[]' : nothingMatched(selection));
+  if (selection.dryRun) {
+    reportDryRun(command, selection.verb, runs, flags);
     return true;
   }
   return false;
 }
 
-export function nothingMatched(selection: RunSelection): string {
-  return `No runs match ${selection.described || 'the ids given'}: nothing to ${selection.verb}.`;
+/** What a dry run would act on: `Would cancel 3 runs:` and a table of them, or (`json`) their records. */
+export function reportDryRun(command: { log(message: string): void }, verb: string, runs: readonly RunRecord[], flags: { json?: boolean | undefined }): void {
+  if (flags.json) return command.log(JSON.stringify(runs, null, 2));
+  command.log(`Would ${verb} ${runs.length} run${runs.length === 1 ? '' : 's'}${runs.length === 0 ? '.' : ':'}`);
+  if (runs.length === 0) return;
+  const { header, rows } = runTable(runs, ['id', 'status', 'array', 'labels', 'command'], false);
+  command.log(renderTable(header, rows));
+}
+
+/** Says that a selection matched no run (`[]` on stdout with `json`) and ends the command with the exit code that says so. */
+export function reportNothingMatched(command: SelectingCommand, selection: RunSelection, flags: { json?: boolean | undefined }): never {
+  if (flags.json) command.log('[]');
+  process.stderr.write(`No runs match ${selection.described || 'the ids given'}: nothing to ${selection.verb}.\n`);
+  return command.exit(EXIT.nothingMatched);
 }
 
 /** What to say when a command is given too many words: select instead, or name them in batches. */

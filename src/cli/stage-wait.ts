@@ -11,7 +11,7 @@ import { isEnded, type RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
 import { LogPrinter } from './log-printer.js';
 import { describeEnd } from './run-end.js';
-import { firstFailure, runExitCode, waitExitCode } from './wait-exit.js';
+import { EXIT, firstFailure, runExitCode, waitExitCode } from '../exit-codes.js';
 
 export const stageWaitFlags = {
   wait: Flags.boolean({
@@ -51,7 +51,7 @@ export async function waitForStaged(client: FitqClient, ids: readonly string[], 
       const run = await client.followLog(ids[0]!, new LogPrinter(client.logMaxLines).print, abort.signal);
       if (!isEnded(run)) {
         process.stderr.write(`Interrupted: run ${run.id} is ${run.status} (fitq wait ${run.id})\n`);
-        return { code: 130, runs: [run] };
+        return { code: EXIT.interrupted, runs: [run] };
       }
       process.stderr.write(`${oneLine(describeEnd(run))}\n`);
       return { code: runExitCode(run), runs: [run] };
@@ -63,7 +63,7 @@ export async function waitForStaged(client: FitqClient, ids: readonly string[], 
   } catch (error) {
     if (!(error instanceof WaitIncompleteError)) throw error;
     process.stderr.write(`${oneLine(error.message)} (fitq wait)\n`);
-    return { code: 130, runs: error.runs };
+    return { code: EXIT.interrupted, runs: error.runs };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

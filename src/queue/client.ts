@@ -13,6 +13,7 @@ import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { quote, validateRunId, validateWorkerName } from './names.js';
 import {
+  bullDataAltered,
   ENDED_STATUSES,
   isEnded,
   matchesFilter,
@@ -313,6 +314,24 @@ export class FitqClient {
     await this.scripts.abortBatch(batch, [], true);
   }
 
+  /**
+   * One warning per reason for the staged runs that no live worker could
+   * ever start, as judged where they are now (one explainRuns call), as
+   * `stage` warns of its runs: `run X updated, but no live worker can run it
+   * yet: …`. Runs no longer staged are left out.
+   */
+  async unrunnableWarnings(runIds: readonly string[], done: string): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const verdicts = await this.scripts.explainRuns(runIds);
+    const byReason = new Map<string, string[]>();
+    verdicts.forEach((verdict, i) => {
+      const judged = verdict && whyWaiting(verdict, { ignorePause: true });
+      if (!judged || judged.runnable) return;
+      byReason.set(judged.reason, [...(byReason.get(judged.reason) ?? []), runIds[i]!]);
+    });
+    return [...byReason].map(([reason, ids]) => unrunnableWarning(ids, done, reason));
+  }
+
   /** One warning per shape of the staged runs that no live worker could ever start (one explainRuns call). */
   private async stageWarnings(runs: PreparedRun[]): Promise<string[]> {
     const byShape = new Map<string, PreparedRun[]>();
@@ -327,8 +346,7 @@ export class FitqClient {
     for (const [i, group] of [...byShape.values()].entries()) {
       const verdict = whyWaiting(verdicts[i]!, { ignorePause: true });
       if (verdict.runnable) continue;
-      const which = group.length === 1 ? `run ${group[0]!.id}` : `${group.length} runs (${group[0]!.id}, ...)`;
-      warnings.push(`${which} staged, but no live worker can run ${group.length === 1 ? 'it' : 'them'} yet: ${verdict.reason}`);
+      warnings.push(unrunnableWarning(group.map((run) => run.id), 'staged', verdict.reason));
     }
     return warnings;
   }
@@ -660,8 +678,20 @@ export class FitqClient {
     if (!hash.status || (hash.batch !== undefined && (await redis.hexists(this.keys.batches, hash.batch).catch(wrongTypeAsZero)) === 1)) {
       throw unknownRun(runId);
     }
+    if (bullDataAltered(hash)) await this.putBackData([runId]);
     const fields = runFields(runId, hash);
     return { run: parseRunFields(fields), demands: runDemands(fields) };
+  }
+
+  /**
+   * Has reconcileRuns put back the job data BullMQ rewrote (job.updateData)
+   * of runs a read found so: nothing else shows it. What fitq reads is its
+   * own copy, as the run was staged or updated, either way.
+   */
+  private async putBackData(runIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < runIds.length; i += RECONCILE_BUDGET) {
+      await this.upkeep(() => this.scripts.reconcileRuns(RECONCILE_BUDGET, runIds.slice(i, i + RECONCILE_BUDGET)));
+    }
   }
 
   /** Runs as stored (no reconcile, no reason judged), in the order given; an id that is no run is left out. */
@@ -698,12 +728,15 @@ export class FitqClient {
     const idCount = Number(replies.pop() ?? 0);
     // Runs of a batch not committed are not there yet (read with them, in one round trip).
     const open = new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
+    const altered: string[] = [];
     const runs = replies.flatMap((reply, i) => {
       const hash = (reply ?? {}) as Record<string, string>;
       if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
+      if (bullDataAltered(hash)) altered.push(ids[i]!);
       const fields = runFields(ids[i]!, hash);
       return [{ run: parseRunFields(fields), demands: runDemands(fields) }];
     });
+    await this.putBackData(altered);
     return { runs, idCount };
   }
 
@@ -843,13 +876,36 @@ export class FitqClient {
   }
 
   /**
-   * Removes ended runs now, with their logs and keys: every ended run, or
-   * those with `statuses` that ended more than `olderThanMs` ago, less the
-   * `keep` most recently ended of them (all given must hold). Staged and
-   * running runs are never removed; asking for them is a UsageError.
-   * Returns how many runs it removed.
+   * Removes ended runs now, with their logs and keys: the runs
+   * selectCleanRuns selects, or of `selected` (its earlier answer) those
+   * that still have those statuses and ended by then. Returns how many runs
+   * it removed.
    */
-  async cleanRuns(options: CleanOptions = {}): Promise<number> {
+  async cleanRuns(options: CleanOptions = {}, selected?: readonly string[]): Promise<number> {
+    const { statuses, latest, ids } = await this.cleanSelection(options, selected);
+    let removed = 0;
+    for (let i = 0; i < ids.length; i += CLEAN_BATCH) {
+      removed += await this.scripts.cleanRuns(statuses, latest, ids.slice(i, i + CLEAN_BATCH));
+    }
+    return removed;
+  }
+
+  /**
+   * The runs cleanRuns would remove now, in the order they ended: every
+   * ended run, or those with `statuses` that ended more than `olderThanMs`
+   * ago, less the `keep` most recently ended of them (all given must hold).
+   * Staged and running runs are never selected; asking for them is a
+   * UsageError.
+   */
+  async selectCleanRuns(options: CleanOptions = {}): Promise<string[]> {
+    return [...(await this.cleanSelection(options)).ids];
+  }
+
+  /** What cleanRuns removes: the statuses and latest end it may remove (checked again by its script), and the run ids. */
+  private async cleanSelection(
+    options: CleanOptions,
+    given?: readonly string[],
+  ): Promise<{ statuses: RunStatus[]; latest: number | undefined; ids: readonly string[] }> {
     const statuses = cleanableStatuses(options.statuses);
     for (const [name, value] of [['older than', options.olderThanMs], ['keep', options.keep]] as const) {
       if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
@@ -859,6 +915,8 @@ export class FitqClient {
     const now = serverTimeMs(await this.redis.time());
     // Ended more than olderThanMs ago: at most this.
     const latest = options.olderThanMs === undefined ? undefined : now - options.olderThanMs - 1;
+    // (The script removes only runs that still have those statuses and ended by then.)
+    if (given !== undefined) return { statuses, latest, ids: given };
     const states = [
       ...(statuses.includes('completed') ? ['completed'] : []),
       ...(statuses.some((status) => status !== 'completed') ? ['failed'] : []),
@@ -881,12 +939,9 @@ export class FitqClient {
       .sort((a, b) => b.finishedOn - a.finishedOn || (a.id < b.id ? 1 : -1))
       .slice(options.keep ?? 0)
       .filter(({ finishedOn }) => latest === undefined || finishedOn <= latest)
-      .map(({ id }) => id);
-    let removed = 0;
-    for (let i = 0; i < selected.length; i += CLEAN_BATCH) {
-      removed += await this.scripts.cleanRuns(statuses, latest, selected.slice(i, i + CLEAN_BATCH));
-    }
-    return removed;
+      .map(({ id }) => id)
+      .reverse();
+    return { statuses, latest, ids: selected };
   }
 
   /** The namespace's notification URL (fitq notify), if set. */
@@ -1041,4 +1096,10 @@ export class FitqClient {
       await closeRedis(follower);
     }
   }
+}
+
+/** `run X staged, but no live worker can run it yet: …`, `2 runs (X, ...) updated, but …`. */
+function unrunnableWarning(ids: readonly string[], done: string, reason: string): string {
+  const which = ids.length === 1 ? `run ${ids[0]!}` : `${ids.length} runs (${ids[0]!}, ...)`;
+  return `${which} ${done}, but no live worker can run ${ids.length === 1 ? 'it' : 'them'} yet: ${reason}`;
 }

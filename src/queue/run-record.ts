@@ -244,9 +244,23 @@ export function dataFields(dataJson: string | undefined): Record<string, string>
   return fields;
 }
 
-/** A run as one flat record: its job hash (as HGETALL gives it) with its data's fields. */
+/**
+ * A run's job data as fitq wrote it: its `runData`, which BullMQ never
+ * writes (job.updateData rewrites `data` only, and reconcileRuns puts that
+ * back), else `data` for a run staged before fitq kept both.
+ */
+export function fitqRunData(hash: { readonly runData?: string | null; readonly data?: string | null }): string | undefined {
+  return hash.runData ?? hash.data ?? undefined;
+}
+
+/** Whether BullMQ rewrote a run's `data` (job.updateData) since fitq wrote it: reconcileRuns puts it back. */
+export function bullDataAltered(hash: Readonly<Record<string, string>>): boolean {
+  return hash.runData !== undefined && hash.data !== hash.runData;
+}
+
+/** A run as one flat record: its job hash (as HGETALL gives it) with its data's fields (as fitq wrote them). */
 export function runFields(runId: string, hash: Readonly<Record<string, string>>): Record<string, string> {
-  return { ...hash, ...dataFields(hash.data), id: runId };
+  return { ...hash, ...dataFields(fitqRunData(hash)), id: runId };
 }
 
 /** Demands of a stored run, exact. */

@@ -257,9 +257,11 @@ export interface ReconcileAction {
    * gave it (`detail`: fitq's priority now); `priorityKept`: a signed run
    * kept its signed priority (`detail`); `forgotten`: a run whose job BullMQ
    * deleted is gone from fitq's index; `promoted`: a delayed run BullMQ
-   * promoted (job.promote) begins now.
+   * promoted (job.promote) begins now; `dataKept`: a run's job data BullMQ
+   * rewrote (job.updateData) is put back as fitq wrote it, which is all
+   * fitq ever read (`detail`: its status).
    */
-  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten' | 'promoted';
+  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten' | 'promoted' | 'dataKept';
   runId: string;
   detail: string;
 }
@@ -604,15 +606,17 @@ export class Scripts {
 
   /**
    * Reconciles fitq's index with what BullMQ's API did to the queue, about
-   * `budget` jobs and events per call; `more` when work is left for another call.
+   * `budget` jobs and events per call; `more` when work is left for another
+   * call. The jobs of `runIds` are looked at first: runs a reader found whose
+   * BullMQ data is not fitq's (job.updateData leaves no other trace).
    */
-  async reconcileRuns(budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
+  async reconcileRuns(budget = 500, runIds: readonly string[] = []): Promise<{ more: boolean; actions: ReconcileAction[] }> {
     const queue = this.keys.queue;
     const [more, actions] = (await command(this.redis, 'fitqReconcileRuns')(
       this.keys.ids, this.keys.reconcile, queue.key('events'), queue.key('prioritized'), queue.key('wait'),
       queue.key('delayed'), queue.key('pc'), queue.key('completed'), queue.key('failed'),
       this.keys.groups, this.keys.holds, this.keys.seq,
-      this.keys.base, budget, this.logMaxLines,
+      this.keys.base, budget, this.logMaxLines, ...runIds,
     )) as [number, string[]];
     return {
       more: more === 1,

@@ -111,7 +111,7 @@ export function parseResourceSpecs(specs: readonly string[], options: { keepZero
 }
 
 /** The NAME=VALUE parts of one spec, as typed. */
-function specParts(spec: string): string[] {
+export function specParts(spec: string): string[] {
   return spec.split(/[\s,]+/).filter((part) => part !== '');
 }
 
@@ -167,11 +167,12 @@ export type ResourceInput = string | readonly string[] | Resources;
 /**
  * Normalizes and validates resources given to the API. Maps are held to the
  * same rules as specs: valid names, amounts from 0 to the largest exact one.
+ * Zero amounts are dropped unless `keepZero` (an edit's "remove this demand").
  */
-export function toResources(input: ResourceInput | undefined): Resources {
+export function toResources(input: ResourceInput | undefined, options: { keepZero?: boolean } = {}): Resources {
   if (input === undefined) return new Map();
-  if (typeof input === 'string') return parseResourceSpecs([input]);
-  if (Array.isArray(input)) return parseResourceSpecs(input as readonly string[]);
+  if (typeof input === 'string') return parseResourceSpecs([input], options);
+  if (Array.isArray(input)) return parseResourceSpecs(input as readonly string[], options);
   const amounts = new Map<string, bigint>();
   for (const [name, micros] of input as Resources) {
     const part = `${name}=${String(micros)}`;
@@ -181,7 +182,7 @@ export function toResources(input: ResourceInput | undefined): Resources {
     if (typeof micros !== 'bigint' || micros < 0n || micros > MAX_MICROS) {
       throw new InvalidResourceSpecError(part, 'amount must be a bigint count of millionths within range');
     }
-    if (micros > 0n) amounts.set(name, micros);
+    if (micros > 0n || options.keepZero) amounts.set(name, micros);
   }
   return sortResources(amounts);
 }

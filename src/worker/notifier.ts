@@ -29,7 +29,7 @@ import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { NOTIFY_SETTING, notifyPayload } from '../queue/notify.js';
 import { execPipeline } from '../queue/pipeline.js';
-import { parseRunFields, runFields } from '../queue/run-record.js';
+import { fitqRunData, parseRunFields, runFields } from '../queue/run-record.js';
 import { notifyRefusal, SIGNED_ONLY, type NotifyTargets } from './notify-allow.js';
 
 /** Tries per notification, and the wait after the first failed one (doubling). */
@@ -179,14 +179,15 @@ export class Notifier {
         this.reserved += reserved;
         const ids = await redis.lpop(keys.notifyOutbox, room);
         const runs = ids && ids.length > 0
-          ? await execPipeline(ids.reduce((pipeline, id) => pipeline.hmget(keys.run(id), 'data', 'status'), redis.pipeline()), { wrongTypeAsNull: true })
+          ? await execPipeline(ids.reduce((pipeline, id) => pipeline.hmget(keys.run(id), 'runData', 'data', 'status'), redis.pipeline()), { wrongTypeAsNull: true })
           : [];
         this.reserved -= reserved;
         reserved = 0;
         if (!ids || ids.length === 0) return;
         ids.forEach((id, i) => {
-          const [data, status] = (runs[i] as (string | null)[] | null) ?? [];
-          this.runEnded(id, status ?? '', ownUrl(data));
+          // As fitq wrote it (runData), not as BullMQ's updateData may have left `data`.
+          const [runData, bullData, status] = (runs[i] as (string | null)[] | null) ?? [];
+          this.runEnded(id, status ?? '', ownUrl(fitqRunData({ runData: runData ?? null, data: bullData ?? null })));
         });
       }
     } catch (error) {

@@ -36,7 +36,7 @@ describe('fitq hold / release', () => {
     expect(runs.map((run) => run.status)).toEqual(['held', 'held', 'completed']);
     // Both released at once: they start in their original order.
     const released = await fitq(['release', '--label', 'none=none'], { queue });
-    expect(released.stdout).toBe('No runs match --status held --label none=none: nothing to release.');
+    expect([released.exitCode, released.stderr]).toEqual([1, 'No runs match --status held --label none=none: nothing to release.']);
     expect((await fitq(['release', 'middle', 'first', '--json'], { queue })).exitCode).toBe(0);
     await worker.waitForMessage('Run middle completed');
     const ended = (await client.listRuns()).filter((run) => run.id !== 'last').sort((a, b) => a.startedAt! - b.startedAt!);

@@ -103,7 +103,7 @@ describe('fitq logs -f', () => {
     expect(c).toEqual({ exitCode: 1, stdout: '', stderr: `run ${missing} failed: command not found: fitq-no-such-command` });
   });
 
-  it('exits 130 for a canceled run and 77 for a rejected one, saying so', async () => {
+  it('exits 1 for a canceled run and a rejected one, as fitq wait does, saying why', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const canceled = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
@@ -119,9 +119,9 @@ describe('fitq logs -f', () => {
     const [a, b] = await Promise.all([canceled, unsigned].map((id) => fitq(['logs', '-f', id], { queue })));
     await client.cancelRun(running);
 
-    expect(a).toEqual({ exitCode: 130, stdout: '', stderr: `run ${canceled} canceled while staged` });
-    expect(b).toEqual({ exitCode: 77, stdout: '', stderr: `run ${unsigned} rejected: run is not signed (this worker requires signed runs)` });
-    expect(await following).toEqual({ exitCode: 130, stdout: '', stderr: `run ${running} canceled (killed by signal SIGTERM)` });
+    expect(a).toEqual({ exitCode: 1, stdout: '', stderr: `run ${canceled} canceled while staged` });
+    expect(b).toEqual({ exitCode: 1, stdout: '', stderr: `run ${unsigned} rejected: run is not signed (this worker requires signed runs)` });
+    expect(await following).toEqual({ exitCode: 1, stdout: '', stderr: `run ${running} canceled (killed by signal SIGTERM)` });
   });
 
   it('refuses an unknown run with one line, exit 2', async () => {

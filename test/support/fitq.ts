@@ -190,16 +190,16 @@ afterEach(async () => {
   expect(liveRunProcessCount(), 'run processes still alive after the test').toBe(0);
 });
 
-/** A run's job data (what the run is), as stored. */
+/** A run's job data (what the run is), as stored: fitq's own copy, `runData`. */
 export async function readRunData(client: FitqClient, runId: string): Promise<Record<string, unknown>> {
-  return JSON.parse(String(await client.redis.hget(client.keys.run(runId), 'data'))) as Record<string, unknown>;
+  return JSON.parse(String(await client.redis.hget(client.keys.run(runId), 'runData'))) as Record<string, unknown>;
 }
 
-/** Rewrites what a run is (its job data) in Redis, as anyone with write access could. */
+/** Rewrites what a run is (its job data, fitq's copy and BullMQ's) in Redis, as anyone with write access could. */
 export async function alterRunData(client: FitqClient, runId: string, alter: (data: Record<string, unknown>) => void): Promise<void> {
   const data = await readRunData(client, runId);
   alter(data);
-  await client.redis.hset(client.keys.run(runId), 'data', JSON.stringify(data));
+  await client.redis.hset(client.keys.run(runId), 'data', JSON.stringify(data), 'runData', JSON.stringify(data));
 }
 
 /** The group of a shape in fitq's index (lua/includes/shapeGroup.lua): its resource names, joined by commas. */

@@ -111,7 +111,8 @@ for i = 0, count - 1 do
   firstSeq = firstSeq or seq
   local score = orderScore(priority, seq)
   local bull = bullPriority(priority)
-  redis.call("HSET", jobKey(base, id), "name", "run", "data", data,
+  -- (`runData`: fitq's own copy, which BullMQ's job.updateData never rewrites.)
+  redis.call("HSET", jobKey(base, id), "name", "run", "data", data, "runData", data,
     "opts", cjson.encode({priority = bull, attempts = 1}), "timestamp", now, "delay", 0, "priority", bull,
     "status", "staged", "seq", seq, "score", score, "shape", shape)
   if batch ~= "" then redis.call("HSET", jobKey(base, id), "batch", batch) end

@@ -10,6 +10,7 @@
 -- @include notifyOutbox
 -- @include tallyState
 -- @include tallyArrayRun
+-- @include runDataText
 
 -- Ends a staged or running run: returns what it took from the pool, records
 -- its end (BullMQ: completed or failed, see finishJob) and closes its log;
@@ -35,7 +36,7 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   -- Pool capacity came back: workers waiting for it should look again.
   if #pooled > 0 then publish(base, {type = "poolReleased"}) end
   -- Its worker notifies of what it recorded; the rest is left for a worker to send.
-  if prev == "waiting" or status == "lost" then notifyOutbox(base, runId, redis.call("HGET", runKey, "data")) end
+  if prev == "waiting" or status == "lost" then notifyOutbox(base, runId, runDataText(runKey)) end
   trimEndedRuns(base, status == "completed" and "completed" or "failed", RETENTION_BATCH, runId)
   local arrayCause = tallyArrayRun(base, runId, tallyState(was), tallyState(status), status, reason)
   settleDependents(base, runId, now, logMaxLines, arrayCause)
