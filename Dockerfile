@@ -8,6 +8,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
+COPY scripts ./scripts
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
@@ -18,6 +19,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/oclif.manifest.json ./
 USER node
 ENTRYPOINT ["node", "/app/bin/run.js"]
 CMD ["--help"]

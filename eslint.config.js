@@ -14,4 +14,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  {
+    // A command ends with its code through oclif's this.exit (src/exit-codes.ts): the process may be a test's.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'exitCode', message: 'end the command with this.exit(code) (src/exit-codes.ts)' }],
+    },
+  },
 );

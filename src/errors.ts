@@ -1,28 +1,29 @@
 /**
  * Errors users can act on. The CLI prints their message on one line, with no
- * stack trace; UsageError exits 2, ConnectionError exits 1.
+ * stack trace; UsageError exits 2, the others 1 (exit-codes.ts).
  */
+import { EXIT } from './exit-codes.js';
 
 /** The user asked for something invalid (bad flag, unknown run, taken name). */
 export class UsageError extends Error {
   override name = 'UsageError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT.usage;
 }
 
 /** Redis could not be reached. */
 export class ConnectionError extends Error {
   override name = 'ConnectionError';
-  readonly exitCode = 1;
+  readonly exitCode = EXIT.failed;
 }
 
 /** Something did not happen in time (a worker that will not stop); exits 1. */
 export class TimeoutError extends Error {
   override name = 'TimeoutError';
-  readonly exitCode = 1;
+  readonly exitCode = EXIT.failed;
 }
 
 /** A key fitq reads is not in fitq's format (written by someone else); exits 1. */
 export class StoredDataError extends Error {
   override name = 'StoredDataError';
-  readonly exitCode = 1;
+  readonly exitCode = EXIT.failed;
 }

@@ -5,6 +5,7 @@
  */
 import { Command, Flags } from '@oclif/core';
 import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../queue/names.js';
 import { FitqClient, type ClientOptions } from '../queue/client.js';
 import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../queue/connection.js';
@@ -138,12 +139,12 @@ export abstract class FitqCommand extends Command {
     if (parseError) {
       const hint = this.parseErrorHint(error);
       process.stderr.write(`Error: ${oneLine(parseError)}${hint ? `; ${hint}` : ''}\n`);
-      return this.exit(2);
+      return this.exit(EXIT.usage);
     }
     const refusal = describeAclRefusal(error) ?? describeOutOfMemory(error);
     if (refusal) {
       process.stderr.write(`Error: ${oneLine(refusal)}\n`);
-      return this.exit(1);
+      return this.exit(EXIT.failed);
     }
     return super.catch(error);
   }

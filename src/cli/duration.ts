@@ -73,10 +73,11 @@ const CLOCK = /^(?:(\d+)-(\d+)(?::(\d+)(?::(\d+))?)?|(\d+):(\d+)(?::(\d+))?)$/;
 /**
  * A time limit in ms, as Slurm and users type it: a duration (`2h30m`,
  * `90s`, see parseDuration), a clock (`HH:MM:SS`, `MM:SS`, `D-HH:MM:SS`,
- * `D-HH`, `D-HH:MM`) or plain seconds (`5400`). More than 0, at most 365
- * days; anything else is a UsageError quoting it.
+ * `D-HH`, `D-HH:MM`) or plain seconds (`5400`, told to `warn` as Slurm's
+ * `-t 5400` would be minutes). More than 0, at most 365 days; anything else
+ * is a UsageError quoting it. Every flag that takes a limit goes through here.
  */
-export function parseTimeLimit(flag: string, text: string): number {
+export function parseTimeLimit(flag: string, text: string, warn?: (warning: string) => void): number {
   const refuse = (why: string) =>
     new UsageError(`expected ${flag} to be a time limit such as 2h30m, 90s, 02:30:00, 1-12:00:00 or 5400 (seconds)${why}, got ${quote(text)}`);
   const trimmed = text.trim();
@@ -106,7 +107,18 @@ export function parseTimeLimit(flag: string, text: string): number {
   }
   if (!Number.isSafeInteger(ms) || ms > MAX_TIME_LIMIT_MS) throw refuse(' (at most 365 days)');
   if (ms <= 0) throw refuse(' (more than 0)');
+  if (warn && /^\d+$/.test(trimmed)) warn(bareSecondsWarning(flag, trimmed, ms));
   return ms;
+}
+
+/**
+ * Said on stderr whenever a limit is a bare number: fitq reads it as
+ * seconds (as `--time-signal @120`, `--lease` and Slurm's own `--signal`
+ * do), where Slurm's `-t 30` is minutes; a unit or a clock says which.
+ */
+function bareSecondsWarning(flag: string, text: string, ms: number): string {
+  const shown = ms >= 60_000 ? ` (${formatTimeLimit(ms)})` : '';
+  return `${flag} ${text} is read as ${text} seconds${shown}; write ${text}m for ${text} minutes (Slurm's -t ${text}), or ${text}s to say seconds`;
 }
 
 /** A time limit (ms) as users type it: `2h30m`, `90s`. */

@@ -1,7 +1,12 @@
 /**
- * Plain-text rendering for the CLI: aligned tables, times and durations.
+ * Plain-text rendering for the CLI: aligned tables, times, durations and warnings.
  */
 import { oneLine } from '../queue/names.js';
+
+/** A warning for the person at the terminal: one line on stderr. */
+export function printWarning(warning: string): void {
+  process.stderr.write(`Warning: ${oneLine(warning)}\n`);
+}
 
 /**
  * Left-aligned columns separated by two spaces; header first. Every cell is
@@ -19,14 +24,26 @@ export function renderTable(header: readonly string[], cells: readonly (readonly
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-/** "14:03:07" today, "2026-11-20 14:03:07" on other days; "" for none. */
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** The local time of day, "14:03:07", or "14:03" without seconds (chart axes). */
+export function formatClock(epochMs: number, seconds = true): string {
+  const date = new Date(epochMs);
+  const minutes = `${pad(date.getHours())}:${pad(date.getMinutes())}`;
+  return seconds ? `${minutes}:${pad(date.getSeconds())}` : minutes;
+}
+
+/**
+ * A time as people read it, in the local time zone (TZ): "14:03:07" today,
+ * "2026-11-20 14:03:07" on other days; "" for none. Every time fitq shows a
+ * person (tables, run details, reasons, the dashboard) goes through here or
+ * formatClock, so no page mixes zones; JSON keeps times as epoch-ms numbers.
+ */
 export function formatTime(epochMs: number | undefined, now = Date.now()): string {
   if (epochMs === undefined) return '';
   const date = new Date(epochMs);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  const time = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
-  const today = new Date(now);
-  const sameDay = date.toDateString() === today.toDateString();
+  const time = formatClock(epochMs);
+  const sameDay = date.toDateString() === new Date(now).toDateString();
   return sameDay ? time : `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${time}`;
 }
 

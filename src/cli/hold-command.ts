@@ -1,5 +1,6 @@
 /** What `fitq hold` and `fitq release` share: selecting the runs (run-selection.ts) and saying what happened to each. */
 import { Flags } from '@oclif/core';
+import { EXIT } from '../exit-codes.js';
 import type { HoldResult } from '../queue/hold.js';
 import { FitqCommand } from './base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from './run-selection.js';
@@ -28,7 +29,7 @@ export abstract class HoldCommand extends FitqCommand {
     if (flags.json) this.log(JSON.stringify(results, null, 2));
     else for (const result of results) this.log(result.message);
     // A run refused (not staged) is an error the caller can test for.
-    if (results.some((result) => result.outcome === 'refused')) process.exitCode = 1;
+    if (results.some((result) => result.outcome === 'refused')) this.exit(EXIT.failed);
   }
 
   protected override tooManyWordsMessage(count: number): string {

@@ -1,7 +1,8 @@
 /**
- * "The run I just staged" in this shell: `@` is the last run `fitq stage`
- * staged from the shell that runs this command, `@~N` the Nth before it
- * (as gflow's `@~N`), per namespace. Kept in a small state file per shell,
+ * "The runs I just staged" in this shell: `@` is every run the last `fitq
+ * stage` staged from the shell that runs this command (one run, a batch of
+ * --repeat or --from-file, or a whole array), `@~N` the Nth staging before
+ * it (as gflow's `@~N`), per namespace. Kept in a small state file per shell,
  * named by the shell's pid and its start time (from /proc), so a shell that
  * reuses the pid of an old one does not see its runs:
  * `$FITQ_STATE_DIR`, else `$XDG_STATE_HOME/fitq`, else `~/.local/state/fitq`.
@@ -11,9 +12,12 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
+import { MAX_DEPENDENCIES } from '../queue/parked.js';
 
-/** Runs remembered per namespace (so `@~99` is the oldest one can name). */
+/** Stagings remembered per namespace (so `@~99` is the oldest one can name). */
 const KEPT = 100;
+/** Run ids remembered of one staging that is no array (more could not be waited for by one run anyway). */
+const KEPT_IDS = MAX_DEPENDENCIES;
 /** State files of shells not seen for this long are deleted. */
 const STALE_MS = 30 * 86_400_000;
 
@@ -40,7 +44,11 @@ function stateFile(): string {
   return join(stateDir(), `shell-${shellId()}.json`);
 }
 
-type State = Record<string, string[]>;
+/** What one `fitq stage` staged: its runs (`count` of them, the ids of KEPT_IDS at most), or an array, as a whole. */
+export type Staging = { ids: string[]; count: number } | { array: string };
+
+/** Per namespace, oldest first; a plain id (as older fitq kept them) is a staging of that one run. */
+type State = Record<string, (Staging | string)[]>;
 
 function readState(file = stateFile()): State {
   try {
@@ -56,31 +64,48 @@ export function isShorthand(ref: string): boolean {
   return ref.startsWith('@');
 }
 
-/** The run id a shorthand names in this shell and namespace (`namespace`: the key prefix). */
-export function resolveShorthand(ref: string, namespace: string): string {
+/** The staging a shorthand names in this shell and namespace (`namespace`: the key prefix). */
+export function resolveShorthand(ref: string, namespace: string): Staging {
   const match = /^@(?:~(\d+))?$/.exec(ref);
-  if (!match) throw new UsageError(`expected a run id, @ (the last run staged from this shell) or @~N (the Nth before it), got ${quote(ref)}`);
+  if (!match) throw new UsageError(`expected a run or array id, @ (the runs last staged from this shell) or @~N (the Nth staging before), got ${quote(ref)}`);
   const back = Number(match[1] ?? 0);
-  const runs = readState()[namespace] ?? [];
-  const id = runs[runs.length - 1 - back];
-  if (id === undefined) {
+  const stagings = readState()[namespace] ?? [];
+  const staging = stagings[stagings.length - 1 - back];
+  if (staging === undefined) {
     throw new UsageError(
-      runs.length === 0
-        ? `${quote(ref)} names the last run staged from this shell, but none was staged from it in this namespace`
-        : `${quote(ref)} is beyond the ${runs.length} run${runs.length === 1 ? '' : 's'} staged from this shell in this namespace`,
+      stagings.length === 0
+        ? `${quote(ref)} names the runs last staged from this shell, but none was staged from it in this namespace`
+        : `${quote(ref)} is beyond the ${stagings.length} staging${stagings.length === 1 ? '' : 's'} from this shell in this namespace`,
     );
   }
-  return id;
+  if (typeof staging === 'string') return { ids: [staging], count: 1 };
+  if ('ids' in staging && staging.count > staging.ids.length) {
+    throw new UsageError(
+      `${quote(ref)} names ${staging.count} runs staged together, more than fitq keeps the ids of (${KEPT_IDS}): stage so many as an array (--array), which is named as a whole`,
+    );
+  }
+  return staging;
 }
 
-/** Remembers runs just staged from this shell (best effort: a state directory that cannot be written only loses `@`). */
-export function rememberStaged(namespace: string, ids: readonly string[]): void {
+/** The run ids a shorthand names; for an array, its id (`array`), standing for all its runs. */
+export function shorthandRuns(ref: string, namespace: string): { ids: string[]; arrays: string[] } {
+  const staging = resolveShorthand(ref, namespace);
+  return 'array' in staging ? { ids: [], arrays: [staging.array] } : { ids: staging.ids, arrays: [] };
+}
+
+/**
+ * Remembers what `fitq stage` just staged from this shell: its runs, or the
+ * array they make (best effort: a state directory that cannot be written
+ * only loses `@`).
+ */
+export function rememberStaged(namespace: string, ids: readonly string[], array?: string): void {
   if (ids.length === 0) return;
+  const staging: Staging = array === undefined ? { ids: ids.slice(0, KEPT_IDS), count: ids.length } : { array };
   try {
     mkdirSync(stateDir(), { recursive: true, mode: 0o700 });
     const file = stateFile();
     const state = readState(file);
-    state[namespace] = [...(state[namespace] ?? []), ...ids].slice(-KEPT);
+    state[namespace] = [...(state[namespace] ?? []), staging].slice(-KEPT);
     const temporary = `${file}.${process.pid}`;
     writeFileSync(temporary, JSON.stringify(state), { mode: 0o600 });
     renameSync(temporary, file);

@@ -1,13 +1,14 @@
 /**
  * One run in full, as `fitq runs show` prints it and the dashboard's run
- * page shows it: the record's fields by label, and its earlier attempts.
+ * page shows it: the record's fields by label, and every attempt.
  * A run's environment is shown by names only, never values.
  */
 import { formatDuration, formatTime } from './format.js';
 import { describeDemands, formatCommand, formatLabels, statusText } from './run-table.js';
 import { formatDurationSpec, formatTimeLimit } from './duration.js';
+import { oneLine } from '../queue/names.js';
 import type { RetryPolicy } from '../queue/parked.js';
-import type { RunAttempt, RunRecord } from '../queue/run-record.js';
+import { everyAttempt, type RunAttempt, type RunRecord } from '../queue/run-record.js';
 
 /** "2h30m (SIGUSR1@2m), deadline 14:30:00 (in 1h)": the limit, its signal if not the default, and while running its deadline. */
 function timeLimitText(run: RunRecord, now: number): string | undefined {
@@ -45,8 +46,8 @@ export function runDetailRows(run: RunRecord, now = Date.now()): [string, string
     ['reason', run.reason],
     ['retries', run.retries === undefined ? undefined : `${run.restaged ?? 0} of ${run.retries} used`],
     ['re-staged', run.restagedReason],
-    ['begins', run.beginAt === undefined ? undefined : new Date(run.beginAt).toISOString()],
-    ['after', run.after?.map((group) => `${group.kind === 'any' ? 'any of ' : ''}${group.ids.join(',')} (after-${group.kind})`).join('; ')],
+    ['begins', formatTime(run.beginAt, now) || undefined],
+    ['after', run.after?.map((group) => `${group.kind === 'any' ? 'any of ' : ''}${[...group.ids, ...(group.arrays ?? []).map((array) => `array ${array}`)].join(',')} (after-${group.kind})`).join('; ')],
     ['dependents', run.dependents?.join(',')],
     ['retry', run.retryOnFailure && describeRetry(run.retryOnFailure, run.failures ?? 0)],
     ['restarted', run.restarted?.toString()],
@@ -69,4 +70,18 @@ export function describeAttempt(attempt: RunAttempt, now = Date.now()): string {
   if (attempt.startedAt !== undefined && attempt.endedAt !== undefined) parts.push(`ran ${formatDuration(attempt.endedAt - attempt.startedAt)}`);
   else if (attempt.endedAt !== undefined) parts.push(`ended ${formatTime(attempt.endedAt, now)}`);
   return parts.join(', ');
+}
+
+/**
+ * `fitq runs show`'s lines: each field's label, then its value on one line
+ * (control characters escaped), every value in the same column, a space at
+ * least after the longest label; then every attempt.
+ */
+export function runDetailLines(run: RunRecord, now = Date.now()): string[] {
+  const rows = runDetailRows(run, now);
+  const width = Math.max(...rows.map(([label]) => label.length + 2));
+  const lines = rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${oneLine(value)}`);
+  const attempts = everyAttempt(run);
+  if (attempts.length > 0) lines.push('attempts:', ...attempts.map((attempt) => `  ${oneLine(describeAttempt(attempt, now))}`));
+  return lines;
 }

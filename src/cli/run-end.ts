@@ -1,29 +1,9 @@
 /**
- * How `fitq logs` tells what became of a run: a line on stderr, and for
- * `logs -f` an exit code (README, "fitq logs").
+ * How `fitq logs` and `fitq wait` tell what became of a run: a line on
+ * stderr (the exit code is exit-codes.ts's runExitCode).
  */
-import { constants } from 'node:os';
 import { oneLine } from '../queue/names.js';
-import type { RunRecord, RunStatus } from '../queue/run-record.js';
-
-/** Exit codes of `fitq logs -f` for runs that did not run to an exit of their own. */
-export const FOLLOW_EXIT_CODES: Partial<Record<RunStatus, number>> = {
-  canceled: 130, // stopped on request, like a command interrupted with Ctrl-C
-  lost: 75, // its worker died: trying again may work (EX_TEMPFAIL)
-  rejected: 77, // its worker refused it: unsigned or altered (EX_NOPERM)
-  timeout: 124, // it ran past its time limit, as timeout(1) exits
-};
-
-/** The exit code `fitq logs -f` ends with once the run has ended. */
-export function followExitCode(run: RunRecord): number {
-  if (run.status === 'completed') return 0;
-  if (run.status === 'failed') {
-    if (run.exitCode !== undefined && run.exitCode !== 0) return run.exitCode;
-    const number = run.signal ? constants.signals[run.signal as keyof typeof constants.signals] : undefined;
-    return number !== undefined ? 128 + number : 1;
-  }
-  return FOLLOW_EXIT_CODES[run.status] ?? 1;
-}
+import type { RunRecord } from '../queue/run-record.js';
 
 /** Why it ended, without repeating the status: "rejected: x" -> "x". */
 function reasonOf(run: RunRecord): string {

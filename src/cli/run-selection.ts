@@ -3,16 +3,19 @@
  * (and hold, release, restart, update) select runs.
  *
  * - positional run ids, or unique prefixes of them (an unknown or ambiguous
- *   one is refused, exit 2, and nothing is touched);
+ *   one is refused, exit 2, and nothing is touched), and `@`/`@~N`: every
+ *   run the last (the Nth before) `fitq stage` staged from this shell
+ *   (last-staged.ts), an array's as they are now;
  * - `--status S` (repeatable or comma-separated: any of them),
  *   `--label K=V` (repeatable: all must match), `--array ID` (an array id
  *   or a unique prefix of one; unknown: exit 2): every one given must hold;
  * - the runs named and the runs the flags select, each once, named first.
  * - `--dry-run`: list what would be touched (`--json`: as a JSON array of
  *   run records) and touch nothing.
- * A selection by flags that matches nothing is no error: the command says
- * so (`No runs match --status failed --array 3f2a: nothing to cancel.`) and
- * exits 0, as `fitq cancel` always did.
+ * A selection that matches nothing does nothing: the command says so on
+ * stderr (`No runs match --status failed --array 3f2a: nothing to cancel.`;
+ * with `--json`, `[]` on stdout) and exits EXIT.nothingMatched, as every
+ * command that selects runs does (`fitq wait` included).
  *
  * Usage in a command (see commands/cancel.ts):
  *
@@ -33,13 +36,15 @@
  */
 import { Args, Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
 import type { FitqClient } from '../queue/client.js';
 import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
 import { renderTable } from './format.js';
 import { inBatches, parseKeyValues } from './base-command.js';
+import { isShorthand, shorthandRuns } from './last-staged.js';
 import { runTable } from './run-table.js';
 
-export const selectionArgs = { ids: Args.string({ description: 'Run ids, or unique prefixes of them.' }) };
+export const selectionArgs = { ids: Args.string({ description: 'Run ids, or unique prefixes of them; @ for the runs last staged from this shell, @~N for the Nth staging before.' }) };
 
 export const selectionFlags = {
   status: Flags.string({
@@ -97,41 +102,63 @@ export function parseRunSelection(
   return { refs: [...argv], filter, dryRun: flags['dry-run'] === true, verb: options.verb, described };
 }
 
-/** The runs a selection names and matches (see FitqClient.selectRunRecords). */
-export function selectRuns(client: FitqClient, selection: RunSelection): Promise<RunRecord[]> {
-  return client.selectRunRecords(selection.refs, selection.filter);
+/** The runs a selection names and matches (see FitqClient.selectRunRecords); `@` names what this shell staged. */
+export async function selectRuns(client: FitqClient, selection: RunSelection): Promise<RunRecord[]> {
+  const refs: string[] = [];
+  for (const ref of selection.refs) {
+    if (!isShorthand(ref)) {
+      refs.push(ref);
+      continue;
+    }
+    const { ids, arrays } = shorthandRuns(ref, client.keys.base);
+    refs.push(...ids);
+    for (const array of arrays) refs.push(...(await client.selectRunIds([], { array })));
+  }
+  return client.selectRunRecords(refs, selection.filter);
+}
+
+/** The command that reports a selection: it prints, and ends with an exit code (oclif's Command). */
+export interface SelectingCommand {
+  log(message: string): void;
+  exit(code: number): never;
 }
 
 /**
  * For a dry run, lists the runs (a table, or JSON with `json`); for a
- * selection that matched nothing, says so. Returns true when the command
- * has nothing more to do.
+ * selection that matched nothing, says so (reportNothingMatched). Returns
+ * true when the command has nothing more to do.
  */
 export function reportSelection(
-  command: { log(message: string): void },
+  command: SelectingCommand,
   selection: RunSelection,
   runs: readonly RunRecord[],
   flags: { json?: boolean | undefined },
 ): boolean {
-  if (selection.dryRun) {
-    if (flags.json) command.log(JSON.stringify(runs, null, 2));
-    else if (runs.length === 0) command.log(nothingMatched(selection));
-    else {
-      command.log(`Would ${selection.verb} ${runs.length} run${runs.length === 1 ? '' : 's'}:`);
-      const { header, rows } = runTable(runs, ['id', 'status', 'array', 'labels', 'command'], false);
-      command.log(renderTable(header, rows));
-    }
+  if (runs.length === 0) {
+    reportNothingMatched(command, selection, flags);
     return true;
   }
-  if (runs.length === 0) {
-    command.log(flags.json ? '[]' : nothingMatched(selection));
+  if (selection.dryRun) {
+    reportDryRun(command, selection.verb, runs, flags);
     return true;
   }
   return false;
 }
 
-export function nothingMatched(selection: RunSelection): string {
-  return `No runs match ${selection.described || 'the ids given'}: nothing to ${selection.verb}.`;
+/** What a dry run would act on: `Would cancel 3 runs:` and a table of them, or (`json`) their records. */
+export function reportDryRun(command: { log(message: string): void }, verb: string, runs: readonly RunRecord[], flags: { json?: boolean | undefined }): void {
+  if (flags.json) return command.log(JSON.stringify(runs, null, 2));
+  command.log(`Would ${verb} ${runs.length} run${runs.length === 1 ? '' : 's'}${runs.length === 0 ? '.' : ':'}`);
+  if (runs.length === 0) return;
+  const { header, rows } = runTable(runs, ['id', 'status', 'array', 'labels', 'command'], false);
+  command.log(renderTable(header, rows));
+}
+
+/** Says that a selection matched no run (`[]` on stdout with `json`) and ends the command with the exit code that says so. */
+export function reportNothingMatched(command: SelectingCommand, selection: RunSelection, flags: { json?: boolean | undefined }): never {
+  if (flags.json) command.log('[]');
+  process.stderr.write(`No runs match ${selection.described || 'the ids given'}: nothing to ${selection.verb}.\n`);
+  return command.exit(EXIT.nothingMatched);
 }
 
 /** What to say when a command is given too many words: select instead, or name them in batches. */

@@ -1,7 +1,8 @@
 /**
  * `fitq stage` flags for when a run may start and what happens when it
- * fails: --hold, --begin/--delay, the --after… dependencies (with `@` and
- * `@~N` for the runs last staged from this shell) and --retry-on-failure.
+ * fails: --hold, --begin/--delay, the --after… dependencies (run ids, array
+ * ids for every run of an array, `@` and `@~N` for the runs staged from
+ * this shell) and --retry-on-failure.
  */
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
@@ -10,7 +11,7 @@ import { MAX_RETRY_ON_FAILURE, type Dependency, type LifecycleOptions, type Retr
 import { parseIntegerOption } from '../queue/stage.js';
 import { splitIds } from '../queue/dependencies.js';
 import { parseDuration } from './duration.js';
-import { isShorthand, resolveShorthand } from './last-staged.js';
+import { isShorthand, shorthandRuns } from './last-staged.js';
 
 const after = (summary: string) => Flags.string({ multiple: true, summary });
 
@@ -20,11 +21,15 @@ export const lifecycleFlags = {
     summary: 'Start no earlier than this time: ISO 8601 (2026-05-01T08:00), HH:MM[:SS] (today, or tomorrow if past), or now+DURATION (now+10m).',
   }),
   delay: Flags.string({ summary: 'Start no earlier than this long after staging (10m, 1h30m).' }),
-  after: after('Start once these runs completed successfully: ids (or prefixes), @ (the last run staged from this shell) or @~N, comma separated (repeatable). Same as --after-ok.'),
-  'after-ok': after('Start once every one of these runs completed successfully (Slurm afterok).'),
+  after: after(
+    'Start once these runs completed successfully: run ids, array ids (every run of the array) or prefixes, @ (every run the last fitq stage staged from this shell: one, a batch or an array) or @~N (the Nth staging before), comma separated (repeatable). Same as --after-ok.',
+  ),
+  'after-ok': after('Start once every one of these runs completed successfully (Slurm afterok; an array: all its runs).'),
   'after-any': after('Start once any one of these runs completed successfully.'),
-  'after-notok': after('Start once every one of these runs ended without success: failed, timeout, lost, canceled or rejected (Slurm afternotok).'),
-  'after-end': after('Start once every one of these runs ended, in any way (Slurm afterany).'),
+  'after-notok': after(
+    'Start once every one of these runs ended without success: failed, timeout, lost, canceled or rejected (Slurm afternotok; an array: all its runs ended, one at least without success).',
+  ),
+  'after-end': after('Start once every one of these runs ended, in any way (Slurm afterany; an array: all its runs).'),
   'keep-if-dependency-fails': Flags.boolean({
     summary: 'If a dependency ends so that this run can never start, keep it staged (saying so) instead of canceling it.',
   }),
@@ -69,8 +74,10 @@ export function parseLifecycleFlags(flags: LifecycleFlagValues, namespace: strin
   const groups: Dependency[] = [];
   const add = (flag: string, kind: Dependency['kind'], values: string[] | undefined) => {
     if (values === undefined) return;
-    const ids = values.flatMap((value) => splitIds(flag, value)).map((ref) => (isShorthand(ref) ? resolveShorthand(ref, namespace) : ref));
-    groups.push({ kind, ids });
+    const refs = values.flatMap((value) => splitIds(flag, value));
+    const named = refs.map((ref) => (isShorthand(ref) ? shorthandRuns(ref, namespace) : { ids: [ref], arrays: [] }));
+    const arrays = named.flatMap((name) => name.arrays);
+    groups.push({ kind, ids: named.flatMap((name) => name.ids), ...(arrays.length > 0 ? { arrays } : {}) });
   };
   add('--after', 'ok', flags.after);
   add('--after-ok', 'ok', flags['after-ok']);

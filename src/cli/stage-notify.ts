@@ -5,6 +5,7 @@ import { validateNotifyUrl } from '../queue/notify.js';
 export const stageNotifyFlags = {
   notify: Flags.string({
     summary: "POST the run's record (JSON) to this http(s) URL when it ends, instead of the namespace's (fitq notify).",
+    description: "No user name or password in it. Workers send only where their --notify-allow lets them (a worker with a secret: nowhere without it).",
   }),
 };
 

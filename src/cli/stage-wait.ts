@@ -1,17 +1,17 @@
 /**
  * `fitq stage --wait` (stage, then wait until the runs end and exit with
  * their code, as `sbatch --wait`) and `--follow` (print the run's output
- * meanwhile, as `fitq logs -f` does).
+ * meanwhile, as `fitq logs -f` does: LogPrinter).
  */
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../queue/client.js';
-import type { LogEntry } from '../queue/logs.js';
 import { oneLine } from '../queue/names.js';
 import { isEnded, type RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
-import { describeEnd, restagedNote } from './run-end.js';
-import { firstFailure, runExitCode, waitExitCode } from './wait-exit.js';
+import { LogPrinter } from './log-printer.js';
+import { describeEnd } from './run-end.js';
+import { EXIT, firstFailure, runExitCode, waitExitCode } from '../exit-codes.js';
 
 export const stageWaitFlags = {
   wait: Flags.boolean({
@@ -36,12 +36,6 @@ export function parseStageWait(flags: { wait?: boolean; follow?: boolean; json?:
   return { follow: flags.follow === true, json: flags.json === true };
 }
 
-/** Prints a log entry as `fitq logs -f` does. */
-function printEntry(entry: LogEntry): void {
-  if (entry.kind === 'restaged') process.stderr.write(`${restagedNote(entry.reason)}\n`);
-  if (entry.kind === 'line') (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
-}
-
 /**
  * Waits for the staged runs (following the one run's output with
  * `follow`); says how each ended on stderr; returns the exit code (130 when
@@ -54,10 +48,10 @@ export async function waitForStaged(client: FitqClient, ids: readonly string[], 
   process.once('SIGTERM', onSignal);
   try {
     if (options.follow) {
-      const run = await client.followLog(ids[0]!, printEntry, abort.signal);
+      const run = await client.followLog(ids[0]!, new LogPrinter(client.logMaxLines).print, abort.signal);
       if (!isEnded(run)) {
         process.stderr.write(`Interrupted: run ${run.id} is ${run.status} (fitq wait ${run.id})\n`);
-        return { code: 130, runs: [run] };
+        return { code: EXIT.interrupted, runs: [run] };
       }
       process.stderr.write(`${oneLine(describeEnd(run))}\n`);
       return { code: runExitCode(run), runs: [run] };
@@ -69,7 +63,7 @@ export async function waitForStaged(client: FitqClient, ids: readonly string[], 
   } catch (error) {
     if (!(error instanceof WaitIncompleteError)) throw error;
     process.stderr.write(`${oneLine(error.message)} (fitq wait)\n`);
-    return { code: 130, runs: error.runs };
+    return { code: EXIT.interrupted, runs: error.runs };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

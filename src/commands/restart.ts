@@ -1,7 +1,10 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
-import { ENDED_STATUSES } from '../queue/run-record.js';
+import { UsageError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { quote } from '../queue/names.js';
+import { ENDED_STATUSES, isEnded } from '../queue/run-record.js';
 
 export default class Restart extends FitqCommand {
   static override summary = 'Stage ended runs again: same id, command, demands and labels, a fresh attempt.';
@@ -10,7 +13,8 @@ export default class Restart extends FitqCommand {
     'and the attempt that ended is kept in its history (fitq runs show). Runs that depend on it wait for it again; ' +
     'with --cascade, those that were canceled because of it are restarted too. ' +
     'Runs are named by id (or a unique prefix of one), or selected with --status, --label and --array (all must match; --label or --array alone selects ended runs); --dry-run lists them. ' +
-    'A run that has not ended is refused with its status (exit 1).';
+    `Every run is checked first: one that has not ended is refused with its status (exit ${EXIT.usage}) and nothing is restarted; ` +
+    `one restarted by someone else between the check and the restart is reported (exit ${EXIT.failed}), the others are restarted.`;
   static override strict = false;
   static override examples = [
     '<%= config.bin %> restart 3f2a9c81d0e4',
@@ -30,13 +34,16 @@ export default class Restart extends FitqCommand {
     const selection = parseRunSelection(argv as string[], flags, { verb: 'restart', statuses: ENDED_STATUSES });
     const results = await this.withClient(flags, async (client) => {
       const runs = await selectRuns(client, selection);
+      const open = runs.find((run) => !isEnded(run));
+      if (open) throw new UsageError(`run ${quote(open.id)} is ${open.status}: only an ended run can be restarted`);
       if (reportSelection(this, selection, runs, flags)) return undefined;
       return client.restartRuns(runs.map((run) => run.id), { cascade: flags.cascade });
     });
     if (!results) return;
     if (flags.json) this.log(JSON.stringify(results, null, 2));
     else for (const result of results) this.log(result.message);
-    if (results.some((result) => result.outcome === 'refused')) process.exitCode = 1;
+    // Refused here: it was restarted (or otherwise changed) between the check and the restart.
+    if (results.some((result) => result.outcome === 'refused')) this.exit(EXIT.failed);
   }
 
   protected override tooManyWordsMessage(count: number): string {

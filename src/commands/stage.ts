@@ -10,7 +10,7 @@ import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonU
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import { commandJsonWithinLimit, MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
-import { parseResourceSpecs } from '../resources/spec.js';
+import { parseResourceSpecs, UNITS_HELP } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 import { outputFlags, parseOutputFlags } from '../cli/stage-output.js';
 import { parseSweepFlags, sweepFlags } from '../cli/stage-sweep.js';
@@ -38,7 +38,9 @@ export default class Stage extends FitqCommand {
       char: 'r',
       multiple: true,
       summary: 'Resource demands, NAME=VALUE pairs separated by spaces or commas, every word up to the next flag or -- (repeatable, merged).',
-      description: 'As with fitq worker -r, -r gpu=1 mem=8G is two demands.',
+      description:
+        `As with fitq worker -r, -r gpu=1 mem=8G is two demands. Units, in any case: ${UNITS_HELP} (mem=8G is 8×10⁹; Slurm's --mem=8G is mem=8Gi). ` +
+        'Demands are booked, not enforced: a run starts on a worker whose declared capacity has that much left, and nothing stops it from using more.',
     }),
     'run-id': Flags.string({ summary: 'Id for the run (must be new). Default: a random id.' }),
     priority: Flags.string({ summary: `Higher runs first: an integer within ±${MAX_PRIORITY}.`, default: '0' }),
@@ -120,10 +122,10 @@ export default class Stage extends FitqCommand {
     const result = await this.withClient(
       flags,
       async (client) => {
-        // `@` names the last run staged from this shell, in this namespace.
+        // `@` names the runs last staged from this shell, in this namespace: an array as a whole.
         const lifecycle = parseLifecycleFlags(flags, client.keys.base);
         const staged = await client.stage(requests.map((request) => ({ ...request, ...lifecycle })));
-        rememberStaged(client.keys.base, staged.runs.map((run) => run.id));
+        rememberStaged(client.keys.base, staged.runs.map((run) => run.id), staged.runs[0]?.array);
         return staged;
       },
       { secret },

@@ -1,14 +1,33 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
-import { nothingMatched, parseRunSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
+import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { UsageError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
 import { quote } from '../queue/names.js';
 import { parseTimeLimit } from '../cli/duration.js';
+import { printWarning } from '../cli/format.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
 import { checkChanges, type RunChanges } from '../queue/update.js';
 import { describeUpdate } from '../cli/result-lines.js';
-import { parseResourceSpecs } from '../resources/spec.js';
+import { parseResourceSpecs, specParts } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
+
+/** Fields of a run whose change decides again which workers could run it. */
+const FIT_FIELDS = ['resources', 'gpus', 'timeLimit'];
+
+/**
+ * Refuses a word given to a flag that takes every word up to the next flag
+ * (-r, --label) but is no KEY=VALUE pair: most likely a run id typed after
+ * the flag.
+ */
+function checkPairs(flag: string, what: string, values: readonly string[], words: readonly string[], ids: readonly string[]): void {
+  const word = words.find((part) => !part.includes('='));
+  if (word === undefined) return;
+  const first = values.find((value) => value.includes('=')) ?? values[0]!;
+  throw new UsageError(
+    `${quote(word)} is no ${what}: ${flag} takes every word up to the next flag, so name the runs before it (fitq update ${[...ids, word][0]} ${flag} ${first})`,
+  );
+}
 
 export default class Update extends FitqCommand {
   static override summary = 'Change staged or held runs: priority, demands, labels, pinned GPUs.';
@@ -22,7 +41,8 @@ export default class Update extends FitqCommand {
   static override strict = false;
   static override examples = [
     '<%= config.bin %> update 3f2a --priority 10',
-    '<%= config.bin %> update 3f2a 77b0 -r gpu=2,mem=16G',
+    '<%= config.bin %> update 3f2a 77b0 -r gpu=2 mem=16G',
+    '<%= config.bin %> update 3f2a -r mem=0',
     '<%= config.bin %> update 3f2a --label team=vision --unlabel draft',
     '<%= config.bin %> update 3f2a --gpus none --dry-run',
     '<%= config.bin %> update --array 9c1e --status held --priority 5',
@@ -37,10 +57,10 @@ export default class Update extends FitqCommand {
     resources: Flags.string({
       char: 'r',
       multiple: true,
-      multipleNonGreedy: true,
-      summary: 'New demands, replacing all the old ones: NAME=VALUE pairs separated by commas (repeatable, merged); -r "" for none.',
+      summary: 'Demands to change, NAME=VALUE pairs separated by spaces or commas, every word up to the next flag (repeatable, merged).',
+      description: 'The demands named change, the others stay (as scontrol update); NAME=0 removes one: -r mem=16G cpu=0.',
     }),
-    label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Set the label KEY=VALUE (repeatable).' }),
+    label: Flags.string({ multiple: true, summary: 'Set labels, KEY=VALUE, every word up to the next flag (repeatable).' }),
     unlabel: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Remove the label KEY (repeatable).' }),
     gpus: Flags.string({ summary: 'Pin the runs to these GPU devices, like 0,1; none unpins them.' }),
     'time-limit': Flags.string({ summary: 'New time limit (2h30m, HH:MM:SS, D-HH:MM:SS or seconds); none removes it.' }),
@@ -55,6 +75,9 @@ export default class Update extends FitqCommand {
   async run(): Promise<void> {
     const { argv, flags } = await this.parse(Update);
     const ids = argv as string[];
+    // A run id typed after -r or --label went to them: said first.
+    if (flags.resources !== undefined) checkPairs('-r', 'demand (NAME=VALUE)', flags.resources, flags.resources.flatMap(specParts), ids);
+    if (flags.label !== undefined) checkPairs('--label', 'label (KEY=VALUE)', flags.label, flags.label, ids);
     if (ids.length === 0 && flags.status === undefined && flags['where-label'] === undefined && flags.array === undefined) {
       throw new UsageError('name the runs to update, or select them with --status, --where-label or --array');
     }
@@ -63,38 +86,47 @@ export default class Update extends FitqCommand {
     // (A run id never holds '='.)
     const spec = ids.find((id) => id.includes('='));
     if (spec !== undefined) {
-      throw new UsageError(`${quote(spec)} is no run id: each flag of fitq update takes one word (quote "gpu=1 mem=8G", or repeat -r)`);
+      throw new UsageError(`${quote(spec)} is no run id: give demands with -r and labels with --label (each takes every word up to the next flag)`);
     }
     const changes: RunChanges = {};
     if (flags.priority !== undefined) changes.priority = parseIntegerOption('--priority', flags.priority, -MAX_PRIORITY, MAX_PRIORITY);
     if (flags.resources !== undefined) {
-      parseResourceSpecs(flags.resources); // refused before connecting
+      if (flags.resources.every((value) => value.trim() === '')) {
+        throw new UsageError("-r '' names no demand: name the demands to change (-r mem=16G), and remove one with NAME=0 (-r mem=0)");
+      }
+      parseResourceSpecs(flags.resources, { keepZero: true }); // refused before connecting
       changes.resources = flags.resources;
     }
     if (flags.label !== undefined) changes.labels = parseKeyValues('--label', flags.label);
     if (flags.unlabel !== undefined) changes.unlabel = flags.unlabel;
     if (flags.gpus !== undefined) changes.gpus = flags.gpus === 'none' ? null : flags.gpus;
     const timeLimit = flags['time-limit'];
-    if (timeLimit !== undefined) changes.timeLimit = timeLimit === 'none' ? null : parseTimeLimit('--time-limit', timeLimit);
+    if (timeLimit !== undefined) changes.timeLimit = timeLimit === 'none' ? null : parseTimeLimit('--time-limit', timeLimit, printWarning);
     checkChanges(changes); // refused before connecting
     const secret = cliSecret(flags['secret-file']);
+    const warnings: string[] = [];
     const results = await this.withClient(
       flags,
       async (client) => {
         const runs = await selectRuns(client, selection);
         if (runs.length === 0) {
-          this.log(flags.json ? '[]' : nothingMatched(selection));
+          reportNothingMatched(this, selection, flags);
           return [];
         }
-        return client.updateRuns(runs.map((run) => run.id), changes, { dryRun: flags['dry-run'] });
+        const updated = await client.updateRuns(runs.map((run) => run.id), changes, { dryRun: flags['dry-run'] });
+        // As fitq stage warns: runs whose demands, pins or limit changed, that no live worker could run.
+        const refit = updated.filter((result) => result.outcome === 'updated' && result.changes.some((change) => FIT_FIELDS.includes(change.field)));
+        if (!flags['dry-run']) warnings.push(...(await client.unrunnableWarnings(refit.map((result) => result.id), 'updated')));
+        return updated;
       },
       { secret },
     );
+    for (const warning of warnings) process.stderr.write(`Warning: ${warning}\n`);
     if (flags.json) this.log(JSON.stringify(results.flatMap((result) => (result.run ? [result.run] : [])), null, 2));
     else for (const result of results) if (result.outcome !== 'refused') this.log(describeUpdate(result, flags['dry-run']));
     const refused = results.filter((result) => result.outcome === 'refused');
     for (const result of refused) process.stderr.write(`Error: ${result.reason}\n`);
-    if (refused.length > 0) this.exit(1);
+    if (refused.length > 0) this.exit(EXIT.failed);
   }
 
   protected override tooManyWordsMessage(count: number): string {

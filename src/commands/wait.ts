@@ -2,9 +2,8 @@ import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { parseDuration } from '../cli/duration.js';
 import { describeEnd } from '../cli/run-end.js';
-import { firstFailure, WAIT_TIMEOUT_EXIT, waitExitCode } from '../cli/wait-exit.js';
-import { nothingMatched, parseRunSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
-import { UsageError } from '../errors.js';
+import { EXIT, firstFailure, RUN_EXIT_RULE, waitExitCode } from '../exit-codes.js';
+import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { oneLine } from '../queue/names.js';
 import type { RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
@@ -13,9 +12,9 @@ export default class Wait extends FitqCommand {
   static override summary = 'Wait until runs end, and exit with their exit code.';
   static override description =
     'Runs are named by id (or a unique prefix of one), or selected with --status, --label and --array (all given must match). ' +
-    "Exit code: one run, its own: 0 completed; failed: its exit code, or 128 + the signal's number; timeout 124; " +
-    'canceled, lost, rejected 1 (the reason on stderr). Several runs: 0 if all completed, else the code of the first, ' +
-    `in the order given (selected runs: staging order), that did not. An unknown run is refused (exit 2); --timeout gives up with exit ${WAIT_TIMEOUT_EXIT}. ` +
+    `Exit code: one run, its own: ${RUN_EXIT_RULE}. Several runs: 0 if all completed, else the code of the first, ` +
+    `in the order given (selected runs: staging order), that did not. An unknown run is refused (exit ${EXIT.usage}), a selection that matches nothing ` +
+    `exits ${EXIT.nothingMatched} (as for every command); --timeout gives up with exit ${EXIT.gaveUp}; interrupted (Ctrl-C, SIGTERM) ${EXIT.interrupted}, the runs go on. ` +
     "A run whose worker dies ends lost once the worker's lease runs out; Redis restarts are waited through.";
   static override strict = false;
   static override examples = [
@@ -29,7 +28,7 @@ export default class Wait extends FitqCommand {
     status: selectionFlags.status,
     label: selectionFlags.label,
     array: selectionFlags.array,
-    timeout: Flags.string({ summary: `Give up after this long (30s, 10m, 2h30m): exit ${WAIT_TIMEOUT_EXIT}, naming the runs that had not ended.` }),
+    timeout: Flags.string({ summary: `Give up after this long (30s, 10m, 2h30m): exit ${EXIT.gaveUp}, naming the runs that had not ended.` }),
     quiet: Flags.boolean({ char: 'q', summary: 'Say nothing of runs that completed (runs that did not are still named on stderr, with why).' }),
     json: Flags.boolean({ summary: 'Print the runs as a JSON array once waiting is over (given up: as they are then).' }),
   };
@@ -46,29 +45,32 @@ export default class Wait extends FitqCommand {
     const onSignal = () => abort.abort();
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
-    let runs: RunRecord[];
+    let runs: RunRecord[] | undefined;
     try {
       runs = await this.withClient(flags, async (client) => {
         const selected = await selectRuns(client, selection);
-        // Waiting for nothing is most likely a mistyped selection.
-        if (selected.length === 0) throw new UsageError(nothingMatched(selection));
+        if (selected.length === 0) {
+          reportNothingMatched(this, selection, flags);
+          return undefined;
+        }
         return client.waitForRuns(selected.map((run) => run.id), { timeoutMs, signal: abort.signal, onEnd: say });
       });
     } catch (error) {
       if (!(error instanceof WaitIncompleteError)) throw error;
       if (flags.json) this.log(JSON.stringify(error.runs, null, 2));
       process.stderr.write(`Error: ${oneLine(error.message)}\n`);
-      return this.exit(error.why === 'timeout' ? WAIT_TIMEOUT_EXIT : 130);
+      return this.exit(error.why === 'timeout' ? EXIT.gaveUp : EXIT.interrupted);
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }
+    if (!runs) return;
     if (flags.json) this.log(JSON.stringify(runs, null, 2));
     // With --quiet the deciding failure was named as it ended; many runs: say which one decided.
     const failure = firstFailure(runs);
     if (failure && runs.length > 1) process.stderr.write(`${runs.filter((run) => run.status !== 'completed').length} of ${runs.length} runs did not complete; the first: ${oneLine(describeEnd(failure))}\n`);
     const code = waitExitCode(runs);
-    if (code !== 0) this.exit(code);
+    if (code !== EXIT.ok) this.exit(code);
   }
 
   protected override tooManyWordsMessage(count: number): string {

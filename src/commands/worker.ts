@@ -6,6 +6,7 @@ import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../queue/client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
 import { parseTimeLimit } from '../cli/duration.js';
+import { printWarning } from '../cli/format.js';
 import { parsePort } from '../cli/port.js';
 
 /** --default-time-limit and --max-time-limit, in ms. */
@@ -13,7 +14,7 @@ function workerTimeLimits(flags: { 'default-time-limit'?: string | undefined; 'm
   defaultTimeLimitMs?: number;
   maxTimeLimitMs?: number;
 } {
-  const given = (flag: string, text: string | undefined) => (text === undefined ? undefined : parseTimeLimit(flag, text));
+  const given = (flag: string, text: string | undefined) => (text === undefined ? undefined : parseTimeLimit(flag, text, printWarning));
   const defaultTimeLimitMs = given('--default-time-limit', flags['default-time-limit']);
   const maxTimeLimitMs = given('--max-time-limit', flags['max-time-limit']);
   return { ...(defaultTimeLimitMs !== undefined ? { defaultTimeLimitMs } : {}), ...(maxTimeLimitMs !== undefined ? { maxTimeLimitMs } : {}) };
@@ -60,7 +61,7 @@ export default class Worker extends FitqCommand {
     }),
     'kill-grace': Flags.string({ summary: 'Seconds between SIGTERM and SIGKILL when runs are stopped.', default: '10' }),
     'default-time-limit': Flags.string({
-      summary: 'Time limit of runs staged without one (2h, HH:MM:SS, D-HH:MM:SS or seconds).',
+      summary: 'Time limit of runs staged without one (2h, HH:MM:SS, D-HH:MM:SS or seconds, as fitq stage --time-limit).',
     }),
     'max-time-limit': Flags.string({
       summary: 'Never claim runs with a longer time limit; runs staged without one get the default, else this.',
@@ -84,6 +85,12 @@ export default class Worker extends FitqCommand {
       description: 'The namespace-wide metrics (runs, capacity, pools) are served by `fitq dashboard` at /metrics. See docs/metrics.md.',
     }),
     'metrics-host': Flags.string({ summary: 'With --metrics-port: the address to bind. Default 127.0.0.1 (this machine only).' }),
+    'notify-allow': Flags.string({
+      multiple: true,
+      summary: 'Send notifications only to URLs under this one: the same scheme, host and port, and its path or below (repeatable).',
+      description:
+        'Default: any http(s) URL, but none on a worker that requires signed runs: notification URLs are not signed, so whoever can write to Redis chooses them. See docs/lifecycle.md, "Notifications".',
+    }),
     detach: Flags.boolean({
       summary: 'Run in the background: return once the worker has registered; its log and pidfile go to the state directory.',
       description: 'State directory: FITQ_STATE_DIR, else $XDG_STATE_HOME/fitq, else ~/.local/state/fitq; one folder per queue. Stop it with `fitq stop`.',
@@ -131,6 +138,7 @@ export default class Worker extends FitqCommand {
       redisTlsFiles: { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] },
       ...(metricsPort === undefined ? {} : { metricsPort }),
       ...(flags['metrics-host'] === undefined ? {} : { metricsHost: flags['metrics-host'] }),
+      ...(flags['notify-allow'] === undefined ? {} : { notifyAllow: flags['notify-allow'] }),
     }));
     adoptOwnDetachedFiles(worker.name, queueName(flags.queue));
     removePidfileOnExit(worker.name, queueName(flags.queue));

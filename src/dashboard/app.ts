@@ -1,11 +1,13 @@
 /**
- * The dashboard's web app: access check first, then local assets, the live
- * event stream and the pages. Each page registers its own routes.
+ * The dashboard's web app: access checks first (the host, then the token),
+ * then local assets, the live event stream and the pages. Each page
+ * registers its own routes.
  */
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import { oneLine } from '../queue/names.js';
 import { requireToken } from './auth.js';
+import { requireKnownHost } from './host-check.js';
 import { registerAssets } from './assets/assets.js';
 import type { DashboardContext, DashboardEnv } from './context.js';
 import { dashboardPage } from './page.js';
@@ -37,7 +39,9 @@ export function createDashboardApp(context: DashboardContext): Hono<DashboardEnv
       c.header('X-Frame-Options', 'DENY');
     }
   });
-  // After the headers' middleware, so a refusal carries them too.
+  // After the headers' middleware, so a refusal carries them too. The host
+  // first: a page of another site learns nothing, not even that a token is needed.
+  app.use('*', requireKnownHost(context.hosts));
   app.use('*', requireToken(context.token));
   registerAssets(app);
   registerLive(app, context);

@@ -1,10 +1,14 @@
 /**
  * Access to the dashboard. Without a token it serves loopback only (the
  * command refuses any other --host); with one, every request and every
- * event stream must carry it: `Authorization: Bearer TOKEN`, or the cookie
- * set when a page is first opened with `?token=TOKEN`.
+ * event stream must carry it: `Authorization: Bearer TOKEN`, or the session
+ * cookie set when a page is first opened with `?token=TOKEN`. The cookie
+ * holds a session value made when the dashboard starts, never the token: a
+ * browser sends a host's cookies to every port of it, so another server
+ * there gets nothing it could use elsewhere; and it is named after the
+ * dashboard's port, so dashboards on one host each keep their own.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -12,8 +16,8 @@ import { html } from 'hono/html';
 import { UsageError } from '../errors.js';
 import { quote } from '../queue/names.js';
 import type { DashboardEnv } from './context.js';
+import { plainPage } from './plain-page.js';
 
-export const TOKEN_COOKIE = 'fitq_dashboard_token';
 export const TOKEN_ENV = 'FITQ_DASHBOARD_TOKEN';
 
 /** Whether `host` only ever accepts connections from this machine. */
@@ -38,26 +42,43 @@ function sameToken(given: string, token: string): boolean {
   return timingSafeEqual(digest(given), digest(token));
 }
 
-/** The token a request carries, from the header, the cookie or the query, in that order. */
-function givenToken(c: Context): { value: string; fromQuery: boolean } | undefined {
+/** The session cookie's name for a dashboard reached at `port`. */
+export function sessionCookieName(port: number): string {
+  return `fitq_dashboard_${port}`;
+}
+
+/** The port a request reached, as the browser sees it (its cookies' scope is the host, whatever the port). */
+function portOf(c: Context): number {
+  const url = new URL(c.req.url);
+  return url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+}
+
+/**
+ * What a request carries: the token (header, then query), or the session
+ * cookie. The query before the cookie: a cookie of a dashboard since
+ * restarted must not keep its user from logging in again.
+ */
+function givenCredential(c: Context): { kind: 'token' | 'query' | 'session'; value: string } | undefined {
   const header = c.req.header('authorization');
   const bearer = header === undefined ? undefined : /^Bearer\s+(.+)$/i.exec(header)?.[1];
-  if (bearer !== undefined) return { value: bearer.trim(), fromQuery: false };
-  const cookie = getCookie(c, TOKEN_COOKIE);
-  if (cookie !== undefined) return { value: cookie, fromQuery: false };
+  if (bearer !== undefined) return { kind: 'token', value: bearer.trim() };
   const query = c.req.query('token');
-  return query === undefined ? undefined : { value: query, fromQuery: true };
+  if (query !== undefined) return { kind: 'query', value: query };
+  const cookie = getCookie(c, sessionCookieName(portOf(c)));
+  return cookie === undefined ? undefined : { kind: 'session', value: cookie };
 }
 
 /** The middleware: passes everything when there is no token. */
 export function requireToken(token: string | undefined): MiddlewareHandler<DashboardEnv> {
+  // This dashboard's session, until it stops: a restarted one asks for the token again.
+  const session = randomBytes(32).toString('base64url');
   return async (c, next) => {
     if (token === undefined) return next();
-    const given = givenToken(c);
-    if (!given || !sameToken(given.value, token)) return refused(c, given !== undefined);
-    if (given.fromQuery) {
+    const given = givenCredential(c);
+    if (!given || !sameToken(given.value, given.kind === 'session' ? session : token)) return refused(c, given !== undefined);
+    if (given.kind === 'query') {
       // Kept in a cookie scripts cannot read, sent back to this site only; the token leaves the address bar.
-      setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      setCookie(c, sessionCookieName(portOf(c)), session, { httpOnly: true, sameSite: 'Strict', path: '/' });
       if (c.req.method === 'GET') {
         const url = new URL(c.req.url);
         url.searchParams.delete('token');
@@ -71,12 +92,9 @@ export function requireToken(token: string | undefined): MiddlewareHandler<Dashb
 function refused(c: Context, wrong: boolean): Response | Promise<Response> {
   c.header('WWW-Authenticate', 'Bearer realm="fitq dashboard"');
   c.header('Cache-Control', 'no-store');
-  const why = wrong ? 'The token given is not this dashboard\'s.' : 'This dashboard needs its token.';
+  const why = wrong ? 'The token given is not this dashboard\'s, or its session ended (the dashboard was restarted).' : 'This dashboard needs its token.';
   return c.html(
-    html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>fitq dashboard: token required</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;margin:15vh auto;max-width:32rem;padding:0 1rem;color:#1f2933}code{background:#eef1f5;padding:.1rem .3rem;border-radius:4px}</style></head>
-<body><h1 data-testid="unauthorized">401: token required</h1><p>${why}</p><p>Open the address with <code>?token=…</code> (as given to <code>fitq dashboard --token</code> or in <code>${TOKEN_ENV}</code>), or send <code>Authorization: Bearer …</code>.</p></body></html>`,
+    plainPage('token required', 'unauthorized', '401: token required', html`<p>${why}</p><p>Open the address with <code>?token=…</code> (as given to <code>fitq dashboard --token</code> or in <code>${TOKEN_ENV}</code>), or send <code>Authorization: Bearer …</code>.</p>`),
     401,
   );
 }

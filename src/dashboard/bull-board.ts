@@ -2,8 +2,10 @@
  * Bull Board in the dashboard: each namespace's BullMQ queue (the runs
  * queue, `namespaceKeys(...).queue`), shown under the namespace's name.
  * Read-only unless actions are allowed, and even then only the changes fitq
- * follows get through (bull-board-actions.ts). Every asset comes from the
- * dashboard itself (offline-page.ts).
+ * follows get through (bull-board-actions.ts). A run's data is served
+ * with its env values, signature and notification URL hidden
+ * (job-data-redaction.ts). Every asset comes from the dashboard itself
+ * (offline-page.ts).
  */
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -13,6 +15,7 @@ import { Queue } from 'bullmq';
 import { Hono, type Env } from 'hono';
 import type { FitqClient } from '../queue/client.js';
 import { refusalOf } from './bull-board-actions.js';
+import { redactJobData } from './job-data-redaction.js';
 import { offlinePages } from './offline-page.js';
 
 export interface BullBoardOptions {
@@ -52,7 +55,7 @@ export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOp
     const queue = new Queue(name, { prefix, connection: client.redis, skipMetasUpdate: true });
     queues.push(queue);
     queueNames.set(namespace, boardQueueName(namespace, name));
-    return new BullMQAdapter(queue, {
+    const adapter = new BullMQAdapter(queue, {
       readOnlyMode: options.readOnly,
       allowRetries: !options.readOnly,
       prefix: `${namespace}:`,
@@ -60,6 +63,9 @@ export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOp
       description: `fitq namespace ${namespace} (${prefix})`,
       ...(runHref && { externalJobUrl: (job) => ({ href: runHref(namespace, String(job.id)), displayText: 'fitq run page' }) }),
     });
+    // Every job Bull Board's API sends (the queues list, a job) goes through its formatter.
+    adapter.setFormatter('data', redactJobData);
+    return adapter;
   });
 
   const serverAdapter = new HonoAdapter(serveStatic).setBasePath(basePath);

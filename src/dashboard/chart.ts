@@ -6,7 +6,7 @@
  * HTML around it, so text keeps its size at any width.
  */
 import { html } from 'hono/html';
-import { formatDuration } from '../cli/format.js';
+import { formatClock, formatDuration } from '../cli/format.js';
 import type { Activity } from './activity.js';
 import type { Html } from './layout.js';
 
@@ -22,7 +22,8 @@ export function activityChart(activity: Activity, label: string): Html {
   const h = (count: number) => (count / maxCount) * HEIGHT;
   const yDuration = (ms: number) => HEIGHT - (maxDuration > 0 ? (ms / maxDuration) * (HEIGHT - 4) : 0);
   const points = activity.minutes.flatMap((m, i) => (m.meanDurationMs === undefined ? [] : [`${i * SLOT + SLOT / 2},${yDuration(m.meanDurationMs).toFixed(2)}`]));
-  const time = (epochMs: number) => new Date(epochMs).toISOString().slice(11, 16);
+  // Local time, as the dashboard's run tables show times.
+  const time = (epochMs: number) => formatClock(epochMs, false);
   const n = (value: number) => value.toFixed(2);
   return html`<figure class="chart-fig" data-testid="activity-chart" data-started="${activity.started}" data-ended="${activity.ended}">
 <div class="chart-box">
@@ -44,7 +45,7 @@ export function activityChart(activity: Activity, label: string): Html {
   </svg>
   <div class="chart-y right" aria-hidden="true"><span>${maxDuration > 0 ? formatDuration(maxDuration) : ''}</span><span></span><span>${maxDuration > 0 ? '0s' : ''}</span></div>
 </div>
-<div class="chart-x" aria-hidden="true"><span>${time(activity.minutes[0]?.start ?? 0)}</span><span>${time(activity.minutes[Math.floor(slots / 2)]?.start ?? 0)}</span><span>${time(activity.minutes[slots - 1]?.start ?? 0)} UTC</span></div>
+<div class="chart-x" aria-hidden="true"><span>${time(activity.minutes[0]?.start ?? 0)}</span><span>${time(activity.minutes[Math.floor(slots / 2)]?.start ?? 0)}</span><span>${time(activity.minutes[slots - 1]?.start ?? 0)}</span></div>
 <figcaption class="legend"><span class="k-started">started</span><span class="k-completed">completed</span><span class="k-failed">ended otherwise</span><span class="k-duration">mean duration (right scale)</span></figcaption>
 </figure>`;
 }

@@ -1,12 +1,16 @@
 /**
  * What every dashboard page and route shares: one FitqClient per namespace
- * shown, whether actions are allowed, the access token, and the live feed
- * that tells open pages something changed.
+ * shown, whether actions are allowed, the access rules, the live feed that
+ * tells open pages something changed, the readers of followed run output,
+ * and the limits on open streams.
  */
 import { UsageError } from '../errors.js';
 import { FitqClient, resolveNamespace, type ClientOptions } from '../queue/client.js';
 import { quote } from '../queue/names.js';
+import { hostRule, type HostRule } from './host-check.js';
 import { LiveFeed } from './live.js';
+import { NamespaceLogReader } from './log-followers.js';
+import { StreamSlots } from './stream-slots.js';
 
 export interface DashboardContext {
   /** Namespace name -> its client, in the order the namespaces were given. */
@@ -15,8 +19,14 @@ export interface DashboardContext {
   allowActions: boolean;
   /** Required on every request and stream when set (auth.ts). */
   token?: string;
+  /** The hosts requests may name (host-check.ts). */
+  hosts: HostRule;
   /** Fitq's events of every namespace, fanned out to /events; absent, /events only keeps streams open. */
   live?: LiveFeed;
+  /** Namespace name -> the reader of every run output its pages follow. */
+  logs: Map<string, NamespaceLogReader>;
+  /** The streams (events, run output) open now, within their limits. */
+  streams: StreamSlots;
   /** What the app opened beside the clients (Bull Board's queues), closed first. */
   closers: (() => Promise<void>)[];
 }
@@ -31,6 +41,8 @@ export interface DashboardContextOptions {
   queues: readonly string[];
   allowActions: boolean;
   token?: string | undefined;
+  /** The hosts requests may name; default: loopback names only. */
+  hosts?: HostRule | undefined;
 }
 
 /** Connects a client per namespace and starts the live feed; close with closeDashboardContext. */
@@ -50,7 +62,10 @@ export async function createDashboardContext(options: DashboardContextOptions): 
       connected = true;
     }
     const live = await LiveFeed.start(quiet, [...clients.values()].map((client) => client.keys));
-    return { clients, allowActions: options.allowActions, ...(options.token === undefined ? {} : { token: options.token }), live, closers: [] };
+    const hosts = options.hosts ?? hostRule('127.0.0.1', []);
+    const logs = new Map([...clients].map(([queue, client]) => [queue, new NamespaceLogReader(client, quiet)]));
+    const token = options.token === undefined ? {} : { token: options.token };
+    return { clients, allowActions: options.allowActions, ...token, hosts, live, logs, streams: new StreamSlots(), closers: [] };
   } catch (error) {
     await Promise.all([...clients.values()].map((client) => client.close()));
     throw error;
@@ -60,5 +75,6 @@ export async function createDashboardContext(options: DashboardContextOptions): 
 export async function closeDashboardContext(context: DashboardContext): Promise<void> {
   for (const close of context.closers.splice(0)) await close();
   await context.live?.close();
+  await Promise.all([...context.logs.values()].map((reader) => reader.close()));
   await Promise.all([...context.clients.values()].map((client) => client.close()));
 }

@@ -8,11 +8,12 @@
  * (assets/live-script.ts) then re-fetches only the fragments on those topics.
  */
 import type { Hono } from 'hono';
-import { streamSSE } from 'hono/streaming';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { Redis } from 'ioredis';
 import { closeRedis, connectRedis, type ConnectionOptions } from '../queue/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { DashboardContext, DashboardEnv } from './context.js';
+import { withStreamSlot } from './stream-slots.js';
 
 export const LIVE_TOPICS = ['runs', 'workers', 'pool'] as const;
 export type LiveTopic = (typeof LIVE_TOPICS)[number];
@@ -176,34 +177,45 @@ function queueOf(keys: NamespaceKeys): string {
 
 /** GET /events: the feed's changes as server-sent events (`change`, data `{"queue","topics"}`). */
 export function registerLive(app: Hono<DashboardEnv>, context: DashboardContext): void {
-  app.get('/events', (c) => {
-    c.header('Cache-Control', 'no-store');
-    return streamSSE(c, async (stream) => {
-      const queue: LiveChange[] = [];
-      let wake: (() => void) | undefined;
-      const stop = context.live?.listen((change) => {
-        queue.push(change);
-        wake?.();
+  app.get('/events', (c) =>
+    withStreamSlot(c, context.streams, (slot) => {
+      c.header('Cache-Control', 'no-store');
+      return streamSSE(c, async (stream) => {
+        try {
+          await sendChanges(stream, context);
+        } finally {
+          slot.release();
+        }
       });
-      stream.onAbort(() => {
-        stop?.();
-        wake?.();
-      });
-      await stream.writeSSE({ event: 'hello', data: JSON.stringify({ queues: [...context.clients.keys()] }), retry: 2000 });
-      while (!stream.aborted && !stream.closed) {
-        for (const change of queue.splice(0)) await stream.writeSSE({ event: 'change', data: JSON.stringify(change) });
-        if (queue.length > 0) continue;
-        const keepalive = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(true), KEEPALIVE_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve(false);
-          };
-        });
-        wake = undefined;
-        if (keepalive && !stream.aborted) await stream.write(': keepalive\n\n');
-      }
-      stop?.();
-    });
+    }),
+  );
+}
+
+/** The feed's changes on one open stream, until it closes. */
+async function sendChanges(stream: SSEStreamingApi, context: DashboardContext): Promise<void> {
+  const queue: LiveChange[] = [];
+  let wake: (() => void) | undefined;
+  const stop = context.live?.listen((change) => {
+    queue.push(change);
+    wake?.();
   });
+  stream.onAbort(() => {
+    stop?.();
+    wake?.();
+  });
+  await stream.writeSSE({ event: 'hello', data: JSON.stringify({ queues: [...context.clients.keys()] }), retry: 2000 });
+  while (!stream.aborted && !stream.closed) {
+    for (const change of queue.splice(0)) await stream.writeSSE({ event: 'change', data: JSON.stringify(change) });
+    if (queue.length > 0) continue;
+    const keepalive = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(true), KEEPALIVE_MS);
+      wake = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+    });
+    wake = undefined;
+    if (keepalive && !stream.aborted) await stream.write(': keepalive\n\n');
+  }
+  stop?.();
 }

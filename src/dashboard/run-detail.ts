@@ -9,7 +9,7 @@ import { UsageError } from '../errors.js';
 import type { FitqClient } from '../queue/client.js';
 import type { LogEntry } from '../queue/logs.js';
 import type { DependencyKind } from '../queue/parked.js';
-import { type RunAttempt, type RunRecord } from '../queue/run-record.js';
+import { everyAttempt, type RunAttempt, type RunRecord } from '../queue/run-record.js';
 
 /** Lines of output the page shows at first; the live tail adds to them. */
 export const TAIL_LINES = 200;
@@ -61,19 +61,6 @@ async function statusesOf(client: FitqClient, ids: readonly string[]): Promise<M
   return statuses;
 }
 
-/** The current attempt, as the history records earlier ones; undefined before it first started. */
-function currentAttempt(run: RunRecord, earlier: readonly RunAttempt[]): RunAttempt | undefined {
-  if (run.startedAt === undefined && run.endedAt === undefined) return undefined;
-  const attempt: RunAttempt = { attempt: (earlier[earlier.length - 1]?.attempt ?? earlier.length) + 1, status: run.status };
-  if (run.worker !== undefined) attempt.worker = run.worker;
-  if (run.startedAt !== undefined) attempt.startedAt = run.startedAt;
-  if (run.endedAt !== undefined) attempt.endedAt = run.endedAt;
-  if (run.exitCode !== undefined) attempt.exitCode = run.exitCode;
-  if (run.signal !== undefined) attempt.signal = run.signal;
-  if (run.reason !== undefined && run.status !== 'running') attempt.reason = run.reason;
-  return attempt;
-}
-
 /** Everything the run page shows of a run (its id, or a unique prefix of one: a UsageError otherwise). */
 export async function loadRunDetail(client: FitqClient, ref: string, tailLines = TAIL_LINES): Promise<RunDetail> {
   const run = await client.getRun(await client.resolveRunId(ref));
@@ -81,8 +68,6 @@ export async function loadRunDetail(client: FitqClient, ref: string, tailLines =
   const dependents = run.dependents ?? [];
   const statuses = await statusesOf(client, [...new Set([...groups.flatMap((group) => group.ids), ...dependents])]);
   const related = (id: string): RelatedRun => ({ id, status: statuses.get(id) ?? 'removed' });
-  const earlier = run.attempts ?? [];
-  const current = currentAttempt(run, earlier);
   const entries = await client.readLog(run.id);
   const lines = entries.filter((entry): entry is TailEntry => entry.kind === 'line' || entry.kind === 'restaged');
   const tail = lines.slice(Math.max(0, lines.length - tailLines));
@@ -90,7 +75,7 @@ export async function loadRunDetail(client: FitqClient, ref: string, tailLines =
     run,
     dependencies: groups.map((group) => ({ kind: group.kind, runs: group.ids.map(related) })),
     dependents: dependents.map(related),
-    attempts: current ? [...earlier, current] : [...earlier],
+    attempts: everyAttempt(run),
     tail,
     earlierLines: lines.length - tail.length,
     logAfter: entries[entries.length - 1]?.id ?? '0',

@@ -26,13 +26,16 @@ export interface RunQuery {
   worker?: string;
   /** Words found, case-insensitively, in the id, the command or the labels. */
   text?: string;
+  /** The page: the newest MAX_ROWS staged before this staging number (`before`), or the oldest after it (`after`); neither: the newest. */
+  before?: number;
+  after?: number;
 }
 
 /** Query parameters of the runs page and its fragment; `token` is the dashboard's own (auth.ts). */
-export const RUN_QUERY_PARAMS = ['queue', 'status', 'label', 'array', 'worker', 'q'] as const;
+export const RUN_QUERY_PARAMS = ['queue', 'status', 'label', 'array', 'worker', 'q', 'before', 'after'] as const;
 const PASSED_THROUGH = new Set<string>(['token']);
 
-/** Most rows one page shows: the newest that match (a namespace may hold 100,000 runs). */
+/** Most rows one page shows (a namespace may hold 100,000 runs): older and newer pages show the rest. */
 export const MAX_ROWS = 500;
 
 /**
@@ -72,7 +75,21 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
   }
   const text = params.get('q')?.trim();
   if (text) query.text = text;
+  const before = pagePosition(params, 'before', 1);
+  const after = pagePosition(params, 'after', 0);
+  if (before !== undefined && after !== undefined) throw new UsageError('give before or after, not both');
+  if (before !== undefined) query.before = before;
+  if (after !== undefined) query.after = after;
   return query;
+}
+
+/** A page position (a run's staging number, `seq`) given as `name`, at least `least`; an empty field is none. */
+function pagePosition(params: URLSearchParams, name: 'before' | 'after', least: number): number | undefined {
+  const text = params.get(name)?.trim();
+  if (!text) return undefined;
+  const value = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= least)) throw new UsageError(`invalid page position ${name}=${quote(text)}: expected a run's staging number (${least} or more)`);
+  return value;
 }
 
 /** The query as URL parameters (for the fragment route and links), in a fixed order. */
@@ -84,6 +101,8 @@ export function runQueryParams(query: RunQuery): URLSearchParams {
   if (query.array !== undefined) params.set('array', query.array);
   if (query.worker !== undefined) params.set('worker', query.worker);
   if (query.text !== undefined) params.set('q', query.text);
+  if (query.before !== undefined) params.set('before', String(query.before));
+  if (query.after !== undefined) params.set('after', String(query.after));
   return params;
 }
 
@@ -94,9 +113,13 @@ export interface RunRow {
 }
 
 export interface RunListing {
+  /** The page: at most MAX_ROWS, in staging order. */
   rows: RunRow[];
-  /** Runs that matched beyond MAX_ROWS (the oldest), not shown. */
-  hidden: number;
+  /** Runs that match, on any page. */
+  total: number;
+  /** Of those, how many come before the page and after it. */
+  older: number;
+  newer: number;
 }
 
 /** Whether every word of `text` is in the run's id, command or labels (case-insensitive). */
@@ -108,9 +131,11 @@ export function matchesText(run: RunRecord, text: string): boolean {
 }
 
 /**
- * The runs a query selects, in staging order (the newest MAX_ROWS), each
- * with its cells. Status, labels and array go to listRuns (an unknown or
- * ambiguous array is its UsageError); worker and text are matched here.
+ * The page of runs a query selects, in staging order (the newest MAX_ROWS,
+ * or those before or after its position), each with its cells, and how
+ * many match before and after it. Status, labels and array go to listRuns
+ * (an unknown or ambiguous array is its UsageError); worker and text are
+ * matched here.
  */
 export async function listRunRows(client: FitqClient, query: RunQuery, now = Date.now()): Promise<RunListing> {
   const filter: RunFilter = {
@@ -121,10 +146,25 @@ export async function listRunRows(client: FitqClient, query: RunQuery, now = Dat
   const runs = (await client.listRuns(filter)).filter(
     (run) => (query.worker === undefined || run.worker === query.worker) && (query.text === undefined || matchesText(run, query.text)),
   );
-  const shown = runs.slice(Math.max(0, runs.length - MAX_ROWS));
+  const { start, end } = pageOf(runs, query);
+  const shown = runs.slice(start, end);
   const { rows } = runTable(shown, COLUMN_NAMES, true, now);
   return {
     rows: shown.map((run, i) => ({ run, cells: Object.fromEntries(COLUMN_NAMES.map((name, column) => [name, oneLine(rows[i]![column]!)])) as Record<ColumnName, string> })),
-    hidden: runs.length - shown.length,
+    total: runs.length,
+    older: start,
+    newer: runs.length - end,
   };
+}
+
+/** Where a query's page lies among the runs that match (in staging order): [start, end). */
+function pageOf(runs: readonly RunRecord[], query: RunQuery): { start: number; end: number } {
+  if (query.after !== undefined) {
+    const after = query.after;
+    const start = runs.findIndex((run) => run.seq > after);
+    return start === -1 ? { start: runs.length, end: runs.length } : { start, end: Math.min(runs.length, start + MAX_ROWS) };
+  }
+  const before = query.before;
+  const end = before === undefined ? runs.length : runs.filter((run) => run.seq < before).length;
+  return { start: Math.max(0, end - MAX_ROWS), end };
 }

@@ -5,6 +5,7 @@
 import type { Hook } from '@oclif/core';
 import { quote } from '../queue/names.js';
 import { closest } from '../cli/suggest.js';
+import { EXIT } from '../exit-codes.js';
 
 /** What users of other queues and spoolers type, and the fitq command that does it. */
 const FAMILIAR_NAMES: Readonly<Record<string, string>> = {
@@ -61,7 +62,7 @@ const hook: Hook.CommandNotFound = async function ({ config, id }) {
     ? `command ${quote(found.typed)} not found; did you mean ${quote(found.suggestion)}?`
     : `command ${quote(words.join(' '))} not found; see ${config.bin} --help`;
   process.stderr.write(`Error: ${message}\n`);
-  this.exit(2);
+  this.exit(EXIT.usage);
 };
 
 export default hook;

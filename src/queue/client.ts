@@ -7,12 +7,13 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from './connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { poolResources, readPool, stagedResourceNames, type PoolResource } from './pools.js';
+import { listPool, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
 import { quote, validateRunId, validateWorkerName } from './names.js';
 import {
+  bullDataAltered,
   ENDED_STATUSES,
   isEnded,
   matchesFilter,
@@ -31,10 +32,11 @@ import { prepareRuns, runShape, type PreparedRun, type StageRequest } from './st
 import { updateRuns, type RunChanges, type UpdateOptions, type UpdateResult } from './update.js';
 import { dependentsOf, resolveDependencies } from './dependencies.js';
 import { setHeld, type HoldResult } from './hold.js';
-import { parkedReason } from './parked.js';
+import { dependencyArrays, parkedReason } from './parked.js';
+import { readArrayTallies } from './array-tally.js';
 import { restartRuns, type RestartResult } from './restart.js';
 import type { RunAttempt } from './run-record.js';
-import { ARRAY_RESOURCE_PREFIX, prepareArray } from './sweep.js';
+import { prepareArray } from './sweep.js';
 import { whyWaiting } from './why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
 import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
@@ -220,7 +222,7 @@ export class FitqClient {
    */
   async stage(requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
     const given = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
-    const list = await resolveDependencies(this, given);
+    const list = await resolveDependencies(this, this.scripts, given);
     const prepared = list.flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })));
     const runs = signRuns(prepared, this.keys.base, secretKey(this.options.secret));
     const ids = new Set<string>();
@@ -312,6 +314,24 @@ export class FitqClient {
     await this.scripts.abortBatch(batch, [], true);
   }
 
+  /**
+   * One warning per reason for the staged runs that no live worker could
+   * ever start, as judged where they are now (one explainRuns call), as
+   * `stage` warns of its runs: `run X updated, but no live worker can run it
+   * yet: …`. Runs no longer staged are left out.
+   */
+  async unrunnableWarnings(runIds: readonly string[], done: string): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const verdicts = await this.scripts.explainRuns(runIds);
+    const byReason = new Map<string, string[]>();
+    verdicts.forEach((verdict, i) => {
+      const judged = verdict && whyWaiting(verdict, { ignorePause: true });
+      if (!judged || judged.runnable) return;
+      byReason.set(judged.reason, [...(byReason.get(judged.reason) ?? []), runIds[i]!]);
+    });
+    return [...byReason].map(([reason, ids]) => unrunnableWarning(ids, done, reason));
+  }
+
   /** One warning per shape of the staged runs that no live worker could ever start (one explainRuns call). */
   private async stageWarnings(runs: PreparedRun[]): Promise<string[]> {
     const byShape = new Map<string, PreparedRun[]>();
@@ -326,8 +346,7 @@ export class FitqClient {
     for (const [i, group] of [...byShape.values()].entries()) {
       const verdict = whyWaiting(verdicts[i]!, { ignorePause: true });
       if (verdict.runnable) continue;
-      const which = group.length === 1 ? `run ${group[0]!.id}` : `${group.length} runs (${group[0]!.id}, ...)`;
-      warnings.push(`${which} staged, but no live worker can run ${group.length === 1 ? 'it' : 'them'} yet: ${verdict.reason}`);
+      warnings.push(unrunnableWarning(group.map((run) => run.id), 'staged', verdict.reason));
     }
     return warnings;
   }
@@ -344,23 +363,19 @@ export class FitqClient {
     return this.listPool();
   }
 
-  /** Removes pool resources; runs holding some keep it until they end. */
+  /**
+   * Removes pool resources; runs holding some keep it until they end. An
+   * array's limit only once the array has no staged or running runs (they
+   * would never start without it).
+   */
   async removePool(names: readonly string[]): Promise<void> {
     if (names.length === 0) throw new UsageError('name the pool resources to remove');
-    // An array's limit goes with its runs: removed, they would wait for ever.
-    const arrays = await this.redis.hgetall(this.keys.arrays).catch(() => ({}) as Record<string, string>);
-    const limit = names.find((name) => name.startsWith(ARRAY_RESOURCE_PREFIX) && Object.hasOwn(arrays, name.slice(ARRAY_RESOURCE_PREFIX.length)));
-    if (limit !== undefined) {
-      const array = limit.slice(ARRAY_RESOURCE_PREFIX.length);
-      throw new UsageError(`${quote(limit)} is the limit of array ${array}: it goes with the array's runs (fitq runs rm --array ${array}); change it with fitq pool set ${limit}=N`);
-    }
     await this.scripts.setPool('remove', [...names]);
   }
 
-  /** The pool's resources with capacity and current use (arrays' limits while they have staged or running runs). */
+  /** The pool's resources with capacity and current use; arrays' limits with how their runs stand. */
   async listPool(): Promise<PoolResource[]> {
-    const [pool, active] = await Promise.all([readPool(this.redis, this.keys), stagedResourceNames(this.redis, this.keys)]);
-    return poolResources(pool, active);
+    return listPool(this.redis, this.keys);
   }
 
   /**
@@ -498,9 +513,10 @@ export class FitqClient {
       const waiting = dependents.get(run.id);
       return waiting ? { ...run, dependents: waiting } : run;
     });
+    const tallies = await readArrayTallies(this.redis, this.keys, runs.flatMap((run) => (run.waitingForDependencies ? dependencyArrays(run.after) : [])));
     // Parked runs (held, not begun, waiting for dependencies) say why; every other staged run is explained in one script call.
     const parked = new Map(runs.flatMap((run) => {
-      const reason = run.status === 'staged' || run.status === 'held' ? parkedReason(run, (id) => statuses.get(id)) : undefined;
+      const reason = run.status === 'staged' || run.status === 'held' ? parkedReason(run, (id) => statuses.get(id), (array) => tallies.get(array)) : undefined;
       return reason === undefined ? [] : [[run.id, reason] as const];
     }));
     const staged = runs.filter((run) => run.status === 'staged' && !parked.has(run.id)).map((run) => run.id);
@@ -584,7 +600,8 @@ export class FitqClient {
     if (run.status === 'staged' || run.status === 'held') {
       const deps = [...new Set((run.after ?? []).flatMap((group) => group.ids))];
       const statuses = new Map((await this.getRuns(deps)).map(({ run: dep }) => [dep.id, dep.status as string]));
-      const reason = parkedReason(run, (id) => statuses.get(id));
+      const tallies = await readArrayTallies(this.redis, this.keys, dependencyArrays(run.after));
+      const reason = parkedReason(run, (id) => statuses.get(id), (array) => tallies.get(array));
       if (reason !== undefined) return { ...run, reason };
     }
     if (run.status !== 'staged') return run;
@@ -593,12 +610,12 @@ export class FitqClient {
     return this.withWaitReason(run, [], verdict);
   }
 
-  /** A run with the runs that wait for it and its earlier attempts, read in one round trip. */
+  /** A run with the runs that wait for it (or for its whole array) and its earlier attempts, read in one round trip. */
   private async withHistory(run: RunRecord): Promise<RunRecord> {
     const pipeline = this.redis.pipeline();
-    pipeline.smembers(this.keys.dependents(run.id));
     pipeline.lrange(this.keys.runAttempts(run.id), 0, -1);
-    const [dependents, attempts] = (await execPipeline(pipeline, { wrongTypeAsNull: true })) as [string[] | null, string[] | null];
+    pipeline.sunion(this.keys.dependents(run.id), ...(run.array === undefined ? [] : [this.keys.arrayDependents(run.array)]));
+    const [attempts, dependents] = (await execPipeline(pipeline, { wrongTypeAsNull: true })) as [string[] | null, string[] | null];
     const parsed = (attempts ?? []).flatMap((text) => {
       try {
         return [JSON.parse(text) as RunAttempt];
@@ -661,8 +678,20 @@ export class FitqClient {
     if (!hash.status || (hash.batch !== undefined && (await redis.hexists(this.keys.batches, hash.batch).catch(wrongTypeAsZero)) === 1)) {
       throw unknownRun(runId);
     }
+    if (bullDataAltered(hash)) await this.putBackData([runId]);
     const fields = runFields(runId, hash);
     return { run: parseRunFields(fields), demands: runDemands(fields) };
+  }
+
+  /**
+   * Has reconcileRuns put back the job data BullMQ rewrote (job.updateData)
+   * of runs a read found so: nothing else shows it. What fitq reads is its
+   * own copy, as the run was staged or updated, either way.
+   */
+  private async putBackData(runIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < runIds.length; i += RECONCILE_BUDGET) {
+      await this.upkeep(() => this.scripts.reconcileRuns(RECONCILE_BUDGET, runIds.slice(i, i + RECONCILE_BUDGET)));
+    }
   }
 
   /** Runs as stored (no reconcile, no reason judged), in the order given; an id that is no run is left out. */
@@ -699,12 +728,15 @@ export class FitqClient {
     const idCount = Number(replies.pop() ?? 0);
     // Runs of a batch not committed are not there yet (read with them, in one round trip).
     const open = new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
+    const altered: string[] = [];
     const runs = replies.flatMap((reply, i) => {
       const hash = (reply ?? {}) as Record<string, string>;
       if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
+      if (bullDataAltered(hash)) altered.push(ids[i]!);
       const fields = runFields(ids[i]!, hash);
       return [{ run: parseRunFields(fields), demands: runDemands(fields) }];
     });
+    await this.putBackData(altered);
     return { runs, idCount };
   }
 
@@ -844,13 +876,36 @@ export class FitqClient {
   }
 
   /**
-   * Removes ended runs now, with their logs and keys: every ended run, or
-   * those with `statuses` that ended more than `olderThanMs` ago, less the
-   * `keep` most recently ended of them (all given must hold). Staged and
-   * running runs are never removed; asking for them is a UsageError.
-   * Returns how many runs it removed.
+   * Removes ended runs now, with their logs and keys: the runs
+   * selectCleanRuns selects, or of `selected` (its earlier answer) those
+   * that still have those statuses and ended by then. Returns how many runs
+   * it removed.
    */
-  async cleanRuns(options: CleanOptions = {}): Promise<number> {
+  async cleanRuns(options: CleanOptions = {}, selected?: readonly string[]): Promise<number> {
+    const { statuses, latest, ids } = await this.cleanSelection(options, selected);
+    let removed = 0;
+    for (let i = 0; i < ids.length; i += CLEAN_BATCH) {
+      removed += await this.scripts.cleanRuns(statuses, latest, ids.slice(i, i + CLEAN_BATCH));
+    }
+    return removed;
+  }
+
+  /**
+   * The runs cleanRuns would remove now, in the order they ended: every
+   * ended run, or those with `statuses` that ended more than `olderThanMs`
+   * ago, less the `keep` most recently ended of them (all given must hold).
+   * Staged and running runs are never selected; asking for them is a
+   * UsageError.
+   */
+  async selectCleanRuns(options: CleanOptions = {}): Promise<string[]> {
+    return [...(await this.cleanSelection(options)).ids];
+  }
+
+  /** What cleanRuns removes: the statuses and latest end it may remove (checked again by its script), and the run ids. */
+  private async cleanSelection(
+    options: CleanOptions,
+    given?: readonly string[],
+  ): Promise<{ statuses: RunStatus[]; latest: number | undefined; ids: readonly string[] }> {
     const statuses = cleanableStatuses(options.statuses);
     for (const [name, value] of [['older than', options.olderThanMs], ['keep', options.keep]] as const) {
       if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
@@ -860,6 +915,8 @@ export class FitqClient {
     const now = serverTimeMs(await this.redis.time());
     // Ended more than olderThanMs ago: at most this.
     const latest = options.olderThanMs === undefined ? undefined : now - options.olderThanMs - 1;
+    // (The script removes only runs that still have those statuses and ended by then.)
+    if (given !== undefined) return { statuses, latest, ids: given };
     const states = [
       ...(statuses.includes('completed') ? ['completed'] : []),
       ...(statuses.some((status) => status !== 'completed') ? ['failed'] : []),
@@ -882,12 +939,9 @@ export class FitqClient {
       .sort((a, b) => b.finishedOn - a.finishedOn || (a.id < b.id ? 1 : -1))
       .slice(options.keep ?? 0)
       .filter(({ finishedOn }) => latest === undefined || finishedOn <= latest)
-      .map(({ id }) => id);
-    let removed = 0;
-    for (let i = 0; i < selected.length; i += CLEAN_BATCH) {
-      removed += await this.scripts.cleanRuns(statuses, latest, selected.slice(i, i + CLEAN_BATCH));
-    }
-    return removed;
+      .map(({ id }) => id)
+      .reverse();
+    return { statuses, latest, ids: selected };
   }
 
   /** The namespace's notification URL (fitq notify), if set. */
@@ -1042,4 +1096,10 @@ export class FitqClient {
       await closeRedis(follower);
     }
   }
+}
+
+/** `run X staged, but no live worker can run it yet: …`, `2 runs (X, ...) updated, but …`. */
+function unrunnableWarning(ids: readonly string[], done: string, reason: string): string {
+  const which = ids.length === 1 ? `run ${ids[0]!}` : `${ids.length} runs (${ids[0]!}, ...)`;
+  return `${which} ${done}, but no live worker can run ${ids.length === 1 ? 'it' : 'them'} yet: ${reason}`;
 }

@@ -6,48 +6,96 @@
  * predict, never to decide.
  */
 import { UsageError } from '../errors.js';
+import { tallyOfRuns, type ArrayTally } from './array-tally.js';
 import type { FitqClient } from './client.js';
-import { quote } from './names.js';
+import { quote, validateRunId } from './names.js';
 import type { Dependency } from './parked.js';
 import { ENDED_STATUSES, type RunRecord } from './run-record.js';
+import type { Scripts } from './scripts.js';
 import type { StageRequest } from './stage.js';
 
+/** Candidates named when a reference is ambiguous. */
+const SHOWN_CANDIDATES = 5;
+
+/** What a dependency reference names: a run, or a whole array. */
+type Named = { run: string } | { array: string };
+
 /**
- * The requests with every dependency a full run id: a unique prefix of a
- * run id is resolved; an id staged by the same call stays as it is (the
- * stage script checks it comes earlier: no cycle). An unknown id is a
- * UsageError naming it.
+ * What `ref` names, of the runs it is the id of or prefixes (`runs`, as
+ * resolveRunIds gives them) and the namespace's arrays: a full id first
+ * (a run's, then an array's), else the one run or array it prefixes.
  */
-export async function resolveDependencies(client: FitqClient, requests: readonly StageRequest[]): Promise<StageRequest[]> {
+function nameOf(ref: string, runs: readonly string[], arrays: readonly string[]): Named {
+  if (runs.length === 1 && runs[0] === ref) return { run: ref };
+  if (arrays.includes(ref)) return { array: ref };
+  const prefixed = arrays.filter((id) => id.startsWith(ref)).sort();
+  if (runs.length + prefixed.length === 1) return runs.length === 1 ? { run: runs[0]! } : { array: prefixed[0]! };
+  if (runs.length + prefixed.length === 0) throw new UsageError(`unknown run or array ${quote(ref)} in a dependency (--after): nothing was staged`);
+  const listed = [...runs.map((id) => `run ${id}`), ...prefixed.map((id) => `array ${id}`)];
+  const more = listed.length > SHOWN_CANDIDATES ? ', …' : '';
+  throw new UsageError(`${quote(ref)} in a dependency (--after) is ambiguous: ${listed.slice(0, SHOWN_CANDIDATES).join(', ')}${more}: nothing was staged`);
+}
+
+/**
+ * The requests with every dependency a full run id, or a whole array: a
+ * unique prefix of a run id or of an array id is resolved (an array id
+ * stands for every run of the array: `arrays`); an id staged by the same
+ * call stays as it is (the stage script checks it comes earlier: no
+ * cycle). An unknown or ambiguous id is a UsageError naming it.
+ */
+export async function resolveDependencies(client: FitqClient, scripts: Scripts, requests: readonly StageRequest[]): Promise<StageRequest[]> {
   const batch = new Set(requests.flatMap((request) => (request.runId === undefined ? [] : [request.runId])));
   const refs = [...new Set(requests.flatMap((request) => (request.after ?? []).flatMap((group) => group.ids)))].filter((id) => !batch.has(id));
   if (refs.length === 0) return [...requests];
-  const resolved = new Map<string, string>();
-  try {
-    const ids = await client.resolveRunIds(refs);
-    refs.forEach((ref, i) => resolved.set(ref, ids[i]!));
-  } catch (error) {
-    if (error instanceof UsageError && /^unknown run /.test(error.message)) {
-      throw new UsageError(`${error.message} in a dependency (--after): nothing was staged`, { cause: error });
-    }
-    throw error;
-  }
+  refs.forEach(validateRunId);
+  const [runs, arrays] = await Promise.all([
+    scripts.resolveRunIds(refs, SHOWN_CANDIDATES),
+    client.redis.hgetall(client.keys.arrays).catch(() => ({})),
+  ]);
+  const named = new Map(refs.map((ref, i) => [ref, nameOf(ref, runs[i] ?? [], Object.keys(arrays))]));
   return requests.map((request) =>
     request.after === undefined
       ? request
-      : { ...request, after: request.after.map((group) => ({ kind: group.kind, ids: group.ids.map((id) => resolved.get(id) ?? id) })) },
+      : {
+          ...request,
+          after: request.after.map((group) => {
+            const each = group.ids.map((id): Named => named.get(id) ?? { run: id });
+            const wholes = [...(group.arrays ?? []), ...each.flatMap((name) => ('array' in name ? [name.array] : []))];
+            return {
+              kind: group.kind,
+              ids: each.flatMap((name) => ('run' in name ? [name.run] : [])),
+              ...(wholes.length > 0 ? { arrays: wholes } : {}),
+            };
+          }),
+        },
   );
 }
 
 const ENDED = new Set<string>(ENDED_STATUSES);
 
-/** Whether a run's dependencies can never be met, given each dependency's status (undefined: removed). */
-export function dependenciesFail(after: readonly Dependency[], statusOf: (id: string) => string | undefined): boolean {
+/**
+ * Whether a run's dependencies can never be met, given each dependency's
+ * status (undefined: removed) and how the runs of each array it waits for
+ * stand (undefined: gone).
+ */
+export function dependenciesFail(
+  after: readonly Dependency[],
+  statusOf: (id: string) => string | undefined,
+  tallyOf: (array: string) => ArrayTally | undefined = () => undefined,
+): boolean {
   for (const group of after) {
     const statuses = group.ids.map(statusOf);
+    const tallies = (group.arrays ?? []).map(tallyOf);
     if (group.kind === 'any') {
-      if (!statuses.includes('completed') && statuses.every((status) => status === undefined || ENDED.has(status))) return true;
+      const completed = statuses.includes('completed') || tallies.some((tally) => tally !== undefined && tally.ok > 0);
+      const open = statuses.some((status) => status !== undefined && !ENDED.has(status)) || tallies.some((tally) => tally !== undefined && tally.open > 0);
+      if (!completed && !open) return true;
       continue;
+    }
+    for (const tally of tallies) {
+      if (tally === undefined) return true;
+      if (group.kind === 'ok' && tally.notok > 0) return true;
+      if (group.kind === 'notok' && tally.open === 0 && tally.notok === 0) return true;
     }
     for (const status of statuses) {
       if (status === undefined) return true;
@@ -77,12 +125,17 @@ export function cancelCascade(runs: readonly RunRecord[], ids: readonly string[]
     }
   }
   const statusOf = (id: string): string | undefined => (canceled.has(id) ? 'canceled' : byId.get(id)?.status);
+  // An array's runs as listed (one removed before is not counted).
+  const tallyOf = (array: string): ArrayTally | undefined => {
+    const members = runs.filter((run) => run.array === array);
+    return members.length === 0 ? undefined : tallyOfRuns(members.map((run) => statusOf(run.id)!), (status) => ENDED.has(status));
+  };
   for (let changed = true; changed; ) {
     changed = false;
     for (const run of runs) {
       if (canceled.has(run.id) || !run.waitingForDependencies || run.keepIfDependencyFails || !run.after) continue;
       if (run.status !== 'staged' && run.status !== 'held') continue;
-      if (dependenciesFail(run.after, statusOf)) {
+      if (dependenciesFail(run.after, statusOf, tallyOf)) {
         canceled.add(run.id);
         order.push(run);
         changed = true;
@@ -92,15 +145,24 @@ export function cancelCascade(runs: readonly RunRecord[], ids: readonly string[]
   return order;
 }
 
-/** An edge of the dependency graph: `run` waits for `dependency` (of this kind). */
+/** An edge of the dependency graph: `run` waits for `dependency` (of this kind; as a run of `array`, when it waits for the whole array). */
 export interface DependencyEdge {
   dependency: string;
   run: string;
   kind: Dependency['kind'];
+  array?: string;
 }
 
+/** The graph's edges among the listed runs: a run waiting for a whole array waits for each of its runs listed. */
 export function dependencyEdges(runs: readonly RunRecord[]): DependencyEdge[] {
-  return runs.flatMap((run) => (run.after ?? []).flatMap((group) => group.ids.map((dependency) => ({ dependency, run: run.id, kind: group.kind }))));
+  const members = new Map<string, string[]>();
+  for (const run of runs) if (run.array !== undefined) members.set(run.array, [...(members.get(run.array) ?? []), run.id]);
+  return runs.flatMap((run) =>
+    (run.after ?? []).flatMap((group) => [
+      ...group.ids.map((dependency) => ({ dependency, run: run.id, kind: group.kind })),
+      ...(group.arrays ?? []).flatMap((array) => (members.get(array) ?? []).map((dependency) => ({ dependency, run: run.id, kind: group.kind, array }))),
+    ]),
+  );
 }
 
 /** The runs that wait for each run, from the listed runs' dependencies. */
@@ -123,8 +185,10 @@ export function dependentsOf(runs: readonly RunRecord[]): Map<string, string[]> 
  */
 export function renderTree(runs: readonly RunRecord[], describe: (run: RunRecord) => string): string[] {
   const byId = new Map(runs.map((run) => [run.id, run]));
+  const edges = dependencyEdges(runs);
   const dependents = dependentsOf(runs);
-  const kinds = new Map(dependencyEdges(runs).map((edge) => [`${edge.dependency}>${edge.run}`, edge.kind]));
+  const kinds = new Map(edges.map((edge) => [`${edge.dependency}>${edge.run}`, edge.kind]));
+  const waiting = new Set(edges.filter((edge) => byId.has(edge.dependency)).map((edge) => edge.run));
   const lines: string[] = [];
   const drawn = new Set<string>();
   const draw = (id: string, prefix: string, last: boolean, parent: string | undefined, depth: number): void => {
@@ -144,7 +208,7 @@ export function renderTree(runs: readonly RunRecord[], describe: (run: RunRecord
   };
   for (const run of runs) {
     // Roots: runs that wait for no listed run.
-    if ((run.after ?? []).some((group) => group.ids.some((id) => byId.has(id)))) continue;
+    if (waiting.has(run.id)) continue;
     draw(run.id, '', true, undefined, 0);
   }
   // Runs only reachable through a cycle (never staged so, but written by hand).

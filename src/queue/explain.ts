@@ -11,7 +11,7 @@ export interface Shortfall {
   resource: string;
   need: bigint;
   have: bigint;
-  /** The whole capacity, where the verdict gives it (poolShort). */
+  /** The whole capacity, where the verdict gives it (poolShort, poolHeld). */
   capacity?: bigint;
 }
 
@@ -62,7 +62,20 @@ export interface WorkerVerdict {
   shadow?: { runId: string; inMs?: number; limit?: number };
   /** An older blocked run (held by `worker`) keeps the pool share it needs (need: the head's, have: free in the pool). */
   poolHeld?: { runId: string; worker: string; needs: Shortfall[] };
+  /** Held for this worker's blocked head (held, heldDevices, or poolHeld on this worker): what the head itself lacks. */
+  headLacks?: HeadLack[];
 }
+
+/**
+ * What a blocked head lacks, so that it cannot start: more than its worker
+ * has free (`worker`, have: free), than the pool has free (`pool`), the pool
+ * share an older run held elsewhere keeps (`poolHeld`, by `holder`), or
+ * free GPU devices (`devices`).
+ */
+export type HeadLack =
+  | { kind: 'worker' | 'pool'; shortfall: Shortfall }
+  | { kind: 'poolHeld'; holder: string; shortfall: Shortfall }
+  | { kind: 'devices' };
 
 /** Why a run waits: the namespace's side, then each live worker's, in the workers' order. */
 export interface RunVerdict {
@@ -167,7 +180,19 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
         break;
       case 'poolHeld':
         worker.poolHeld ??= { runId: args[0]!, worker: args[1]!, needs: [] };
-        worker.poolHeld.needs.push(shortfall(args, 2));
+        worker.poolHeld.needs.push({ ...shortfall(args, 2), ...(args[5] === undefined ? {} : { capacity: parseDecimal(args[5]) }) });
+        break;
+      case 'headShort':
+        (worker.headLacks ??= []).push({ kind: 'worker', shortfall: shortfall(args) });
+        break;
+      case 'headPoolShort':
+        (worker.headLacks ??= []).push({ kind: 'pool', shortfall: shortfall(args) });
+        break;
+      case 'headPoolHeld':
+        (worker.headLacks ??= []).push({ kind: 'poolHeld', holder: args[0]!, shortfall: shortfall(args, 1) });
+        break;
+      case 'headDevices':
+        (worker.headLacks ??= []).push({ kind: 'devices' });
         break;
     }
   }

@@ -18,6 +18,8 @@ export interface NamespaceKeys {
   readonly batches: string;
   /** Hash: array id -> how many of its runs are stored (see stageRuns-3.lua); its limit is the pool resource `array.<id>`. */
   readonly arrays: string;
+  /** Hash: `<array id>:open|ok|notok` -> how many of its runs are not ended, completed, ended otherwise; `<array id>:last` (see lua/includes/arrayTally.lua). */
+  readonly arrayTally: string;
   /** Zset of live workers, scored by lease deadline (epoch ms). */
   readonly workers: string;
   /** Hash: run id of a blocked head -> the worker holding resources for it. */
@@ -57,6 +59,8 @@ export interface NamespaceKeys {
   runAttempts(runId: string): string;
   /** Set: the runs that wait for this run (`fitq stage --after`). */
   dependents(runId: string): string;
+  /** Set: the runs that wait for every run of this array (`fitq stage --after ARRAY`). */
+  arrayDependents(arrayId: string): string;
   /** Hash: run id -> SSCAN cursor, for runs whose dependents are still to be judged (too many for one script call). */
   readonly dependentsPending: string;
   staged(shape: string): string;
@@ -92,6 +96,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     groups: `${base}groups`,
     batches: `${base}batches`,
     arrays: `${base}arrays`,
+    arrayTally: `${base}arrays:tally`,
     workers: `${base}workers`,
     holds: `${base}holds`,
     poolCapacity: `${base}pool:capacity`,
@@ -112,6 +117,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     runPackedLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output:packed`,
     runAttempts: (runId) => `${base}${RUN_QUEUE}:${runId}:attempts`,
     dependents: (runId) => `${base}dependents:${runId}`,
+    arrayDependents: (arrayId) => `${base}dependents:array:${arrayId}`,
     dependentsPending: `${base}dependents-pending`,
     staged: (shape) => `${base}staged:${shape}`,
     group: (names) => `${base}group:${names}`,

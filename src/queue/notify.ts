@@ -14,9 +14,29 @@ export const NOTIFY_SETTING = 'notifyUrl';
 /** Longest URL taken. */
 const MAX_URL_LENGTH = 2048;
 
-/** The URL, checked: http or https, at most 2,048 characters; a UsageError quoting it otherwise. */
-export function validateNotifyUrl(text: string, flag = '--notify'): string {
-  const refuse = (why: string) => new UsageError(`invalid ${flag} ${quote(text.length > 200 ? `${text.slice(0, 200)}…` : text)}: ${why}`);
+/** Why a URL with a user name or password is refused: Node's fetch will not send one, and logs must never show it. */
+export const CREDENTIALS_REFUSED = "a URL with a user name or password is refused (workers cannot send one); put the receiver's token in its path or query";
+
+/** The text as messages show it: a user name and password, if any, as `***`. */
+export function maskCredentials(text: string): string {
+  return text.replace(/^([^a-z]*[a-z][a-z0-9+.-]*:[/\\]*)[^/?#\\]*@/i, '$1***@');
+}
+
+/** Whether a parsed URL holds a user name or a password. */
+export function hasCredentials(url: URL): boolean {
+  return url.username !== '' || url.password !== '';
+}
+
+/**
+ * The text as an http(s) URL without credentials, at most 2,048 characters;
+ * a UsageError quoting it (credentials masked) otherwise. The one check of
+ * notification URLs (--notify, fitq notify set) and of what --notify-allow takes.
+ */
+export function parseNotifyUrl(text: string, flag: string): URL {
+  const refuse = (why: string) => {
+    const shown = maskCredentials(text);
+    return new UsageError(`invalid ${flag} ${quote(shown.length > 200 ? `${shown.slice(0, 200)}…` : shown)}: ${why}`);
+  };
   if (text.length > MAX_URL_LENGTH) throw refuse(`longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
@@ -25,6 +45,13 @@ export function validateNotifyUrl(text: string, flag = '--notify'): string {
     throw refuse('expected an http:// or https:// URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('expected an http:// or https:// URL');
+  if (hasCredentials(url)) throw refuse(CREDENTIALS_REFUSED);
+  return url;
+}
+
+/** A notification URL, checked (parseNotifyUrl), as given. */
+export function validateNotifyUrl(text: string, flag = '--notify'): string {
+  parseNotifyUrl(text, flag);
   return text;
 }
 

@@ -8,12 +8,17 @@
  * words why a parked run waits.
  */
 import { UsageError } from '../errors.js';
+import { formatTime } from '../cli/format.js';
+import type { ArrayTally } from './array-tally.js';
 import { quote, validateRunId } from './names.js';
 
 /**
  * Kinds of dependency, as Slurm's: `ok` every run completed (afterok),
  * `notok` every run ended otherwise (afternotok), `end` every run ended
- * (afterany), `any` at least one run completed.
+ * (afterany), `any` at least one run completed. A whole array counts as
+ * one dependency, as Slurm judges a job array: `ok` all its runs
+ * completed, `notok` all ended and one at least did not complete, `end`
+ * all ended; in an `any` group, one of its runs completed.
  */
 export const DEPENDENCY_KINDS = ['ok', 'any', 'notok', 'end'] as const;
 export type DependencyKind = (typeof DEPENDENCY_KINDS)[number];
@@ -21,7 +26,10 @@ export type DependencyKind = (typeof DEPENDENCY_KINDS)[number];
 /** A group of dependencies of one kind: every group must hold. */
 export interface Dependency {
   kind: DependencyKind;
+  /** Runs, by id. */
   ids: string[];
+  /** Whole arrays, by id: every run of each (`--after ARRAY`, `--after @` after an array). */
+  arrays?: string[];
 }
 
 /** When a run that failed on its own is staged again. */
@@ -72,16 +80,21 @@ export function lifecycleJson(options: LifecycleOptions): string | undefined {
     if (options.beginAt !== undefined) throw new UsageError('give --begin or --delay, not both');
     if (options.delayMs > 0) data.delay = options.delayMs;
   }
-  const after = (options.after ?? []).filter((group) => group.ids.length > 0);
+  const after = (options.after ?? []).filter((group) => group.ids.length > 0 || (group.arrays ?? []).length > 0);
   if (after.length > 0) {
     let count = 0;
     for (const group of after) {
       if (!(DEPENDENCY_KINDS as readonly string[]).includes(group.kind)) throw new UsageError(`unknown dependency kind ${quote(String(group.kind))}`);
       group.ids.forEach(validateRunId);
-      count += group.ids.length;
+      (group.arrays ?? []).forEach(validateRunId);
+      count += group.ids.length + (group.arrays ?? []).length;
     }
-    if (count > MAX_DEPENDENCIES) throw new UsageError(`too many dependencies: ${count} (at most ${MAX_DEPENDENCIES})`);
-    data.after = after.map(({ kind, ids }) => ({ kind, ids: [...new Set(ids)] }));
+    if (count > MAX_DEPENDENCIES) throw new UsageError(`too many dependencies: ${count} (at most ${MAX_DEPENDENCIES}; an array counts as one: --after ARRAY)`);
+    data.after = after.map(({ kind, ids, arrays }) => ({
+      kind,
+      ids: [...new Set(ids)],
+      ...(arrays !== undefined && arrays.length > 0 ? { arrays: [...new Set(arrays)] } : {}),
+    }));
   }
   if (options.keepIfDependencyFails) data.keepIfDependencyFails = true;
   if (options.retry && options.retry.max > 0) {
@@ -110,11 +123,22 @@ export interface ParkedFields {
   after?: Dependency[];
 }
 
+/** The arrays a run waits for as wholes. */
+export function dependencyArrays(after: readonly Dependency[] | undefined): string[] {
+  return [...new Set((after ?? []).flatMap((group) => group.arrays ?? []))];
+}
+
 /**
  * Why a parked staged run waits, in words; undefined for a run that is not
- * parked. `statusOf` gives a dependency's status (undefined: removed).
+ * parked. `statusOf` gives a dependency's status (undefined: removed),
+ * `tallyOf` how the runs of an array it waits for stand.
  */
-export function parkedReason(run: ParkedFields & { id: string }, statusOf: (id: string) => string | undefined, now = Date.now()): string | undefined {
+export function parkedReason(
+  run: ParkedFields & { id: string },
+  statusOf: (id: string) => string | undefined,
+  tallyOf: (array: string) => ArrayTally | undefined = () => undefined,
+  now = Date.now(),
+): string | undefined {
   if (run.status === 'held') return `held (fitq release ${run.id} to let it start)`;
   if (run.dependencyNever !== undefined) return `can never start: ${run.dependencyNever} (kept: --keep-if-dependency-fails)`;
   if (run.waitingForDependencies) {
@@ -123,11 +147,15 @@ export function parkedReason(run: ParkedFields & { id: string }, statusOf: (id: 
         const status = statusOf(id);
         if (status === 'staged' || status === 'running' || status === 'held') return `waiting for dependency ${id} (${status})`;
       }
+      for (const array of group.arrays ?? []) {
+        const tally = tallyOf(array);
+        if (tally && tally.open > 0) return `waiting for array ${array} (${tally.open} of its ${tally.open + tally.ok + tally.notok} runs not ended)`;
+      }
     }
     return 'waiting for its dependencies';
   }
   if (run.beginAt !== undefined) {
-    const at = new Date(run.beginAt).toISOString();
+    const at = formatTime(run.beginAt, now);
     return run.beginAt > now ? `begins at ${at}` : `begins at ${at} (due: the next claim starts it)`;
   }
   return undefined;

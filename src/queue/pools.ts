@@ -2,12 +2,16 @@
  * Cluster-wide pools: capacity shared by every worker of a namespace
  * (software licences, a database's connection budget, an API quota). A run
  * demanding a pool resource reserves it from the pool in the same claim that
- * reserves the rest on its worker.
+ * reserves the rest on its worker. An array's limit (`--array 0-9%2`) is a
+ * pool resource of its own, `array.<id>` (sweep.ts): listed with the array
+ * it limits and how its runs stand.
  */
 import type { Redis } from 'ioredis';
+import { MICROS_PER_UNIT } from '../resources/amount.js';
 import { resourcesFromHash, type Resources } from '../resources/spec.js';
+import { readArrayTallies } from './array-tally.js';
 import type { NamespaceKeys } from './keys.js';
-import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
+import { arrayOfLimit } from './sweep.js';
 
 export interface PoolResource {
   name: string;
@@ -15,6 +19,8 @@ export interface PoolResource {
   capacity: bigint;
   /** Micros reserved by running runs. */
   used: bigint;
+  /** For an array's limit: the array, and how many of its runs run and wait (staged or held; none known for an array fitq does not count). */
+  array?: { id: string; running: number; staged: number };
 }
 
 export interface PoolState {
@@ -27,20 +33,19 @@ export async function readPool(redis: Redis, keys: NamespaceKeys): Promise<PoolS
   return { capacity: resourcesFromHash(capacity), used: resourcesFromHash(used) };
 }
 
-/**
- * The pool's resources. An array's limit (`array.<id>`, see sweep.ts) is
- * one only while the array has staged or running runs: some of it in use,
- * or a group of staged shapes (`groups`) demanding it; `activeNames` are
- * the resource names of those groups.
- */
-export function poolResources(pool: PoolState, activeNames?: ReadonlySet<string>): PoolResource[] {
-  return [...pool.capacity]
-    .map(([name, capacity]) => ({ name, capacity, used: pool.used.get(name) ?? 0n }))
-    .filter(({ name, used }) => activeNames === undefined || !name.startsWith(ARRAY_RESOURCE_PREFIX) || used > 0n || activeNames.has(name));
-}
-
-/** The resource names of the groups of shapes that have staged runs. */
-export async function stagedResourceNames(redis: Redis, keys: NamespaceKeys): Promise<Set<string>> {
-  const groups = Object.keys(await redis.hgetall(keys.groups).catch(() => ({})));
-  return new Set(groups.flatMap((group) => group.split(',')));
+/** Every pool resource with its capacity and use; an array's limit with its array, after the others. */
+export async function listPool(redis: Redis, keys: NamespaceKeys): Promise<PoolResource[]> {
+  const pool = await readPool(redis, keys);
+  const resources = [...pool.capacity].map(([name, capacity]) => ({ name, capacity, used: pool.used.get(name) ?? 0n }));
+  const arrays = resources.flatMap(({ name }) => arrayOfLimit(name) ?? []);
+  const tallies = await readArrayTallies(redis, keys, arrays);
+  const limits = resources.flatMap((resource) => {
+    const id = arrayOfLimit(resource.name);
+    if (id === undefined) return [];
+    // Each running run of the array holds 1 of its limit.
+    const running = Number(resource.used / MICROS_PER_UNIT);
+    const open = tallies.get(id)?.open ?? running;
+    return [{ ...resource, array: { id, running, staged: Math.max(0, open - running) } }];
+  });
+  return [...resources.filter(({ name }) => arrayOfLimit(name) === undefined), ...limits];
 }

@@ -10,7 +10,7 @@
  */
 import { LIFECYCLE_DATA_KEYS, type Dependency, type RetryPolicy } from './parked.js';
 import type { StoredOutputFiles } from './output-files.js';
-import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
+import { withoutArrayLimits } from './sweep.js';
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Resources } from '../resources/spec.js';
 
 /**
@@ -115,6 +115,24 @@ export interface RunAttempt {
   exitCode?: number;
   signal?: string;
   reason?: string;
+}
+
+/**
+ * Every attempt of a run, oldest first: the earlier ones (its restart and
+ * retry history), then the current one once it started or ended, as the
+ * history records attempts.
+ */
+export function everyAttempt(run: RunRecord): RunAttempt[] {
+  const earlier = run.attempts ?? [];
+  if (run.startedAt === undefined && run.endedAt === undefined) return [...earlier];
+  const current: RunAttempt = { attempt: (earlier[earlier.length - 1]?.attempt ?? earlier.length) + 1, status: run.status };
+  if (run.worker !== undefined) current.worker = run.worker;
+  if (run.startedAt !== undefined) current.startedAt = run.startedAt;
+  if (run.endedAt !== undefined) current.endedAt = run.endedAt;
+  if (run.exitCode !== undefined) current.exitCode = run.exitCode;
+  if (run.signal !== undefined) current.signal = run.signal;
+  if (run.reason !== undefined && run.status !== 'running') current.reason = run.reason;
+  return [...earlier, current];
 }
 
 /** Which runs to list, cancel or remove: every given condition must hold. */
@@ -228,9 +246,23 @@ export function dataFields(dataJson: string | undefined): Record<string, string>
   return fields;
 }
 
-/** A run as one flat record: its job hash (as HGETALL gives it) with its data's fields. */
+/**
+ * A run's job data as fitq wrote it: its `runData`, which BullMQ never
+ * writes (job.updateData rewrites `data` only, and reconcileRuns puts that
+ * back), else `data` for a run staged before fitq kept both.
+ */
+export function fitqRunData(hash: { readonly runData?: string | null; readonly data?: string | null }): string | undefined {
+  return hash.runData ?? hash.data ?? undefined;
+}
+
+/** Whether BullMQ rewrote a run's `data` (job.updateData) since fitq wrote it: reconcileRuns puts it back. */
+export function bullDataAltered(hash: Readonly<Record<string, string>>): boolean {
+  return hash.runData !== undefined && hash.data !== hash.runData;
+}
+
+/** A run as one flat record: its job hash (as HGETALL gives it) with its data's fields (as fitq wrote them). */
 export function runFields(runId: string, hash: Readonly<Record<string, string>>): Record<string, string> {
-  return { ...hash, ...dataFields(hash.data), id: runId };
+  return { ...hash, ...dataFields(fitqRunData(hash)), id: runId };
 }
 
 /** Demands of a stored run, exact. */
@@ -238,14 +270,19 @@ export function runDemands(fields: Record<string, string>): Resources {
   return parseStoredResources(fields.resources);
 }
 
+/** Demands as people read them, in human units ("gpu=1 mem=8G"): never an array's limit (withoutArrayLimits). */
+export function formatDemands(demands: Resources): string {
+  return formatHumanResources(withoutArrayLimits(demands));
+}
+
 /**
  * The demands as typed (the `requires` field), if they still say exactly what
  * `resources` holds: the typed text is not signed, so an altered one is never
- * shown. Otherwise the amounts in human units.
+ * shown. Otherwise the amounts in human units (formatDemands).
  */
 function requiresText(fields: Record<string, string>, stored: Resources): string {
   // An array's limit is a demand of its own pool resource, not one typed: not shown.
-  const demands = fields.array ? new Map([...stored].filter(([name]) => name !== `${ARRAY_RESOURCE_PREFIX}${fields.array}`)) : stored;
+  const demands = withoutArrayLimits(stored);
   const typed = fields.requires;
   if (typed) {
     try {
@@ -254,7 +291,7 @@ function requiresText(fields: Record<string, string>, stored: Resources): string
       // not a spec: fall through to the stored amounts
     }
   }
-  return formatHumanResources(demands);
+  return formatDemands(demands);
 }
 
 function optionalNumber(value: string | undefined): number | undefined {

@@ -4,10 +4,10 @@
  * shape straight from the fit index. Read only: no reap, no reconcile.
  */
 import type { Redis } from 'ioredis';
-import { formatHumanResources, parseStoredResources } from '../resources/spec.js';
+import { parseStoredResources } from '../resources/spec.js';
 import type { NamespaceKeys } from './keys.js';
 import { execPipeline } from './pipeline.js';
-import { RUN_STATUSES, type RunStatus } from './run-record.js';
+import { formatDemands, RUN_STATUSES, type RunStatus } from './run-record.js';
 
 /** Runs read per round trip. */
 const CHUNK = 1000;
@@ -52,7 +52,7 @@ export function countByStatus(runs: readonly RunSummary[]): Record<RunStatus, nu
 export interface StagedShape {
   /** As indexed: `gpu=1,mem=8000000000;gpus=0;t=60000`. */
   shape: string;
-  /** Its demands in human units ("gpu=1 mem=8G"; "(none)"). */
+  /** Its demands in human units ("gpu=1 mem=8G"; "(none)"), as formatDemands shows them. */
   demands: string;
   /** The GPU devices its runs are pinned to, if any. */
   gpus: number[];
@@ -91,7 +91,7 @@ export function describeShape(shape: string): Omit<StagedShape, 'count'> {
   const limit = parts.find((part) => part.startsWith('t='))?.slice(2);
   return {
     shape,
-    demands: demands === 'none' ? '(none)' : formatHumanResources(parseStoredResources(demands)) || '(none)',
+    demands: demands === 'none' ? '(none)' : formatDemands(parseStoredResources(demands)) || '(none)',
     gpus: gpus ? gpus.split(',').map(Number) : [],
     ...(limit ? { timeLimitMs: Number(limit) } : {}),
   };

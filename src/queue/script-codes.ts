@@ -7,6 +7,7 @@
 import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from './keys.js';
 import { quote } from './names.js';
+import { arrayOfLimit } from './sweep.js';
 
 export const SCRIPT_CODES = {
   /** Done: claimed, staged, recorded, canceled, registered, removed. */
@@ -45,6 +46,12 @@ export const SCRIPT_CODES = {
   unknownDependency: -31,
   /** stageRuns: a dependency on the run itself or on one staged after it in the same call: a cycle (the value). */
   dependencyCycle: -32,
+  /** stageRuns: a dependency on a whole array (`--after ARRAY`) that has no run, or none fitq counts (the array id). */
+  unknownArrayDependency: -33,
+  /** setPool: the limit of an array (`array.<id>`, the value) that has no staged or running runs (ended, or none such): nothing to limit. */
+  arrayNotGoing: -34,
+  /** setPool: removing the limit of an array that still has staged or running runs (the value): they would never start. */
+  arrayGoing: -35,
 } as const;
 
 export type ScriptCode = keyof typeof SCRIPT_CODES;
@@ -93,6 +100,15 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
       return new RefusedError(name, `unknown run ${quote(text)}`);
     case 'notInPool':
       return new RefusedError(name, `no pool resource named ${quote(text)}`);
+    case 'arrayNotGoing':
+      return new RefusedError(
+        name,
+        `cannot set ${quote(text)}: array ${arrayOfLimit(text) ?? text} has no staged or running runs (an array gets its limit from fitq stage --array LIST%N): nothing was set`,
+      );
+    case 'arrayGoing': {
+      const array = arrayOfLimit(text) ?? text;
+      return new RefusedError(name, `${quote(text)} is the limit of array ${array}: it goes with the array's runs (fitq runs rm --array ${array}); change it with fitq pool set ${text}=N`);
+    }
     case 'olderLayout':
       return new RefusedError(
         name,
@@ -101,6 +117,8 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
       );
     case 'unknownDependency':
       return new RefusedError(name, `unknown run ${quote(text)} in a dependency (--after): nothing was staged`);
+    case 'unknownArrayDependency':
+      return new RefusedError(name, `unknown array ${quote(text)} in a dependency (--after): nothing was staged`);
     case 'dependencyCycle':
       return new RefusedError(name, `dependency on ${quote(text)} would make a cycle (a run cannot wait for itself or for a run staged after it): nothing was staged`);
     case 'batchExpired':

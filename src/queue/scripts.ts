@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { parseExplainReply, type RunVerdict } from './explain.js';
 import type { NamespaceKeys } from './keys.js';
-import type { LogLine } from './logs.js';
+import type { LogLine, LogPosition } from './logs.js';
 import { parseMetricsReply, type MetricsSnapshot } from './metrics-snapshot.js';
 import { runFields } from './run-record.js';
 import { acceptReply, codeName, luaCodeTable, type ScriptCode } from './script-codes.js';
@@ -260,9 +260,11 @@ export interface ReconcileAction {
    * gave it (`detail`: fitq's priority now); `priorityKept`: a signed run
    * kept its signed priority (`detail`); `forgotten`: a run whose job BullMQ
    * deleted is gone from fitq's index; `promoted`: a delayed run BullMQ
-   * promoted (job.promote) begins now.
+   * promoted (job.promote) begins now; `dataKept`: a run's job data BullMQ
+   * rewrote (job.updateData) is put back as fitq wrote it, which is all
+   * fitq ever read (`detail`: its status).
    */
-  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten' | 'promoted';
+  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten' | 'promoted' | 'dataKept';
   runId: string;
   detail: string;
 }
@@ -439,13 +441,15 @@ export class Scripts {
   /**
    * Appends output lines of a run, unless the claim that produced them has
    * moved on or its worker no longer holds its lease; returns lines written.
+   * With `position`, each line is stored with its number among the lines of
+   * its attempt (see LogPosition).
    */
-  async appendLog(runId: string, worker: string, token: string, epoch: string, lines: readonly LogLine[]): Promise<number> {
+  async appendLog(runId: string, worker: string, token: string, epoch: string, lines: readonly LogLine[], position?: LogPosition): Promise<number> {
     const args: string[] = [];
     for (const { stream, line } of lines) args.push(stream, line);
     const reply = await command(this.redis, 'fitqAppendLog')(
       this.keys.run(runId), this.keys.runLog(runId), this.keys.worker(worker).info, this.keys.workers,
-      worker, token, epoch, this.logMaxLines, ...args,
+      worker, token, epoch, this.logMaxLines, position?.first ?? '', position?.slow ?? 0, position?.refused ?? 0, ...args,
     );
     return Number(reply);
   }
@@ -607,15 +611,17 @@ export class Scripts {
 
   /**
    * Reconciles fitq's index with what BullMQ's API did to the queue, about
-   * `budget` jobs and events per call; `more` when work is left for another call.
+   * `budget` jobs and events per call; `more` when work is left for another
+   * call. The jobs of `runIds` are looked at first: runs a reader found whose
+   * BullMQ data is not fitq's (job.updateData leaves no other trace).
    */
-  async reconcileRuns(budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
+  async reconcileRuns(budget = 500, runIds: readonly string[] = []): Promise<{ more: boolean; actions: ReconcileAction[] }> {
     const queue = this.keys.queue;
     const [more, actions] = (await command(this.redis, 'fitqReconcileRuns')(
       this.keys.ids, this.keys.reconcile, queue.key('events'), queue.key('prioritized'), queue.key('wait'),
       queue.key('delayed'), queue.key('pc'), queue.key('completed'), queue.key('failed'),
       this.keys.groups, this.keys.holds, this.keys.seq,
-      this.keys.base, budget, this.logMaxLines,
+      this.keys.base, budget, this.logMaxLines, ...runIds,
     )) as [number, string[]];
     return {
       more: more === 1,

@@ -21,13 +21,29 @@
  */
 import { UsageError } from '../errors.js';
 import { MICROS_PER_UNIT } from '../resources/amount.js';
-import { formatResources, sortResources } from '../resources/spec.js';
+import { formatResources, sortResources, type Resources } from '../resources/spec.js';
 import { quote } from './names.js';
 import { checkPlaceholders, fillPlaceholders, placeholdersOf } from './placeholders.js';
 import { MAX_REPEAT, newRunId, prepareRuns, type PreparedRun, type StageRequest } from './stage.js';
 
 /** The pool resource of an array with a limit: `array.<id>`. */
 export const ARRAY_RESOURCE_PREFIX = 'array.';
+const ARRAY_LIMIT = /^array\.([0-9a-f]{12})$/;
+
+/** The array whose limit a resource is (`array.<id>`, the id as newArrayId makes them), if it is one. */
+export function arrayOfLimit(resource: string): string | undefined {
+  return ARRAY_LIMIT.exec(resource)?.[1];
+}
+
+/**
+ * Demands without arrays' limits: a run of an array demands 1 of its
+ * array's limit only so that the claim counts it; it is the array's, not
+ * the run's, so neither the run (FITQ_RESOURCES) nor a person reading its
+ * demands sees it.
+ */
+export function withoutArrayLimits(resources: Resources): Resources {
+  return new Map([...resources].filter(([name]) => arrayOfLimit(name) === undefined));
+}
 
 /** The largest array index. */
 export const MAX_ARRAY_INDEX = 10_000_000;

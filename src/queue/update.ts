@@ -15,23 +15,39 @@
 import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { parseDeviceList } from '../resources/devices.js';
-import { formatResources, parseStoredResources, sortResources, type ResourceInput } from '../resources/spec.js';
+import { formatHumanAmount } from '../resources/amount.js';
+import {
+  formatResources,
+  parseResourceSpecs,
+  parseStoredResources,
+  sameResources,
+  sortResources,
+  specParts,
+  toResources,
+  type ResourceInput,
+  type Resources,
+} from '../resources/spec.js';
 import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
 import type { NamespaceKeys } from './keys.js';
 import { quote, validateRunId } from './names.js';
 import { execPipeline } from './pipeline.js';
-import { dataFields, parseRunFields, runDataJson, runFields, type RunRecord } from './run-record.js';
+import { dataFields, fitqRunData, parseRunFields, runDataJson, runFields, type RunRecord } from './run-record.js';
 import { refusalOf } from './script-codes.js';
 import type { Scripts, UpdateScriptRun } from './scripts.js';
 import { formatTimeLimit } from '../cli/duration.js';
-import { demandFields, parsePinnedGpus, shapeOf, timeFields, validateLabels, validatePriority } from './stage.js';
+import { parsePinnedGpus, shapeOf, timeFields, validateLabels, validatePriority } from './stage.js';
 import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
 
 /** What to change in runs; a change not given stays as it is. */
 export interface RunChanges {
   /** Higher runs first: an integer within ±1,000,000. */
   priority?: number;
-  /** New demands, replacing all the old ones: specs as typed (`"gpu=1 mem=8G"`), or a map of name to millionths. */
+  /**
+   * Demands to change: specs as typed (`"gpu=2 mem=16G"`), or a map of name
+   * to millionths. The demands named take these amounts (0 removes one, as
+   * `-r mem=0`); the others stay, as `scontrol update` changes only what it
+   * is given.
+   */
   resources?: ResourceInput;
   /** Labels to set: added, or replacing the value of a label the run has. */
   labels?: Record<string, string>;
@@ -70,7 +86,7 @@ const EDITS: { [K in keyof RunChanges]-?: Edit<K> } = {
   resources: {
     flag: '-r',
     apply: (fields, resources) => {
-      const demands = demandFields(resources);
+      const demands = mergeDemands(fields, resources);
       fields.resources = demands.resources;
       if (demands.requires === undefined) delete fields.requires;
       else fields.requires = demands.requires;
@@ -283,7 +299,7 @@ async function planEdits(
     }
   }
   if (strict && changes.unlabel !== undefined) {
-    const had = new Set(plans.flatMap((plan) => Object.keys(labelsOf(dataFields(plan.hash.data)))));
+    const had = new Set(plans.flatMap((plan) => Object.keys(labelsOf(dataFields(fitqRunData(plan.hash))))));
     const missing = changes.unlabel.find((key) => !had.has(key));
     if (missing !== undefined) throw new UsageError(`--unlabel ${quote(missing)}: no run given has that label`);
   }
@@ -305,7 +321,7 @@ async function readRuns(ctx: UpdateContext, ids: readonly string[]): Promise<(Re
 
 /** One run's edit: its new data (re-signed if it was signed), shape and priority, and what changes. */
 function planEdit(ctx: UpdateContext, id: string, hash: Record<string, string>, changes: RunChanges): PlannedEdit {
-  const before = dataFields(hash.data);
+  const before = dataFields(fitqRunData(hash));
   if (before.command === undefined) throw new UsageError(`run ${quote(id)} holds no run data fitq can read: not updated`);
   const after: Fields = { ...before };
   delete after.signature;
@@ -323,10 +339,10 @@ function planEdit(ctx: UpdateContext, id: string, hash: Record<string, string>, 
     id,
     hash,
     changes: fieldChanges,
-    run: parseRunFields(runFields(id, { ...hash, data })),
+    run: parseRunFields(runFields(id, { ...hash, data, runData: data })),
     script: {
       id,
-      expectedData: hash.data ?? '',
+      expectedData: fitqRunData(hash) ?? '',
       data,
       shape: shapeOfFields(after),
       priority,
@@ -388,6 +404,63 @@ function labelsOf(fields: Fields): Record<string, string> {
   } catch {
     return {};
   }
+}
+
+/**
+ * A run's demands changed by an edit: the demands it names take their new
+ * amounts (0 removes one), the others stay. Their typed text (`requires`,
+ * what `fitq runs` shows) keeps each demand where it was, as it was typed,
+ * a changed one as the edit typed it, and adds new ones at the end; a
+ * demand never typed (staged from amounts) is written in human units.
+ */
+function mergeDemands(fields: Fields, input: ResourceInput): { resources: string; requires?: string } {
+  const named = toResources(input, { keepZero: true });
+  const stored = parseStoredResources(fields.resources);
+  const demands = new Map(stored);
+  for (const [name, micros] of named) {
+    if (micros === 0n) demands.delete(name);
+    else demands.set(name, micros);
+  }
+  const newParts = typedParts(input, named);
+  const parts: string[] = [];
+  for (const [name, part] of typedDemandParts(fields.requires, stored)) {
+    if (!named.has(name)) parts.push(part);
+    else if (named.get(name)! > 0n) parts.push(newParts.get(name)!);
+  }
+  for (const [name, micros] of named) if (micros > 0n && !stored.has(name)) parts.push(newParts.get(name)!);
+  return { resources: formatResources(sortResources(demands)), ...(parts.length === 0 ? {} : { requires: parts.join(' ') }) };
+}
+
+const nameOfPart = (part: string): string => part.slice(0, part.indexOf('='));
+const humanPart = (name: string, micros: bigint): string => `${name}=${formatHumanAmount(micros)}`;
+
+/** The parts of an edit's demands by name: as typed, or in human units for a map of amounts. */
+function typedParts(input: ResourceInput, named: Resources): Map<string, string> {
+  if (typeof input === 'string' || Array.isArray(input)) {
+    const specs: readonly string[] = typeof input === 'string' ? [input] : (input as readonly string[]);
+    return new Map(specs.flatMap(specParts).map((part) => [nameOfPart(part), part]));
+  }
+  return new Map([...named].map(([name, micros]) => [name, humanPart(name, micros)]));
+}
+
+/**
+ * A run's demands as parts by name, in the order they were typed when the
+ * typed text still says exactly what it demands (an array's limit, never
+ * typed, aside), else in human units; those never typed follow.
+ */
+function typedDemandParts(typed: string | undefined, stored: Resources): [string, string][] {
+  const own = new Map([...stored].filter(([name]) => !name.startsWith(ARRAY_RESOURCE_PREFIX)));
+  let parts: [string, string][] = [];
+  try {
+    if (typed !== undefined && sameResources(parseResourceSpecs([typed]), own)) {
+      parts = specParts(typed).map((part): [string, string] => [nameOfPart(part), part]).filter(([name]) => own.has(name));
+    }
+  } catch {
+    // Not a spec (written by hand): the amounts in human units.
+  }
+  const typedNames = new Set(parts.map(([name]) => name));
+  for (const [name, micros] of own) if (!typedNames.has(name)) parts.push([name, humanPart(name, micros)]);
+  return parts;
 }
 
 /**

@@ -4,9 +4,9 @@
  * for every live worker by the claim's own policy. Only formats.
  */
 import { formatTimeLimit } from '../cli/duration.js';
-import { formatHumanAmount } from '../resources/amount.js';
-import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
-import type { HeldDevices, RunVerdict, Shortfall, WorkerVerdict } from './explain.js';
+import { formatHumanAmount, MICROS_PER_UNIT } from '../resources/amount.js';
+import { ARRAY_RESOURCE_PREFIX, arrayOfLimit } from './sweep.js';
+import type { HeadLack, HeldDevices, RunVerdict, Shortfall, WorkerVerdict } from './explain.js';
 
 export interface WaitVerdict {
   /** True when some live worker could run it once it has room. */
@@ -55,14 +55,34 @@ function describeHeldDevices(held: HeldDevices): string {
   return `${gpu} on the GPU devices this run would take`;
 }
 
-/** What the worker's blocked head keeps from the run: by amount, and its devices. */
+/** What the worker's blocked head keeps from the run: by amount, and its devices; first what the head itself lacks, unless that is said. */
 function heldReason(worker: WorkerVerdict): string {
   const held = worker.held!;
   const needs = held.needs.map(({ resource, need, have }) =>
     have < need ? `${resource}=${formatHumanAmount(need)}, ${shown(have)} free` : `${resource}=${formatHumanAmount(need)} of the ${shown(have)} free`,
   );
   if (held.devices) needs.push(describeHeldDevices(held.devices));
-  return `held for older run ${held.runId} on ${worker.worker}: it needs ${needs.join(', ')}${shadowNote(worker)}`;
+  // A lack the needs show already ("mem=32, 24 free", "gpu=1 on GPU devices, not free yet") is not said twice.
+  const said = (lack: HeadLack) =>
+    lack.kind === 'devices' ? held.devices?.kind === 'unplaceable' : lack.kind === 'worker' && held.needs.some(({ resource }) => resource === lack.shortfall.resource);
+  return `held for older run ${held.runId} on ${worker.worker}: ${headWaits(worker, said)}${needs.join(', ')}${shadowNote(worker)}`;
+}
+
+/**
+ * What a blocked head lacks, so that it cannot start itself, leading to
+ * what it keeps from the run: "it waits for license=1 (0 free in the
+ * pool), and needs ", or "it needs " when `said` says it all already.
+ */
+function headWaits(worker: WorkerVerdict, said: (lack: HeadLack) => boolean): string {
+  const amount = ({ resource, need }: Shortfall) => `${resource}=${formatHumanAmount(need)}`;
+  const lacks = (worker.headLacks ?? []).filter((lack) => !said(lack)).map((lack) => {
+    if (lack.kind === 'devices') return 'free GPU devices';
+    // An array's limit is the array's, never shown as a resource.
+    if (isArrayLimit(lack.shortfall)) return `a free slot of array ${arrayOfLimit(lack.shortfall.resource)!}`;
+    if (lack.kind === 'poolHeld') return `${amount(lack.shortfall)} (held for older run ${lack.holder})`;
+    return `${amount(lack.shortfall)} (${shown(lack.shortfall.have)} free${lack.kind === 'pool' ? ' in the pool' : ''})`;
+  });
+  return lacks.length === 0 ? 'it needs ' : `it waits for ${lacks.join(', ')}, and needs `;
 }
 
 /** A span of ms as a limit is typed, in whole seconds above a second (`1m40s`, `450ms`). */
@@ -78,6 +98,25 @@ function shadowNote(worker: WorkerVerdict): string {
   if (shadow.limit === undefined) return ` (${when}: a run with a time limit within that could go first)`;
   return ` (${when}, before this run's time limit of ${formatTimeLimit(shadow.limit)} would end)`;
 }
+
+/**
+ * A run its array's limit (the pool resource `array.<id>`) holds back, in
+ * the array's words, never the resource's: `waiting for array ID (R of N
+ * running)`, and who keeps the free share when an older run of the array
+ * is held for (`keptFor`).
+ */
+function arrayWait(limit: Shortfall, keptFor?: { runId: string; worker: string }): WaitVerdict {
+  const array = arrayOfLimit(limit.resource)!;
+  const { capacity, have: free } = limit;
+  if (capacity === undefined) return waits(`waiting for array ${array}`);
+  if (capacity < limit.need) {
+    return waits(`waiting for array ${array} (its limit is ${shown(capacity)}: fitq pool set ${ARRAY_RESOURCE_PREFIX}${array}=N lets its runs start)`);
+  }
+  const kept = keptFor ? `, the ${free === MICROS_PER_UNIT ? 'free one' : `${shown(free)} free`} kept for older run ${keptFor.runId} on ${keptFor.worker}` : '';
+  return waits(`waiting for array ${array} (${shown(capacity - free)} of ${formatHumanAmount(capacity)} running${kept})`);
+}
+
+const isArrayLimit = ({ resource }: Shortfall): boolean => arrayOfLimit(resource) !== undefined;
 
 /**
  * What keeps the run off a worker whose capacity it fits, most telling
@@ -105,7 +144,11 @@ function obstacleOn(worker: WorkerVerdict, pins: readonly number[]): { rank: num
  * unless `ignorePause` (for a warning about what could never run).
  */
 export function whyWaiting(verdict: RunVerdict, options: { ignorePause?: boolean } = {}): WaitVerdict {
-  if (verdict.paused && !options.ignorePause) return waits(PAUSED_REASON);
+  if (verdict.paused && !options.ignorePause) {
+    // A run that could never start is told why, paused or not.
+    const resumed = whyWaiting(verdict, { ignorePause: true });
+    return resumed.runnable ? waits(PAUSED_REASON) : never(`${resumed.reason}; ${PAUSED_REASON}`);
+  }
   if (verdict.noWorker) {
     return never(verdict.drained.length > 0 ? `every live worker is drained: ${verdict.drained.join(', ')} (fitq undrain)` : 'no live worker');
   }
@@ -117,7 +160,9 @@ export function whyWaiting(verdict: RunVerdict, options: { ignorePause?: boolean
 
 /** whyWaiting for a verdict with a live worker that is not drained. */
 function judge(verdict: RunVerdict): WaitVerdict {
-  if (verdict.poolOver.length > 0) return never(`needs more than the pool has: ${shortfalls(verdict.poolOver).join(', ')}`);
+  // An array's limit below 1 (fitq pool set array.<id>=0) holds its runs back; it does not make them impossible.
+  const poolOver = verdict.poolOver.filter((over) => !isArrayLimit(over));
+  if (poolOver.length > 0) return never(`needs more than the pool has: ${shortfalls(poolOver).join(', ')}`);
 
   const workers = verdict.workers;
   const undeclared = verdict.own.filter((name) => workers.every((worker) => worker.missing.includes(name)));
@@ -144,12 +189,10 @@ function judge(verdict: RunVerdict): WaitVerdict {
     return never(`needs more than any live worker has: ${short.join(', ')}`);
   }
 
-  const throttle = verdict.poolShort.find(({ resource }) => resource.startsWith(ARRAY_RESOURCE_PREFIX));
-  if (throttle) {
-    const running = throttle.capacity === undefined ? undefined : throttle.capacity - throttle.have;
-    const limit = throttle.capacity === undefined ? '' : ` (${shown(running!)} of ${formatHumanAmount(throttle.capacity)} running)`;
-    return waits(`waiting for array ${throttle.resource.slice(ARRAY_RESOURCE_PREFIX.length)}${limit}`);
-  }
+  const stopped = verdict.poolOver.find(isArrayLimit);
+  if (stopped) return arrayWait({ ...stopped, capacity: stopped.have });
+  const throttle = verdict.poolShort.find(isArrayLimit);
+  if (throttle) return arrayWait(throttle);
   if (verdict.poolShort.length > 0) {
     const exhausted = verdict.poolShort.map(({ resource }) => resource).join(', ');
     const short = verdict.poolShort.map(({ resource, need, have }) => `${resource}=${formatHumanAmount(need)} > ${shown(have)} free`);
@@ -167,10 +210,13 @@ function judge(verdict: RunVerdict): WaitVerdict {
     const awaited = holder.short.length > 0 ? `${shortfalls(holder.short).join(', ')} free` : 'its GPU devices';
     return waits(`next in line on ${holder.worker}: waiting for ${awaited}`);
   }
-  const poolHeld = fitting.find((worker) => worker.poolHeld)?.poolHeld;
-  if (poolHeld) {
+  const poolHolder = fitting.find((worker) => worker.poolHeld);
+  const arrayHeld = poolHolder?.poolHeld!.needs.find(isArrayLimit);
+  if (arrayHeld) return arrayWait(arrayHeld, poolHolder!.poolHeld!);
+  if (poolHolder) {
+    const poolHeld = poolHolder.poolHeld!;
     const { resource, need, have } = poolHeld.needs[0]!;
-    return waits(`held for older run ${poolHeld.runId} on ${poolHeld.worker}: it needs ${resource}=${formatHumanAmount(need)} of the pool's ${formatHumanAmount(have)} free`);
+    return waits(`held for older run ${poolHeld.runId} on ${poolHeld.worker}: ${headWaits(poolHolder, () => false)}${resource}=${formatHumanAmount(need)} of the pool's ${formatHumanAmount(have)} free`);
   }
   const obstacles = fitting.map((worker) => obstacleOn(worker, verdict.pins));
   if (obstacles.some((obstacle) => obstacle === undefined)) return waits(CAN_START);

@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { formatHumanResources, parseStoredResources, resourcesFromHash, resourcesToJson, type Resources } from '../resources/spec.js';
 import { formatMicros, parseDecimal } from '../resources/amount.js';
 import type { NamespaceKeys } from './keys.js';
-import { dataFields } from './run-record.js';
+import { dataFields, fitqRunData } from './run-record.js';
 import { judgeLiveness, processGoneHere, serverTimeMs, type Liveness } from './liveness.js';
 import type { GpuPlacement } from './scripts.js';
 
@@ -181,13 +181,13 @@ export async function readWorkers(redis: Redis, keys: NamespaceKeys): Promise<Wo
 async function readHeldDemands(redis: Redis, keys: NamespaceKeys, runIds: string[]): Promise<Map<string, Omit<HeldRun, 'runId'>>> {
   if (runIds.length === 0) return new Map();
   const pipeline = redis.pipeline();
-  for (const runId of runIds) pipeline.hmget(keys.run(runId), 'data', 'seq');
+  for (const runId of runIds) pipeline.hmget(keys.run(runId), 'runData', 'data', 'seq');
   // A hold on a key that holds no hash (written by hand) holds nothing.
   const replies = await execPipeline(pipeline, { wrongTypeAsNull: true });
   return new Map(
     runIds.map((runId, i) => {
-      const [data, seq] = (replies[i] ?? []) as (string | null)[];
-      const { resources, gpus, priority } = dataFields(data ?? undefined);
+      const [runData, data, seq] = (replies[i] ?? []) as (string | null)[];
+      const { resources, gpus, priority } = dataFields(fitqRunData({ runData, data }));
       return [
         runId,
         {

@@ -13,19 +13,28 @@ export type Resources = ReadonlyMap<string, bigint>;
 export const RESOURCE_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]*$/;
 export const MAX_RESOURCE_NAME_LENGTH = 64;
 
-const UNIT_MULTIPLIERS: Record<string, bigint> = {
-  '': 1n,
-  K: 1000n,
-  M: 1000n ** 2n,
-  G: 1000n ** 3n,
-  T: 1000n ** 4n,
-  Ki: 1024n,
-  Mi: 1024n ** 2n,
-  Gi: 1024n ** 3n,
-  Ti: 1024n ** 4n,
-};
+/**
+ * Units, by their lower-case name (suffixes are read in any case, as Slurm
+ * users type them: `8g`, `8GB`, `8GiB`): K M G T and KB MB GB TB are powers
+ * of 1000, Ki Mi Gi Ti and KiB MiB GiB TiB powers of 1024. (So fitq's `8G`
+ * is 8×10⁹, where Slurm's `--mem=8G` is 8 GiB: write `8Gi` for that.)
+ */
+const UNIT_MULTIPLIERS: Readonly<Record<string, bigint>> = Object.fromEntries(
+  (['k', 'm', 'g', 't'] as const).flatMap((prefix, index) => {
+    const power = BigInt(index + 1);
+    return [
+      [prefix, 1000n ** power],
+      [`${prefix}b`, 1000n ** power],
+      [`${prefix}i`, 1024n ** power],
+      [`${prefix}ib`, 1024n ** power],
+    ];
+  }),
+);
 
-const VALUE_PATTERN = /^(\d+)?(?:\.(\d*))?(?:[eE]([+-]?\d+))?(K|M|G|T|Ki|Mi|Gi|Ti)?$/;
+/** What a bad unit is told: the units there are. */
+export const UNITS_HELP = 'K, M, G, T (also KB… TB) are powers of 1000, Ki, Mi, Gi, Ti (also KiB… TiB) of 1024';
+
+const VALUE_PATTERN = /^(\d+)?(?:\.(\d*))?(?:[eE]([+-]?\d+))?([A-Za-z]*)$/;
 
 /** A resource spec was malformed; the message quotes the offending part. */
 export class InvalidResourceSpecError extends UsageError {
@@ -45,12 +54,13 @@ export function parseAmount(value: string): bigint | string {
   const match = VALUE_PATTERN.exec(value);
   if (!match || (match[1] === undefined && !match[2])) return expected;
   const [, whole = '', fraction = '', exponentText = '0', unit = ''] = match;
+  const multiplier = unit === '' ? 1n : UNIT_MULTIPLIERS[unit.toLowerCase()];
+  if (multiplier === undefined) return `unknown unit ${quote(unit)}: ${UNITS_HELP}`;
   const mantissa = BigInt(`${whole}${fraction}` || '0');
   if (mantissa === 0n) return 0n;
   // value = mantissa * 10^(exponent - fraction digits) * unit, in micros.
   const exponent = Number(exponentText) - fraction.length + 6;
   if (exponent > 40) return tooLarge();
-  const multiplier = UNIT_MULTIPLIERS[unit] ?? 1n;
   let micros: bigint;
   if (exponent >= 0) {
     micros = mantissa * multiplier * 10n ** BigInt(exponent);
@@ -101,7 +111,7 @@ export function parseResourceSpecs(specs: readonly string[], options: { keepZero
 }
 
 /** The NAME=VALUE parts of one spec, as typed. */
-function specParts(spec: string): string[] {
+export function specParts(spec: string): string[] {
   return spec.split(/[\s,]+/).filter((part) => part !== '');
 }
 
@@ -157,11 +167,12 @@ export type ResourceInput = string | readonly string[] | Resources;
 /**
  * Normalizes and validates resources given to the API. Maps are held to the
  * same rules as specs: valid names, amounts from 0 to the largest exact one.
+ * Zero amounts are dropped unless `keepZero` (an edit's "remove this demand").
  */
-export function toResources(input: ResourceInput | undefined): Resources {
+export function toResources(input: ResourceInput | undefined, options: { keepZero?: boolean } = {}): Resources {
   if (input === undefined) return new Map();
-  if (typeof input === 'string') return parseResourceSpecs([input]);
-  if (Array.isArray(input)) return parseResourceSpecs(input as readonly string[]);
+  if (typeof input === 'string') return parseResourceSpecs([input], options);
+  if (Array.isArray(input)) return parseResourceSpecs(input as readonly string[], options);
   const amounts = new Map<string, bigint>();
   for (const [name, micros] of input as Resources) {
     const part = `${name}=${String(micros)}`;
@@ -171,7 +182,7 @@ export function toResources(input: ResourceInput | undefined): Resources {
     if (typeof micros !== 'bigint' || micros < 0n || micros > MAX_MICROS) {
       throw new InvalidResourceSpecError(part, 'amount must be a bigint count of millionths within range');
     }
-    if (micros > 0n) amounts.set(name, micros);
+    if (micros > 0n || options.keepZero) amounts.set(name, micros);
   }
   return sortResources(amounts);
 }

@@ -9,7 +9,7 @@ import type { NamespaceKeys } from '../queue/keys.js';
 import { parseRunFields, runDemands } from '../queue/run-record.js';
 import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
 import { armTimeLimit, runTimeLimit } from './time-limit.js';
-import { formatHumanResources, resourcesToJson } from '../resources/spec.js';
+import { formatHumanResources } from '../resources/spec.js';
 import { formatTimeLimit } from '../cli/duration.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
@@ -17,6 +17,7 @@ import { startRunProcess, type RunProcess } from './child.js';
 import { OutputBuffer } from './output.js';
 import { newRunToken, RUN_TOKEN_VARIABLE, type EscapedSweep } from './escaped-sweep.js';
 import { retryRefused } from './retry.js';
+import { grantedResourcesEnv } from './run-env.js';
 import { endingMessage, endingToRecord, type RunEnding } from './run-ending.js';
 import type { LogFormat } from './logger.js';
 import type { Watchdog } from './watchdog.js';
@@ -261,7 +262,7 @@ export class Executor {
       FITQ_RUN_ID: run.runId,
       [RUN_TOKEN_VARIABLE]: token,
       FITQ_WORKER: this.ctx.workerName,
-      FITQ_RESOURCES: JSON.stringify(resourcesToJson(runDemands(run.fields))),
+      FITQ_RESOURCES: grantedResourcesEnv(run.fields),
     };
     // Devices placed by the claim; on a worker without devices, the run's pin.
     const devices = run.fields.devices || run.fields.gpus;

@@ -14,6 +14,8 @@ import { validateWorkerName } from '../queue/names.js';
 import { secretKey } from '../security/secret.js';
 import { sortResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import type { LogFormat } from './logger.js';
+import { resolveNotifyTargets, type NotifyTargets } from './notify-allow.js';
+import { resolveNotifyBounds, type NotifyBounds } from './notifier.js';
 
 export interface WorkerOptions extends ClientOptions {
   /** Capacity: specs like `"gpu=2 mem=64G"`, or a map of name to amount in millionths. */
@@ -84,6 +86,14 @@ export interface WorkerOptions extends ClientOptions {
   metricsPort?: number;
   /** Address the metrics server binds. Default 127.0.0.1. */
   metricsHost?: string;
+  /**
+   * Send notifications only to URLs under these (scheme, host, port and path;
+   * see notify-allow.ts). Default: any http(s) URL, but none on a worker with
+   * a secret (notification URLs are not signed).
+   */
+  notifyAllow?: readonly string[];
+  /** Bounds on notifications on their way (see notifier.ts); the defaults suit any worker. */
+  notifyBounds?: Partial<NotifyBounds>;
 }
 
 export interface ResolvedWorkerOptions {
@@ -113,6 +123,8 @@ export interface ResolvedWorkerOptions {
   secret: Buffer | undefined;
   /** Where to serve the worker's metrics, if anywhere. */
   metrics: { host: string; port: number } | undefined;
+  /** Where its notifications may go, and how many it holds. */
+  notify: { targets: NotifyTargets; bounds: NotifyBounds };
 }
 
 function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'] {
@@ -221,6 +233,7 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
   if (gpuPlacement !== 'pack' && gpuPlacement !== 'spread') {
     throw new UsageError(`expected --gpu-placement to be pack or spread, got '${String(gpuPlacement)}'`);
   }
+  const secret = secretKey(options.secret);
   return {
     resources: sortResources(resources),
     devices,
@@ -237,7 +250,8 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     echoOutput: options.echoOutput ?? true,
     passRedisEnv: options.passRedisEnv ?? false,
     reapEscaped: options.reapEscaped ?? false,
-    secret: secretKey(options.secret),
+    secret,
     metrics: resolveMetrics(options),
+    notify: { targets: resolveNotifyTargets(options.notifyAllow, secret !== undefined), bounds: resolveNotifyBounds(options.notifyBounds) },
   };
 }

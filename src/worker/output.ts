@@ -7,9 +7,13 @@
  * counted across all runs of this process, so the run processes' output is
  * read no faster than Redis takes it (see waitForOutputRoom). Beyond that,
  * a run keeps at most its last `maxLines` lines and MAX_PENDING_CHARS
- * characters waiting; older ones are dropped, with a line saying so.
+ * characters waiting; older ones are dropped. Lines are numbered (the
+ * stream keeps each one's number), and the line after lines dropped while
+ * Redis was slow, or refused by it, carries how many: readers say exactly
+ * what is missing where (queue/logs.ts, OutputGaps). Lines dropped because
+ * `maxLines` newer ones wait need no count: the log would not keep them.
  */
-import type { LogLine } from '../queue/logs.js';
+import type { LogLine, LogPosition } from '../queue/logs.js';
 import type { Scripts } from '../queue/scripts.js';
 import { retryRefused } from './retry.js';
 
@@ -69,7 +73,11 @@ export class OutputBuffer {
   private lines: (LogLine | undefined)[] = [];
   private head = 0;
   private pendingChars = 0;
-  private dropped = 0;
+  /** The number of the oldest line waiting (1: the run's first line). */
+  private headNumber = 1;
+  /** Lines dropped while Redis was slow, and refused by Redis, since the last batch written: told with the next one. */
+  private slow = 0;
+  private refused = 0;
   private timer: NodeJS.Timeout | undefined;
   /** The write loop, while it runs: one write at a time. */
   private draining: Promise<void> | undefined;
@@ -96,10 +104,11 @@ export class OutputBuffer {
     this.lines.push(line);
     this.pendingChars += line.line.length;
     changeBacklog(line.line.length);
-    // Only the newest lines are kept anyway.
+    // Only the newest lines are kept anyway: past maxLines they would be trimmed; past MAX_PENDING_CHARS Redis is too slow.
     while (this.count > Math.max(this.maxLines, 1) || (this.pendingChars > MAX_PENDING_CHARS && this.count > 1)) {
+      const capped = this.count > Math.max(this.maxLines, 1);
       this.take();
-      this.dropped += 1;
+      if (!capped) this.slow += 1;
     }
     if (this.count >= FLUSH_LINES || this.pendingChars >= FLUSH_CHARS) this.startDrain();
     else this.timer ??= setTimeout(() => this.startDrain(), FLUSH_DELAY_MS);
@@ -119,6 +128,7 @@ export class OutputBuffer {
     const line = this.lines[this.head]!;
     this.lines[this.head] = undefined;
     this.head += 1;
+    this.headNumber += 1;
     this.pendingChars -= line.line.length;
     if (countsAsWritten) changeBacklog(-line.line.length);
     if (this.count === 0) {
@@ -146,6 +156,9 @@ export class OutputBuffer {
   private async drain(): Promise<void> {
     while (this.count > 0) {
       const batch: LogLine[] = [];
+      const position: LogPosition = { first: this.headNumber, slow: this.slow, refused: this.refused };
+      this.slow = 0;
+      this.refused = 0;
       let chars = 0;
       while (this.count > 0 && batch.length < FLUSH_LINES) {
         const next = this.lines[this.head]!.line.length;
@@ -153,13 +166,9 @@ export class OutputBuffer {
         batch.push(this.take(false));
         chars += next;
       }
-      if (this.dropped > 0) {
-        batch.unshift({ stream: 'stderr', line: `[fitq: ${this.dropped} lines dropped while Redis was slow]` });
-        this.dropped = 0;
-      }
       try {
         // A batch Redis refuses for now is tried again (said once), newer lines waiting behind it.
-        await retryRefused(() => this.scripts.appendLog(this.runId, this.worker, this.token, this.epoch, batch), {
+        await retryRefused(() => this.scripts.appendLog(this.runId, this.worker, this.token, this.epoch, batch, position), {
           givenUp: this.givenUp,
           onRetry: (error, attempt) => {
             if (attempt === 1) this.onError(error, true);
@@ -167,6 +176,9 @@ export class OutputBuffer {
         });
       } catch (error) {
         this.onError(error, false);
+        // Lost with it: told with the next batch, as are the drops it carried.
+        this.slow += position.slow;
+        this.refused += position.refused + batch.length;
       } finally {
         changeBacklog(-chars);
       }

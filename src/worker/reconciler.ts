@@ -45,6 +45,10 @@ export class Reconciler {
       else if (kind === 'priority') log.info(`Run ${runId}: its priority was changed from BullMQ: now ${detail}`);
       else if (kind === 'priorityKept') log.warn(`Run ${runId}: its priority was changed from BullMQ, but it is signed: kept at ${detail}`);
       else if (kind === 'promoted') log.info(`Run ${runId} was promoted from BullMQ: it begins now`);
+      else if (kind === 'dataKept') {
+        const what = detail === 'staged' ? 'as fitq staged it (fitq update changes a staged run)' : `as fitq ${detail === 'running' ? 'runs' : 'ran'} it`;
+        log.warn(`Run ${runId}: its job data was changed from BullMQ (job.updateData): put back ${what}`);
+      }
       else if (kind === 'forgotten') {
         forgotten += 1;
         log.debug(`Run ${runId} was deleted from BullMQ: forgotten`);

@@ -7,7 +7,10 @@
  * signing secret is never passed on.
  */
 import { resolve } from 'node:path';
+import { runDemands } from '../queue/run-record.js';
+import { withoutArrayLimits } from '../queue/sweep.js';
 import type { TlsFiles } from '../queue/tls-options.js';
+import { resourcesToJson } from '../resources/spec.js';
 
 /** Where fitq reads its Redis connection settings: the URL (password included) and TLS files. */
 export const CONNECTION_ENV = ['FITQ_REDIS_URL', 'REDIS_URL', 'FITQ_REDIS_CA', 'FITQ_REDIS_CERT', 'FITQ_REDIS_KEY'] as const;
@@ -41,4 +44,13 @@ export function inheritedEnv(env: NodeJS.ProcessEnv, passConnection: boolean, co
   if (files.cert) inherited.FITQ_REDIS_CERT = resolve(files.cert);
   if (files.key) inherited.FITQ_REDIS_KEY = resolve(files.key);
   return inherited;
+}
+
+/**
+ * A run's FITQ_RESOURCES: what its claim granted it, as JSON numbers
+ * (`{"gpu":1,"mem":8000000000}`); an array's limit is the array's, not the
+ * run's, and is left out.
+ */
+export function grantedResourcesEnv(fields: Record<string, string>): string {
+  return JSON.stringify(resourcesToJson(withoutArrayLimits(runDemands(fields))));
 }

@@ -106,7 +106,7 @@ export class FitqWorker {
     const fail = (failure: string) => this.fail(failure);
     const runEnv = inheritedEnv(process.env, options.passRedisEnv, parts.connection);
     const sweep = new EscapedSweep();
-    const notifier = new Notifier({ redis, keys, queue: parts.queue, logger });
+    const notifier = new Notifier({ redis, keys, queue: parts.queue, logger, ...options.notify });
     this.notifier = notifier;
     // Each registration gets its own executor; a run's end wakes the claim loop (built after the first executor).
     const createExecutor = (token: string) =>
@@ -127,7 +127,7 @@ export class FitqWorker {
         onShortage: (reason) => this.claims.backOff(reason),
         // (A run recorded lost is notified through the outbox, as runs lost with their worker are.)
         onRunRecorded: (runId, fields, status) => {
-          if (status !== 'lost') notifier.runEnded(runId, fields.notify);
+          if (status !== 'lost') notifier.runEnded(runId, status, fields.notify);
         },
         // An older registration's writes are refused anyway (fenced): no use retrying them.
         givenUp: () => lifecycle.stopped || this.lease.token !== token,
@@ -236,7 +236,8 @@ export class FitqWorker {
     }, this.options.pollIntervalMs);
     void this.heartbeat.beat();
     void this.reconciler.reconcile();
-    void this.notifier.refreshDefault();
+    // Runs that ended while no worker was live may be waiting in the outbox.
+    void this.notifier.refreshDefault().then(() => this.notifier.drainOutbox());
     this.claims.wake();
   }
 

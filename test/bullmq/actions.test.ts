@@ -293,6 +293,66 @@ describe('BullMQ actions on a fitq namespace', () => {
     await expectAgreement(s, { cli: true });
   });
 
+  it('updateData (job.updateData) of a running or ended run: fitq keeps what the run is; fitq runs shows what ran, and puts BullMQ\'s data back', async () => {
+    const s = await setup();
+    const { client, bull, queue } = s;
+    const [done] = (await client.stage({ command: ['echo', 'hello'], resources: 'cpu=1' })).runs;
+    await waitForStatus(client, done!.id, 'completed');
+    const gate = join(s.dir, 'gate');
+    const [running] = (await client.stage({ command: gated(gate), resources: 'cpu=1 gpu=1 lic=1' })).runs;
+    await waitForStatus(client, running!.id, 'running');
+    const original = new Map<string, unknown>();
+    for (const id of [running!.id, done!.id]) {
+      const job = (await bull.getJob(id))!;
+      original.set(id, job.data);
+      await job.updateData({ ...(job.data as Record<string, unknown>), command: ['rm', '-rf', '/tmp/nothing'], resources: '' });
+    }
+    await (await bull.getJob(running!.id))!.updateData({ foo: 1 });
+
+    // fitq runs reads the runs as fitq staged them, and puts BullMQ's data back.
+    const listed = await expectAgreement(s, { cli: true });
+    expect(listed.find((run) => run.id === running!.id)).toMatchObject({
+      status: 'running', command: gated(gate), requires: 'cpu=1 gpu=1 lic=1', startedAt: expect.any(Number) as unknown,
+    });
+    expect(listed.find((run) => run.id === done!.id)).toMatchObject({ status: 'completed', command: ['echo', 'hello'], requires: 'cpu=1' });
+    const table = await fitq(['runs', '--columns', 'id,requires,command'], { queue });
+    expect(table.stdout).toMatch(new RegExp(`^${done!.id} +cpu=1 +echo hello$`, 'm'));
+    for (const id of [running!.id, done!.id]) expect((await bull.getJob(id))!.data, id).toEqual(original.get(id));
+
+    open(gate);
+    await waitForStatus(client, running!.id, 'completed');
+    expect(await client.getRun(running!.id)).toMatchObject({ command: gated(gate), resources: { cpu: 1, gpu: 1, lic: 1 } });
+    await expectWhole(client);
+    await expectAgreement(s, { cli: true });
+  });
+
+  it('updateData of a staged run bypasses neither the fit index nor its signature: it runs as staged, and its worker says so', async () => {
+    const s = await setup({ secret: true });
+    const { client, bull } = s;
+    const gate = join(s.dir, 'gate');
+    const touched = join(s.dir, 'touched');
+    const [holder] = (await client.stage({ command: gated(gate), resources: 'gpu=2' })).runs;
+    await waitForStatus(client, holder!.id, 'running');
+    const [staged] = (await client.stage({ command: ['echo', 'as staged'], resources: 'gpu=2 lic=1' })).runs;
+    const job = (await bull.getJob(staged!.id))!;
+    const data = job.data as Record<string, unknown>;
+    // Smaller demands (it would fit beside the holder) and another command.
+    await job.updateData({ ...data, command: ['touch', touched], resources: 'gpu=1' });
+    const kept = `Run ${staged!.id}: its job data was changed from BullMQ (job.updateData): put back as fitq staged it (fitq update changes a staged run)`;
+    await client.redis.hset(client.keys.reconcile, 'pass', 'ids:'); // the worker's next reconcile looks at every run
+    await waitFor('the worker to put the data back', () => messages(s.logs).includes(kept));
+    expect((await bull.getJob(staged!.id))!.data).toEqual(data);
+    expect(await statusOf(client, staged!.id)).toBe('staged');
+
+    open(gate);
+    await waitForStatus(client, staged!.id, 'completed');
+    expect(existsSync(touched)).toBe(false);
+    expect((await client.readLog(staged!.id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []))).toEqual(['as staged']);
+    expect(await client.getRun(staged!.id)).toMatchObject({ status: 'completed', devices: [0, 1], resources: { gpu: 2, lic: 1 } });
+    await expectWhole(client);
+    await expectAgreement(s, { cli: true });
+  });
+
   it('pause / resume (queue.pause, queue.resume) holds every run back, then lets them start', async () => {
     const s = await setup();
     const { client, bull } = s;

@@ -96,9 +96,9 @@ describe('fitq stage --after', () => {
     const env = stateEnv();
     const client = await connectClient(queue);
     for (const [args, message] of [
-      [['--after', 'nosuchrun'], "unknown run 'nosuchrun' in a dependency (--after): nothing was staged"],
+      [['--after', 'nosuchrun'], "unknown run or array 'nosuchrun' in a dependency (--after): nothing was staged"],
       [['--run-id', 'self', '--after', 'self'], "dependency on 'self' would make a cycle"],
-      [['--after', '@'], "'@' names the last run staged from this shell, but none was staged from it in this namespace"],
+      [['--after', '@'], "'@' names the runs last staged from this shell, but none was staged from it in this namespace"],
       [['--after', '@x'], "got '@x'"],
       [['--keep-if-dependency-fails'], '--keep-if-dependency-fails needs a dependency'],
     ] as const) {

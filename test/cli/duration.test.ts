@@ -52,6 +52,13 @@ describe('durations typed on the command line', () => {
 });
 
 describe('time limits as Slurm users type them', () => {
+  it('tells `warn` that a bare number is seconds (Slurm would read minutes), and nothing for a unit or a clock', () => {
+    const warnings: string[] = [];
+    expect(parseTimeLimit('--time-limit', ' 5400 ', (warning) => warnings.push(warning))).toBe(5_400_000);
+    for (const text of ['90m', '01:30:00', '0-01:30', '90:00']) expect(parseTimeLimit('--time-limit', text, (warning) => warnings.push(warning))).toBe(5_400_000);
+    expect(warnings).toEqual(["--time-limit 5400 is read as 5400 seconds (1h30m); write 5400m for 5400 minutes (Slurm's -t 5400), or 5400s to say seconds"]);
+  });
+
   it.each([
     ['2h30m', 9_000_000],
     ['90s', 90_000],

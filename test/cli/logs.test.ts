@@ -1,10 +1,12 @@
 /**
  * `fitq logs`: a note on stderr when a run has no output because it waits or
- * never started; `fitq logs -f` says how the run ended and exits with its
- * exit code. (A run lost under `logs -f`: test/worker/liveness.test.ts.)
+ * never started, and where lines were not stored, saying exactly how many
+ * and why; `fitq logs -f` says how the run ended and exits with its exit
+ * code. (A run lost under `logs -f`: test/worker/liveness.test.ts; lines
+ * dropped while Redis was slow: test/worker/output-bounds.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
-import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
+import { connectClient, fitq, fitqMerged, newQueue, startTestWorker } from '../support/fitq.js';
 
 describe('fitq logs on a run without output', () => {
   it('says a staged run has no output yet, and exits 0', async () => {
@@ -101,7 +103,7 @@ describe('fitq logs -f', () => {
     expect(c).toEqual({ exitCode: 1, stdout: '', stderr: `run ${missing} failed: command not found: fitq-no-such-command` });
   });
 
-  it('exits 130 for a canceled run and 77 for a rejected one, saying so', async () => {
+  it('exits 1 for a canceled run and a rejected one, as fitq wait does, saying why', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const canceled = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
@@ -117,13 +119,37 @@ describe('fitq logs -f', () => {
     const [a, b] = await Promise.all([canceled, unsigned].map((id) => fitq(['logs', '-f', id], { queue })));
     await client.cancelRun(running);
 
-    expect(a).toEqual({ exitCode: 130, stdout: '', stderr: `run ${canceled} canceled while staged` });
-    expect(b).toEqual({ exitCode: 77, stdout: '', stderr: `run ${unsigned} rejected: run is not signed (this worker requires signed runs)` });
-    expect(await following).toEqual({ exitCode: 130, stdout: '', stderr: `run ${running} canceled (killed by signal SIGTERM)` });
+    expect(a).toEqual({ exitCode: 1, stdout: '', stderr: `run ${canceled} canceled while staged` });
+    expect(b).toEqual({ exitCode: 1, stdout: '', stderr: `run ${unsigned} rejected: run is not signed (this worker requires signed runs)` });
+    expect(await following).toEqual({ exitCode: 1, stdout: '', stderr: `run ${running} canceled (killed by signal SIGTERM)` });
   });
 
   it('refuses an unknown run with one line, exit 2', async () => {
     const queue = newQueue();
     expect(await fitq(['logs', '-f', 'nope'], { queue })).toEqual({ exitCode: 2, stdout: '', stderr: "Error: unknown run 'nope'" });
+  });
+});
+
+describe('fitq logs on a run that printed more than is stored', () => {
+  it('seq 1 50000: one line before the last 10,000 says exactly how many lines were not stored, that the cap did it, and --output', async () => {
+    const queue = newQueue();
+    const staged = await fitq(['stage', '--', 'seq', '1', '50000'], { queue });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    const id = staged.stdout.trim();
+    const worker = await fitq(['worker', '--run-once', '--concurrency', '1', '--log-format', 'json'], { queue });
+    expect(worker.exitCode, worker.stderr).toBe(0);
+
+    for (const args of [['logs', id], ['logs', '-f', id]]) {
+      const printed = await fitqMerged(args, { queue });
+      expect(printed.exitCode, printed.output.slice(0, 500)).toBe(0);
+      const [note, ...lines] = printed.output.split('\n');
+      if (args.includes('-f')) expect(lines.pop()).toBe(`run ${id} completed`);
+      // Every line stored, in order, up to the last: whatever is missing came before them.
+      const first = Number(lines[0]);
+      expect(lines).toEqual(Array.from({ length: 50_000 - first + 1 }, (_, i) => String(first + i)));
+      expect(lines.length).toBeGreaterThanOrEqual(9_999);
+      expect(lines.length).toBeLessThanOrEqual(10_000);
+      expect(note).toBe(`[fitq: ${first - 1} lines not stored: a run's stored output is capped at its last 10000 lines; use --output FILE to keep all of it]`);
+    }
   });
 });

@@ -24,14 +24,11 @@ describe('commands taking many names', () => {
     const client = await connectClient(queue);
     const { runs } = await client.stage({ command: ['true'] });
     const pool = await client.setPool('license=1');
-    const start = performance.now();
     const result = await fitq([...command, runs[0]!.id, 'license', ...ids(39_998)], { queue, timeoutMs: 30_000 });
-    const ms = performance.now() - start;
     expect(result.exitCode, result.stderr).toBe(2);
+    // Refused by fitq's bound before oclif's parser sees them (parsing them took 16 s and more).
     expect(result.stderr).toBe(`Error: too many arguments: 40000 given, at most 1000: ${hint}`);
     expect(result.stdout).toBe('');
-    // Refused before parsing: as quick as any command (parsing them took 16 s and more).
-    expect(ms).toBeLessThan(10_000);
     expect((await client.getRun(runs[0]!.id)).status).toBe('staged');
     expect(await client.listPool()).toEqual(pool);
   });

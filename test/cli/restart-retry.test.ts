@@ -74,9 +74,11 @@ describe('fitq restart', () => {
     const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'restarter']);
     await client.waitForEnd(flaky, 10_000);
     const staged = await stageOne(queue, ['-r', 'nowhere=1', '--', 'true']);
+    // Every run is checked first: one that has not ended refuses the lot (exit 2).
     const refused = await fitq(['restart', staged, flaky], { queue });
-    expect(refused.exitCode).toBe(1);
-    expect(refused.stdout.split('\n')).toEqual([`Run ${staged} is staged: only an ended run can be restarted`, `Run ${flaky} restarted: staged`]);
+    expect(refused).toEqual({ exitCode: 2, stdout: '', stderr: `Error: run '${staged}' is staged: only an ended run can be restarted` });
+    expect((await client.getRun(flaky)).status).toBe('failed');
+    expect((await fitq(['restart', flaky], { queue })).stdout).toBe(`Run ${flaky} restarted: staged`);
     await worker.waitForMessage(new RegExp(`^Run ${flaky} failed`));
     await client.waitForEnd(flaky, 10_000);
     const again = await fitq(['restart', '--status', 'failed', '--label', 'batch=r', '--json'], { queue });

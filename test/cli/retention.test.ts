@@ -116,7 +116,7 @@ describe('fitq retention', () => {
     const following = fitq(['logs', '-f', running], { queue });
     expect(expectOk(await fitq(['cancel', running], { queue }))).toBe(`Run ${running} canceled`);
     const followed = await following;
-    expect(followed.exitCode, followed.stderr).toBe(130);
+    expect(followed.exitCode, followed.stderr).toBe(1);
     expect(followed.stderr.trim()).toMatch(new RegExp(`^run ${running} canceled`));
     expect(await remaining(client, [staged, running])).toEqual([running]);
   });
@@ -148,6 +148,27 @@ describe('fitq runs clean', () => {
     expect(expectOk(await fitq(['runs', 'clean'], { queue }))).toBe('Removed 2 runs.');
     expect(await remaining(client, [...completed, ...failed, ...canceled, staged, running])).toEqual([staged, running]);
     expect((await client.getRun(running)).status).toBe('running');
+  });
+
+  it('--dry-run lists the runs it would remove (--json: their records) and removes nothing; then they go', async () => {
+    const queue = newQueue();
+    const completed = await runThrough(queue, ['true'], 3);
+    const client = await connectClient(queue);
+    const [canceled] = (await client.stage({ command: ['true'], resources: 'nothing=1' })).runs.map((run) => run.id);
+    await client.cancelRuns([canceled!]);
+    for (const [i, id] of completed.entries()) await endedAgo(client, id, (10 - i) * 86_400_000); // 10, 9, 8 days ago
+    const args = ['runs', 'clean', '--older-than', '8d12h'];
+
+    const dry = expectOk(await fitq([...args, '--dry-run'], { queue })).split('\n');
+    expect(dry[0]).toBe('Would remove 2 runs:');
+    expect(dry.slice(2).map((line) => line.split(/\s+/).slice(0, 2))).toEqual(completed.slice(0, 2).map((id) => [id, 'completed']));
+    const json = JSON.parse(expectOk(await fitq([...args, '--dry-run', '--json'], { queue }))) as { id: string; status: string }[];
+    expect(json.map((run) => [run.id, run.status])).toEqual(completed.slice(0, 2).map((id) => [id, 'completed']));
+    expect(expectOk(await fitq(['runs', 'clean', '--status', 'lost', '--dry-run'], { queue }))).toBe('Would remove 0 runs.');
+    expect(await remaining(client, [...completed, canceled!])).toEqual([...completed, canceled]);
+
+    expect(expectOk(await fitq([...args, '--json'], { queue }))).toBe(JSON.stringify(completed.slice(0, 2)));
+    expect(await remaining(client, [...completed, canceled!])).toEqual([completed[2], canceled]);
   });
 
   it('refuses statuses that are not ended ones and bad durations or counts, in one line', async () => {

@@ -13,6 +13,12 @@ function expectOk(result: CliResult): string {
   return result.stdout.trim();
 }
 
+/** A selection that matched nothing: said on stderr, exit 1 (`[]` on stdout with --json). */
+function expectNothing(result: CliResult, json = false): string {
+  expect([result.exitCode, result.stdout]).toEqual([1, json ? '[]' : '']);
+  return result.stderr.trim();
+}
+
 async function stageArray(queue: string, args: string[]): Promise<{ ids: string[]; array: string }> {
   const result = await fitq(['stage', '-r', 'never=1', ...args, '--', 'true'], { queue });
   return { ids: expectOk(result).split('\n'), array: /Staged array (\S+)/.exec(result.stderr)?.[1] ?? '' };
@@ -47,10 +53,10 @@ describe('selecting runs: cancel and runs rm', () => {
     expect(canceled).toEqual([b.ids[1]!, ...a.ids].map((id) => `Run ${id} canceled`));
     expect(await statuses(queue)).toEqual({ ...before, ...Object.fromEntries([b.ids[1]!, ...a.ids].map((id) => [id, 'canceled'])) });
 
-    // Nothing left to cancel in it: said, exit 0; a label of no run likewise.
-    expect(expectOk(await fitq(['cancel', '--array', a.array], { queue }))).toBe(`No runs match --status staged,held,running --array ${a.array}: nothing to cancel.`);
-    expect(expectOk(await fitq(['cancel', '--label', 'team=c', '--dry-run'], { queue }))).toBe('No runs match --status staged,held,running --label team=c: nothing to cancel.');
-    expect(expectOk(await fitq(['cancel', '--label', 'team=c', '--json'], { queue }))).toBe('[]');
+    // Nothing left to cancel in it: said, exit 1; a label of no run likewise.
+    expect(expectNothing(await fitq(['cancel', '--array', a.array], { queue }))).toBe(`No runs match --status staged,held,running --array ${a.array}: nothing to cancel.`);
+    expect(expectNothing(await fitq(['cancel', '--label', 'team=c', '--dry-run'], { queue }))).toBe('No runs match --status staged,held,running --label team=c: nothing to cancel.');
+    expect(expectNothing(await fitq(['cancel', '--label', 'team=c', '--json'], { queue }), true)).toBe('No runs match --status staged,held,running --label team=c: nothing to cancel.');
   });
 
   it('runs rm --status --label --array: all must hold; --dry-run removes nothing; an unknown array is refused', async () => {
@@ -83,7 +89,9 @@ describe('selecting runs: cancel and runs rm', () => {
     expectOk(await fitq(['hold', '--array', a.array], { queue }));
     expect(await statuses(queue)).toEqual({ [a.ids[0]!]: 'held', [a.ids[1]!]: 'held', [other.ids[0]!]: 'staged' });
     // update selects by --status and --array (and --where-label: its --label sets one).
-    expectOk(await fitq(['update', '--array', a.array, '--status', 'held', '--where-label', 'none=none', '--priority', '5'], { queue }));
+    expect(expectNothing(await fitq(['update', '--array', a.array, '--status', 'held', '--where-label', 'none=none', '--priority', '5'], { queue }))).toBe(
+      `No runs match --status held --label none=none --array ${a.array}: nothing to update.`,
+    );
     expectOk(await fitq(['update', '--array', a.array, '--status', 'held', '--priority', '5'], { queue }));
     const client = await connectClient(queue);
     expect((await client.listRuns()).map((run) => run.priority)).toEqual([5, 5, 0]);
@@ -97,6 +105,6 @@ describe('selecting runs: cancel and runs rm', () => {
     expect(Object.values(await statuses(queue))).toEqual(['canceled', 'canceled', 'staged']);
     expectOk(await fitq(['restart', '--array', a.array], { queue }));
     expect(Object.values(await statuses(queue))).toEqual(['staged', 'staged', 'staged']);
-    expect(expectOk(await fitq(['restart', '--array', other.array], { queue }))).toBe(`No runs match --status ${['completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'].join(',')} --array ${other.array}: nothing to restart.`);
+    expect(expectNothing(await fitq(['restart', '--array', other.array], { queue }))).toBe(`No runs match --status ${['completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout'].join(',')} --array ${other.array}: nothing to restart.`);
   });
 });

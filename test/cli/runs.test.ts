@@ -180,7 +180,7 @@ describe('--label selections', () => {
       fitq(['cancel', '--label', 'sweep=lr'], { queue }),
     ]);
     expect(already.stdout.trim().split('\n')).toEqual([`Run ${lr1} already canceled`, `Run ${lr2} already canceled`]);
-    expect(nothingLeft.stdout.trim()).toBe('No runs match --status staged,held,running --label sweep=lr: nothing to cancel.');
+    expect([nothingLeft.exitCode, nothingLeft.stderr.trim()]).toEqual([1, 'No runs match --status staged,held,running --label sweep=lr: nothing to cancel.']);
     expect(await statuses(queue, [bs!, none!])).toEqual(['staged', 'staged']);
   });
 
@@ -188,7 +188,8 @@ describe('--label selections', () => {
     const queue = newQueue();
     const [, , bs, none] = await stageLabeled(queue, ...sweep);
     expectRefused(await fitq(['runs', 'rm', '--label', 'oops'], { queue }), "invalid --label 'oops': expected KEY=VALUE");
-    expect((await fitq(['runs', 'rm', '--label', 'sweep=lr', '--status', 'canceled'], { queue })).stdout.trim()).toBe('No runs match --status canceled --label sweep=lr: nothing to remove.');
+    const nothing = await fitq(['runs', 'rm', '--label', 'sweep=lr', '--status', 'canceled'], { queue });
+    expect([nothing.exitCode, nothing.stderr.trim()]).toEqual([1, 'No runs match --status canceled --label sweep=lr: nothing to remove.']);
     expect((await fitq(['runs', 'rm', '--label', 'sweep=lr'], { queue })).stdout.trim()).toBe('Removed 2 runs.');
     expect((await (await connectClient(queue)).listRuns()).map((run) => run.id)).toEqual([bs, none]);
   });

@@ -132,8 +132,8 @@ describe('fitq stage --array', () => {
       await waitFor('the second run to start', async () => (await client.getRun(second!)).status === 'running');
       writeFileSync(join(dir, 'go'), '');
       await waitFor('both runs to end', async () => (await client.listRuns({ array })).every((run) => run.status === 'completed'));
-      // Done: no longer listed as a pool resource, though kept while its runs are.
-      expect(await client.listPool()).toEqual([]);
+      // Done: its limit is kept while its runs are, listed with the array (none running, none staged).
+      expect(await client.listPool()).toEqual([{ name: `array.${array}`, capacity: 2_000_000n, used: 0n, array: { id: array, running: 0, staged: 0 } }]);
       expect(await client.redis.hgetall(client.keys.poolCapacity)).toEqual({ [`array.${array}`]: '2' });
       expect(expectOk(await fitq(['runs', 'rm', '--array', array], { queue })).trim()).toBe('Removed 2 runs.');
       expect(await client.redis.exists(client.keys.poolCapacity, client.keys.poolUsed)).toBe(0);

@@ -115,7 +115,7 @@ describe('fitq update', () => {
       [['--priority', '2000000'], "expected --priority to be an integer from -1000000 to 1000000, got '2000000'"],
       [['--gpus', '0'], `run '${id}': --gpus '0' pins 1 device but the run demands gpu=2: list 2 devices`],
       [['--unlabel', 'nope'], "--unlabel 'nope': no run given has that label"],
-      [['-r', 'gpu=1', 'mem=1G'], `'mem=1G' is no run id: each flag of fitq update takes one word`],
+      [['--priority', '3', 'mem=1G'], `'mem=1G' is no run id: give demands with -r and labels with --label`],
       [[], 'nothing to update: give --priority, -r, --label, --unlabel, --gpus or --time-limit'],
     ] as const) {
       const result = await fitq(['update', id, ...args], { queue });
@@ -123,6 +123,46 @@ describe('fitq update', () => {
       expect(result.stderr).toContain(message);
     }
     expect(await client.getRun(id)).toMatchObject({ priority: 4, requires: 'gpu=2 mem=1G' });
+  });
+
+  it('-r takes every word up to the next flag and changes only the demands it names; NAME=0 removes one', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const id = await stage(queue, ['-r', 'gpu=1', 'mem=8G', 'cpu=2', '--label', 'team=a', '--', 'true']);
+
+    const changed = await fitq(['update', id, '-r', 'cpu=1', 'mem=2G', '--label', 'team=b', 'draft=1'], { queue });
+    expect([changed.exitCode, changed.stdout.trim(), changed.stderr]).toEqual([
+      0,
+      `Run ${id} updated: resources gpu=1 mem=8G cpu=2 -> gpu=1 mem=2G cpu=1; labels team=a -> team=b draft=1`,
+      `Warning: run ${id} updated, but no live worker can run it yet: no live worker`,
+    ]);
+    expect(await client.getRun(id)).toMatchObject({ resources: { cpu: 1, gpu: 1, mem: 2e9 }, requires: 'gpu=1 mem=2G cpu=1' });
+    // A new demand joins the others; =0 removes one; a run id after -r is no demand.
+    expect((await fitq(['update', id, '-r', 'lic=1,mem=0'], { queue })).stdout.trim()).toBe(`Run ${id} updated: resources gpu=1 mem=2G cpu=1 -> gpu=1 cpu=1 lic=1`);
+    expect(await client.getRun(id)).toMatchObject({ resources: { cpu: 1, gpu: 1, lic: 1 }, requires: 'gpu=1 cpu=1 lic=1' });
+    for (const [args, message] of [
+      [['-r', 'gpu=2', id], `'${id}' is no demand (NAME=VALUE): -r takes every word up to the next flag, so name the runs before it (fitq update ${id} -r gpu=2)`],
+      [['--label', 'a=1', id], `'${id}' is no label (KEY=VALUE): --label takes every word up to the next flag, so name the runs before it (fitq update ${id} --label a=1)`],
+      [[id, '-r', ''], "-r '' names no demand: name the demands to change (-r mem=16G), and remove one with NAME=0 (-r mem=0)"],
+    ] as const) {
+      expect(await fitq(['update', ...args], { queue })).toEqual({ exitCode: 2, stdout: '', stderr: `Error: ${message}` });
+    }
+    expect(await client.getRun(id)).toMatchObject({ requires: 'gpu=1 cpu=1 lic=1', labels: { team: 'b', draft: '1' } });
+  });
+
+  it('warns, as fitq stage does, when no live worker could run the updated run', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const worker = spawnCliWorker(queue, ['-r', 'gpu=1', '--name', 'small']);
+    await waitFor('the worker to register', async () => (await client.listWorkers()).some((live) => live.name === 'small'), 30_000);
+    const [one, two] = (await client.stage({ command: ['true'], resources: 'nowhere=1', repeat: 2 })).runs.map((run) => run.id) as [string, string];
+    const grown = await fitq(['update', one, two, '-r', 'nowhere=0', 'gpu=2'], { queue });
+    expect(grown.exitCode, grown.stderr).toBe(0);
+    expect(grown.stderr.trim()).toBe(`Warning: 2 runs (${one}, ...) updated, but no live worker can run them yet: needs more than any live worker has: gpu=2 > 1`);
+    const fits = await fitq(['update', one, '-r', 'gpu=1'], { queue });
+    expect([fits.exitCode, fits.stderr]).toEqual([0, '']);
+    await worker.waitForMessage(`Run ${one} completed`);
+    expect((await client.getRun(two)).status).toBe('staged');
   });
 
   it('a signed run is refused without the secret, signed anew with it, and run by a worker that requires signed runs', async () => {

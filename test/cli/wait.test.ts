@@ -1,7 +1,7 @@
 /**
  * `fitq wait` and `fitq stage --wait/--follow` through real processes: the
  * exit code rule (one run: its own; many: the first failure's in the order
- * given), unknown runs (exit 2), --timeout (exit 75), a worker killed with
+ * given), unknown runs (exit 2), a selection matching nothing (exit 1), --timeout (exit 75), a worker killed with
  * SIGKILL under a waited run (lost once its lease runs out).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -84,7 +84,7 @@ describe('fitq wait', () => {
     expect((JSON.parse(many.stdout) as RunRecord[]).map((run) => run.id)).toEqual(done);
   });
 
-  it('refuses an unknown run and a selection that matches nothing (exit 2), waiting for nothing', async () => {
+  it('refuses an unknown run (exit 2) and says a selection matches nothing (exit 1), waiting for nothing', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const id = (await client.stage({ command: ['true'], resources: 'foo=1' })).runs[0]!.id;
@@ -96,7 +96,7 @@ describe('fitq wait', () => {
       fitq(['wait', id, '--timeout', 'soon'], { queue }),
     ]);
     expect(unknown).toEqual({ exitCode: 2, stdout: '', stderr: "Error: unknown run 'nosuchrun'" });
-    expect(label).toEqual({ exitCode: 2, stdout: '', stderr: 'Error: No runs match --label sweep=none: nothing to wait for.' });
+    expect(label).toEqual({ exitCode: 1, stdout: '', stderr: 'No runs match --label sweep=none: nothing to wait for.' });
     expect(array).toEqual({ exitCode: 2, stdout: '', stderr: "Error: unknown array 'x1' (no run of the namespace is part of it)" });
     expect(none).toMatchObject({ exitCode: 2, stderr: 'Error: name the runs to wait for, or select them with --status, --label or --array' });
     expect(timeout).toMatchObject({ exitCode: 2, stderr: expect.stringContaining("got 'soon'") as unknown });

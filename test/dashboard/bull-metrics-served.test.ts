@@ -9,7 +9,7 @@
  */
 import type { Response as PageResponse } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { TOKEN_COOKIE } from '../../src/dashboard/auth.js';
+import { sessionCookieName } from '../../src/dashboard/auth.js';
 import { boardQueueName } from '../../src/dashboard/bull-board.js';
 import { chromiumExecutable, openBrowserPage, saveScreenshots, startDashboard } from '../support/browser.js';
 import { stage } from '../support/bullmq.js';
@@ -62,14 +62,14 @@ describe('Bull Board and /metrics in the real fitq dashboard', () => {
     await page.getByText(`${ids.length} Jobs`, { exact: true }).waitFor();
     await page.getByText(queue, { exact: true }).first().waitFor();
     const cookies = await page.context().cookies();
-    expect(cookies.map(({ name: cookie, httpOnly, sameSite }) => ({ cookie, httpOnly, sameSite }))).toEqual([{ cookie: TOKEN_COOKIE, httpOnly: true, sameSite: 'Strict' }]);
+    expect(cookies.map(({ name: cookie, httpOnly, sameSite }) => ({ cookie, httpOnly, sameSite }))).toEqual([{ cookie: sessionCookieName(Number(new URL(origin).port)), httpOnly: true, sameSite: 'Strict' }]);
 
     // Its API calls carry the cookie and succeed.
     const calls = await Promise.all(apiCalls);
     expect(calls.map((call) => call.path)).toContain('/bull/api/queues');
     for (const call of calls) {
       expect(call.status, call.path).toBe(200);
-      expect(call.cookie, call.path).toContain(`${TOKEN_COOKIE}=`);
+      expect(call.cookie, call.path).toContain(`${sessionCookieName(Number(new URL(origin).port))}=`);
     }
     await saveScreenshots(page, 'bull-board-served');
 

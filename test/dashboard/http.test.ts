@@ -8,7 +8,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startDashboard } from '../support/browser.js';
+import { sessionCookieName } from '../../src/dashboard/auth.js';
+import { sharedBrowser, startDashboard } from '../support/browser.js';
 import { openEventStream } from '../support/sse.js';
 import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
@@ -59,6 +60,59 @@ describe('fitq dashboard access', () => {
     await events.close();
   });
 
+  it('keeps a session in the cookie, not the token, under a name of its port: a cookie of another port is not accepted', async () => {
+    const queue = newQueue();
+    // Two dashboards with one token on one host: a browser sends either's cookie to both.
+    const [a, b] = [await startDashboard(queue, ['--token', TOKEN]), await startDashboard(queue, ['--token', TOKEN])];
+    const login = async (origin: string) => {
+      const first = await fetch(`${origin}/?token=${encodeURIComponent(TOKEN)}`, { redirect: 'manual' });
+      expect(first.status).toBe(303);
+      return (first.headers.get('set-cookie') ?? '').split(';')[0]!;
+    };
+    const [pairA, pairB] = [await login(a.origin), await login(b.origin)];
+    const [nameA, valueA] = [pairA.slice(0, pairA.indexOf('=')), pairA.slice(pairA.indexOf('=') + 1)];
+    expect(nameA).toBe(sessionCookieName(Number(new URL(a.origin).port)));
+    expect(pairB.slice(0, pairB.indexOf('='))).toBe(sessionCookieName(Number(new URL(b.origin).port)));
+    expect(nameA).not.toBe(pairB.slice(0, pairB.indexOf('=')));
+    for (const form of [TOKEN, encodeURIComponent(TOKEN), Buffer.from(TOKEN).toString('base64'), Buffer.from(TOKEN).toString('base64url')]) {
+      expect(decodeURIComponent(valueA)).not.toContain(form);
+      expect(valueA).not.toContain(form);
+    }
+    expect((await fetch(`${a.origin}/`, { headers: { Cookie: pairA } })).status).toBe(200);
+    // A's cookie at B, as a browser sends it, or renamed to B's name: refused.
+    expect((await fetch(`${b.origin}/`, { headers: { Cookie: pairA } })).status).toBe(401);
+    expect((await fetch(`${b.origin}/`, { headers: { Cookie: `${pairB.slice(0, pairB.indexOf('='))}=${valueA}` } })).status).toBe(401);
+    expect((await fetch(`${b.origin}/`, { headers: { Cookie: pairB } })).status).toBe(200);
+    // The token itself is no cookie.
+    expect((await fetch(`${a.origin}/`, { headers: { Cookie: `${nameA}=${encodeURIComponent(TOKEN)}` } })).status).toBe(401);
+    expect((await fetch(`${a.origin}/`, { headers: { Cookie: `fitq_dashboard_token=${encodeURIComponent(TOKEN)}` } })).status).toBe(401);
+    // A session a restart ended does not stand in the way of logging in again.
+    const again = await fetch(`${a.origin}/?token=${encodeURIComponent(TOKEN)}`, { headers: { Cookie: `${nameA}=ended` }, redirect: 'manual' });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('set-cookie')).toContain(`${nameA}=${valueA};`);
+  });
+
+  it('in Chromium, a login on one port sends neither the token nor a session another port accepts', async () => {
+    const queue = newQueue();
+    const [a, b] = [await startDashboard(queue, ['--token', TOKEN]), await startDashboard(queue, ['--token', TOKEN])];
+    const context = await (await sharedBrowser()).newContext();
+    try {
+      const page = await context.newPage();
+      const cookieHeaders: string[] = [];
+      page.on('request', (request) => void request.allHeaders().then((headers) => headers.cookie !== undefined && cookieHeaders.push(headers.cookie)));
+      expect((await page.goto(`${a.origin}/?token=${encodeURIComponent(TOKEN)}`))?.status()).toBe(200);
+      expect(new URL(page.url()).search).toBe('');
+      expect((await page.goto(`${b.origin}/workers`))?.status()).toBe(401);
+      await page.getByTestId('unauthorized').waitFor();
+      const cookies = await context.cookies();
+      expect(cookies.map((cookie) => cookie.name)).toEqual([sessionCookieName(Number(new URL(a.origin).port))]);
+      expect(cookieHeaders.length).toBeGreaterThan(0);
+      for (const header of cookieHeaders) expect(decodeURIComponent(header)).not.toContain(TOKEN);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('takes the token from FITQ_DASHBOARD_TOKEN', async () => {
     const queue = newQueue();
     const dashboard = await startDashboard(queue, [], { FITQ_DASHBOARD_TOKEN: 'from-env' });
@@ -95,13 +149,13 @@ describe('fitq dashboard access', () => {
       [['--queue', 'bad name'], "Error: invalid queue name 'bad name': use letters, digits, '.', '_' and '-', starting with a letter or digit (at most 128 characters)"],
     ];
     for (const [args, stderr] of cases) {
-      const result = await fitq(['dashboard', ...args], { queue, timeoutMs: 20_000 });
+      const result = await fitq(['dashboard', ...args], { queue, process: false });
       expect(result.exitCode, args.join(' ')).toBe(2);
       expect(result.stderr, args.join(' ')).toBe(stderr);
     }
     const taken = await startDashboard(queue);
     const port = new URL(taken.origin).port;
-    const busy = await fitq(['dashboard', '--port', port], { queue, timeoutMs: 20_000 });
+    const busy = await fitq(['dashboard', '--port', port], { queue, process: false });
     expect(busy.exitCode).toBe(2);
     expect(busy.stderr).toBe(`Error: cannot serve on '127.0.0.1' port ${port}: the port is in use (give another --port)`);
   });

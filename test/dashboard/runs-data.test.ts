@@ -68,13 +68,24 @@ describe('dashboard runs data', () => {
     await expect(ids(client, 'array=nosucharray')).rejects.toThrow("unknown array 'nosucharray'");
   });
 
-  it('lists the newest MAX_ROWS runs that match, and says how many older ones it leaves out', async () => {
+  it('lists the newest MAX_ROWS runs that match, says how many older ones it leaves out, and pages through them', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const { runs } = await client.stage({ command: ['true'], resources: 'slot=1', repeat: MAX_ROWS + 5 });
+    const all = runs.map((run) => run.id);
     const listing = await listRunRows(client, query('status=staged'));
-    expect(listing.hidden).toBe(5);
-    expect(listing.rows.map((row) => row.run.id)).toEqual(runs.slice(5).map((run) => run.id));
+    expect([listing.total, listing.older, listing.newer]).toEqual([MAX_ROWS + 5, 5, 0]);
+    expect(listing.rows.map((row) => row.run.id)).toEqual(all.slice(5));
+    const seqOf = (index: number) => listing.rows[index - 5]!.run.seq;
+
+    const older = await listRunRows(client, query(`status=staged&before=${seqOf(5)}`));
+    expect([older.total, older.older, older.newer]).toEqual([MAX_ROWS + 5, 0, MAX_ROWS]);
+    expect(older.rows.map((row) => row.run.id)).toEqual(all.slice(0, 5));
+    const after = await listRunRows(client, query(`status=staged&after=${older.rows[2]!.run.seq}`));
+    expect([after.older, after.newer]).toEqual([3, 2]);
+    expect(after.rows.map((row) => row.run.id)).toEqual(all.slice(3, 3 + MAX_ROWS));
+    const past = await listRunRows(client, query(`after=${seqOf(MAX_ROWS + 4)}`));
+    expect([past.rows.length, past.older, past.newer]).toEqual([0, MAX_ROWS + 5, 0]);
   });
 
   it('refuses bad filters, quoting them', () => {
@@ -83,6 +94,9 @@ describe('dashboard runs data', () => {
     expect(() => query('colour=red')).toThrow("unknown filter 'colour'");
     expect(() => query('worker=a%20b')).toThrow("invalid worker name 'a b'");
     expect(() => query('array=%3Cscript%3E')).toThrow("invalid run id '<script>'");
+    expect(() => query('before=0')).toThrow("invalid page position before='0': expected a run's staging number (1 or more)");
+    expect(() => query('after=1e3')).toThrow("invalid page position after='1e3': expected a run's staging number (0 or more)");
+    expect(() => query('before=3&after=1')).toThrow('give before or after, not both');
   });
 
   it("gives a run's dependencies with their states, its attempts after a restart, and its output's tail", async () => {

@@ -27,6 +27,13 @@ function scriptRuns(prefix: string, count: number, resources: string): StageScri
 
 const allIds = async (client: FitqClient) => client.selectRunIds([], {});
 
+/** Script calls (EVAL, EVALSHA) and transactions (EXEC) Redis served since its stats were reset. */
+async function scriptCalls(client: FitqClient): Promise<{ scripts: number; transactions: number }> {
+  const stats = await client.redis.info('commandstats');
+  const calls = (command: string) => Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+  return { scripts: calls('evalsha') + calls('eval'), transactions: calls('exec') };
+}
+
 describe('staging a large batch', () => {
   it('shows a concurrent reader and claims none of the batch or all of it', async () => {
     const queue = newQueue();
@@ -63,19 +70,24 @@ describe('staging a large batch', () => {
     expect(await reader.redis.exists(reader.keys.batches)).toBe(0);
   });
 
-  it('never holds Redis long in one call, staging nor removing (one MULTI, one removeRuns call held it for over 200 ms)', async () => {
-    const server = await startRedisServer({ config: { 'latency-monitor-threshold': '200', 'slowlog-log-slower-than': '200000' } });
+  it('stages and removes in bounded script calls, never one long call (one MULTI, one removeRuns call held Redis for over 200 ms)', async () => {
+    // How long a call holds Redis depends on the machine (npm run bench measures it); what bounds it is
+    // that no call takes more than a chunk of runs: counted by Redis itself, per command.
+    const server = await startRedisServer();
     const client = await FitqClient.connect({ redisUrl: server.url, queue: newQueue() });
     try {
+      await client.redis.config('RESETSTAT');
       await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 20_000 });
       expect(await client.redis.zcard(client.keys.staged('cpu=1'))).toBe(20_000);
-      // The latency monitor times EXEC whole (SLOWLOG times the calls inside it).
-      expect(await client.redis.call('LATENCY', 'LATEST')).toEqual([]);
-      expect(await client.redis.slowlog('GET', 10)).toEqual([]);
-      // Removing them all (`fitq runs rm`) too.
+      const staging = await scriptCalls(client);
+      // 40 chunks of 500 and the commit; nothing in MULTI.
+      expect(staging.scripts).toBeGreaterThanOrEqual(41);
+      expect(staging.transactions).toBe(0);
+      await client.redis.config('RESETSTAT');
       expect(await client.removeRuns(await client.redis.zrange(client.keys.ids, 0, -1))).toBe(20_000);
-      expect(await client.redis.call('LATENCY', 'LATEST')).toEqual([]);
-      expect(await client.redis.slowlog('GET', 10)).toEqual([]);
+      const removing = await scriptCalls(client);
+      expect(removing.scripts).toBeGreaterThanOrEqual(40);
+      expect(removing.transactions).toBe(0);
       expect(await client.redis.keys(`${client.keys.base}*`)).toEqual([]);
     } finally {
       await client.close();

@@ -22,7 +22,7 @@ describe('updateRuns', () => {
       { command: ['true'], resources: 'cpu=1' },
     ]);
     const [a, b] = runs.map((run) => run.id) as [string, string];
-    const results = await client.updateRuns([a], { priority: 7, resources: 'gpu=1 mem=2G', labels: { team: 'b', x: '1' }, gpus: '3' });
+    const results = await client.updateRuns([a], { priority: 7, resources: 'cpu=0 gpu=1 mem=2G', labels: { team: 'b', x: '1' }, gpus: '3' });
     expect(results).toEqual([
       {
         id: a,
@@ -87,13 +87,25 @@ describe('updateRuns', () => {
     expect(await indexedShapes(client)).toEqual(['cpu=1']);
   });
 
+  it('changes only the demands named, as specs or a map of amounts (0 removes one); the others stay as typed', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const [run] = (await client.stage({ command: ['true'], resources: ['gpu=1', 'mem=8G cpu=0.5'] })).runs;
+    const [specs] = await client.updateRuns([run!.id], { resources: 'cpu=2,lic=1' });
+    expect(specs).toMatchObject({ changes: [{ field: 'resources', from: 'gpu=1 mem=8G cpu=0.5', to: 'gpu=1 mem=8G cpu=2 lic=1' }] });
+    const [amounts] = await client.updateRuns([run!.id], { resources: new Map([['mem', 0n], ['gpu', 2_000_000n], ['disk', 5n * 10n ** 15n]]) });
+    expect(amounts).toMatchObject({ changes: [{ field: 'resources', from: 'gpu=1 mem=8G cpu=2 lic=1', to: 'gpu=2 cpu=2 lic=1 disk=5G' }] });
+    expect(await readRunData(client, run!.id)).toMatchObject({ resources: 'cpu=2 disk=5000000000 gpu=2 lic=1', requires: 'gpu=2 cpu=2 lic=1 disk=5G' });
+    expect(await client.redis.hget(client.keys.run(run!.id), 'shape')).toBe('cpu=2,disk=5000000000,gpu=2,lic=1');
+  });
+
   it('new demands of a run of an array with a limit keep its demand of the limit', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const { runs } = await client.stage({ command: ['true'], resources: 'never=1', array: { indices: [0, 1], limit: 1 } });
     const [run] = runs;
     const limit = `array.${run!.array!}`;
-    await client.updateRuns([run!.id], { resources: 'cpu=1' });
+    await client.updateRuns([run!.id], { resources: 'never=0 cpu=1' });
     expect((await readRunData(client, run!.id)).resources).toBe(`${limit}=1 cpu=1`);
     expect(await client.redis.hget(client.keys.run(run!.id), 'shape')).toBe(`${limit}=1,cpu=1`);
     expect((await client.getRun(run!.id)).requires).toBe('cpu=1');

@@ -17,7 +17,7 @@ import { Scripts, type ClaimPolicy, type GpuPlacement } from '../../src/queue/sc
 import { shapeOf } from '../../src/queue/stage.js';
 import { CAN_START, whyWaiting } from '../../src/queue/why-waiting.js';
 import { formatResources, parseResourceSpec } from '../../src/resources/spec.js';
-import { connectClient, fitq, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
+import { cliWhy, connectClient, fitq, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { prng } from '../support/prng.js';
 
 const STATES = 300;
@@ -237,6 +237,16 @@ function generateTwoWorkerStates(count: number): TwoWorkerState[] {
   });
 }
 
+/**
+ * A reason that says a run is held for an older, blocked run names what
+ * that run itself lacks (`mem=32, 24 free`, `waits for license=1 (0 free in
+ * the pool)`, `not free yet`), never only what it holds of what is free.
+ */
+function expectHeadLackNamed(reason: string, state: unknown): void {
+  if (!reason.startsWith('held for older run')) return;
+  expect(reason, JSON.stringify(state)).toMatch(/, [\d.]+[KMGT]?i? free|waits for |not free yet/);
+}
+
 const memHog = { resources: 'mem=40' };
 const onDevices = { devices: true, placement: 'pack' as const };
 
@@ -246,7 +256,7 @@ const STATES_BY_HAND: [string, State, boolean, string][] = [
     'a whole device the head needs',
     { ...onDevices, running: [{ resources: 'gpu=0.5 mem=40', gpus: '0' }, { resources: 'gpu=0.5', gpus: '1' }], head: { resources: 'gpu=2 mem=32' }, later: { resources: 'gpu=1' } },
     false,
-    'it needs gpu=2 on the GPU devices this run would take',
+    'it waits for mem=32 (24 free), and needs gpu=2 on the GPU devices this run would take',
   ],
   [
     'a share of a device the head does not need',
@@ -264,7 +274,7 @@ const STATES_BY_HAND: [string, State, boolean, string][] = [
     'a device a pinned head keeps',
     { ...onDevices, running: [memHog], head: { resources: 'gpu=1 mem=48', gpus: '2' }, later: { resources: 'gpu=0.5', gpus: '2' } },
     false,
-    'it needs GPU device 2',
+    'it waits for mem=48 (24 free), and needs GPU device 2',
   ],
   [
     'any device while the head cannot be placed',
@@ -288,7 +298,19 @@ const STATES_BY_HAND: [string, State, boolean, string][] = [
     'the pool share the head waits for',
     { pool: 'license=1', devices: false, placement: 'pack', running: [{ resources: 'gpu=4' }], head: { resources: 'gpu=1 license=1' }, later: { resources: 'license=1' } },
     false,
-    "it needs license=1 of the pool's 1 free",
+    "it waits for gpu=1 (0 free), and needs license=1 of the pool's 1 free",
+  ],
+  [
+    'gpu the head holds while it waits for a pool share (what it lacks is named)',
+    { pool: 'license=1', devices: false, placement: 'pack', running: [{ resources: 'license=1' }], head: { resources: 'gpu=4 license=1' }, later: { resources: 'gpu=1' } },
+    false,
+    'it waits for license=1 (0 free in the pool), and needs gpu=4 of the 4 free',
+  ],
+  [
+    'gpu the head holds while it waits for memory the later run does not need',
+    { devices: false, placement: 'pack', running: [memHog], head: { resources: 'gpu=2 mem=32' }, later: { resources: 'gpu=3' } },
+    false,
+    'it waits for mem=32 (24 free), and needs gpu=2 of the 4 free',
   ],
   [
     'gpu the head does not lack, leaving it enough',
@@ -343,7 +365,7 @@ const TWO_WORKER_STATES: [string, TwoWorkerState, Record<string, string>, boolea
     { ...busy, pool: 'license=1', head: { resources: 'gpu=4 license=1' }, second: bigRun, later: { resources: 'mem=4 license=1' } },
     { HEAD: 'a' },
     false,
-    "held for older run HEAD on a: it needs license=1 of the pool's 1 free",
+    "held for older run HEAD on a: it waits for gpu=4 (2 free), and needs license=1 of the pool's 1 free",
   ],
 ];
 
@@ -369,6 +391,7 @@ describe('why a run waits agrees with the claim', () => {
       const verdict = await judgeAndClaimTwo(state);
       if (!verdict) continue;
       expect(verdict.reason === CAN_START, `${JSON.stringify(state)}: ${verdict.reason}`).toBe(verdict.started);
+      expectHeadLackNamed(verdict.reason, state);
       if (verdict.started) outcomes.started++;
       else if (verdict.reason.startsWith('held for older run')) outcomes.held++;
       else outcomes.other++;
@@ -416,6 +439,7 @@ describe('why a run waits agrees with the claim', () => {
       const verdict = await judgeAndClaim(state);
       if (!verdict) continue;
       expect(verdict.reason === CAN_START, `${JSON.stringify(state)}: ${verdict.reason}`).toBe(verdict.started);
+      expectHeadLackNamed(verdict.reason, state);
       if (verdict.started) outcomes.started++;
       else if (verdict.reason.includes('GPU device')) outcomes.heldForDevices++;
       else if (verdict.reason.startsWith('held for older run')) outcomes.held++;
@@ -597,6 +621,19 @@ describe('needs more than any live worker has', () => {
     expect(result.stderr.trim()).toBe(
       `Warning: run ${result.stdout.trim()} staged, but no live worker can run it yet: needs more than any live worker has: gpu=8 > 4`,
     );
+  });
+});
+
+describe('a paused queue', () => {
+  it('still says why a run could never start there; one that could waits for the resume', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await client.setPaused(true);
+    await startTestWorker(queue, { name: 'box', resources: 'gpu=4' });
+    const [never, fits] = (await client.stage([{ command: ['true'], resources: 'gpu=8' }, { command: ['true'], resources: 'gpu=1' }])).runs;
+    const why = await cliWhy(queue);
+    expect(why.get(never!.id)).toBe('needs more than any live worker has: gpu=8 > 4; the queue is paused (fitq resume)');
+    expect(why.get(fits!.id)).toBe('the queue is paused (fitq resume)');
   });
 });
 

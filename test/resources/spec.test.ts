@@ -20,6 +20,16 @@ describe('resource specs', () => {
     expect(parse('a=0.000001 b=1.25e-3 c=.5 d=3.')).toBe('a=0.000001 b=0.00125 c=0.5 d=3');
   });
 
+  it('takes units as Slurm users type them, in any case: K M G T and KB MB GB TB are powers of 1000, Ki Mi Gi Ti and KiB MiB GiB TiB of 1024', () => {
+    const decimal = 'mem=8000000000';
+    for (const value of ['8G', '8g', '8GB', '8gb', '8Gb', '8000M', '8000mb', '8e9']) expect(parse(`mem=${value}`), value).toBe(decimal);
+    const binary = 'mem=8589934592';
+    for (const value of ['8Gi', '8gi', '8GiB', '8gib', '8GIB', '8192Mi', '8192MiB']) expect(parse(`mem=${value}`), value).toBe(binary);
+    expect(parse('a=2k b=2KB c=2KiB d=1.5t e=1TB f=1tib g=0.5GiB')).toBe(
+      'a=2000 b=2000 c=2048 d=1500000000000 e=1000000000000 f=1099511627776 g=536870912',
+    );
+  });
+
   it('drops zero amounts: zero means no demand', () => {
     expect(parse('foo=0 bar=0.0 baz=1')).toBe('baz=1');
   });
@@ -36,7 +46,11 @@ describe('resource specs', () => {
     ['foo=Infinity', "invalid resource spec 'foo=Infinity'"],
     ['foo=1e999', "invalid resource spec 'foo=1e999': value too large"],
     ['foo=0.0000001', "invalid resource spec 'foo=0.0000001': more than 6 decimal places"],
-    ['foo=2GB', "invalid resource spec 'foo=2GB'"],
+    ['mem=8X', "invalid resource spec 'mem=8X': unknown unit 'X': K, M, G, T (also KB… TB) are powers of 1000, Ki, Mi, Gi, Ti (also KiB… TiB) of 1024"],
+    ['mem=8GBi', "invalid resource spec 'mem=8GBi': unknown unit 'GBi'"],
+    ['mem=8 GB', "invalid resource spec 'GB': expected NAME=VALUE"],
+    ['mem=8B', "invalid resource spec 'mem=8B': unknown unit 'B'"],
+    ['mem=G', "invalid resource spec 'mem=G': expected a non-negative number like 2, 0.5, 100e9, 8G or 16Gi"],
     ['foo=1 foo=2', "invalid resource spec 'foo=2': resource 'foo' given twice"],
     ['foo=1e16', 'value too large to keep exactly'],
   ])('refuses %j, quoting the offending part', (spec, message) => {

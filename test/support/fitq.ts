@@ -14,6 +14,7 @@ import { FitqClient } from '../../src/queue/client.js';
 import { openConnectionCount } from '../../src/queue/connection.js';
 import type { NamespaceKeys } from '../../src/queue/keys.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
+import { runFitqInProcess } from './in-process-cli.js';
 import { FitqWorker, type WorkerOptions } from '../../src/worker/worker.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
@@ -83,8 +84,26 @@ export function cliEnv(queue: string, env: Record<string, string> = {}): Record<
   };
 }
 
-/** Runs `fitq ARGS` as a real process against the test Redis. */
+/**
+ * Runs `fitq ARGS` against the test Redis: the real commands, in this
+ * process (support/in-process-cli.ts), unless the test is about the process
+ * itself (`process: true`): a worker or dashboard (unless `process: false`:
+ * one refused before it starts), a time zone (Node keeps one per process),
+ * signals.
+ */
 export async function fitq(
+  args: string[],
+  options: { queue: string; env?: Record<string, string>; timeoutMs?: number; input?: string; process?: boolean },
+): Promise<CliResult> {
+  const env = cliEnv(options.queue, options.env);
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const ownProcess = options.process ?? (env.TZ !== undefined || ['worker', 'dashboard'].includes(args[0] ?? ''));
+  if (!ownProcess) return runFitqInProcess(BIN, args, { env: { ...process.env, ...env }, timeoutMs, ...(options.input === undefined ? {} : { input: options.input }) });
+  return fitqProcess(args, options);
+}
+
+/** Runs `fitq ARGS` as a real process against the test Redis. */
+export async function fitqProcess(
   args: string[],
   options: { queue: string; env?: Record<string, string>; timeoutMs?: number; input?: string },
 ): Promise<CliResult> {
@@ -95,6 +114,16 @@ export async function fitq(
     ...(options.input === undefined ? {} : { input: options.input }),
   });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+/** `fitq ARGS 2>&1`: stdout and stderr in one pipe, in the order fitq wrote them. */
+export async function fitqMerged(args: string[], options: { queue: string }): Promise<{ exitCode: number; output: string }> {
+  const result = await execa('sh', ['-c', 'node "$FITQ_TEST_BIN" "$@" 2>&1', 'sh', ...args], {
+    env: cliEnv(options.queue, { FITQ_TEST_BIN: BIN }),
+    reject: false,
+    timeout: 60_000,
+  });
+  return { exitCode: result.exitCode ?? -1, output: String(result.stdout) };
 }
 
 /** `fitq runs --columns id,why` as a map of id to its WHY cell. */
@@ -161,16 +190,16 @@ afterEach(async () => {
   expect(liveRunProcessCount(), 'run processes still alive after the test').toBe(0);
 });
 
-/** A run's job data (what the run is), as stored. */
+/** A run's job data (what the run is), as stored: fitq's own copy, `runData`. */
 export async function readRunData(client: FitqClient, runId: string): Promise<Record<string, unknown>> {
-  return JSON.parse(String(await client.redis.hget(client.keys.run(runId), 'data'))) as Record<string, unknown>;
+  return JSON.parse(String(await client.redis.hget(client.keys.run(runId), 'runData'))) as Record<string, unknown>;
 }
 
-/** Rewrites what a run is (its job data) in Redis, as anyone with write access could. */
+/** Rewrites what a run is (its job data, fitq's copy and BullMQ's) in Redis, as anyone with write access could. */
 export async function alterRunData(client: FitqClient, runId: string, alter: (data: Record<string, unknown>) => void): Promise<void> {
   const data = await readRunData(client, runId);
   alter(data);
-  await client.redis.hset(client.keys.run(runId), 'data', JSON.stringify(data));
+  await client.redis.hset(client.keys.run(runId), 'data', JSON.stringify(data), 'runData', JSON.stringify(data));
 }
 
 /** The group of a shape in fitq's index (lua/includes/shapeGroup.lua): its resource names, joined by commas. */

@@ -244,7 +244,7 @@ describe('a worker killed with SIGKILL', () => {
 });
 
 describe('`fitq logs -f` on a run whose worker is killed with SIGKILL', () => {
-  it('reaps the worker itself as its lease runs out, says the run is lost and exits 75; the run ended at its last heartbeat', async () => {
+  it('reaps the worker itself as its lease runs out, says the run is lost and exits 1 (as fitq wait); the run ended at its last heartbeat', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const pidFile = join(tempDir(), 'pid');
@@ -266,7 +266,7 @@ describe('`fitq logs -f` on a run whose worker is killed with SIGKILL', () => {
 
     expect(result.timedOut, `follower still waiting; stderr: ${followerErr()}`).toBe(false);
     expect(elapsed, 'ms from SIGKILL to the follower exiting').toBeLessThan(2000 + 1500);
-    expect(result.exitCode).toBe(75);
+    expect(result.exitCode).toBe(1);
     expect(followerErr().trim()).toBe(`run ${runId} lost: worker victim stopped renewing its lease`);
     const lost = await client.getRun(runId);
     expect(lost).toMatchObject({ status: 'lost', worker: 'victim' });

@@ -4,51 +4,17 @@
  * after failed tries, the payload (never the environment), and a stopping
  * worker that never waits long for a receiver that does not answer.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connectClient, fitq, newQueue } from '../support/fitq.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
+import { startReceiver } from '../support/http-receiver.js';
 import { waitFor } from '../support/wait.js';
-
-interface Received {
-  path: string;
-  contentType: string | undefined;
-  body: Record<string, unknown>;
-}
-
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-/** A local server answering each POST with `status(n)` (n: the POSTs so far, from 1), or never when it gives undefined. */
-async function startServer(status: (n: number) => number | undefined): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      received.push({ path: request.url ?? '', contentType: request.headers['content-type'], body: JSON.parse(body) as Record<string, unknown> });
-      const code = status(received.length);
-      if (code === undefined) return; // never answers
-      response.statusCode = code;
-      response.end();
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
-}
 
 describe('notifications', () => {
   it('POSTs the ended run’s record to its --notify URL, trying again after failures; never its environment', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    const { url, received } = await startServer((n) => (n <= 2 ? 500 : 200));
+    const { url, received } = await startReceiver((n) => (n <= 2 ? 500 : 200));
     const staged = await fitq(['stage', '--notify', `${url}/hook?token=s3cret`, '--label', 'sweep=a', '--env', 'API_KEY=hidden', '--', 'sh', '-c', 'exit 3'], { queue });
     expect(staged.exitCode, staged.stderr).toBe(0);
     const id = staged.stdout;
@@ -78,7 +44,7 @@ describe('notifications', () => {
   it('uses the namespace’s URL (fitq notify set), which a running worker picks up at once, and stops after fitq notify rm', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    const { url, received } = await startServer(() => 204);
+    const { url, received } = await startReceiver(() => 204);
     const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--concurrency', '1']);
     await worker.waitForMessage(/^Worker resources/);
     expect(await fitq(['notify'], { queue })).toEqual({ exitCode: 0, stdout: 'No notification URL (fitq notify set URL)', stderr: '' });
@@ -103,7 +69,7 @@ describe('notifications', () => {
   it('runs that end without their worker are notified too, once each: canceled while staged, lost with a worker killed -9', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    const { url, received } = await startServer(() => 200);
+    const { url, received } = await startReceiver(() => 200);
     expect((await fitq(['notify', 'set', url], { queue })).exitCode).toBe(0);
     const [staged, lost] = (await client.stage([{ command: ['true'], resources: 'gpu=1' }, { command: ['sleep', '60'], resources: 'cpu=1' }])).runs.map((run) => run.id);
     const doomed = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'doomed', '--lease', '2']);
@@ -132,10 +98,24 @@ describe('notifications', () => {
     expect(await client.getNotifyUrl()).toBeUndefined();
   });
 
+  it('refuses a URL with a user name or password, quoting it with them masked, staging nothing', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const [stage, set] = await Promise.all([
+      fitq(['stage', '--notify', 'https://ops:s3cret@hooks.example.com/fitq', '--', 'true'], { queue }),
+      fitq(['notify', 'set', 'https://s3cret@hooks.example.com/fitq?x=1'], { queue }),
+    ]);
+    const why = "a URL with a user name or password is refused (workers cannot send one); put the receiver's token in its path or query";
+    expect(stage).toEqual({ exitCode: 2, stdout: '', stderr: `Error: invalid --notify 'https://***@hooks.example.com/fitq': ${why}` });
+    expect(set).toEqual({ exitCode: 2, stdout: '', stderr: `Error: invalid URL 'https://***@hooks.example.com/fitq?x=1': ${why}` });
+    expect(await client.listRuns()).toEqual([]);
+    expect(await client.getNotifyUrl()).toBeUndefined();
+  });
+
   it('never holds a stopping worker long: a receiver that does not answer is given up after a short while', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    const { url, received } = await startServer(() => undefined);
+    const { url, received } = await startReceiver(() => undefined);
     const id = (await client.stage({ command: ['true'], notify: url })).runs[0]!.id;
     const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--run-once']);
     await client.waitForRuns([id]);

@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
+import { DEFAULT_LOG_MAX_LINES } from '../../src/queue/logs.js';
+import { Scripts } from '../../src/queue/scripts.js';
 import { MAX_LINE_CHARS } from '../../src/worker/line-splitter.js';
+import { OutputBuffer } from '../../src/worker/output.js';
 import { BIN, connectClient, fitq, messages, newQueue, parseJsonLog, redisUrl } from '../support/fitq.js';
 
 /** Entries the log stream keeps: the last 10,000 lines, plus what approximate trimming leaves, plus the end marker. */
@@ -108,6 +111,42 @@ describe('huge, binary and non-UTF-8 output', () => {
     const lines = printed.stdout.split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(MIN_KEPT);
     expect(lines.slice(-MIN_KEPT)).toEqual(numbers(200_000 - MIN_KEPT + 1, 200_000));
+  });
+
+  it("lines a worker drops while Redis takes a run's output slower than it comes are counted exactly, one note for each gap", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const scripts = new Scripts(client.redis, client.keys, DEFAULT_LOG_MAX_LINES);
+    expect(await scripts.registerWorker({ name: 'slow', token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources: '' })).toBe(true);
+    const id = await stage(client, ['true']);
+    const claim = await scripts.claimRun('slow', 'tok', 0);
+    if (claim.code !== 'claimed') throw new Error(`not claimed: ${claim.code}`);
+    const errors: unknown[] = [];
+    const output = new OutputBuffer(scripts, id, 'slow', 'tok', claim.epoch, DEFAULT_LOG_MAX_LINES, (error) => errors.push(error));
+    // 2,000 lines of 10,000 characters at once, faster than any Redis takes them: more than the 8 MiB a run may have waiting.
+    for (let i = 1; i <= 2000; i++) output.add({ stream: 'stdout', line: String(i).padEnd(10_000, '.') });
+    await output.flush();
+    expect(errors).toEqual([]);
+    await scripts.finishRun({ runId: id, worker: 'slow', token: 'tok', epoch: claim.epoch, status: 'completed', exitCode: 0, reason: 'exit code 0' });
+    await scripts.deregisterWorker('slow', 'tok');
+
+    const printed = await fitq(['logs', id], { queue });
+    expect(printed.exitCode, printed.stderr).toBe(0);
+    // Stored lines in order, with gaps; a note on stderr for each gap, counting its lines exactly.
+    const gaps: number[] = [];
+    let next = 1;
+    for (const line of printed.stdout.split('\n')) {
+      const number = Number.parseInt(line, 10);
+      expect(line).toBe(String(number).padEnd(10_000, '.'));
+      expect(number).toBeGreaterThanOrEqual(next);
+      if (number > next) gaps.push(number - next);
+      next = number + 1;
+    }
+    expect(next).toBe(2001);
+    expect(gaps.length).toBeGreaterThan(0);
+    expect(printed.stderr.split('\n')).toEqual(
+      gaps.map((count) => `[fitq: ${count} lines dropped while Redis was slow: more of the run's output waited to be stored than its worker keeps]`),
+    );
   });
 
   it('a single 10 MB line without a newline is kept in pieces of at most 16,384 characters', async () => {

@@ -253,7 +253,7 @@ describe('holding the blocked head by amount', () => {
     const takes = await stage(client, 'gpu=1', 0.1); // the head lacks gpu
     const fits = await stage(client, 'mem=40', 0.1); // 16 stay: enough
     expect((await client.waitForEnd(fits, 10_000)).status).toBe('completed');
-    expect((await client.getRun(eats)).reason).toBe(`held for older run ${head} on box: it needs mem=16 of the 56 free`);
+    expect((await client.getRun(eats)).reason).toBe(`held for older run ${head} on box: it waits for gpu=4 (2 free), and needs mem=16 of the 56 free`);
     expect((await client.getRun(takes)).reason).toBe(`held for older run ${head} on box: it needs gpu=4, 2 free`);
     await client.cancelRun(long, { wait: true });
     const headRun = await client.waitForEnd(head, 10_000);
@@ -279,7 +279,7 @@ describe('holding the blocked head by amount', () => {
     const half = await stage(client, 'gpu=0.5', 0.1); // fits beside a pinned half
     const halfRun = await client.waitForEnd(half, 10_000);
     expect(halfRun.devices).toEqual([0]);
-    expect((await client.getRun(whole)).reason).toBe(`held for older run ${head} on devbox: it needs gpu=2 on the GPU devices this run would take`);
+    expect((await client.getRun(whole)).reason).toBe(`held for older run ${head} on devbox: it waits for mem=32 (24 free), and needs gpu=2 on the GPU devices this run would take`);
     await client.cancelRun(halves[0]!.id, { wait: true });
     const headRun = await client.waitForEnd(head, 10_000);
     expect(headRun.devices).toHaveLength(2);

@@ -113,7 +113,7 @@ describe('time limits', () => {
     expect(await ended(client, own)).toMatchObject({ status: 'completed', timeLimit: 3_600_000 });
   });
 
-  it.concurrent.each([
+  it.each([
     [['stage', '--time-limit', '25:61:00', '--', 'true'], "expected --time-limit to be a time limit such as 2h30m, 90s, 02:30:00, 1-12:00:00 or 5400 (seconds) (a field past its clock range), got '25:61:00'"],
     [['stage', '--time-signal', 'USR1@1m', '--', 'true'], "--time-signal 'SIGUSR1@1m' needs a --time-limit"],
     [['worker', '-r', 'cpu=1', '--default-time-limit', '2h', '--max-time-limit', '1h'], "--default-time-limit '2h' is above --max-time-limit '1h'"],

@@ -1,7 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
-import { describeAttempt, runDetailRows } from '../../cli/run-details.js';
-import { oneLine } from '../../queue/names.js';
+import { runDetailLines } from '../../cli/run-details.js';
 
 export default class RunsShow extends FitqCommand {
   static override summary = 'Show one run in full.';
@@ -16,13 +15,6 @@ export default class RunsShow extends FitqCommand {
       this.log(JSON.stringify(run, null, 2));
       return;
     }
-    const now = Date.now();
-    const rows = runDetailRows(run, now);
-    // Each value on its line, its control characters escaped.
-    for (const [label, value] of rows) this.log(`${`${label}:`.padEnd(11)}${oneLine(value)}`);
-    if (run.attempts && run.attempts.length > 0) {
-      this.log('attempts:');
-      for (const attempt of run.attempts) this.log(`  ${oneLine(describeAttempt(attempt, now))}`);
-    }
+    for (const line of runDetailLines(run)) this.log(line);
   }
 }

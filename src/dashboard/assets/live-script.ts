@@ -98,7 +98,9 @@ export const LIVE_SCRIPT = String.raw`(() => {
   });
   source.addEventListener('error', () => {
     lost = true;
-    setStatus('reconnecting', 'reconnecting…');
+    // Closed: the dashboard answered with a refusal (too many streams open), which a browser does not ask again.
+    if (source.readyState === EventSource.CLOSED) setStatus('refused', 'not live: stream refused (reload to try again)');
+    else setStatus('reconnecting', 'reconnecting…');
   });
 })();
 `;

@@ -60,7 +60,7 @@ code, .mono { font-family: var(--mono); font-size: .92em; }
 .live::before { content: ""; width: 8px; height: 8px; border-radius: 50%; background: #6b7280; }
 .live[data-state="live"]::before { background: #22c38e; box-shadow: 0 0 0 3px rgba(34, 195, 142, .25); }
 .live[data-state="reconnecting"]::before, .live[data-state="connecting"]::before { background: #f0b429; }
-.live[data-state="error"]::before { background: #ef4444; }
+.live[data-state="error"]::before, .live[data-state="refused"]::before { background: #ef4444; }
 .ns-chip { background: #1f2937; border: 1px solid #374151; padding: .05rem .5rem; border-radius: 999px; font-family: var(--mono); font-size: .8rem; color: #dbe2ec; }
 .readonly { border: 1px solid #374151; padding: .05rem .5rem; border-radius: 999px; }
 

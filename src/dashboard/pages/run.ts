@@ -3,17 +3,20 @@
  * only, never values), the runs it waits for and those waiting for it with
  * their states, its attempts, the actions that apply (with
  * --allow-actions), and the tail of its output, followed live: the page's
- * script reads /runs/QUEUE/ID/log, server-sent events fed by
- * FitqClient.followLog, from the last entry the page shows.
+ * script reads /runs/QUEUE/ID/log, server-sent events fed by the
+ * namespace's shared reader (log-followers.ts), from the last entry the
+ * page shows.
  */
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { streamSSE } from 'hono/streaming';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { describeAttempt, runDetailRows } from '../../cli/run-details.js';
 import { describeEnd, restagedNote } from '../../cli/run-end.js';
 import { UsageError } from '../../errors.js';
 import type { FitqClient } from '../../queue/client.js';
-import { isAfter, type LogEntry } from '../../queue/logs.js';
+import type { NamespaceLogReader } from '../log-followers.js';
+import { withStreamSlot } from '../stream-slots.js';
+import type { LogEntry } from '../../queue/logs.js';
 import { isValidName, oneLine } from '../../queue/names.js';
 import { isEnded, type RunRecord } from '../../queue/run-record.js';
 import { runActionForms, workerActionForms } from '../actions.js';
@@ -153,27 +156,52 @@ ${logTail(queue, detail)}`,
   // The output after `after` (or the last event id the browser saw), until the run ends.
   app.get('/runs/:queue/:id/log', async (c) => {
     const { queue, id } = c.req.param();
-    const client = context.clients.get(queue);
+    const reader = context.logs.get(queue);
     const after = c.req.header('last-event-id') ?? c.req.query('after') ?? '0';
-    if (!client || !isValidName(id)) return c.notFound();
+    if (!reader || !isValidName(id)) return c.notFound();
     if (!ENTRY_ID.test(after)) return c.text(`invalid log position '${oneLine(after)}': expected an entry id like 1712345678901-0`, 400);
-    c.header('Cache-Control', 'no-store');
-    return streamSSE(c, async (stream) => {
-      const abort = new AbortController();
-      stream.onAbort(() => abort.abort());
-      let writes = Promise.resolve();
-      const send = (event: { event: string; data: string; id?: string }) => {
-        writes = writes.then(() => (stream.aborted ? undefined : stream.writeSSE(event)));
-      };
-      try {
-        const run = await client.followLog(id, (entry) => {
-          if (isAfter(entry.id, after)) send(logEvent(entry));
-        }, abort.signal);
-        if (!abort.signal.aborted) send({ event: 'end', data: JSON.stringify({ status: run.status, text: describeEnd(run) }) });
-      } catch (error) {
-        send({ event: 'failed', data: JSON.stringify({ text: error instanceof Error ? oneLine(error.message) : 'the output could not be followed' }) });
-      }
-      await writes;
+    return withStreamSlot(c, context.streams, (slot) => {
+      c.header('Cache-Control', 'no-store');
+      return streamSSE(c, async (stream) => {
+        try {
+          await sendLog(stream, reader, id, after);
+        } finally {
+          slot.release();
+        }
+      });
     });
   });
+}
+
+/** A run's output on one open stream, through the namespace's shared reader, until the run ends or the stream closes. */
+async function sendLog(stream: SSEStreamingApi, reader: NamespaceLogReader, id: string, after: string): Promise<void> {
+  let writes = Promise.resolve();
+  const send = (event: { event: string; data: string; id?: string }) => {
+    writes = writes.then(() => (stream.aborted ? undefined : stream.writeSSE(event)));
+  };
+  let done!: () => void;
+  const ended = new Promise<void>((resolve) => (done = resolve));
+  stream.onAbort(() => done());
+  const failed = (error: unknown) => send({ event: 'failed', data: JSON.stringify({ text: error instanceof Error ? oneLine(error.message) : 'the output could not be followed' }) });
+  let stop: (() => void) | undefined;
+  try {
+    stop = await reader.follow(id, after, {
+      entry: (entry) => send(logEvent(entry)),
+      end: (run) => {
+        send({ event: 'end', data: JSON.stringify({ status: run.status, text: describeEnd(run) }) });
+        done();
+      },
+      failed: (error) => {
+        failed(error);
+        done();
+      },
+    });
+    if (stream.aborted) done();
+    await ended;
+  } catch (error) {
+    failed(error);
+  } finally {
+    stop?.();
+  }
+  await writes;
 }

@@ -11,6 +11,7 @@ export const RUNS_STYLESHEET = html`<link rel="stylesheet" href="/assets/runs.cs
 export const RUN_PAGE_SCRIPT = html`<script src="/assets/run-page.js" defer></script>`;
 
 const RUNS_CSS = String.raw`
+.pager { display: flex; flex-wrap: wrap; gap: .4rem 1rem; align-items: baseline; margin: 0 0 .6rem; }
 .filters { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: flex-end; margin-bottom: 1rem; }
 .filters label { display: flex; flex-direction: column; font-size: .8rem; color: var(--muted); gap: .15rem; }
 .filters label.grow { flex: 1 1 12rem; }
@@ -150,7 +151,9 @@ const RUN_PAGE_JS = String.raw`(() => {
     setState('error', String(data(event).text));
   });
   source.addEventListener('error', () => {
-    if (source.readyState !== EventSource.CLOSED) setState('reconnecting', 'reconnecting…');
+    // Closed: the dashboard answered with a refusal (too many streams open), which a browser does not ask again.
+    if (source.readyState === EventSource.CLOSED) setState('error', 'not following: stream refused (reload to try again)');
+    else setState('reconnecting', 'reconnecting…');
   });
 })();
 `;

@@ -1,8 +1,9 @@
 /**
  * Runs: a table per namespace, filtered by status, label, array, worker and
  * free text, with fitq's why-waiting column (the WHY text `fitq runs`
- * prints). The tables are a live region: the live script re-fetches
- * /fragments/runs (same query) when runs or workers change.
+ * prints), a page of at most MAX_ROWS at a time with links to the older and
+ * newer ones. The tables are a live region: the live script re-fetches
+ * /fragments/runs (same query, same page) when runs or workers change.
  */
 import type { Context, Hono } from 'hono';
 import { html, raw } from 'hono/html';
@@ -26,6 +27,10 @@ const TOPICS: readonly LiveTopic[] = ['runs', 'workers'];
 /** The namespaces a query shows; an unknown one is a UsageError naming those there are. */
 function queuesOf(context: DashboardContext, query: RunQuery): string[] {
   const queues = [...context.clients.keys()];
+  // A page position is a namespace's own staging number.
+  if (query.queue === undefined && queues.length > 1 && (query.before !== undefined || query.after !== undefined)) {
+    throw new UsageError(`before and after page through one namespace: give queue too (this dashboard shows ${queues.join(', ')})`);
+  }
   if (query.queue === undefined) return queues;
   if (!context.clients.has(query.queue)) throw new UsageError(`unknown namespace ${quote(query.queue)}: this dashboard shows ${queues.join(', ')}`);
   return [query.queue];
@@ -85,18 +90,42 @@ async function workerPanels(context: DashboardContext, queues: readonly string[]
   )}`;
 }
 
-/** One namespace's runs: a table. */
-function namespaceRuns(queue: string, { rows, hidden }: RunListing): Html {
+/** The query of another page of one namespace's runs (the namespace named when the dashboard shows several), filters kept. */
+function pageHref(query: RunQuery, queue: string, several: boolean, position: { before?: number; after?: number }): string {
+  const filters: RunQuery = { ...query, ...(several ? { queue } : {}) };
+  delete filters.before;
+  delete filters.after;
+  return runsHref({ ...filters, ...position });
+}
+
+/** Which runs of how many the page shows, and links to the pages around it. */
+function pager(queue: string, query: RunQuery, several: boolean, { rows, total, older, newer }: RunListing): Html {
+  const link = (name: string, label: string, position: { before?: number; after?: number }) =>
+    html`<a href="${pageHref(query, queue, several, position)}" data-testid="page-${name}-${queue}">${label}</a>`;
+  const first = rows[0]?.run.seq;
+  const last = rows[rows.length - 1]?.run.seq;
+  const range = rows.length === 0 ? `none here, ${total} in all` : `runs ${older + 1}–${older + rows.length} of ${total}`;
+  return html`<nav class="pager" aria-label="pages of ${queue}'s runs" data-testid="pager-${queue}">
+  ${older > MAX_ROWS ? link('oldest', '« oldest', { after: 0 }) : ''}
+  ${older > 0 && first !== undefined ? link('older', '‹ older', { before: first }) : ''}
+  <span class="sub" data-testid="run-range-${queue}">${range}</span>
+  ${newer > 0 ? link('newer', 'newer ›', newer > MAX_ROWS && last !== undefined ? { after: last } : {}) : ''}
+  ${newer > MAX_ROWS ? link('newest', 'newest »', {}) : ''}
+</nav>`;
+}
+
+/** One namespace's runs: a page of its table, and links to the others. */
+function namespaceRuns(queue: string, query: RunQuery, several: boolean, listing: RunListing): Html {
+  const { rows, total } = listing;
   const table = rows.length === 0
-    ? html`<p class="empty" data-testid="no-runs">No runs match.</p>`
+    ? html`<p class="empty" data-testid="no-runs">${total === 0 ? 'No runs match.' : 'No runs on this page.'}</p>`
     : html`<div class="table-wrap"><table class="runs-table">
   <thead><tr>${HEADERS.map((name) => html`<th class="${[OPTIONAL.has(name) ? 'opt' : '', name === 'duration' ? 'num' : ''].filter(Boolean).join(' ')}">${name}</th>`)}</tr></thead>
   <tbody>${rows.map((row) => runRow(queue, row))}</tbody>
 </table></div>`;
-  const more = hidden > 0 ? html`<p class="empty">${hidden} older matching run${hidden === 1 ? '' : 's'} not shown (the newest ${MAX_ROWS} are): narrow the filters.</p>` : '';
   return html`<section class="panel" data-testid="runs-${queue}">
-  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-count-${queue}">${rows.length + hidden} run${rows.length + hidden === 1 ? '' : 's'}</span></div>
-  ${more}${table}
+  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-count-${queue}">${total} run${total === 1 ? '' : 's'}</span></div>
+  ${total > 0 ? pager(queue, query, several, listing) : ''}${table}
 </section>`;
 }
 
@@ -118,7 +147,8 @@ async function readRunsFragment(context: DashboardContext, query: RunQuery): Pro
   })));
   const unknown = listings.find((listing): listing is UsageError => listing instanceof UsageError);
   if (unknown && listings.every((listing) => listing instanceof UsageError)) throw unknown;
-  return html`${listings.map((listing, i) => namespaceRuns(queues[i]!, listing instanceof UsageError ? { rows: [], hidden: 0 } : listing))}`;
+  const several = context.clients.size > 1;
+  return html`${listings.map((listing, i) => namespaceRuns(queues[i]!, query, several, listing instanceof UsageError ? { rows: [], total: 0, older: 0, newer: 0 } : listing))}`;
 }
 
 function filterError(error: UsageError): Html {

@@ -9,9 +9,8 @@ import { html, raw } from 'hono/html';
 import { formatDuration } from '../../cli/format.js';
 import type { FitqClient } from '../../queue/client.js';
 import { formatAge } from '../../queue/liveness.js';
-import type { RunRecord } from '../../queue/run-record.js';
+import { formatDemands, type RunRecord } from '../../queue/run-record.js';
 import { describeCapacity, workerState, type WorkerRecord } from '../../queue/worker-record.js';
-import { formatHumanResources } from '../../resources/spec.js';
 import { bar } from '../bars.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
 import { cachedFragment } from '../fragment-cache.js';
@@ -74,7 +73,7 @@ function workerCard(queue: string, worker: WorkerRecord, runs: readonly RunRecor
   <div class="section-label">Running</div>
   ${worker.runs.length === 0 ? html`<p class="empty">Idle.</p>` : html`<ul class="run-list">${worker.runs.map((id) => runLine(queue, byId.get(id), id, now))}</ul>`}
   ${head
-    ? html`<div class="holding" data-testid="holding-${worker.name}">Holding resources for blocked head <a class="mono" href="${runHref(queue, head.runId)}">${head.runId}</a>: it needs <b>${formatHumanResources(head.demands) || 'nothing'}</b>${head.gpus.length > 0 ? html` on gpu ${head.gpus.join(',')}` : ''}; only runs that leave that free start here meanwhile.</div>`
+    ? html`<div class="holding" data-testid="holding-${worker.name}">Holding resources for blocked head <a class="mono" href="${runHref(queue, head.runId)}">${head.runId}</a>: it needs <b>${formatDemands(head.demands) || 'nothing'}</b>${head.gpus.length > 0 ? html` on gpu ${head.gpus.join(',')}` : ''}; only runs that leave that free start here meanwhile.</div>`
     : ''}
   ${worker.blockedBy ? html`<div class="holding">Runs in order (fifo): every later run waits behind <a class="mono" href="${runHref(queue, worker.blockedBy)}">${worker.blockedBy}</a>.</div>` : ''}
 </article>`;

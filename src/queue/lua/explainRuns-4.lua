@@ -58,8 +58,16 @@
                                    "pinned" (the head's devices, id...), "unplaceable"
                                    (the head cannot be placed now) or "eaten" (the run
                                    would take what the head needs); gpu: the head's gpu
-      poolHeld runId worker name need free   the pool share the run runId (held
-                                   by worker) waits for
+      poolHeld runId worker name need free capacity   the pool share the run
+                                   runId (held by worker) waits for
+      headShort name need free     what the blocked run of `held`, `heldDevices`
+                                   or `poolHeld` itself lacks on the worker
+                                   holding it, so that it cannot start: more
+                                   than that worker has free
+      headPoolShort name need free      ...more than the pool has free
+      headPoolHeld runId name need free ...the pool share an older run held
+                                   elsewhere (runId) keeps
+      headDevices                  ...the GPU devices it needs are not free
       shadow runId in limit        the blocked head runId can start in `in` ms at the
                                    earliest ("" unknown: a running run has no time
                                    limit); the run's time limit on the worker
@@ -133,6 +141,8 @@ for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
   end
 end
 table.sort(breakpoints)
+local workerByName = {}
+for _, w in ipairs(workers) do workerByName[w.name] = w end
 
 -- How many breakpoints lie below a score, and whether it is one.
 local function position(score)
@@ -155,6 +165,23 @@ local function ids(list)
   local copy = {}
   for _, id in ipairs(list) do copy[#copy + 1] = id end
   return copy
+end
+
+-- What a blocked run (head) lacks, so that it cannot start, on the worker w
+-- holding it: judged as w's walk judged it when it became w's head (nothing
+-- held yet).
+local function headLacks(out, w, head)
+  local lacks = whyNotNow(newWalk(w.view, w.policy), head)
+  for _, item in ipairs(lacks.short) do
+    fact(out, "headShort", {item[1], formatAmount(item[2]), formatAmount(item[3])})
+  end
+  for _, item in ipairs(lacks.poolShort) do
+    fact(out, "headPoolShort", {item[1], formatAmount(item[2]), formatAmount(item[3])})
+  end
+  for _, item in ipairs(lacks.poolHeld) do
+    fact(out, "headPoolHeld", {lacks.poolHolder, item[1], formatAmount(item[2]), formatAmount(item[3])})
+  end
+  if lacks.devices or lacks.heldDevices then fact(out, "headDevices", {}) end
 end
 
 -- What worker w's next claim would do with a run of this shape and score.
@@ -224,7 +251,17 @@ local function explainOnWorker(out, w, shape, score)
     fact(out, "shadow", {walk.head.id, shadow and tostring(shadow - view.clock) or "", wanted.runLimit and tostring(wanted.runLimit) or ""})
   end
   for _, item in ipairs(why.poolHeld) do
-    fact(out, "poolHeld", {why.poolHolder, why.poolHolderWorker, item[1], formatAmount(item[2]), formatAmount(item[3])})
+    fact(out, "poolHeld", {why.poolHolder, why.poolHolderWorker, item[1], formatAmount(item[2]), formatAmount(item[3]),
+      formatAmount(pool.capacity[item[1]])})
+  end
+  -- Held for a blocked run: what that run itself lacks, on its worker.
+  if walk.head and not walk.fifo and (#why.held > 0 or why.heldDevices or (#why.poolHeld > 0 and walk.heldPool)) then
+    headLacks(out, w, walk.head)
+  elseif #why.poolHeld > 0 then
+    local holder = workerByName[why.poolHolderWorker]
+    for _, candidate in ipairs(holder and holder.candidates or {}) do
+      if candidate.id == why.poolHolder then headLacks(out, holder, candidate) end
+    end
   end
 end
 

@@ -22,8 +22,15 @@
   4. Upkeep of parked runs (see includes/placeStaged.lua): runs whose begin
      time has come join the fit index (as a claim does), and dependents of
      runs with many (`dependents-pending`) are judged, a batch per call.
+  First of all, it looks at the jobs of the run ids it is given (ARGV[4..]):
+  runs a reader found whose BullMQ data is not fitq's (job.updateData emits
+  no event and moves no counter, so only reading the job shows it).
 
   Looking at a job (checkJob):
+  - a fitq run whose `data` BullMQ rewrote (job.updateData), whatever its
+    status: its `data` is put back from fitq's own copy, `runData`, which
+    is what fitq runs, shows, indexes and verifies a signature against (so
+    the change never took effect); then looked at as below;
   - its hash is gone (job.remove, clean, drain, obliterate): fitq forgets
     the run: its id, staged index entries, hold, output and state entries;
   - it is not a fitq run (not in `ids`, or without fitq's run data: added by
@@ -61,14 +68,15 @@
   KEYS[12] seq               counter of staged runs (staging order)
 
   ARGV[1] base, ARGV[2] budget (jobs and events looked at per call, about),
-  ARGV[3] logMaxLines
+  ARGV[3] logMaxLines, ARGV[4..] run ids to look at first
 
   A job it rejects ends now by the Redis server's clock.
 
   Returns {more, actions}: more is 1 when work is left for another call
   (call again); actions lists "kind|runId|detail" for what it did: retried
   (detail: the status it had), rejected, priority (the new priority),
-  priorityKept (the signed priority kept), forgotten, promoted.
+  priorityKept (the signed priority kept), forgotten, promoted, dataKept
+  (its data put back; detail: its status).
   Writes nothing in a namespace without runs or jobs.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
@@ -94,6 +102,10 @@
 -- @include placeStaged
 -- @include promoteDueRuns
 -- @include settlePendingDependents
+-- @include tallyState
+-- @include tallyArrayRun
+-- @include restoreArrayLimit
+-- @include runDataText
 local idsKey = KEYS[1]
 local stateKey = KEYS[2]
 local eventsKey = KEYS[3]
@@ -187,29 +199,30 @@ end
 -- with the priority BullMQ was given if it is unsigned, else its own.
 local function checkOrder(runId)
   local key = jobKey(base, runId)
-  local job = redis.call("HMGET", key, "shape", "score", "priority", "seq", "data", "opts", "worker")
+  local job = redis.call("HMGET", key, "shape", "score", "priority", "seq", "opts", "worker")
   local shape, score = job[1], tonumber(job[2])
   -- A shape or index written by hand is left for the claim to drop, and a
   -- running run put back as staged by hand is not staged again.
   local stagedKey = base .. "staged:" .. shape
-  if not score or not validShape(shape) or liveClaim(base, runId, job[7]) then return end
+  if not score or not validShape(shape) or liveClaim(base, runId, job[6]) then return end
   local indexed = tryCall("ZSCORE", stagedKey, runId)
   if indexed == nil then return end
   local bull = math.floor(score / 4294967296)
   local given = tonumber(job[3])
   local inWait = redis.call("LREM", waitKey, 0, runId) > 0
   if given ~= bull then
-    local data = decodeJson(job[5])
+    local data = decodeJson(runDataText(key))
     if data and data.signature == nil then
       -- Unsigned: the new priority is fitq's too.
       local priority = 0
       if given and given > 0 then priority = math.max(PRIORITY_MIN, PRIORITY_BASE - given) end
       data.priority = priority
-      local opts = decodeJson(job[6]) or {}
+      local opts = decodeJson(job[5]) or {}
       opts.priority = bullPriority(priority)
       score = tonumber(orderScore(priority, job[4]))
+      local text = cjson.encode(data)
       redis.call("HSET", key, "priority", bullPriority(priority), "score", string.format("%.0f", score),
-        "data", cjson.encode(data), "opts", cjson.encode(opts))
+        "data", text, "runData", text, "opts", cjson.encode(opts))
       act("priority", runId, tostring(priority))
     else
       -- Signed (or unreadable): its priority is part of what was signed.
@@ -237,6 +250,10 @@ local function restageRetried(runId, status)
     "restaged", "restagedReason")
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "retried", 1)
+  -- Open again in its array's tally: the runs waiting for the array are judged again.
+  local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")
+  if arrayCause then redis.call("HSET", base .. "dependents-pending", arrayCause, "0") end
+  restoreArrayLimit(base, runId)
   local reason = "retried from BullMQ (it was " .. status .. ")"
   unpackLog(base, runId, logMaxLines)
   redis.call("XADD", key .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged", "reason", reason)
@@ -267,13 +284,23 @@ local function checkJob(runId)
     return
   end
   -- A key that holds no hash is no job: not fitq's to look at.
-  local job = tryCall("HMGET", key, "status", "shape", "finishedOn", "held", "beginAt", "waitDeps")
+  local job = tryCall("HMGET", key, "status", "shape", "finishedOn", "held", "beginAt", "waitDeps", "data", "runData")
   if not job then return end
   local status = job[1]
   if not known or not status or not job[2] then return rejectForeign(runId, known) end
+  -- BullMQ rewrote what the run is (job.updateData): fitq's copy goes back.
+  if job[8] and job[7] ~= job[8] then
+    redis.call("HSET", key, "data", job[8])
+    act("dataKept", runId, status)
+  end
   if status == "staged" and (job[4] or job[5] or job[6]) then return checkParked(runId, job[5], job[4] or job[6]) end
   if status == "staged" then return checkOrder(runId) end
   if isEnded(status) and not job[3] then return restageRetried(runId, status) end
+end
+
+-- 0. The runs a reader found whose BullMQ data is not fitq's.
+for i = 4, #ARGV do
+  if validName(ARGV[i]) then checkJob(ARGV[i]) end
 end
 
 local state = redis.call("HMGET", stateKey, "events", "pc", "mismatch", "pass")

@@ -6,7 +6,10 @@
   how it ended goes; one kept with a dependency that could never be met
   waits again). With cascade, the dependents that were canceled because of
   it (`canceledFor`) are restarted too, and theirs in turn: at most 1,000
-  runs per call in all (the reply says which were left).
+  runs per call in all (the reply says which were left). A restarted run of
+  an array is open again in the array's tally: the runs waiting for the
+  whole array are judged again too, and with cascade those canceled
+  because of the array (`canceledFor` array:<id>) restarted.
 
   KEYS[1] ids    zset of every run id (a run must be listed there)
 
@@ -50,19 +53,21 @@ while i <= #queue do
     results[#results + 1] = runId .. "|cascadeLeft|"
   else
     done = done + 1
-    local where = reopenRun(base, runId, now, logMaxLines)
+    local where, arrayCause = reopenRun(base, runId, now, logMaxLines)
     if where == "staged" then staged = staged + 1 end
     results[#results + 1] = runId .. "|restarted|" .. where
-    -- Its dependents wait for it again; with cascade, those canceled for it run again too.
-    for _, dependent in ipairs(redis.call("SMEMBERS", base .. "dependents:" .. runId)) do
-      local depKey = jobKey(base, dependent)
-      redis.call("HDEL", depKey, "dep:" .. runId)
-      local d = redis.call("HMGET", depKey, "status", "waitDeps", "canceledFor")
-      if d[1] == "staged" and d[2] then
-        redis.call("HDEL", depKey, "depsNever")
-        evaluateDependent(base, dependent, runId, now, logMaxLines)
-      elseif cascade and d[1] == "canceled" and d[3] == runId then
-        queue[#queue + 1] = {dependent, true}
+    -- Its dependents (and its array's) wait for it again; with cascade, those canceled for it run again too.
+    for _, cause in ipairs({runId, arrayCause}) do
+      for _, dependent in ipairs(redis.call("SMEMBERS", base .. "dependents:" .. cause)) do
+        local depKey = jobKey(base, dependent)
+        redis.call("HDEL", depKey, "dep:" .. cause)
+        local d = redis.call("HMGET", depKey, "status", "waitDeps", "canceledFor")
+        if d[1] == "staged" and d[2] then
+          redis.call("HDEL", depKey, "depsNever")
+          evaluateDependent(base, dependent, cause, now, logMaxLines)
+        elseif cascade and d[1] == "canceled" and d[3] == cause then
+          queue[#queue + 1] = {dependent, true}
+        end
       end
     end
   end

@@ -11,24 +11,39 @@
   ARGV[1] base; ARGV[2] "set" or "remove"; then for set: name, amount pairs;
   for remove: names.
 
-  Returns {CODE.ok} or, for remove, {CODE.notInPool, name} when a name is not in the pool.
+  An array's limit (`array.<id>`, see includes/arrayOfLimit.lua) is set only
+  while the array has staged or running runs, and removed only once it has
+  none (it goes with the array's last run anyway).
+
+  Returns {CODE.ok}; {CODE.arrayNotGoing, name} (set: an array's limit, the
+  array ended or unknown); for remove, {CODE.notInPool, name} when a name
+  is not in the pool, {CODE.arrayGoing, name} for the limit of an array
+  that still has staged or running runs. Nothing is changed when refused.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached), as every script that writes.
 ]]
 -- @include publish
 -- @include forgetIfEmpty
+-- @include arrayOfLimit
+-- @include arrayGoing
 local capacityKey = KEYS[1]
 local usedKey = KEYS[2]
 local base, action = ARGV[1], ARGV[2]
 
 if action == "set" then
   for i = 3, #ARGV, 2 do
+    local array = arrayOfLimit(ARGV[i])
+    if array and not arrayGoing(base, array) then return {CODE.arrayNotGoing, ARGV[i]} end
+  end
+  for i = 3, #ARGV, 2 do
     redis.call("HSET", capacityKey, ARGV[i], ARGV[i + 1])
   end
 else
   for i = 3, #ARGV do
     if redis.call("HEXISTS", capacityKey, ARGV[i]) == 0 then return {CODE.notInPool, ARGV[i]} end
+    local array = arrayOfLimit(ARGV[i])
+    if array and arrayGoing(base, array) then return {CODE.arrayGoing, ARGV[i]} end
   end
   for i = 3, #ARGV do redis.call("HDEL", capacityKey, ARGV[i]) end
 end

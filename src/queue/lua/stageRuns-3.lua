@@ -30,12 +30,15 @@
   A run whose data holds `hold`, `begin`, `delay` or `after` is parked out
   of the fit index until it may start (see includes/admitNewRun.lua). Every
   run id in an `after` must name a run that exists, or one earlier in the
-  same call: a later one, or the run itself, would make a cycle.
+  same call: a later one, or the run itself, would make a cycle. Every array
+  in an `after` group's `arrays` must be one with runs that fitq counts
+  (see includes/arrayTally.lua): staged before this call, so no cycle.
 
   Runs are staged now by the Redis server's clock (their job's timestamp).
 
   Returns {CODE.ok, seq of the first run, timestamp}, {CODE.runIdTaken, id},
-  {CODE.unknownDependency, id}, {CODE.dependencyCycle, id},
+  {CODE.unknownDependency, id}, {CODE.unknownArrayDependency, array id},
+  {CODE.dependencyCycle, id},
   {CODE.batchExpired} (a later chunk of a batch whose deadline passed), or
   {CODE.olderLayout} when the namespace holds runs stored by an older fitq.
 
@@ -54,6 +57,7 @@
 -- @include batchState
 -- @include admitNewRun
 -- @include stageArrayRun
+-- @include arrayTally
 local seqKey = KEYS[1]
 local idsKey = KEYS[2]
 -- (stage adds each run's shape to its group, see indexShape.)
@@ -88,6 +92,10 @@ for i = 0, count - 1 do
         if position[dep] and position[dep] >= i then return {CODE.dependencyCycle, dep} end
         if not position[dep] and redis.call("EXISTS", jobKey(base, dep)) == 0 then return {CODE.unknownDependency, dep} end
       end
+      for _, array in ipairs(type(group) == "table" and type(group.arrays) == "table" and group.arrays or {}) do
+        array = tostring(array)
+        if not arrayTally(base, array) then return {CODE.unknownArrayDependency, array} end
+      end
     end
   end
 end
@@ -103,7 +111,8 @@ for i = 0, count - 1 do
   firstSeq = firstSeq or seq
   local score = orderScore(priority, seq)
   local bull = bullPriority(priority)
-  redis.call("HSET", jobKey(base, id), "name", "run", "data", data,
+  -- (`runData`: fitq's own copy, which BullMQ's job.updateData never rewrites.)
+  redis.call("HSET", jobKey(base, id), "name", "run", "data", data, "runData", data,
     "opts", cjson.encode({priority = bull, attempts = 1}), "timestamp", now, "delay", 0, "priority", bull,
     "status", "staged", "seq", seq, "score", score, "shape", shape)
   if batch ~= "" then redis.call("HSET", jobKey(base, id), "batch", batch) end

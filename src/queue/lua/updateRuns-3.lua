@@ -6,7 +6,8 @@
   is either claimed with its old demands or staged with its new ones.
 
   Each run is looked at on its own (per-run outcomes): it is changed only if
-  it is still staged or held and its job data is still what the editor read
+  it is still staged or held and its job data (as fitq wrote it, `runData`:
+  BullMQ's updateData changes only `data`) is still what the editor read
   (so an edit never builds on a run that changed meanwhile, nor drops a
   concurrent edit); otherwise it is left as it is and reported.
 
@@ -66,13 +67,13 @@ for i = 0, count - 1 do
     ARGV[ARG0 + i * 6], ARGV[ARG0 + 1 + i * 6], ARGV[ARG0 + 2 + i * 6], ARGV[ARG0 + 3 + i * 6],
     ARGV[ARG0 + 4 + i * 6], ARGV[ARG0 + 5 + i * 6]
   local key = jobKey(base, id)
-  local run = tryCall("HMGET", key, "status", "data", "batch", "shape", "seq", "opts", "score") or {}
+  local run = tryCall("HMGET", key, "status", "runData", "batch", "shape", "seq", "opts", "score", "data") or {}
   local status = run[1]
   if not status or batchState(base, run[3]) then
     replies[#replies + 1] = "gone"
   elseif not EDITABLE[status] then
     replies[#replies + 1] = "status|" .. status
-  elseif run[2] ~= expected then
+  elseif (run[2] or run[8]) ~= expected then
     replies[#replies + 1] = "changed"
   else
     local oldShape = run[4] or "none"
@@ -81,7 +82,7 @@ for i = 0, count - 1 do
     local ok, opts = pcall(cjson.decode, run[6] or "")
     if not ok or type(opts) ~= "table" then opts = {} end
     opts.priority = bull
-    redis.call("HSET", key, "data", data, "opts", cjson.encode(opts), "priority", bull, "score", score,
+    redis.call("HSET", key, "data", data, "runData", data, "opts", cjson.encode(opts), "priority", bull, "score", score,
       "shape", shape)
     -- Indexed (staged, may start now): moved to its new shape and score;
     -- kept out of the index (held, parked): stays out. Its place changed,

@@ -4,12 +4,14 @@
 -- @include depsState
 -- @include placeStaged
 -- @include cancelParkedRun
+-- @include arrayCause
 
 -- A run just staged whose job data (`data`, its JSON text) says it may not
 -- start at once: held (`hold`), begins later (`begin`, epoch ms, or `delay`,
 -- ms from `now`), or depends on runs (`after`, see depsState). Records that
 -- on its job (`held`, `beginAt`, `waitDeps`), adds it to each dependency's
--- `dependents:<id>`, records the dependencies that have already ended
+-- `dependents:<id>` (an array's: `dependents:array:<id>`, see arrayCause),
+-- records the dependencies that have already ended
 -- (`dep:<id>`), and puts it where it belongs (placeStaged). Dependencies
 -- that can never be met cancel it at once (cancelParkedRun) unless it has
 -- `keepIfDependencyFails`. Returns false, doing nothing, for a run that
@@ -30,6 +32,9 @@ local function admitNewRun(base, runId, data, now)
         redis.call("SADD", base .. "dependents:" .. dep, runId)
         local ended = redis.call("HMGET", jobKey(base, dep), "status", "reason")
         if isEnded(ended[1] or "") then redis.call("HSET", key, "dep:" .. dep, ended[1] .. "|" .. (ended[2] or "")) end
+      end
+      for _, array in ipairs(type(group.arrays) == "table" and group.arrays or {}) do
+        redis.call("SADD", base .. "dependents:" .. arrayCause(array), runId)
       end
     end
     local state, detail, cause = depsState(base, runId)

@@ -4,11 +4,14 @@
 -- @include endLog
 -- @include publish
 -- @include trimEndedRuns
+-- @include tallyArrayRun
 
 -- Ends a staged run that waits for its dependencies as `canceled`, for
 -- `reason`, because run `cause` ended so that they can never be met (the
 -- run records it as `canceledFor`: `fitq restart --cascade` re-stages it).
 -- A staged run holds no reservation, so this is all endRun would do.
+-- Returns the cause of its array when the runs waiting for that are to be
+-- judged again (tallyArrayRun), else nil.
 local function cancelParkedRun(base, runId, reason, cause, now, logMaxLines)
   local key = jobKey(base, runId)
   unstage(base, runId, redis.call("HGET", key, "shape") or "none")
@@ -18,4 +21,5 @@ local function cancelParkedRun(base, runId, reason, cause, now, logMaxLines)
   endLog(base, runId, "canceled", logMaxLines)
   publish(base, {type = "ended", runId = runId, status = "canceled"})
   trimEndedRuns(base, "failed", RETENTION_BATCH, runId)
+  return tallyArrayRun(base, runId, "open", "notok", "canceled", reason)
 end

@@ -8,17 +8,22 @@
 -- @include trimEndedRuns
 -- @include settleDependents
 -- @include notifyOutbox
+-- @include tallyState
+-- @include tallyArrayRun
+-- @include runDataText
 
 -- Ends a staged or running run: returns what it took from the pool, records
 -- its end (BullMQ: completed or failed, see finishJob) and closes its log;
 -- then applies the namespace's retention to the state it ended in (at most
--- RETENTION_BATCH runs removed, never this one), and judges the runs that
--- depend on it (settleDependents). (Its worker's share is
+-- RETENTION_BATCH runs removed, never this one), counts it in its array's
+-- tally and judges the runs that depend on it, and on its array when that
+-- changed what they may conclude (settleDependents). (Its worker's share is
 -- released by the caller.) `returnValue` is the exit code
 -- as JSON, for a completed run.
 local function endRun(base, runId, status, now, reason, logMaxLines, returnValue)
   local runKey = jobKey(base, runId)
-  local prev = redis.call("HGET", runKey, "status") == "staged" and "waiting" or "active"
+  local was = redis.call("HGET", runKey, "status")
+  local prev = was == "staged" and "waiting" or "active"
   local pooled = parseResourceList(redis.call("HGET", runKey, "pooled"))
   adjustAmounts(base .. "pool:used", pooled, -1)
   if prev == "active" then deactivateJob(base, runId) end
@@ -31,7 +36,8 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   -- Pool capacity came back: workers waiting for it should look again.
   if #pooled > 0 then publish(base, {type = "poolReleased"}) end
   -- Its worker notifies of what it recorded; the rest is left for a worker to send.
-  if prev == "waiting" or status == "lost" then notifyOutbox(base, runId, redis.call("HGET", runKey, "data")) end
+  if prev == "waiting" or status == "lost" then notifyOutbox(base, runId, runDataText(runKey)) end
   trimEndedRuns(base, status == "completed" and "completed" or "failed", RETENTION_BATCH, runId)
-  settleDependents(base, runId, now, logMaxLines)
+  local arrayCause = tallyArrayRun(base, runId, tallyState(was), tallyState(status), status, reason)
+  settleDependents(base, runId, now, logMaxLines, arrayCause)
 end

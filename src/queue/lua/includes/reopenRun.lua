@@ -6,6 +6,9 @@
 -- @include runData
 -- @include placeStaged
 -- @include cancelParkedRun
+-- @include tallyState
+-- @include tallyArrayRun
+-- @include restoreArrayLimit
 
 -- Stages an ended run again (`fitq restart`), as a fresh attempt with the
 -- same id, command, demands and labels, at its original place in the order
@@ -14,7 +17,8 @@
 -- starts again, its packed output becomes a stream with a `restaged` entry.
 -- Its own dependencies are judged again (they may never be met: it ends
 -- canceled again, unless kept). Returns where it went (see placeStaged),
--- or "canceled".
+-- or "canceled"; and its array's cause when the runs waiting for the array
+-- are to be judged again (it is open again in the array's tally).
 local function reopenRun(base, runId, now, logMaxLines)
   local key = jobKey(base, runId)
   local run = redis.call("HMGET", key, "status", "finishedOn")
@@ -27,15 +31,17 @@ local function reopenRun(base, runId, now, logMaxLines)
     "restaged", "restagedReason", "failures", "canceledFor", "beginAt", "held", "waitDeps", "depsNever")
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "restarted", 1)
+  local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")
+  restoreArrayLimit(base, runId)
   unpackLog(base, runId, logMaxLines)
   redis.call("XADD", key .. ":output", "MAXLEN", "~", logMaxLines, "*", "event", "restaged",
     "reason", "restarted (it was " .. status .. ")")
   local state, detail, cause = depsState(base, runId)
   if state == "never" and runData(base, runId).keepIfDependencyFails ~= true then
     cancelParkedRun(base, runId, detail, cause, now, logMaxLines)
-    return "canceled"
+    return "canceled", arrayCause
   end
   if state ~= "met" then redis.call("HSET", key, "waitDeps", "1") end
   if state == "never" then redis.call("HSET", key, "depsNever", detail) end
-  return placeStaged(base, runId, now)
+  return placeStaged(base, runId, now), arrayCause
 end

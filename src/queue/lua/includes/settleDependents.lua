@@ -3,15 +3,17 @@
 
 -- Run `runId` ended (or is about to be removed): judges the runs that depend
 -- on it (the set `dependents:<id>`), and those of every dependent canceled
--- for it, in turn. About DEPENDENTS_BATCH dependents per call: the rest of
+-- for it, in turn; `arrayCause`, if given, is the array of `runId` (see
+-- arrayCause) when what the runs waiting for it may conclude changed, and
+-- so is that of a dependent canceled. About DEPENDENTS_BATCH dependents per call: the rest of
 -- a run with more (or whose turn comes after the budget is spent) is left in
 -- `dependents-pending` (run id -> SSCAN cursor where this call stopped),
 -- which reconcileRuns works through, a batch per call
 -- (settlePendingDependents), and `dependents` is published so workers
 -- reconcile at once.
 local DEPENDENTS_BATCH = 100
-local function settleDependents(base, runId, now, logMaxLines)
-  local queue, budget, left = {runId}, DEPENDENTS_BATCH, false
+local function settleDependents(base, runId, now, logMaxLines, arrayCause)
+  local queue, budget, left = {runId, arrayCause}, DEPENDENTS_BATCH, false
   local i = 1
   while i <= #queue do
     local cause = queue[i]
@@ -36,7 +38,9 @@ local function settleDependents(base, runId, now, logMaxLines)
     end
     for _, dependent in ipairs(members) do
       budget = budget - 1
-      if evaluateDependent(base, dependent, cause, now, logMaxLines) then queue[#queue + 1] = dependent end
+      local canceled, itsArray = evaluateDependent(base, dependent, cause, now, logMaxLines)
+      if canceled then queue[#queue + 1] = dependent end
+      if itsArray then queue[#queue + 1] = itsArray end
     end
   end
   if left then publish(base, {type = "dependents"}) end

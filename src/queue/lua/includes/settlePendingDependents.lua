@@ -1,11 +1,13 @@
 -- @include jobKey
 -- @include evaluateDependent
 -- @include settleDependents
+-- @include causeArray
 
 -- Works through `dependents-pending` (see settleDependents): judges about
--- `budget` more dependents of the runs left there, resuming each run's set
--- where the last call stopped (SSCAN cursor), and settles the dependents of
--- those it cancels. Returns whether work is left.
+-- `budget` more dependents of the runs (and arrays, see arrayCause) left
+-- there, resuming each one's set where the last call stopped (SSCAN
+-- cursor), and settles the dependents of those it cancels. Returns whether
+-- work is left.
 local function settlePendingDependents(base, now, logMaxLines, budget)
   local pendingKey = base .. "dependents-pending"
   local flat = redis.call("HGETALL", pendingKey)
@@ -15,14 +17,16 @@ local function settlePendingDependents(base, now, logMaxLines, budget)
     local reply = redis.call("SSCAN", base .. "dependents:" .. cause, cursor, "COUNT", math.max(1, math.min(budget, 100)))
     for _, dependent in ipairs(reply[2]) do
       budget = budget - 1
-      if evaluateDependent(base, dependent, cause, now, logMaxLines) then
-        settleDependents(base, dependent, now, logMaxLines)
-      end
+      local canceled, itsArray = evaluateDependent(base, dependent, cause, now, logMaxLines)
+      if canceled then settleDependents(base, dependent, now, logMaxLines, itsArray) end
     end
     if reply[1] == "0" then
       redis.call("HDEL", pendingKey, cause)
-      -- A removed run's set was kept for this: it goes now.
-      if redis.call("EXISTS", jobKey(base, cause)) == 0 then redis.call("DEL", base .. "dependents:" .. cause) end
+      -- A removed run's (or array's) set was kept for this: it goes now.
+      local array = causeArray(cause)
+      local gone = array and redis.call("HEXISTS", base .. "arrays", array) == 0
+        or not array and redis.call("EXISTS", jobKey(base, cause)) == 0
+      if gone then redis.call("DEL", base .. "dependents:" .. cause) end
     else
       redis.call("HSET", pendingKey, cause, reply[1])
     end

@@ -1,13 +1,18 @@
 -- @include jobKey
+-- @include tallyArrayRun
 
 -- Makes a run being staged part of an array: its job's `array` field, one
--- more run counted for the array in `arrays`, and for an array with a
--- limit (%N) its pool resource `array.<id>` of that capacity (unless the
--- array has one already: a later chunk, or `fitq pool set` changed it).
+-- more run counted for the array in `arrays` and in its tally (open, see
+-- arrayTally), and for an array with a limit (%N) the limit on its job
+-- (`arrayLimit`, see restoreArrayLimit) and the array's pool resource
+-- `array.<id>` of that capacity (unless the array has one already: a later
+-- chunk, or `fitq pool set` changed it).
 local function stageArrayRun(base, runId, array, limit)
   redis.call("HSET", jobKey(base, runId), "array", array)
   redis.call("HINCRBY", base .. "arrays", array, 1)
-  if limit ~= "" and redis.call("HEXISTS", base .. "pool:capacity", "array." .. array) == 0 then
-    redis.call("HSET", base .. "pool:capacity", "array." .. array, limit)
+  tallyArrayRun(base, runId, nil, "open")
+  if limit ~= "" then
+    redis.call("HSET", jobKey(base, runId), "arrayLimit", limit)
+    redis.call("HSETNX", base .. "pool:capacity", "array." .. array, limit)
   end
 end

@@ -1,0 +1,28 @@
+/**
+ * How `fitq logs`, `logs -f` and `stage --follow` print a run's log: each
+ * line to stdout or stderr, as the run wrote it, and fitq's notes on stderr
+ * where they belong (a restart; lines missing, how many and why: see
+ * queue/logs.ts, OutputGaps).
+ */
+import { OutputGaps, type LogEntry } from '../queue/logs.js';
+import { restagedNote } from './run-end.js';
+
+export class LogPrinter {
+  /** Whether any line of the run was printed. */
+  printedLines = false;
+  private readonly gaps: OutputGaps;
+
+  /** `maxLines`: the lines a run's log keeps (the client's logMaxLines). */
+  constructor(maxLines: number) {
+    this.gaps = new OutputGaps(maxLines);
+  }
+
+  /** Prints one entry, in the order read. */
+  readonly print = (entry: LogEntry): void => {
+    for (const note of this.gaps.notesBefore(entry)) process.stderr.write(`${note}\n`);
+    if (entry.kind === 'restaged') process.stderr.write(`${restagedNote(entry.reason)}\n`);
+    if (entry.kind !== 'line') return;
+    this.printedLines = true;
+    (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
+  };
+}
