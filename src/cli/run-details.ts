@@ -72,6 +72,9 @@ export function describeAttempt(attempt: RunAttempt, now = Date.now()): string {
   return parts.join(', ');
 }
 
+/** Where `fitq runs show`'s values start, unless a label is longer. */
+const VALUE_COLUMN = 11;
+
 /**
  * `fitq runs show`'s lines: each field's label, then its value on one line
  * (control characters escaped), every value in the same column, a space at
@@ -79,7 +82,8 @@ export function describeAttempt(attempt: RunAttempt, now = Date.now()): string {
  */
 export function runDetailLines(run: RunRecord, now = Date.now()): string[] {
   const rows = runDetailRows(run, now);
-  const width = Math.max(...rows.map(([label]) => label.length + 2));
+  // The same column for every run (`resources: ` is the usual longest), further right only for a longer label.
+  const width = Math.max(VALUE_COLUMN, ...rows.map(([label]) => label.length + 2));
   const lines = rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${oneLine(value)}`);
   const attempts = everyAttempt(run);
   if (attempts.length > 0) lines.push('attempts:', ...attempts.map((attempt) => `  ${oneLine(describeAttempt(attempt, now))}`));

@@ -614,8 +614,11 @@ export class FitqClient {
   private async withHistory(run: RunRecord): Promise<RunRecord> {
     const pipeline = this.redis.pipeline();
     pipeline.lrange(this.keys.runAttempts(run.id), 0, -1);
-    pipeline.sunion(this.keys.dependents(run.id), ...(run.array === undefined ? [] : [this.keys.arrayDependents(run.array)]));
-    const [attempts, dependents] = (await execPipeline(pipeline, { wrongTypeAsNull: true })) as [string[] | null, string[] | null];
+    // SMEMBERS each, not SUNION: the roles' ACL rules allow SMEMBERS (docs/security.md).
+    pipeline.smembers(this.keys.dependents(run.id));
+    if (run.array !== undefined) pipeline.smembers(this.keys.arrayDependents(run.array));
+    const [attempts, ...dependentSets] = (await execPipeline(pipeline, { wrongTypeAsNull: true })) as [string[] | null, ...(string[] | null)[]];
+    const dependents = [...new Set(dependentSets.flatMap((set) => set ?? []))];
     const parsed = (attempts ?? []).flatMap((text) => {
       try {
         return [JSON.parse(text) as RunAttempt];
@@ -625,7 +628,7 @@ export class FitqClient {
     });
     return {
       ...run,
-      ...(dependents && dependents.length > 0 ? { dependents: dependents.sort() } : {}),
+      ...(dependents.length > 0 ? { dependents: dependents.sort() } : {}),
       ...(parsed.length > 0 ? { attempts: parsed } : {}),
     };
   }

@@ -461,6 +461,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     'client|id': 'logs -f', 'client|unblock': 'logs -f', 'client|setname': 'fitq worker',
     eval: 'scripts', evalsha: 'scripts', eval_ro: 'read-only scripts', evalsha_ro: 'read-only scripts',
     subscribe: 'fitq worker, stop --wait', xread: 'logs -f',
+    lpop: 'fitq worker: notifications of runs that ended without their worker',
   },
 };
 
