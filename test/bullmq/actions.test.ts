@@ -96,7 +96,7 @@ async function expectWhole(client: FitqClient): Promise<void> {
   });
   const whole = { free: FREE, devices: DEVICES, poolUsed: '0', running: '0', runs: [] };
   try {
-    await waitFor('the reservations to be released', async () => JSON.stringify(await read()) === JSON.stringify(whole), 15_000);
+    await waitFor('the reservations to be released', async () => JSON.stringify(await read()) === JSON.stringify(whole));
   } catch {
     expect(await read()).toEqual(whole);
   }

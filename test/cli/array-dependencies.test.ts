@@ -56,7 +56,7 @@ describe('fitq stage --after an array', () => {
     expect(early.stderr).toContain(slow);
 
     writeFileSync(join(dir, 'go'), '');
-    expect(await client.waitForEnd('eval', 20_000)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd('eval')).toMatchObject({ status: 'completed' });
     const runs = byId(await client.listRuns());
     expect(runs.get('eval')!.startedAt).toBeGreaterThanOrEqual(runs.get(slow!)!.endedAt!);
     const waited = await fitq(['wait', '@~1'], { queue, env });
@@ -121,8 +121,8 @@ describe('fitq stage --after an array', () => {
     writeFileSync(join(dir, 'ok-1'), '');
     const restarted = await fitq(['restart', failing!, '--cascade'], { queue });
     expect(expectOk(restarted).split('\n')).toEqual([`Run ${failing} restarted: staged`, 'Run gone restarted (cascade): staged, waiting for its dependencies']);
-    expect(await client.waitForEnd('kept', 20_000)).toMatchObject({ status: 'completed' });
-    expect(await client.waitForEnd('gone', 20_000)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd('kept')).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd('gone')).toMatchObject({ status: 'completed' });
     expect(worker.messages()).toContain(`Run ${failing} completed`);
   });
 

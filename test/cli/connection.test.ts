@@ -156,7 +156,7 @@ describe('a worker and a Redis restart', () => {
   async function warmUp(url: string, queue: string, workerName: string): Promise<string> {
     client = await FitqClient.connect({ redisUrl: url, queue });
     const id = (await client.stage({ command: ['echo', 'before'], resources: 'a=1' })).runs[0]!.id;
-    expect(await client.waitForEnd(id, 10_000)).toMatchObject({ status: 'completed', worker: workerName });
+    expect(await client.waitForEnd(id)).toMatchObject({ status: 'completed', worker: workerName });
     await client.close();
     client = undefined;
     return id;

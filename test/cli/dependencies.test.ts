@@ -87,7 +87,7 @@ describe('fitq stage --after', () => {
       'Run ok2 restarted (cascade): staged, waiting for its dependencies',
     ]);
     await worker.waitForMessage(/^Run head failed/);
-    await client.waitForEnd('ok2', 10_000);
+    await client.waitForEnd('ok2');
     expect((await client.getRun('ok2')).attempts?.map((attempt) => attempt.status)).toEqual(['canceled']);
   });
 
@@ -160,7 +160,7 @@ describe('fitq stage --after', () => {
     await victim.waitForMessage('Run middle started');
     victim.process.kill('SIGKILL');
     await victim.exited;
-    await steady.waitForMessage('Run report completed', 20_000);
+    await steady.waitForMessage('Run report completed');
     await steady.waitForMessage('Run rescue completed');
     const runs = Object.fromEntries((await client.listRuns()).map((run) => [run.id, [run.status, run.reason]]));
     expect(runs.middle).toEqual(['lost', 'worker victim stopped renewing its lease']);

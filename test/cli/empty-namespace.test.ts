@@ -53,7 +53,7 @@ describe('an emptied namespace', () => {
     const client = await connectClient(queue);
     const { worker } = await startTestWorker(queue, { name: 'last' });
     const { runs } = await client.stage({ command: ['true'] });
-    await client.waitForEnd(runs[0]!.id, 10_000);
+    await client.waitForEnd(runs[0]!.id);
     await client.removeRuns([runs[0]!.id]);
     expect(await namespaceKeys(client)).toContain(client.keys.seq);
 

@@ -28,7 +28,7 @@ describe('pausing the queue', () => {
 
       const resumed = await fitq(['resume'], { queue });
       expect([resumed.exitCode, resumed.stdout.trim()]).toEqual([0, 'Resumed.']);
-      expect(await client.waitForEnd(id, 10_000)).toMatchObject({ status: 'completed', worker: 'pw' });
+      expect(await client.waitForEnd(id)).toMatchObject({ status: 'completed', worker: 'pw' });
       expect(await bull.isPaused()).toBe(false);
       expect((await fitq(['resume'], { queue })).stdout.trim()).toBe('The queue was not paused.');
 
@@ -37,7 +37,7 @@ describe('pausing the queue', () => {
       const next = (await fitq(['stage', '-r', 'slot=1', '--', 'true'], { queue })).stdout.trim();
       expect(await client.getRun(next)).toMatchObject({ status: 'staged', reason: 'the queue is paused (fitq resume)' });
       await fitq(['resume'], { queue });
-      expect(await client.waitForEnd(next, 10_000)).toMatchObject({ status: 'completed' });
+      expect(await client.waitForEnd(next)).toMatchObject({ status: 'completed' });
     } finally {
       await bull.close();
     }

@@ -27,7 +27,7 @@ describe('fitq stage --retry-on-failure', () => {
       '--retry-on-failure', '2', '--backoff', '300ms', '--', 'sh', '-c', 'echo x >> "$0"; echo attempt; exit 7', counter,
     ]);
     const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'retrier']);
-    const run = await client.waitForEnd(id, 20_000);
+    const run = await client.waitForEnd(id);
     expect(run).toMatchObject({ status: 'failed', exitCode: 7, reason: 'exit code 7', failures: 2 });
     expect(readFileSync(counter, 'utf8')).toBe('x\nx\nx\n');
     expect(worker.messages().filter((message) => message.startsWith(`Run ${id} started`))).toHaveLength(3);
@@ -50,9 +50,9 @@ describe('fitq stage --retry-on-failure', () => {
     const other = await stageOne(queue, ['--retry-on-failure', '3', '--retry-on-exit-codes', '3,137', '--', 'sh', '-c', 'exit 4']);
     const fine = await stageOne(queue, ['--retry-on-failure', '3', '--', 'true']);
     spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'picky']);
-    expect(await client.waitForEnd(other, 10_000)).toMatchObject({ status: 'failed', exitCode: 4 });
+    expect(await client.waitForEnd(other)).toMatchObject({ status: 'failed', exitCode: 4 });
     expect((await client.getRun(other)).attempts).toBeUndefined();
-    expect(await client.waitForEnd(fine, 10_000)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd(fine)).toMatchObject({ status: 'completed' });
     for (const [args, message] of [
       [['--retry-on-failure', '-1'], "expected --retry-on-failure to be an integer from 0 to 100, got '-1'"],
       [['--backoff', '1s'], '--backoff goes with --retry-on-failure N'],
@@ -72,7 +72,7 @@ describe('fitq restart', () => {
     const client = await connectClient(queue);
     const flaky = await stageOne(queue, ['--label', 'batch=r', '--', 'sh', '-c', 'exit 1']);
     const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'restarter']);
-    await client.waitForEnd(flaky, 10_000);
+    await client.waitForEnd(flaky);
     const staged = await stageOne(queue, ['-r', 'nowhere=1', '--', 'true']);
     // Every run is checked first: one that has not ended refuses the lot (exit 2).
     const refused = await fitq(['restart', staged, flaky], { queue });
@@ -80,10 +80,10 @@ describe('fitq restart', () => {
     expect((await client.getRun(flaky)).status).toBe('failed');
     expect((await fitq(['restart', flaky], { queue })).stdout).toBe(`Run ${flaky} restarted: staged`);
     await worker.waitForMessage(new RegExp(`^Run ${flaky} failed`));
-    await client.waitForEnd(flaky, 10_000);
+    await client.waitForEnd(flaky);
     const again = await fitq(['restart', '--status', 'failed', '--label', 'batch=r', '--json'], { queue });
     expect(JSON.parse(again.stdout)).toEqual([{ id: flaky, outcome: 'restarted', where: 'staged', message: `Run ${flaky} restarted: staged` }]);
-    const run = await client.waitForEnd(flaky, 10_000);
+    const run = await client.waitForEnd(flaky);
     expect(run.status).toBe('failed');
     const shown = await client.getRun(flaky);
     expect(shown.restarted).toBe(2);

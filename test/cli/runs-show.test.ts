@@ -19,7 +19,7 @@ describe('fitq runs show', () => {
     }
     const { worker } = await startTestWorker(queue, { resources: 'cpu=1', runOnce: true, name: 'w1' });
     await worker.done;
-    expect(await client.waitForEnd('eval1', 10_000)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd('eval1')).toMatchObject({ status: 'completed' });
 
     const shown = await fitq(['runs', 'show', 'train1'], { queue });
     expect(shown.exitCode, shown.stderr).toBe(0);

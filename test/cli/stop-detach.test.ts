@@ -105,7 +105,7 @@ describe('fitq worker --detach and fitq stop', { timeout: 300_000 }, () => {
 
     // The live worker still logs to its file, and `fitq stop` without a name still finds it.
     const { runs } = await client.stage({ command: ['echo', 'still-logging'], resources: 'foo=1' });
-    expect((await client.waitForEnd(runs[0]!.id, 30_000)).status).toBe('completed');
+    expect((await client.waitForEnd(runs[0]!.id)).status).toBe('completed');
     const stopped = await fitq(['stop'], { queue, env });
     expect(stopped.exitCode, stopped.stderr).toBe(0);
     expect(stopped.stdout.trim()).toBe('Stopped worker dw');

@@ -32,14 +32,14 @@ describe('fitq update', () => {
 
     const updated = await fitq(['update', big, '-r', 'gpu=1'], { queue });
     expect([updated.exitCode, updated.stdout.trim(), updated.stderr]).toEqual([0, `Run ${big} updated: resources gpu=2 -> gpu=1`, '']);
-    expect(await client.waitForEnd(big, 10_000)).toMatchObject({ status: 'completed', worker: 'uw', resources: { gpu: 1 }, requires: 'gpu=1' });
+    expect(await client.waitForEnd(big)).toMatchObject({ status: 'completed', worker: 'uw', resources: { gpu: 1 }, requires: 'gpu=1' });
 
     // Paused, a run that fits is not claimed; grown past the worker, it waits after the resume.
     await client.setPaused(true);
     const [small, after] = (await client.stage({ command: ['true'], resources: 'gpu=1', repeat: 2 })).runs.map((run) => run.id) as [string, string];
     expect((await fitq(['update', small, '-r', 'gpu=2'], { queue })).exitCode).toBe(0);
     await client.setPaused(false);
-    expect(await client.waitForEnd(after, 10_000)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd(after)).toMatchObject({ status: 'completed' });
     const waiting = await client.getRun(small);
     expect(waiting).toMatchObject({ status: 'staged', requires: 'gpu=2' });
     expect(waiting.reason).toMatch(/gpu/);
@@ -60,7 +60,7 @@ describe('fitq update', () => {
 
     const worker = spawnCliWorker(queue, ['-r', 'slot=1', '--name', 'order']);
     await client.setPaused(false);
-    for (const id of ids) await client.waitForEnd(id, 10_000);
+    for (const id of ids) await client.waitForEnd(id);
     const started = worker.messages().filter((message) => / started$/.test(message) && message.startsWith('Run '));
     expect(started).toEqual([c, b, d, a].map((id) => `Run ${id} started`));
   });
@@ -85,7 +85,7 @@ describe('fitq update', () => {
     expect((await client.getRun(staged)).priority).toBe(0);
 
     writeFileSync(gate, '');
-    expect(await client.waitForEnd(running, 10_000)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd(running)).toMatchObject({ status: 'completed' });
     const ended = await fitq(['update', running, '-r', 'slot=2'], { queue });
     expect([ended.exitCode, ended.stderr.trim()]).toEqual([2, `Error: run '${running}' is completed: only staged or held runs can be updated`]);
     expect(await client.getRun(running)).toMatchObject({ resources: { slot: 1 } });
@@ -226,7 +226,7 @@ describe('fitq update', () => {
         if (!(error instanceof UsageError)) throw error;
       }
     }
-    for (const id of ids) expect(await client.waitForEnd(id, 20_000), id).toMatchObject({ status: 'completed' });
+    for (const id of ids) expect(await client.waitForEnd(id), id).toMatchObject({ status: 'completed' });
     expect(edits).toBeGreaterThan(0);
     for (const id of ids) {
       const hash = await client.redis.hgetall(client.keys.run(id));

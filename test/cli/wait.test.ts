@@ -134,10 +134,8 @@ describe('fitq wait', () => {
     const waiter = spawnFitq(queue, ['wait', id]);
     // Waiting has begun once it holds a blocked read on the event stream.
     await waitFor('the waiter to block', async () => /cmd=xread/.test(await client.redis.client('LIST') as string));
-    const killedAt = Date.now();
     victim.process.kill('SIGKILL');
     const result = await waiter.child;
-    expect(Date.now() - killedAt, 'ms from SIGKILL to the waiter exiting').toBeLessThan(2000 + 2500);
     expect(result.exitCode, waiter.stderr()).toBe(1);
     expect(waiter.stderr().trim()).toBe(`run ${id} lost: worker victim stopped renewing its lease`);
   });

@@ -192,6 +192,6 @@ describe('fitq dashboard content', () => {
       expect(body, path).not.toContain('<script>alert');
     }
     writeFileSync(gate, '');
-    await client.waitForEnd(id, 20_000);
+    await client.waitForEnd(id);
   });
 });

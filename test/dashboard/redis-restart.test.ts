@@ -35,7 +35,7 @@ describe('dashboard across a Redis restart', () => {
     await waitFor('the failure on stderr', () => /^Error: GET \/fragments\/overview: .+$/m.test(dashboard.stderr()));
 
     await server.start();
-    await waitFor('the overview again', async () => (await fetch(`${dashboard.origin}/fragments/overview`)).status === 200, 15_000, 200);
+    await waitFor('the overview again', async () => (await fetch(`${dashboard.origin}/fragments/overview`)).status === 200, 30_000, 200);
     // Live again: a run staged now is announced on the stream.
     const client = await FitqClient.connect({ redisUrl: server.url, queue });
     try {

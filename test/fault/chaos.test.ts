@@ -148,7 +148,7 @@ describe('chaos', () => {
     clients.push(() => client);
     await client.setPool('license=2');
     for (const spec of WORKERS) startWorker(queue, spec);
-    await waitFor('all workers to register', async () => (await client.listWorkers()).length === WORKERS.length, 20_000);
+    await waitFor('all workers to register', async () => (await client.listWorkers()).length === WORKERS.length);
 
     // Three waves of runs; most may be re-staged up to 5 times, some not at all.
     const requests = SHAPES.flatMap((shape) =>
@@ -170,7 +170,7 @@ describe('chaos', () => {
     for (let round = 0; round < 6; round++) {
       if (round % 2 === 0) await stageWave(round / 2);
       // Let runs get going, then strike.
-      await waitFor('some run to be running', async () => (await client.listRuns({ statuses: ['running'] })).length > 0, 20_000);
+      await waitFor('some run to be running', async () => (await client.listRuns({ statuses: ['running'] })).length > 0);
       const victims = [...WORKERS].sort(() => rand() - 0.5).slice(0, 1 + Math.floor(rand() * 2));
       for (const victim of victims) {
         appendFileSync(ledger, `K - - ${victim.name} - ${Date.now()}\n`);

@@ -68,7 +68,7 @@ describe('a worker that loses Redis', () => {
     // Nothing else above info level, and the worker goes on as it was.
     expect(during.filter((entry) => Number(entry.level) >= 40 && !unreachable.test(entry.msg))).toEqual([]);
     const fresh = await connect(server.url, queue);
-    expect(await fresh.waitForEnd(runId, 20_000)).toMatchObject({ status: 'completed', worker: 'steady', epoch: 1 });
+    expect(await fresh.waitForEnd(runId)).toMatchObject({ status: 'completed', worker: 'steady', epoch: 1 });
     expect(logs.map((entry) => String(entry.msg)).join('\n')).not.toMatch(/lost its registration/);
     await worker.stop();
   });
@@ -89,20 +89,20 @@ describe('an outage longer than the lease', () => {
     const plain = (await client.stage({ command: ['sh', '-c', attempt(join(dir, 'b'))], resources: 'foo=1' })).runs[0]!.id;
     const worker = spawnCliWorker(queue, ['-r', 'foo=2', '--name', 'cut', '--lease', '2', '--kill-grace', '1'], server.url);
     for (const id of [retried, plain]) {
-      await waitFor(`run ${id} to print`, async () => (await lines(client, id)).includes('first attempt'), 20_000);
+      await waitFor(`run ${id} to print`, async () => (await lines(client, id)).includes('first attempt'));
     }
 
     await outage(server, 2000 + 1500);
-    await worker.waitForMessage(reconnected, 20_000);
+    await worker.waitForMessage(reconnected);
     for (const old of clients.splice(0)) await old.close();
     client = await connect(server.url, queue);
 
-    const lost = await client.waitForEnd(plain, 30_000);
+    const lost = await client.waitForEnd(plain);
     expect(lost).toMatchObject({ status: 'lost', reason: 'worker cut stopped renewing its lease', worker: 'cut', epoch: 1 });
     expect(lost.exitCode).toBeUndefined();
     expect(lost.signal).toBeUndefined();
     // Re-staged (one retry used), then run again by the same worker, registered anew.
-    const done = await client.waitForEnd(retried, 30_000);
+    const done = await client.waitForEnd(retried);
     expect(done).toMatchObject({ status: 'completed', worker: 'cut', epoch: 2, restaged: 1, retries: 2 });
     expect(done.restagedReason).toBe('worker cut stopped renewing its lease (re-staged 1 of 2)');
     // What the fenced copies printed on SIGTERM never landed.

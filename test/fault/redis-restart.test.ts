@@ -41,7 +41,7 @@ describe('a Redis restart with appendonly', () => {
       let client = await connect(server.url, queue);
       const waiting = (await client.stage({ command: ['true'], resources: 'gpu=1', repeat: 50 })).runs.map((run) => run.id);
       const done = (await client.stage({ command: ['echo', 'done before'], resources: 'cpu=1' })).runs[0]!.id;
-      await client.waitForEnd(done, 20_000);
+      await client.waitForEnd(done);
       const spanning = (await client.stage({
         // Waits for the go file, prints its last line, and leaves a done file as it exits.
         command: ['sh', '-c', 'echo before; while [ ! -e "$0" ]; do sleep 0.05; done; echo after; touch "$0.done"', goFile],
@@ -62,7 +62,7 @@ describe('a Redis restart with appendonly', () => {
 
       for (const old of clients.splice(0)) await old.close();
       client = await connect(server.url, queue);
-      const ended = await client.waitForEnd(spanning, 30_000);
+      const ended = await client.waitForEnd(spanning);
       expect(ended).toMatchObject({ status: 'completed', exitCode: 0, worker: 'steady' });
       expect(await lines(client, spanning)).toEqual(['before', 'after']);
       const followed = await follower;

@@ -67,7 +67,7 @@ describe('a run whose end Redis refuses', () => {
 
     await lift();
     for (const [id, output] of [[a, ['done a']], [b, ['done b']], [silent, []]] as const) {
-      expect(await client.waitForEnd(id, 20_000)).toMatchObject({ status: 'completed', exitCode: 0, worker: 'full', epoch: 1 });
+      expect(await client.waitForEnd(id)).toMatchObject({ status: 'completed', exitCode: 0, worker: 'full', epoch: 1 });
       const lines = (await client.readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
       expect(lines).toEqual(output);
     }
@@ -76,7 +76,7 @@ describe('a run whose end Redis refuses', () => {
 
     // The worker claims again.
     const next = (await client.stage({ command: ['true'], resources: 'cpu=4' })).runs[0]!.id;
-    expect(await client.waitForEnd(next, 20_000)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd(next)).toMatchObject({ status: 'completed' });
     expect(worker.messages().filter((message) => /lost|not recorded/.test(message))).toEqual([]);
     process.kill(worker.pid, 'SIGTERM');
     expect(await worker.exited).toEqual({ exitCode: 0, signal: undefined });
@@ -94,7 +94,7 @@ describe('a run Redis no longer holds for its worker', () => {
     const keys = namespaceKeys(queue);
     expect(await redis.srem(keys.worker('forgot').runs, id)).toBe(1);
     await worker.waitForMessage(`Run ${id} is no longer held for this worker in Redis (its claim was lost or removed); stopping it`);
-    const run = await client.waitForEnd(id, 20_000);
+    const run = await client.waitForEnd(id);
     expect(run).toMatchObject({ status: 'lost', reason: 'Redis no longer holds it for its worker (its claim was lost or removed)' });
     expect(await redis.hget(keys.worker('forgot').free, 'cpu')).toBe('2');
     process.kill(worker.pid, 'SIGTERM');

@@ -39,7 +39,7 @@ describe('fitq wait across a Redis restart', () => {
       const waitGo = (then: string) => ['sh', '-c', `while [ ! -e "$0" ]; do sleep 0.05; done; ${then}`, go];
       const first = (await client.stage({ command: [...waitGo('touch "$0.done"; exit 0')], resources: 'cpu=1' })).runs[0]!.id;
       const second = (await client.stage({ command: [...waitGo('sleep 1; exit 6')], resources: 'cpu=1' })).runs[0]!.id;
-      await waitFor('both runs to start', async () => (await client!.listRuns({ statuses: ['running'] })).length === 2, 20_000);
+      await waitFor('both runs to start', async () => (await client!.listRuns({ statuses: ['running'] })).length === 2);
       const waiter = execa('node', [BIN, 'wait', first, second], { env, reject: false, timeout: 60_000 });
       await waitFor('the waiter to block', async () => /cmd=xread/.test(await client!.redis.client('LIST') as string));
       await client.close();

@@ -167,7 +167,7 @@ describe('renderNamespaceMetrics', () => {
     victim.process.kill('SIGKILL');
     await victim.exited;
     // Reading the workers reaps the dead one once its lease has run out.
-    await waitFor('the victim to be reaped', async () => !(await client.listWorkers()).some((w) => w.name === 'victim'), 10_000);
+    await waitFor('the victim to be reaped', async () => !(await client.listWorkers()).some((w) => w.name === 'victim'));
     expect((await client.getRun(lost)).status).toBe('lost');
     expect((await client.getRun(retried)).status).toBe('staged');
 

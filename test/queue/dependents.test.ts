@@ -44,7 +44,7 @@ describe('dependents', () => {
     await client.stage({ command: ['true'], runId: 'd' });
     // A real worker runs `a` (its end judges `c`), then `d` (one at a time): retention (keep no completed run) then removes `a`.
     const { worker } = await startTestWorker(queue, { resources: 'cpu=1', concurrency: 1 });
-    await client.waitForEnd('d', 10_000);
+    await client.waitForEnd('d');
     await worker.stop();
     expect(await client.redis.exists(client.keys.run('a'))).toBe(0);
     expect(await client.redis.hget(client.keys.run('c'), 'dep:a')).toBe('completed|exit code 0');

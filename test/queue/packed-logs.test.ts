@@ -39,8 +39,8 @@ describe('packed logs', () => {
     const whileRunning = await client.readLog(short);
     expect(await logForm(client, short)).toBe('stream');
     writeFileSync(gate, '');
-    await client.waitForEnd(short, 10_000);
-    await client.waitForEnd(long, 10_000);
+    await client.waitForEnd(short);
+    await client.waitForEnd(long);
 
     expect(await logForm(client, short)).toBe('packed');
     const ended = await client.readLog(short);
@@ -58,7 +58,7 @@ describe('packed logs', () => {
     const script = "printf 'nul:\\000:end\\n'; printf 'tab\\there \\033[1m\\r \"q\" \\\\ / \\n'; printf 'caf\\351 \\342\\202\\254 \\360\\237\\231\\202\\n'; printf '\\n'";
     const id = (await client.stage({ command: [script], shell: true })).runs[0]!.id;
     await startTestWorker(queue, { runOnce: true });
-    await client.waitForEnd(id, 10_000);
+    await client.waitForEnd(id);
     expect(await logForm(client, id)).toBe('packed');
     expect((await client.readLog(id)).map(described)).toEqual([
       'stdout nul:\0:end', 'stdout tab\there \u001b[1m\r "q" \\ / ', 'stdout caf\uFFFD \u20ac \u{1F642}', 'stdout ', 'end completed',
@@ -97,7 +97,7 @@ describe('packed logs', () => {
     const client = await connectClient(queue);
     const id = (await client.stage({ command: ['sh', '-c', 'echo attempt; exit 3'] })).runs[0]!.id;
     await startTestWorker(queue);
-    await client.waitForEnd(id, 10_000);
+    await client.waitForEnd(id);
     expect(await logForm(client, id)).toBe('packed');
     const first = await client.readLog(id);
 
@@ -108,7 +108,7 @@ describe('packed logs', () => {
       await bull.close();
     }
     await expect.poll(async () => (await client.getRun(id)).epoch, { timeout: 20_000 }).toBe(2);
-    await client.waitForEnd(id, 10_000);
+    await client.waitForEnd(id);
     const both = await client.readLog(id);
     expect(both.map(described)).toEqual([
       'stdout attempt', 'end failed', 'restaged retried from BullMQ (it was failed)', 'stdout attempt', 'end failed',

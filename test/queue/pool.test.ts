@@ -54,7 +54,7 @@ describe('pools', () => {
     const later = await Promise.all([0, 1, 2].map(() => stamp(0.1, 'license=1 cpu=1')));
     const spans = new Map<string, [number, number]>();
     for (const id of [first, head, ...later]) {
-      expect((await client.waitForEnd(id, 20_000)).status).toBe('completed');
+      expect((await client.waitForEnd(id)).status).toBe('completed');
       const lines = (await client.readLog(id)).flatMap((e) => (e.kind === 'line' ? [e.line] : []));
       const at = (word: string) => Number(lines.find((line) => line.startsWith(`${word} `))?.split(' ')[1]);
       spans.set(id, [at('start'), at('end')]);
@@ -85,7 +85,7 @@ describe('pools', () => {
     }, 10_000, 100);
     expect((await client.listPool())[0]).toMatchObject({ name: 'license', used: 0n });
     await startTestWorker(queue, { name: 'heir' });
-    expect((await client.waitForEnd(waiting, 10_000)).status).toBe('completed');
+    expect((await client.waitForEnd(waiting)).status).toBe('completed');
   });
 
   it('fitq pool set / ls / rm, with clear errors', async () => {

@@ -24,7 +24,7 @@ async function completeRuns(client: FitqClient, n: number, worker = 'w'): Promis
     await scripts.finishRun({ runId: id, worker, token: 'tok', epoch, status: 'completed', exitCode: 0, reason: 'exit code 0' });
     // The next ends in a later millisecond of the server's clock: no two end at once (ties would sort by id).
     const endedAt = Number(await client.redis.hget(client.keys.run(id), 'finishedOn'));
-    await waitFor('the server clock to pass the end', async () => serverTimeMs(await client.redis.time()) > endedAt, 5000, 1);
+    await waitFor('the server clock to pass the end', async () => serverTimeMs(await client.redis.time()) > endedAt, 30_000, 1);
   }
   await scripts.deregisterWorker(worker, 'tok');
   return ids;
@@ -186,7 +186,7 @@ describe('a run removed while someone waits for its end', () => {
   it('is reported as removed, in one line', async () => {
     const client = await connectClient(newQueue());
     const [id] = (await client.stage({ command: ['true'], resources: 'nothing=1' })).runs.map((run) => run.id);
-    const waiting = client.waitForEnd(id!, 20_000);
+    const waiting = client.waitForEnd(id!);
     await client.removeRuns([id!]);
     const error = await waiting.catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RunRemovedError);

@@ -184,7 +184,7 @@ describe('each role with only its rule', () => {
     await w1.waitForMessage(`Run ${licensed} completed`);
     w2.process.kill('SIGKILL');
     await w2.exited;
-    await w1.waitForMessage('Worker w2 stopped renewing its lease: its runs are lost', 15_000);
+    await w1.waitForMessage('Worker w2 stopped renewing its lease: its runs are lost');
 
     // BullMQ retries the failed run (as Bull Board's retry would); w1 catches up and runs it again.
     const bull = new Queue(keys.queue.name, { prefix: keys.queue.prefix, connection: { url: server.url } });
@@ -238,7 +238,7 @@ describe('each role with only its rule', () => {
       await waitFor(`${role}'s logs -f printing`, () => printed.includes('started'));
       follower.kill('SIGINT');
       // w1's lease is 60 s: without CLIENT UNBLOCK the read would block for most of it.
-      await waitFor(`${role}'s logs -f to exit on Ctrl-C`, () => follower.exitCode !== null, 10_000);
+      await waitFor(`${role}'s logs -f to exit on Ctrl-C`, () => follower.exitCode !== null);
       expect((await follower).exitCode).toBe(130); // interrupted, as fitq wait exits
     }
 

@@ -47,18 +47,12 @@ describe('forged events', () => {
     expect((await client.getRun(second!)).status).toBe('running');
     expect((await client.listWorkers()).map((entry) => entry.name)).toEqual(['forged-w']);
     expect(worker.messages().filter((message) => /Cancel|Stop/.test(message)), worker.stdout()).toEqual([]);
-
-    let started = Date.now();
     const canceled = await fitq(['cancel', first!], { queue });
     expect(canceled.exitCode, canceled.stderr).toBe(0);
-    expect(Date.now() - started).toBeLessThan(15_000);
     expect((await client.getRun(first!)).status).toBe('canceled');
     expect((await client.getRun(second!)).status).toBe('running');
-
-    started = Date.now();
     const stopped = await fitq(['stop', 'forged-w', '--now'], { queue });
     expect(stopped.exitCode, stopped.stderr).toBe(0);
-    expect(Date.now() - started).toBeLessThan(15_000);
     expect(await worker.exited).toEqual({ exitCode: 0, signal: undefined });
     expect((await client.getRun(second!)).status).toBe('lost');
   });

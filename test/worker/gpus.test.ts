@@ -29,7 +29,7 @@ async function stageGpuRuns(client: FitqClient, gpu: string, seconds: number, co
 async function deviceRuns(client: FitqClient, ids: string[]): Promise<DeviceRun[]> {
   return Promise.all(
     ids.map(async (id) => {
-      const run = await client.waitForEnd(id, 30_000);
+      const run = await client.waitForEnd(id);
       expect(run.status).toBe('completed');
       const lines = (await client.readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
       const [, devices = '', order = ''] = /^dev=(\S*) order=(\S*)$/.exec(lines[0] ?? '') ?? [];

@@ -21,7 +21,7 @@ describe('notifications', () => {
     // (Not --run-once: a stopping worker would give the later tries up.)
     const worker = spawnCliWorker(queue, ['-r', 'cpu=1']);
     expect(await client.waitForRuns([id])).toMatchObject([{ status: 'failed', exitCode: 3 }]);
-    await waitFor('the third try to arrive', () => received.length === 3, 15_000);
+    await waitFor('the third try to arrive', () => received.length === 3);
     expect(received.map((post) => post.path)).toEqual(Array(3).fill('/hook?token=s3cret'));
     const run = await client.getRun(id);
     expect(received[2]).toEqual({
@@ -80,7 +80,7 @@ describe('notifications', () => {
     // Another worker sends them: the lost run once its lease is out (the waiter reaps it).
     spawnCliWorker(queue, ['-r', 'mem=1', '--name', 'sender']);
     expect((await client.waitForRuns([lost!])).map((run) => run.status)).toEqual(['lost']);
-    await waitFor('both notifications', () => received.length === 2, 15_000);
+    await waitFor('both notifications', () => received.length === 2);
     expect(received.map((post) => [post.body.id, post.body.status]).sort()).toEqual([[lost, 'lost'], [staged, 'canceled']].sort());
     expect(await client.redis.llen(client.keys.notifyOutbox)).toBe(0);
   });
@@ -119,11 +119,9 @@ describe('notifications', () => {
     const id = (await client.stage({ command: ['true'], notify: url })).runs[0]!.id;
     const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--run-once']);
     await client.waitForRuns([id]);
-    const endedAt = Date.now();
     await waitFor('the POST to arrive', () => received.length === 1);
     const exited = await worker.exited;
     expect(exited.exitCode).toBe(0);
-    expect(Date.now() - endedAt, 'ms from the run’s end to the worker’s exit').toBeLessThan(3000 + 5000);
     expect(worker.messages()).toContain('Gave up 1 notification(s) still on their way: the worker is stopping');
   });
 });

@@ -70,7 +70,7 @@ it('claims nothing while Redis is out of memory, keeps its lease, and runs every
     await lift();
   }
 
-  for (const run of runs) expect((await client.waitForEnd(run.id, 30_000)).status).toBe('completed');
+  for (const run of runs) expect((await client.waitForEnd(run.id)).status).toBe('completed');
   expect(await client.redis.hgetall(keys.free)).toEqual({ cpu: '4' });
   expect(await client.redis.hget(keys.info, 'running')).toBe('0');
   expect(messages(logs).filter((message) => /lost its registration|registered again/.test(message))).toEqual([]);

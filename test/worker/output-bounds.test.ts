@@ -212,7 +212,7 @@ describe('huge, binary and non-UTF-8 output', () => {
     worker.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
     try {
-      const run = await client.waitForEnd(id, 55_000);
+      const run = await client.waitForEnd(id);
       expect(run, stderr).toMatchObject({ status: 'completed', worker: 'rss' });
       // The worker is still running: its peak resident set so far.
       const status = readFileSync(`/proc/${worker.pid}/status`, 'utf8');

@@ -78,7 +78,7 @@ describe('a running run replayed as staged', () => {
 
     // Its one copy ends by itself, and that end is recorded.
     writeFileSync(gate, '');
-    await worker.waitForMessage(`Run ${runId} completed`, 20_000);
+    await worker.waitForMessage(`Run ${runId} completed`);
     expect(await redis.hget(keys.run(runId), 'status')).toBe('completed');
     await waitFor('the claim to be given back', async () => (await client.redis.hget(keys.worker('w1').info, 'running')) === '0');
     expect(await capacity(client, 'w1')).toEqual(idle);
