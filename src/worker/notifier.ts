@@ -110,8 +110,6 @@ export class Notifier {
   private defaultUrl: string | undefined;
   /** Held: every delivery accepted and not done yet. */
   private held = 0;
-  /** Outbox entries being read: room kept for them. */
-  private reserved = 0;
   /** Dropped since the backlog was last empty. */
   private dropped = 0;
   private readonly waiting: Delivery[] = [];
@@ -138,22 +136,25 @@ export class Notifier {
 
   /** A run ended with `status`: notifies its URL, or the namespace's, if any (in the background). */
   runEnded(runId: string, status: string, ownUrl: string | undefined): void {
+    if (!this.accept(runId, status, ownUrl)) this.drop(runId);
+  }
+
+  /** Holds the notification of a run that ended, if it has one to send; false when the backlog is full. */
+  private accept(runId: string, status: string, ownUrl: string | undefined): boolean {
     // Its worker refused it as unsigned or altered: what it holds is nobody's word.
-    if (status === 'rejected') return;
+    if (status === 'rejected') return true;
     const url = ownUrl || this.defaultUrl;
-    if (url === undefined || this.stopping.signal.aborted) return;
+    if (url === undefined || this.stopping.signal.aborted) return true;
     const refusal = notifyRefusal(this.parts.targets, url);
     if (refusal !== undefined) {
       this.refuse(runId, url, refusal);
-      return;
+      return true;
     }
-    if (this.held + this.reserved >= this.parts.bounds.backlog) {
-      this.drop(runId);
-      return;
-    }
+    if (this.held >= this.parts.bounds.backlog) return false;
     this.held += 1;
     this.waiting.push({ runId, url, tries: 0 });
     this.pump();
+    return true;
   }
 
   /**
@@ -167,33 +168,31 @@ export class Notifier {
     if (this.draining || this.stopping.signal.aborted) return;
     this.draining = true;
     this.outboxBehind = false;
-    let reserved = 0;
     try {
       for (;;) {
-        const room = Math.min(OUTBOX_BATCH, bounds.backlog - this.held - this.reserved);
+        const room = Math.min(OUTBOX_BATCH, bounds.backlog - this.held);
         if (room <= 0) {
           this.outboxBehind = true;
           return;
         }
-        reserved = room;
-        this.reserved += reserved;
         const ids = await redis.lpop(keys.notifyOutbox, room);
-        const runs = ids && ids.length > 0
-          ? await execPipeline(ids.reduce((pipeline, id) => pipeline.hmget(keys.run(id), 'runData', 'data', 'status'), redis.pipeline()), { wrongTypeAsNull: true })
-          : [];
-        this.reserved -= reserved;
-        reserved = 0;
         if (!ids || ids.length === 0) return;
-        ids.forEach((id, i) => {
+        const runs = await execPipeline(ids.reduce((pipeline, id) => pipeline.hmget(keys.run(id), 'runData', 'data', 'status'), redis.pipeline()), { wrongTypeAsNull: true });
+        // Runs of this worker that ended meanwhile took room first: what finds none goes back, in its order, for later.
+        const back = ids.filter((id, i) => {
           // As fitq wrote it (runData), not as BullMQ's updateData may have left `data`.
           const [runData, bullData, status] = (runs[i] as (string | null)[] | null) ?? [];
-          this.runEnded(id, status ?? '', ownUrl(fitqRunData({ runData: runData ?? null, data: bullData ?? null })));
+          return !this.accept(id, status ?? '', ownUrl(fitqRunData({ runData: runData ?? null, data: bullData ?? null })));
         });
+        if (back.length > 0) {
+          await redis.lpush(keys.notifyOutbox, ...back.reverse());
+          this.outboxBehind = true;
+          return;
+        }
       }
     } catch (error) {
       logger.warn({ err: error }, `Could not read the notifications waiting to be sent: ${(error as Error).message}`);
     } finally {
-      this.reserved -= reserved;
       this.draining = false;
     }
   }

@@ -58,7 +58,7 @@ describe('waiting for a run to end', () => {
   it('gives up after the time given with a TimeoutError (exit 1), not a usage error', async () => {
     const client = await connectClient(newQueue());
     const { runs } = await client.stage({ command: ['true'], resources: 'never=1' });
-    const waited = client.waitForEnd(runs[0]!.id);
+    const waited = client.waitForEnd(runs[0]!.id, 1000);
     await expect(waited).rejects.toThrow(`run '${runs[0]!.id}' did not end within 1 s`);
     await expect(waited).rejects.toMatchObject({ name: 'TimeoutError', exitCode: 1 });
   });

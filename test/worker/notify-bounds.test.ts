@@ -6,7 +6,9 @@
  * once and counted, and the outbox is left in Redis until there is room.
  * Runs end and are claimed as ever meanwhile.
  */
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_NOTIFY_BOUNDS, Notifier } from '../../src/worker/notifier.js';
 import { connectClient, messages, newQueue, startTestWorker } from '../support/fitq.js';
 import { startReceiver } from '../support/http-receiver.js';
 import { waitFor } from '../support/wait.js';
@@ -53,5 +55,24 @@ describe('notification bounds', () => {
     expect(await client.redis.llen(client.keys.notifyOutbox)).toBe(7);
     expect(messages(logs).filter((message) => message.startsWith('Dropped'))).toEqual([]);
     expect(receiver.mostOpen()).toBe(2);
+  });
+
+  it("a run that ends while the outbox is being read is notified, not dropped as if the backlog were full (the read kept the backlog's room)", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const receiver = await startReceiver(() => 200);
+    const logs: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info', base: undefined }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
+    const notifier = new Notifier({ redis: client.redis, keys: client.keys, queue, logger, targets: { kind: 'any' }, bounds: DEFAULT_NOTIFY_BOUNDS });
+    const ids = (await client.stage([{ command: ['true'], resources: 'gpu=1', notify: `${receiver.url}/outbox` }, { command: ['true'] }])).runs.map((run) => run.id);
+    await client.cancelRun(ids[0]!);
+    // The outbox read is on its way (it waits for Redis) when the worker's own run ends.
+    const reading = notifier.drainOutbox();
+    notifier.runEnded(ids[1]!, 'completed', `${receiver.url}/own`);
+    await reading;
+    await waitFor('both notifications', () => receiver.received.length === 2);
+    await notifier.close();
+    expect(receiver.received.map((post) => post.path).sort()).toEqual(['/outbox', '/own']);
+    expect(messages(logs).filter((message) => message.startsWith('Dropped'))).toEqual([]);
   });
 });
