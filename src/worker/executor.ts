@@ -6,10 +6,10 @@
  */
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
-import { parseRunFields, runDemands } from '../queue/run-record.js';
+import { formatDemands, parseRunFields, runDemands } from '../queue/run-record.js';
+import { arrayOfLimit } from '../queue/sweep.js';
 import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
 import { armTimeLimit, runTimeLimit } from './time-limit.js';
-import { formatHumanResources } from '../resources/spec.js';
 import { formatTimeLimit } from '../cli/duration.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
@@ -401,7 +401,9 @@ export class Executor {
   }
 }
 
-/** "gpu=1 mem=8G" for logs, in human units, or "no resources". */
+/** "gpu=1 mem=8G" for logs, in human units, or "no resources"; an array's limit as the array's slot ("; a slot of array ID"). */
 export function describeDemands(fields: Record<string, string>): string {
-  return formatHumanResources(runDemands(fields)) || 'no resources';
+  const demands = runDemands(fields);
+  const arrays = [...demands.keys()].flatMap((name) => arrayOfLimit(name) ?? []);
+  return [formatDemands(demands) || 'no resources', ...arrays.map((array) => `a slot of array ${array}`)].join('; ');
 }

@@ -25,4 +25,20 @@ describe("the worker's pretty log", () => {
     expect(said).toContain(`Run ${id} failed (exit code 3)`);
     expect(said.filter((line) => line.includes(id))).toHaveLength(3);
   });
+
+  it("names an array's slot as the array's, never as a resource the run demands", async () => {
+    const queue = newQueue();
+    const staged = await fitq(['stage', '-r', 'cpu=1', '--param', 'n=1,2', '--array', '%1', '--', 'true'], { queue });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    const array = /Staged array ([0-9a-f]{12})/.exec(staged.stderr)?.[1];
+    expect(array, staged.stderr).toBeDefined();
+    const worker = await fitq(['worker', '-r', 'cpu=2', '--run-once', '--name', 'pa'], { queue, timeoutMs: 60_000 });
+    expect(worker.exitCode, worker.stderr).toBe(0);
+    const scheduling = worker.stdout.split('\n').filter((line) => line.includes('Scheduling run'));
+    expect(scheduling, worker.stdout).toHaveLength(2);
+    for (const line of scheduling) {
+      expect(line).toMatch(new RegExp(`\\(requires cpu=1; a slot of array ${array!}\\)$`));
+      expect(line).not.toContain('array.');
+    }
+  });
 });
