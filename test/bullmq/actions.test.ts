@@ -432,6 +432,25 @@ describe('BullMQ actions on a fitq namespace', () => {
     expect(runs.map((run) => run.id)).toEqual([holder!.id, next!.id]);
   });
 
+  it('drain: a claim that drops the drained runs from the fit index before fitq reconciles still leaves fitq to forget them', async () => {
+    // No worker polls here, so nothing reconciles between the drain and the claim.
+    const s = await setup({ worker: false });
+    const { client, bull } = s;
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker({ name: 'solo', token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources: 'gpu=1' })).toBe(true);
+    const { runs: drained } = await client.stage({ command: ['true'], resources: 'gpu=1', repeat: 3 });
+    // Reconciled once, as a worker's poll does: fitq has read the queue's events so far.
+    await client.reconcile();
+    await bull.drain();
+    const [next] = (await client.stage({ command: ['true'], resources: 'gpu=1' })).runs;
+    // The claim meets the drained runs first in their shape: it drops them and starts the next.
+    expect(await scripts.claimRun('solo', 'tok', 0)).toMatchObject({ code: 'claimed', runId: next!.id });
+    const runs = await expectAgreement(s, { cli: true });
+    expect(runs.map((run) => run.id)).toEqual([next!.id]);
+    for (const run of drained) expect(await client.redis.zscore(client.keys.ids, run.id), run.id).toBeNull();
+    expect(await scripts.deregisterWorker('solo', 'tok')).toBeTruthy();
+  });
+
   it('obliterate (queue.obliterate, force) deletes running runs too: their worker stops them and gives everything back', async () => {
     const s = await setup();
     const { client, bull } = s;

@@ -300,10 +300,11 @@ describe('a worker that stops answering (SIGSTOP)', () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const pidFile = join(tempDir(), 'pid');
-    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60'), resources: 'foo=1' });
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 120'), resources: 'foo=1' });
     const runId = runs[0]!.id;
-    // Beats every 8 s: not responding after 16 s without one, lapsed after 24 s.
-    const lease = 24_000;
+    // Beats every 15 s: not responding after 30 s without one, lapsed after 45 s. The 15 s between
+    // are for the two commands that show it: a loaded machine took more than 8 s for them.
+    const lease = 45_000;
     const sleeper = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'sleeper', '--lease', String(lease / 1000)]);
     await waitUntilRunning(client, runId, pidFile);
 

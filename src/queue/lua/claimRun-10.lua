@@ -49,6 +49,8 @@
   (BullMQ removed it: job.remove, drain, clean, obliterate), is dropped when
   it comes first in its shape, and the next run of that shape is looked at
   instead; a shape left without staged runs leaves its group (indexShape).
+  One whose job is gone sets reconcile's `pass` to start a full pass, which
+  forgets the run (reconcileRuns-12.lua).
   So are entries fitq never writes, which only a hand could have put there
   (see includes/checkStaged.lua, validShape.lua, readOlderHold.lua): an
   index member that is no run id, whose key holds no job hash, whose job is
@@ -185,11 +187,13 @@ local decision = decideClaim(view, stream, policy)
 -- hand, holds on no staged run. Each was read from its key as the type it
 -- is, so none of this can fail.
 local reindex = {}
+local jobsGone = false
 for _, drop in ipairs(view.drops) do
   if drop.kind == "entry" then
     redis.call("ZREM", drop.key, drop.member)
     if drop.unhold then redis.call("HDEL", holdsKey, drop.member) end
     reindex[drop.shape] = true
+    jobsGone = jobsGone or drop.gone
   elseif drop.kind == "batch" then
     -- A run of a batch never committed: removed as if never staged.
     redis.call("ZREM", drop.key, drop.member)
@@ -216,6 +220,10 @@ for _, drop in ipairs(view.drops) do
   end
 end
 for shape in pairs(reindex) do indexShape(base, shape) end
+-- Runs whose jobs BullMQ deleted (drain, remove) leave the fit index here, before any
+-- reconcile saw the index and BullMQ disagree: the next reconcile makes a full pass, which
+-- forgets them (their ids, holds, dependents; reconcileRuns-12.lua).
+if jobsGone then redis.call("HSET", base .. "reconcile", "pass", "ids:") end
 -- More are left than one call drops: workers claim again at once.
 if view.drops.full then publish(base, {type = "staged", count = 0}) end
 local chosen, head, placed, share = decision.chosen, decision.head, decision.placed, decision.share

@@ -25,7 +25,11 @@ local function checkStaged(base, stagedKey, shape, runId)
     drop.why = "its key holds no job hash"
     return drop
   end
-  if run[1] ~= "staged" then return drop end
+  if run[1] ~= "staged" then
+    -- Gone with its job (drain, remove): fitq's reconcile has yet to forget the run.
+    drop.gone = not run[1]
+    return drop
+  end
   local batch = batchState(base, run[6])
   if batch == "open" then return {kind = "open"} end
   if batch == "expired" then
