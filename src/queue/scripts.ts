@@ -385,7 +385,7 @@ export class Scripts {
     const w = this.keys.worker(worker);
     const reply = (await command(this.redis, 'fitqClaimRun')(
       w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
-      w.devices, this.keys.groups, this.keys.base, token, maxRuns, policy, gpuPlacement,
+      w.devices, this.keys.groups, this.keys.reconcile, this.keys.base, token, maxRuns, policy, gpuPlacement,
       limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs), maxBare,
     )) as unknown[];
     switch (codeName(reply[0])) {

@@ -37,6 +37,7 @@
   KEYS[8] pool:used         hash: cluster-wide resource -> amount reserved
   KEYS[9] worker:devices    hash: GPU device index -> free share (1 = whole device)
   KEYS[10] groups           hash: group of shapes with staged runs -> version
+  KEYS[11] reconcile        hash: where reconcileRuns is (a claim sets its `pass`)
   (and worker:reserved, the worker key + ":reserved": run id -> what its claim reserved)
 
   The `gpu` demand of the run it starts is placed on the worker's GPU
@@ -155,6 +156,7 @@ local poolCapacityKey = KEYS[7]
 local poolUsedKey = KEYS[8]
 local devicesKey = KEYS[9]
 local groupsKey = KEYS[10]
+local reconcileKey = KEYS[11]
 local base, token, maxRuns, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local spread = ARGV[5] == "spread"
 local limits = {default = tonumber(ARGV[6] or ""), max = tonumber(ARGV[7] or "")}
@@ -223,7 +225,7 @@ for shape in pairs(reindex) do indexShape(base, shape) end
 -- Runs whose jobs BullMQ deleted (drain, remove) leave the fit index here, before any
 -- reconcile saw the index and BullMQ disagree: the next reconcile makes a full pass, which
 -- forgets them (their ids, holds, dependents; reconcileRuns-12.lua).
-if jobsGone then redis.call("HSET", base .. "reconcile", "pass", "ids:") end
+if jobsGone then redis.call("HSET", reconcileKey, "pass", "ids:") end
 -- More are left than one call drops: workers claim again at once.
 if view.drops.full then publish(base, {type = "staged", count = 0}) end
 local chosen, head, placed, share = decision.chosen, decision.head, decision.placed, decision.share
