@@ -22,13 +22,13 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** Pids of the processes whose command line holds every one of these words. */
-function processesWith(words: readonly string[]): number[] {
+/** Pids of the processes whose command line holds every one of these words and none of `without`. */
+function processesWith(words: readonly string[], without: readonly string[] = []): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (words.every((word) => argv.includes(word))) pids.push(Number(entry));
+      if (words.every((word) => argv.includes(word)) && !without.some((word) => argv.includes(word))) pids.push(Number(entry));
     } catch {
       // gone meanwhile
     }
@@ -126,8 +126,10 @@ describe('fitq worker --detach and fitq stop', { timeout: 300_000 }, () => {
       reject: false,
     });
     // Hold the background worker still, so it cannot register before the starter is gone.
+    // The background worker once it runs its own command line (without --detach): until its exec, the
+    // starter's fork shows the starter's, and holding that still would hold the starter's output pipes open.
     const [pid] = await waitFor('the background worker to exist', () => {
-      const found = processesWith(['worker', '--name', 'orphan']).filter((candidate) => candidate !== starter.pid);
+      const found = processesWith(['worker', '--name', 'orphan'], ['--detach']).filter((candidate) => candidate !== starter.pid);
       return found.length > 0 && found;
     });
     backgroundPids.push(pid!);
