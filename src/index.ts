@@ -16,7 +16,7 @@ export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, ty
 export { RETENTION_DEFAULTS, type Retention } from './queue/retention.js';
 export type { StageRequest } from './queue/stage.js';
 export type { RunChanges, UpdateOptions, UpdateResult, FieldChange } from './queue/update.js';
-export { parseTimeLimit, parseTimeSignal, type TimeSignal } from './cli/duration.js';
+export { parseTimeLimit, parseTimeSignal, type TimeSignal } from './units/duration.js';
 export type { ArrayRequest } from './queue/sweep.js';
 export type { OutputFiles } from './queue/output-files.js';
 export type { RunFilter, RunRecord, RunStatus } from './queue/run-record.js';

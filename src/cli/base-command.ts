@@ -6,7 +6,7 @@
 import { Command, Flags } from '@oclif/core';
 import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { oneLine, quote, quoteBytes } from '../queue/names.js';
+import { oneLine, quote, quoteBytes } from '../text/quote.js';
 import { FitqClient, type ClientOptions } from '../queue/client.js';
 import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../queue/connection.js';
 import { resolveTlsOptions } from '../queue/tls-options.js';

@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync,
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { MAX_DEPENDENCIES } from '../queue/parked.js';
 
 /** Stagings remembered per namespace (so `@~99` is the oldest one can name). */

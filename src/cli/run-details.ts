@@ -3,10 +3,10 @@
  * page shows it: the record's fields by label, and every attempt.
  * A run's environment is shown by names only, never values.
  */
-import { formatDuration, formatTime } from './format.js';
+import { formatDuration, formatTime } from '../units/time.js';
 import { describeDemands, formatCommand, formatLabels, statusText } from './run-table.js';
-import { formatDurationSpec, formatTimeLimit } from './duration.js';
-import { oneLine } from '../queue/names.js';
+import { formatDurationSpec, formatTimeLimit } from '../units/duration.js';
+import { oneLine } from '../text/quote.js';
 import type { RetryPolicy } from '../queue/parked.js';
 import { everyAttempt, type RunAttempt, type RunRecord } from '../queue/run-record.js';
 

@@ -2,7 +2,7 @@
  * How `fitq logs` and `fitq wait` tell what became of a run: a line on
  * stderr (the exit code is exit-codes.ts's runExitCode).
  */
-import { oneLine } from '../queue/names.js';
+import { oneLine } from '../text/quote.js';
 import type { RunRecord } from '../queue/run-record.js';
 
 /** Why it ended, without repeating the status: "rejected: x" -> "x". */

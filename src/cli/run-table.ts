@@ -3,9 +3,9 @@
  * and the columns of `fitq runs`.
  */
 import { UsageError } from '../errors.js';
-import { oneLine, quote } from '../queue/names.js';
+import { oneLine, quote } from '../text/quote.js';
 import type { RunRecord } from '../queue/run-record.js';
-import { formatDuration, formatTime } from './format.js';
+import { formatDuration, formatTime } from '../units/time.js';
 
 /** Longest COMMAND and LABELS cells before they are cut (not with --wide). */
 export const MAX_CELL_LENGTH = 40;

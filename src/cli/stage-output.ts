@@ -4,7 +4,7 @@
  */
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import type { OutputFiles } from '../queue/output-files.js';
 
 export const outputFlags = {

@@ -13,10 +13,10 @@
 import { readFileSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { MAX_REPEAT } from '../queue/stage.js';
 import { MAX_ARRAY_INDEX, validateParamNames, type ArrayRequest } from '../queue/sweep.js';
-import { decodeUtf8 } from '../queue/utf8.js';
+import { decodeUtf8 } from '../text/utf8.js';
 
 export const sweepFlags = {
   array: Flags.string({

@@ -6,7 +6,7 @@
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../queue/client.js';
-import { oneLine } from '../queue/names.js';
+import { oneLine } from '../text/quote.js';
 import { isEnded, type RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
 import { LogPrinter } from './log-printer.js';

@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { LogPrinter } from '../cli/log-printer.js';
 import { readLogEntries } from '../queue/logs.js';
-import { oneLine } from '../queue/names.js';
+import { oneLine } from '../text/quote.js';
 import { isEnded, type RunRecord } from '../queue/run-record.js';
 import { describeEnd, noOutputNote } from '../cli/run-end.js';
 import { EXIT, RUN_EXIT_RULE, runExitCode } from '../exit-codes.js';

@@ -3,7 +3,7 @@ import { FitqCommand } from '../cli/base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { ENDED_STATUSES, isEnded } from '../queue/run-record.js';
 
 export default class Restart extends FitqCommand {

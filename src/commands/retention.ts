@@ -1,9 +1,9 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import type { RetentionState } from '../queue/client.js';
-import { formatDurationSpec, parseDuration } from '../cli/duration.js';
+import { formatDurationSpec, parseDuration } from '../units/duration.js';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { RETENTION_DEFAULTS, RETENTION_SETTINGS, type Retention, type RetentionSetting } from '../queue/retention.js';
 
 /** Each setting's flag, in the order shown. */

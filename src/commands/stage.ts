@@ -8,7 +8,7 @@ import { rememberStaged } from '../cli/last-staged.js';
 import { lifecycleFlags, parseLifecycleFlags } from '../cli/stage-lifecycle.js';
 import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { commandJsonWithinLimit, MAX_PRIORITY, MAX_REPEAT, MAX_RETRIES, parseIntegerOption, STAGE_USAGE } from '../queue/stage.js';
 import { parseResourceSpecs, UNITS_HELP } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';

@@ -1,10 +1,10 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { parseDuration } from '../cli/duration.js';
+import { parseDuration } from '../units/duration.js';
 import { describeEnd } from '../cli/run-end.js';
 import { EXIT, firstFailure, RUN_EXIT_RULE, waitExitCode } from '../exit-codes.js';
 import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
-import { oneLine } from '../queue/names.js';
+import { oneLine } from '../text/quote.js';
 import type { RunRecord } from '../queue/run-record.js';
 import { WaitIncompleteError } from '../queue/wait.js';
 

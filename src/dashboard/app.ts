@@ -5,7 +5,7 @@
  */
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { oneLine } from '../queue/names.js';
+import { oneLine } from '../text/quote.js';
 import { requireToken } from './auth.js';
 import { requireKnownHost } from './host-check.js';
 import { registerAssets } from './assets/assets.js';

@@ -6,7 +6,7 @@
  */
 import { UsageError } from '../errors.js';
 import { FitqClient, resolveNamespace, type ClientOptions } from '../queue/client.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { hostRule, type HostRule } from './host-check.js';
 import { LiveFeed } from './live.js';
 import { NamespaceLogReader } from './log-followers.js';

@@ -13,7 +13,7 @@ import { isIP } from 'node:net';
 import type { MiddlewareHandler } from 'hono';
 import { html } from 'hono/html';
 import { UsageError } from '../errors.js';
-import { oneLine, quote } from '../queue/names.js';
+import { oneLine, quote } from '../text/quote.js';
 import { isLoopbackHost } from './auth.js';
 import type { DashboardEnv } from './context.js';
 import { plainPage } from './plain-page.js';

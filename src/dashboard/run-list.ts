@@ -9,7 +9,8 @@ import { parseKeyValues } from '../cli/base-command.js';
 import { COLUMN_NAMES, formatCommand, formatLabels, runTable, type ColumnName } from '../cli/run-table.js';
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../queue/client.js';
-import { oneLine, quote, validateQueueName, validateRunId, validateWorkerName } from '../queue/names.js';
+import { oneLine, quote } from '../text/quote.js';
+import { validateQueueName, validateRunId, validateWorkerName } from '../queue/names.js';
 import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
 
 /** What the runs page shows: every given condition must hold. */

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import type { DashboardEnv } from './context.js';
 
 export interface DashboardServer {

@@ -11,7 +11,8 @@ import { listPool, type PoolResource } from './pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
 import { execPipeline } from './pipeline.js';
 import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
-import { quote, validateRunId, validateWorkerName } from './names.js';
+import { quote } from '../text/quote.js';
+import { validateRunId, validateWorkerName } from './names.js';
 import {
   bullDataAltered,
   ENDED_STATUSES,

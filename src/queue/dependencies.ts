@@ -8,7 +8,8 @@
 import { UsageError } from '../errors.js';
 import { tallyOfRuns, type ArrayTally } from './array-tally.js';
 import type { FitqClient } from './client.js';
-import { quote, validateRunId } from './names.js';
+import { quote } from '../text/quote.js';
+import { validateRunId } from './names.js';
 import type { Dependency } from './parked.js';
 import { ENDED_STATUSES, type RunRecord } from './run-record.js';
 import type { Scripts } from './scripts.js';

@@ -4,7 +4,8 @@
  * drains or undrains each in one script call (setDrained-3.lua).
  */
 import { UsageError } from '../errors.js';
-import { quote, validateWorkerName } from './names.js';
+import { quote } from '../text/quote.js';
+import { validateWorkerName } from './names.js';
 import type { Scripts } from './scripts.js';
 import type { WorkerRecord } from './worker-record.js';
 

@@ -5,7 +5,7 @@
  * what stager, CLI and worker share: the URL's validation and the payload.
  */
 import { UsageError } from '../errors.js';
-import { quote } from './names.js';
+import { quote } from '../text/quote.js';
 import type { RunRecord } from './run-record.js';
 
 /** The field of the namespace's `settings` hash holding its notification URL. */

@@ -11,9 +11,9 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { quote } from './names.js';
+import { quote } from '../text/quote.js';
 import { checkPlaceholders, fillPlaceholders } from './placeholders.js';
-import { isWellFormed } from './utf8.js';
+import { isWellFormed } from '../text/utf8.js';
 
 export interface OutputFiles {
   /** The file for stdout (and stderr, unless `stderr` is given). */

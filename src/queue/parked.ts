@@ -8,9 +8,10 @@
  * words why a parked run waits.
  */
 import { UsageError } from '../errors.js';
-import { formatTime } from '../cli/format.js';
+import { formatTime } from '../units/time.js';
 import type { ArrayTally } from './array-tally.js';
-import { quote, validateRunId } from './names.js';
+import { quote } from '../text/quote.js';
+import { validateRunId } from './names.js';
 
 /**
  * Kinds of dependency, as Slurm's: `ok` every run completed (afterok),

@@ -5,7 +5,7 @@
  * are left as they are.
  */
 import { UsageError } from '../errors.js';
-import { quote } from './names.js';
+import { quote } from '../text/quote.js';
 
 /** `{{name}}` (kept as `{name}`) or `{name}` (a placeholder), never the shell's `${name}`. */
 const PLACEHOLDER = /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

@@ -5,7 +5,7 @@
  * they agree) and at once by `fitq retention` and `fitq runs clean`.
  */
 import { UsageError } from '../errors.js';
-import { quote } from './names.js';
+import { quote } from '../text/quote.js';
 import { ENDED_STATUSES, type RunStatus } from './run-record.js';
 
 /** A namespace's retention; null: no limit. */

@@ -5,15 +5,16 @@
 import { randomBytes } from 'node:crypto';
 import { readlinkSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { formatTimeLimit, formatTimeSignal, MAX_TIME_LIMIT_MS, parseTimeLimit, parseTimeSignal, type TimeSignal } from '../cli/duration.js';
+import { formatTimeLimit, formatTimeSignal, MAX_TIME_LIMIT_MS, parseTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
 import { UsageError } from '../errors.js';
 import { validateNotifyUrl } from './notify.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
-import { MAX_NAME_LENGTH, quote, quoteBytes, validateNewRunId } from './names.js';
+import { MAX_NAME_LENGTH, validateNewRunId } from './names.js';
+import { quote, quoteBytes } from '../text/quote.js';
 import { lifecycleJson, type LifecycleOptions } from './parked.js';
-import { isWellFormed, REPLACEMENT_CHARACTER } from './utf8.js';
+import { isWellFormed, REPLACEMENT_CHARACTER } from '../text/utf8.js';
 import { prepareOutputFiles, type OutputFiles } from './output-files.js';
 import type { ArrayRequest } from './sweep.js';
 

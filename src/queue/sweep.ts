@@ -22,7 +22,7 @@
 import { UsageError } from '../errors.js';
 import { MICROS_PER_UNIT } from '../resources/amount.js';
 import { formatResources, sortResources, type Resources } from '../resources/spec.js';
-import { quote } from './names.js';
+import { quote } from '../text/quote.js';
 import { checkPlaceholders, fillPlaceholders, placeholdersOf } from './placeholders.js';
 import { MAX_REPEAT, newRunId, prepareRuns, type PreparedRun, type StageRequest } from './stage.js';
 

@@ -29,12 +29,13 @@ import {
 } from '../resources/spec.js';
 import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
 import type { NamespaceKeys } from './keys.js';
-import { quote, validateRunId } from './names.js';
+import { quote } from '../text/quote.js';
+import { validateRunId } from './names.js';
 import { execPipeline } from './pipeline.js';
 import { dataFields, fitqRunData, parseRunFields, runDataJson, runFields, type RunRecord } from './run-record.js';
 import { refusalOf } from './script-codes.js';
 import type { Scripts, UpdateScriptRun } from './scripts.js';
-import { formatTimeLimit } from '../cli/duration.js';
+import { formatTimeLimit } from '../units/duration.js';
 import { parsePinnedGpus, shapeOf, timeFields, validateLabels, validatePriority } from './stage.js';
 import { ARRAY_RESOURCE_PREFIX } from './sweep.js';
 

@@ -3,7 +3,7 @@
  * of a verdict of the explainRuns script (explain.ts), which judges the run
  * for every live worker by the claim's own policy. Only formats.
  */
-import { formatTimeLimit } from '../cli/duration.js';
+import { formatTimeLimit } from '../units/duration.js';
 import { formatHumanAmount, MICROS_PER_UNIT } from '../resources/amount.js';
 import { ARRAY_RESOURCE_PREFIX, arrayOfLimit } from './sweep.js';
 import type { HeadLack, HeldDevices, RunVerdict, Shortfall, WorkerVerdict } from './explain.js';

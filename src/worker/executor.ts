@@ -10,7 +10,7 @@ import { formatDemands, parseRunFields, runDemands } from '../queue/run-record.j
 import { arrayOfLimit } from '../queue/sweep.js';
 import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
 import { armTimeLimit, runTimeLimit } from './time-limit.js';
-import { formatTimeLimit } from '../cli/duration.js';
+import { formatTimeLimit } from '../units/duration.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
 import { startRunProcess, type RunProcess } from './child.js';

@@ -20,7 +20,7 @@
  * notifies nowhere until told where.
  */
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { hasCredentials, parseNotifyUrl } from '../queue/notify.js';
 
 export interface NotifyTarget {

@@ -4,10 +4,10 @@
 import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
-import { HIGHEST_PORT } from '../cli/port.js';
+import { HIGHEST_PORT } from '../units/port.js';
 import type { ClientOptions } from '../queue/client.js';
 import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
-import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../cli/duration.js';
+import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../units/duration.js';
 import type { TlsFiles } from '../queue/tls-options.js';
 import type { GpuOption } from './gpus.js';
 import { validateWorkerName } from '../queue/names.js';

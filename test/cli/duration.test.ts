@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatDurationSpec, formatTimeLimit, formatTimeSignal, parseDuration, parseTimeLimit, parseTimeSignal } from '../../src/cli/duration.js';
+import { formatDurationSpec, formatTimeLimit, formatTimeSignal, parseDuration, parseTimeLimit, parseTimeSignal } from '../../src/units/duration.js';
 
 describe('durations typed on the command line', () => {
   it.each([

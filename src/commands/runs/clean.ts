@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
 import { reportDryRun } from '../../cli/run-selection.js';
-import { parseDuration } from '../../cli/duration.js';
+import { parseDuration } from '../../units/duration.js';
 import { parseIntegerOption } from '../../queue/stage.js';
 import { cleanableStatuses } from '../../queue/retention.js';
 

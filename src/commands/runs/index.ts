@@ -4,7 +4,7 @@ import { renderTable } from '../../cli/format.js';
 import { COLUMN_NAMES, DEFAULT_COLUMNS, formatCommand, parseColumns, runTable } from '../../cli/run-table.js';
 import { dependencyEdges, renderTree } from '../../queue/dependencies.js';
 import { UsageError } from '../../errors.js';
-import { oneLine, quote } from '../../queue/names.js';
+import { oneLine, quote } from '../../text/quote.js';
 import { RUN_STATUSES, type RunStatus } from '../../queue/run-record.js';
 
 export default class Runs extends FitqCommand {

@@ -5,7 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
-import { formatDuration } from '../../cli/format.js';
+import { formatDuration } from '../../units/time.js';
 import type { FitqClient } from '../../queue/client.js';
 import { serverTimeMs } from '../../queue/liveness.js';
 import { RUN_STATUSES } from '../../queue/run-record.js';

@@ -8,7 +8,7 @@
 import type { Context, Hono } from 'hono';
 import { html, raw } from 'hono/html';
 import { UsageError } from '../../errors.js';
-import { quote } from '../../queue/names.js';
+import { quote } from '../../text/quote.js';
 import { RUN_STATUSES } from '../../queue/run-record.js';
 import { workerState } from '../../queue/worker-record.js';
 import { workerActionForms } from '../actions.js';

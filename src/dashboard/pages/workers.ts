@@ -6,7 +6,7 @@
  */
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
-import { formatDuration } from '../../cli/format.js';
+import { formatDuration } from '../../units/time.js';
 import type { FitqClient } from '../../queue/client.js';
 import { formatAge } from '../../queue/liveness.js';
 import { formatDemands, type RunRecord } from '../../queue/run-record.js';

@@ -7,7 +7,7 @@
  */
 import { UsageError } from '../errors.js';
 import { constants } from 'node:os';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 
 const osSignals = constants.signals;
 

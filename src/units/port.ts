@@ -1,5 +1,6 @@
+/** Ports typed on the command line (`--port 7070`, `--metrics-port 9464`). */
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 
 export const HIGHEST_PORT = 65_535;
 
