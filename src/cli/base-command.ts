@@ -8,8 +8,8 @@ import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../e
 import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
 import { FitqClient, type ClientOptions } from '../queue/client.js';
-import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../queue/connection.js';
-import { resolveTlsOptions } from '../queue/tls-options.js';
+import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../redis/connection.js';
+import { resolveTlsOptions } from '../redis/tls-options.js';
 import { findNonUtf8Word } from './raw-argv.js';
 import { closest } from './suggest.js';
 
@@ -113,7 +113,7 @@ export abstract class FitqCommand extends Command {
   /**
    * Connects (with any further client options, e.g. a secret), runs fn with
    * a client, always closes. Warns on stderr, in one line, when Redis may
-   * evict keys (connection.ts, evictionProblem), and when the Redis user
+   * evict keys (redis/connection.ts, evictionProblem), and when the Redis user
    * may only read (client.ts, READ_ONLY_NOTE).
    */
   protected async withClient<T>(

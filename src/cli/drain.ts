@@ -1,6 +1,6 @@
 /** What `fitq drain` and `fitq undrain` print. */
 import { Flags } from '@oclif/core';
-import { workerState, workerToJson, type WorkerRecord } from '../queue/worker-record.js';
+import { workerState, workerToJson, type WorkerRecord } from '../model/worker-record.js';
 
 /** What `fitq drain` (or `undrain`) says of one worker. */
 export function drainLine({ worker, changed }: { worker: WorkerRecord; changed: boolean }, drained: boolean): string {

@@ -12,7 +12,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { quote } from '../text/quote.js';
-import { MAX_DEPENDENCIES } from '../queue/parked.js';
+import { MAX_DEPENDENCIES } from '../model/parked.js';
 
 /** Stagings remembered per namespace (so `@~99` is the oldest one can name). */
 const KEPT = 100;

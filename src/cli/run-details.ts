@@ -7,8 +7,8 @@ import { formatDuration, formatTime } from '../units/time.js';
 import { describeDemands, formatCommand, formatLabels, statusText } from './run-table.js';
 import { formatDurationSpec, formatTimeLimit } from '../units/duration.js';
 import { oneLine } from '../text/quote.js';
-import type { RetryPolicy } from '../queue/parked.js';
-import { everyAttempt, type RunAttempt, type RunRecord } from '../queue/run-record.js';
+import type { RetryPolicy } from '../model/parked.js';
+import { everyAttempt, type RunAttempt, type RunRecord } from '../model/run-record.js';
 
 /** "2h30m (SIGUSR1@2m), deadline 14:30:00 (in 1h)": the limit, its signal if not the default, and while running its deadline. */
 function timeLimitText(run: RunRecord, now: number): string | undefined {

@@ -1,9 +1,9 @@
 /**
  * How `fitq logs` and `fitq wait` tell what became of a run: a line on
- * stderr (the exit code is exit-codes.ts's runExitCode).
+ * stderr (the exit code is model/run-exit-code.ts's runExitCode).
  */
 import { oneLine } from '../text/quote.js';
-import type { RunRecord } from '../queue/run-record.js';
+import type { RunRecord } from '../model/run-record.js';
 
 /** Why it ended, without repeating the status: "rejected: x" -> "x". */
 function reasonOf(run: RunRecord): string {

@@ -4,7 +4,7 @@
  */
 import { UsageError } from '../errors.js';
 import { oneLine, quote } from '../text/quote.js';
-import type { RunRecord } from '../queue/run-record.js';
+import type { RunRecord } from '../model/run-record.js';
 import { formatDuration, formatTime } from '../units/time.js';
 
 /** Longest COMMAND and LABELS cells before they are cut (not with --wide). */

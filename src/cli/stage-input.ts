@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
-import { STAGE_USAGE } from '../queue/stage.js';
+import { STAGE_USAGE } from '../model/run-checks.js';
 import { decodeUtf8, utf8Pieces } from '../text/utf8.js';
 import { MAX_PARSED_WORDS, type NonUtf8Place } from './base-command.js';
 

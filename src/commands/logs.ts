@@ -1,11 +1,12 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { LogPrinter } from '../cli/log-printer.js';
-import { readLogEntries } from '../queue/logs.js';
+import { readLogEntries } from '../operations/log-reads.js';
 import { oneLine } from '../text/quote.js';
-import { isEnded, type RunRecord } from '../queue/run-record.js';
+import { isEnded, type RunRecord } from '../model/run-record.js';
 import { describeEnd, noOutputNote } from '../cli/run-end.js';
-import { EXIT, RUN_EXIT_RULE, runExitCode } from '../exit-codes.js';
+import { EXIT } from '../exit-codes.js';
+import { RUN_EXIT_RULE, runExitCode } from '../model/run-exit-code.js';
 
 /** Entries read per round trip when printing a whole log. */
 const PAGE = 1000;

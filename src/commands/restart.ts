@@ -4,7 +4,7 @@ import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selec
 import { UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { quote } from '../text/quote.js';
-import { ENDED_STATUSES, isEnded } from '../queue/run-record.js';
+import { ENDED_STATUSES, isEnded } from '../model/run-record.js';
 
 export default class Restart extends FitqCommand {
   static override summary = 'Stage ended runs again: same id, command, demands and labels, a fresh attempt.';

@@ -4,7 +4,7 @@ import type { RetentionState } from '../queue/client.js';
 import { formatDurationSpec, parseDuration } from '../units/duration.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../text/quote.js';
-import { RETENTION_DEFAULTS, RETENTION_SETTINGS, type Retention, type RetentionSetting } from '../queue/retention.js';
+import { RETENTION_DEFAULTS, RETENTION_SETTINGS, type Retention, type RetentionSetting } from '../model/retention.js';
 
 /** Each setting's flag, in the order shown. */
 const FLAGS: Readonly<Record<RetentionSetting, string>> = {

@@ -12,9 +12,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { isValidName } from '../queue/names.js';
-import { ENDED_STATUSES, type RunRecord } from '../queue/run-record.js';
-import { MAX_PRIORITY } from '../queue/stage.js';
+import { isValidName } from '../model/names.js';
+import { ENDED_STATUSES, type RunRecord } from '../model/run-record.js';
+import { MAX_PRIORITY } from '../model/run-checks.js';
 import type { DashboardContext, DashboardEnv } from './context.js';
 import type { Html } from './layout.js';
 import { dashboardPage } from './page.js';

@@ -10,7 +10,7 @@
 import type { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { Redis } from 'ioredis';
-import { closeRedis, connectRedis, type ConnectionOptions } from '../queue/connection.js';
+import { closeRedis, connectRedis, type ConnectionOptions } from '../redis/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { DashboardContext, DashboardEnv } from './context.js';
 import { withStreamSlot } from './stream-slots.js';

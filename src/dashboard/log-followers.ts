@@ -5,7 +5,7 @@
  * Redis). One reader blocks on the log streams of every followed run at
  * once, and on the namespace's event stream, where a run's start, end,
  * re-staging and removal show even when its log is packed as it ends
- * (logs.ts). A page that joins interrupts the blocked read (CLIENT UNBLOCK)
+ * (model/logs.ts). A page that joins interrupts the blocked read (CLIENT UNBLOCK)
  * so its run is read at once. Every followed run is also looked at every
  * few seconds, and dead workers are reaped as their leases run out (a run
  * whose worker died ends only then), as followLog does.
@@ -17,9 +17,10 @@
  */
 import type { Redis } from 'ioredis';
 import { RunRemovedError, type FitqClient } from '../queue/client.js';
-import { closeRedis, connectRedis, type ConnectionOptions } from '../queue/connection.js';
-import { isAfter, lastEventId, parseLogEntry, readLogEntries, type LogEntry } from '../queue/logs.js';
-import { isEnded, type RunRecord } from '../queue/run-record.js';
+import { closeRedis, connectRedis, type ConnectionOptions } from '../redis/connection.js';
+import { isAfter, parseLogEntry, type LogEntry } from '../model/logs.js';
+import { lastEventId, readLogEntries } from '../operations/log-reads.js';
+import { isEnded, type RunRecord } from '../model/run-record.js';
 
 /** What a follower hears: entries after its position, then the run's end or why it cannot be followed (once). */
 export interface LogSink {

@@ -10,8 +10,8 @@ import { COLUMN_NAMES, formatCommand, formatLabels, runTable, type ColumnName } 
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../queue/client.js';
 import { oneLine, quote } from '../text/quote.js';
-import { validateQueueName, validateRunId, validateWorkerName } from '../queue/names.js';
-import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
+import { validateQueueName, validateRunId, validateWorkerName } from '../model/names.js';
+import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../model/run-record.js';
 
 /** What the runs page shows: every given condition must hold. */
 export interface RunQuery {

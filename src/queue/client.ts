@@ -4,47 +4,40 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { TimeoutError, UsageError } from '../errors.js';
-import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from './connection.js';
+import { closeRedis, connectRedis, isOutOfMemory, type ConnectionOptions } from '../redis/connection.js';
 import { formatMicros } from '../resources/amount.js';
 import { parseResourceSpecs, type Resources } from '../resources/spec.js';
-import { listPool, type PoolResource } from './pools.js';
+import { listPool, type PoolResource } from '../operations/pools.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './keys.js';
-import { execPipeline } from './pipeline.js';
-import { DEFAULT_LOG_MAX_LINES, lastEventId, readLogEntries, waitLogEntries, type LogEntry } from './logs.js';
+import { execPipeline } from '../redis/pipeline.js';
+import { DEFAULT_LOG_MAX_LINES, type LogEntry } from '../model/logs.js';
+import { lastEventId, readLogEntries, waitLogEntries } from '../operations/log-reads.js';
 import { quote } from '../text/quote.js';
-import { validateRunId, validateWorkerName } from './names.js';
-import {
-  bullDataAltered,
-  ENDED_STATUSES,
-  isEnded,
-  matchesFilter,
-  parseRunFields,
-  runDataJson,
-  runDemands,
-  runFields,
-  type RunFilter,
-  type RunRecord,
-  type RunStatus,
-} from './run-record.js';
-import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from './retention.js';
+import { validateRunId, validateWorkerName } from '../model/names.js';
+import { bullDataAltered, parseRunFields, runDataJson, runDemands, runFields } from '../model/run-data.js';
+import { ENDED_STATUSES, isEnded, matchesFilter, type RunFilter, type RunRecord, type RunStatus } from '../model/run-record.js';
+import { cleanableStatuses, readRetention, RETENTION_SETTINGS, storedLimit, validateLimit, type Retention, type RetentionSetting } from '../model/retention.js';
 import { refusal, SCRIPT_CODES } from './script-codes.js';
 import { Scripts, type ReconcileAction, type StagedBatch } from './scripts.js';
-import { prepareRuns, runShape, type PreparedRun, type StageRequest } from './stage.js';
-import { updateRuns, type RunChanges, type UpdateOptions, type UpdateResult } from './update.js';
-import { dependentsOf, resolveDependencies } from './dependencies.js';
+import { prepareRuns, runShape, type PreparedRun, type StageRequest } from '../model/stage.js';
+import { updateRuns, type UpdateOptions, type UpdateResult } from './update.js';
+import type { RunChanges } from '../model/run-edits.js';
+import { dependentsOf } from '../model/dependencies.js';
+import { resolveDependencies } from '../operations/dependencies.js';
 import { setHeld, type HoldResult } from './hold.js';
-import { dependencyArrays, parkedReason } from './parked.js';
-import { readArrayTallies } from './array-tally.js';
+import { dependencyArrays, parkedReason } from '../model/parked.js';
+import { readArrayTallies } from '../operations/array-tallies.js';
 import { restartRuns, type RestartResult } from './restart.js';
-import type { RunAttempt } from './run-record.js';
-import { prepareArray } from './sweep.js';
-import { whyWaiting } from './why-waiting.js';
+import type { RunAttempt } from '../model/run-record.js';
+import { prepareArray } from '../model/sweep.js';
+import { whyWaiting } from '../model/why-waiting.js';
 import { waitRuns, type WaitOptions } from './wait.js';
-import { NOTIFY_SETTING, validateNotifyUrl } from './notify.js';
+import { NOTIFY_SETTING, validateNotifyUrl } from '../model/notify.js';
 import { setDrained as setDrainedOf } from './drain.js';
-import type { RunVerdict } from './explain.js';
-import { serverTimeMs, withWorkerLiveness } from './liveness.js';
-import { readWorkers, type WorkerRecord } from './worker-record.js';
+import type { RunVerdict } from '../model/explain.js';
+import { serverTimeMs, withWorkerLiveness } from '../model/liveness.js';
+import { readWorkers } from '../operations/workers.js';
+import type { WorkerRecord } from '../model/worker-record.js';
 import { secretKey, type Secret } from '../security/secret.js';
 import { signRuns } from '../security/signing.js';
 

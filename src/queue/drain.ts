@@ -5,9 +5,9 @@
  */
 import { UsageError } from '../errors.js';
 import { quote } from '../text/quote.js';
-import { validateWorkerName } from './names.js';
+import { validateWorkerName } from '../model/names.js';
 import type { Scripts } from './scripts.js';
-import type { WorkerRecord } from './worker-record.js';
+import type { WorkerRecord } from '../model/worker-record.js';
 
 export interface DrainParts {
   scripts: Scripts;

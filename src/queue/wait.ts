@@ -13,9 +13,9 @@
 import type { Redis } from 'ioredis';
 import { TimeoutError } from '../errors.js';
 import type { NamespaceKeys } from './keys.js';
-import { lastEventId } from './logs.js';
-import { execPipeline } from './pipeline.js';
-import { isEnded, type RunRecord } from './run-record.js';
+import { lastEventId } from '../operations/log-reads.js';
+import { execPipeline } from '../redis/pipeline.js';
+import { isEnded, type RunRecord } from '../model/run-record.js';
 
 /** How often every run still waited for is read again, whatever the events said. */
 export const SAFETY_READ_MS = 30_000;

@@ -16,7 +16,7 @@ import type { Readable, Writable } from 'node:stream';
 import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { oneLine } from '../text/quote.js';
-import type { StoredOutputFiles } from '../queue/output-files.js';
+import type { StoredOutputFiles } from '../model/output-files.js';
 import { LineSplitter } from './line-splitter.js';
 import { drained, openOutputFiles, type OutputFileWriters } from './output-files.js';
 import { waitForOutputRoom } from './output.js';

@@ -6,8 +6,8 @@
  */
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
-import { formatDemands, parseRunFields, runDemands } from '../queue/run-record.js';
-import { arrayOfLimit } from '../queue/sweep.js';
+import { formatDemands, parseRunFields, runDemands } from '../model/run-data.js';
+import { arrayOfLimit } from '../model/array-limit.js';
 import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
 import { armTimeLimit, runTimeLimit } from './time-limit.js';
 import { formatTimeLimit } from '../units/duration.js';

@@ -1,6 +1,6 @@
 /**
  * A worker's notifications: when a run it ran has ended and its end is
- * recorded (or a run ended without its worker, left in the outbox), it POSTs the run's record (queue/notify.ts: never the run's
+ * recorded (or a run ended without its worker, left in the outbox), it POSTs the run's record (model/notify.ts: never the run's
  * environment) to the run's --notify URL, else to the namespace's (`fitq
  * notify set`, read at start, when a `notify` event says it changed, and at
  * every poll).
@@ -27,9 +27,9 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from '../queue/keys.js';
-import { NOTIFY_SETTING, notifyPayload } from '../queue/notify.js';
-import { execPipeline } from '../queue/pipeline.js';
-import { fitqRunData, parseRunFields, runFields } from '../queue/run-record.js';
+import { NOTIFY_SETTING, notifyPayload } from '../model/notify.js';
+import { execPipeline } from '../redis/pipeline.js';
+import { fitqRunData, parseRunFields, runFields } from '../model/run-data.js';
 import { notifyRefusal, SIGNED_ONLY, type NotifyTargets } from './notify-allow.js';
 
 /** Tries per notification, and the wait after the first failed one (doubling). */

@@ -21,7 +21,7 @@
  */
 import { UsageError } from '../errors.js';
 import { quote } from '../text/quote.js';
-import { hasCredentials, parseNotifyUrl } from '../queue/notify.js';
+import { hasCredentials, parseNotifyUrl } from '../model/notify.js';
 
 export interface NotifyTarget {
   protocol: string;

@@ -13,7 +13,7 @@
  */
 import { constants, type WriteStream } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import type { StoredOutputFiles } from '../queue/output-files.js';
+import type { StoredOutputFiles } from '../model/output-files.js';
 import { oneLine } from '../text/quote.js';
 import { shortageOf } from './shortage.js';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
-import type { RunRecord, RunStatus } from '../../src/queue/run-record.js';
+import type { RunRecord, RunStatus } from '../../src/model/run-record.js';
 import { Scripts, type ReconcileAction } from '../../src/queue/scripts.js';
 import { connectClient, fitq, indexedShapes, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { BULLMQ_STATE } from '../support/bullmq.js';

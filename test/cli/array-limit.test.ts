@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readStagedShapes } from '../../src/queue/run-summary.js';
+import { readStagedShapes } from '../../src/operations/overview.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { cliWhy, connectClient, fitq, newQueue, type CliResult } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';

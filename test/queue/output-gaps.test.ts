@@ -1,9 +1,9 @@
 /**
  * What `fitq logs` says is missing from a run's log, from the numbers its
- * lines were stored with (queue/logs.ts, OutputGaps): how many lines, and why.
+ * lines were stored with (model/logs.ts, OutputGaps): how many lines, and why.
  */
 import { describe, expect, it } from 'vitest';
-import { OutputGaps, type LogEntry } from '../../src/queue/logs.js';
+import { OutputGaps, type LogEntry } from '../../src/model/logs.js';
 
 let ids = 0;
 const line = (n: number | undefined, dropped: { slow?: number; refused?: number } = {}): LogEntry => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectClient, newQueue } from '../support/fitq.js';
-import { prepareRuns, runShape } from '../../src/queue/stage.js';
+import { prepareRuns, runShape } from '../../src/model/stage.js';
 
 describe('staging', () => {
   it('stages a large batch, split across script calls, in order', async () => {

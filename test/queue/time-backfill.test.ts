@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
 import { Scripts, type ClaimLimits, type ClaimPolicy, type WorkerRegistration } from '../../src/queue/scripts.js';
-import { whyWaiting } from '../../src/queue/why-waiting.js';
+import { whyWaiting } from '../../src/model/why-waiting.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
 const registration = (resources: string, timeLimits: ClaimLimits, policy: ClaimPolicy): WorkerRegistration => ({

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLogEntries } from '../../src/queue/logs.js';
+import { readLogEntries } from '../../src/operations/log-reads.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
 import { CONNECTION_ENV, inheritedEnv, SECRET_ENV } from '../../src/worker/run-env.js';
 import { fitq, newQueue } from '../support/fitq.js';

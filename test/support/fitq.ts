@@ -11,7 +11,7 @@ import { execa, type ResultPromise } from 'execa';
 import type { Redis } from 'ioredis';
 import { afterEach, expect, inject } from 'vitest';
 import { FitqClient } from '../../src/queue/client.js';
-import { openConnectionCount } from '../../src/queue/connection.js';
+import { openConnectionCount } from '../../src/redis/connection.js';
 import type { NamespaceKeys } from '../../src/queue/keys.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
 import { runFitqInProcess } from './in-process-cli.js';

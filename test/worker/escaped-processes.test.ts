@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/queue/client.js';
-import type { RunRecord } from '../../src/queue/run-record.js';
+import type { RunRecord } from '../../src/model/run-record.js';
 import { keeperSupport } from '../../src/worker/subreaper.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';

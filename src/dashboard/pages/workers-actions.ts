@@ -9,7 +9,7 @@
  */
 import type { Hono } from 'hono';
 import { html } from 'hono/html';
-import type { WorkerRecord } from '../../queue/worker-record.js';
+import type { WorkerRecord } from '../../model/worker-record.js';
 import { workerActionForms } from '../actions.js';
 import type { DashboardContext, DashboardEnv } from '../context.js';
 import type { Html } from '../layout.js';

@@ -9,9 +9,9 @@
 import type { Redis } from 'ioredis';
 import { MICROS_PER_UNIT } from '../resources/amount.js';
 import { resourcesFromHash, type Resources } from '../resources/spec.js';
-import { readArrayTallies } from './array-tally.js';
-import type { NamespaceKeys } from './keys.js';
-import { arrayOfLimit } from './sweep.js';
+import { readArrayTallies } from './array-tallies.js';
+import type { NamespaceKeys } from '../queue/keys.js';
+import { arrayOfLimit } from '../model/array-limit.js';
 
 export interface PoolResource {
   name: string;

@@ -4,21 +4,13 @@
  * shape straight from the fit index. Read only: no reap, no reconcile.
  */
 import type { Redis } from 'ioredis';
-import { parseStoredResources } from '../resources/spec.js';
-import type { NamespaceKeys } from './keys.js';
-import { execPipeline } from './pipeline.js';
-import { formatDemands, RUN_STATUSES, type RunStatus } from './run-record.js';
+import { RUN_STATUSES, type RunStatus } from '../model/run-record.js';
+import { describeShape, type RunSummary, type StagedShape } from '../model/run-summary.js';
+import type { NamespaceKeys } from '../queue/keys.js';
+import { execPipeline } from '../redis/pipeline.js';
 
 /** Runs read per round trip. */
 const CHUNK = 1000;
-
-export interface RunSummary {
-  status: RunStatus;
-  /** Epoch ms. */
-  stagedAt: number;
-  startedAt?: number;
-  endedAt?: number;
-}
 
 /** Every run of the namespace, as status and times (a run removed meanwhile is left out). */
 export async function readRunSummaries(redis: Redis, keys: NamespaceKeys): Promise<RunSummary[]> {
@@ -42,28 +34,6 @@ export async function readRunSummaries(redis: Redis, keys: NamespaceKeys): Promi
   return summaries;
 }
 
-/** Runs per status, every status present (0 for none). */
-export function countByStatus(runs: readonly RunSummary[]): Record<RunStatus, number> {
-  const counts = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
-  for (const run of runs) counts[run.status]++;
-  return counts;
-}
-
-export interface StagedShape {
-  /** As indexed: `gpu=1,mem=8000000000;gpus=0;t=60000`. */
-  shape: string;
-  /** Its demands in human units ("gpu=1 mem=8G"; "(none)"), as formatDemands shows them. */
-  demands: string;
-  /** The GPU devices its runs are pinned to, if any. */
-  gpus: number[];
-  /** Its time limit, ms, if any. */
-  timeLimitMs?: number;
-  /** Staged runs of this shape waiting in the fit index. */
-  count: number;
-  /** The first of them in claim order (the one a claim looks at). */
-  head?: string;
-}
-
 /** The fit index's shapes with their number of staged runs, most runs first. */
 export async function readStagedShapes(redis: Redis, keys: NamespaceKeys): Promise<StagedShape[]> {
   const groups = Object.keys(await redis.hgetall(keys.groups));
@@ -82,17 +52,4 @@ export async function readStagedShapes(redis: Redis, keys: NamespaceKeys): Promi
     })
     .filter((shape) => shape.count > 0)
     .sort((a, b) => b.count - a.count || a.shape.localeCompare(b.shape));
-}
-
-/** A shape's parts: `demands[;gpus=…][;t=…]` (stage.ts, shapeOf). */
-export function describeShape(shape: string): Omit<StagedShape, 'count'> {
-  const [demands = '', ...parts] = shape.split(';');
-  const gpus = parts.find((part) => part.startsWith('gpus='))?.slice(5);
-  const limit = parts.find((part) => part.startsWith('t='))?.slice(2);
-  return {
-    shape,
-    demands: demands === 'none' ? '(none)' : formatDemands(parseStoredResources(demands)) || '(none)',
-    gpus: gpus ? gpus.split(',').map(Number) : [],
-    ...(limit ? { timeLimitMs: Number(limit) } : {}),
-  };
 }

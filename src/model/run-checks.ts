@@ -1,113 +1,35 @@
 /**
- * Staging: validate runs once, at the edge, then store a whole batch in one
- * round trip.
+ * The checks staging makes of a run, each once, at the edge, quoting the
+ * bad value: its command, environment, labels, directory, priority,
+ * demands, pinned GPUs and time limit. `fitq update` edits runs with the
+ * same checks (run-edits.ts).
  */
-import { randomBytes } from 'node:crypto';
 import { readlinkSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { formatTimeLimit, formatTimeSignal, MAX_TIME_LIMIT_MS, parseTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
 import { UsageError } from '../errors.js';
-import { validateNotifyUrl } from './notify.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
-import { MAX_NAME_LENGTH, validateNewRunId } from './names.js';
 import { quote, quoteBytes } from '../text/quote.js';
-import { lifecycleJson, type LifecycleOptions } from './parked.js';
 import { isWellFormed, REPLACEMENT_CHARACTER } from '../text/utf8.js';
-import { prepareOutputFiles, type OutputFiles } from './output-files.js';
-import type { ArrayRequest } from './sweep.js';
+import { formatTimeLimit, formatTimeSignal, MAX_TIME_LIMIT_MS, parseTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
+import { MAX_NAME_LENGTH } from './names.js';
 
 /** How to stage a run, quoted in the errors that say what is missing. */
 export const STAGE_USAGE = 'fitq stage [FLAGS] -- COMMAND [ARGS...]';
 
 export const MAX_PRIORITY = 1_000_000;
-export const MAX_REPEAT = 100_000;
-export const MAX_RETRIES = 100;
+
 /** Limits on what one run may carry, in bytes of UTF-8. */
 export const MAX_COMMAND_BYTES = 128 * 1024;
 export const MAX_ENV_BYTES = 128 * 1024;
+
 /** Labels of one run: at most this many, with keys of at most 128 characters, and this many bytes of JSON in all. */
 export const MAX_LABELS = 100;
 export const MAX_LABELS_BYTES = 64 * 1024;
-/**
- * Everything one stage request stores, over all its repeats (command,
- * environment, labels, working directory...), in bytes: so a batch can
- * neither exhaust this process's memory nor Redis's.
- */
-export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LABEL_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_./-]*$/;
-
-/** A run to stage; its lifecycle options (hold, begin time, dependencies, retry on failure) are in parked.ts. */
-export interface StageRequest extends LifecycleOptions {
-  /** The argv to run (or, with `shell`, the words joined into one `sh -c` script). */
-  command: readonly string[];
-  /**
-   * Demands: specs like `"gpu=1 mem=8G"` (kept as typed, for display), or a
-   * map of name to amount in millionths.
-   */
-  resources?: ResourceInput;
-  /** An id of your choosing; must be new. Default: a random id. */
-  runId?: string;
-  /** Higher runs first; default 0; an integer within ±1,000,000. */
-  priority?: number;
-  labels?: Record<string, string>;
-  /** Added to the worker's environment when the run starts. */
-  env?: Record<string, string>;
-  /** Working directory; default the current directory. */
-  cwd?: string;
-  /** Run the command with `sh -c`; without it the argv runs with no shell. */
-  shell?: boolean;
-  /** Stage this many identical runs; default 1. */
-  repeat?: number;
-  /**
-   * GPU devices to pin the run to, like "0,1": on a worker with devices it
-   * needs exactly these; on one without, they only set CUDA_VISIBLE_DEVICES.
-   */
-  gpus?: string;
-  /** Times the run is re-staged when its worker dies under it; default 0. */
-  retries?: number;
-  /** http(s) URL its worker POSTs the run's record to when it ends (see notify.ts). */
-  notify?: string;
-  /**
-   * Time limit, in ms, or as typed (`2h30m`,
-   * `02:30:00`, `9000`): past it the run gets `timeSignal` and is killed
-   * after its worker's grace, ending `timeout`. Default: none (a worker's
-   * --default-time-limit, if it has one).
-   */
-  timeLimit?: number | string;
-  /** The signal the run gets, and how long before its limit (`SIGUSR1@120s`); default SIGTERM at the limit. */
-  timeSignal?: string | TimeSignal;
-  /** Stage an array of runs (`fitq stage --array/--param`): see sweep.ts. */
-  array?: ArrayRequest | undefined;
-  /** Files the worker also writes the run's output to (`fitq stage --output/--error`): see output-files.ts. */
-  output?: OutputFiles | undefined;
-}
-
-/** A validated run, ready for the stage script. */
-export interface PreparedRun {
-  id: string;
-  demands: Resources;
-  /** Pinned GPU devices (empty: any). */
-  gpus: readonly number[];
-  /** Time limit in ms, if any. */
-  timeLimit?: number | undefined;
-  priority: number;
-  fields: Record<string, string>;
-  /** The array it is part of (sweep.ts), and the array's limit (%N). */
-  array?: string;
-  limit?: number;
-}
-
-export function newRunId(): string {
-  // 12 hex digits, at least one a letter (about 1 in 280 draws is digits only).
-  for (;;) {
-    const id = randomBytes(6).toString('hex');
-    if (!/^[0-9]+$/.test(id)) return id;
-  }
-}
 
 function validateEntries(kind: string, entries: Record<string, string>, pattern: RegExp, rule: string): void {
   if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) {
@@ -144,7 +66,8 @@ function refuseNotText(what: string, value: string): void {
   if (!isWellFormed(value)) throw new UsageError(`invalid ${what} ${quote(value)}: holds a lone UTF-16 surrogate, which is not text`);
 }
 
-function validateCommand(command: string[], shell: boolean): string {
+/** The command as stored (JSON); UsageError for a missing, blank or unpassable one, or one too large. */
+export function validateCommand(command: string[], shell: boolean): string {
   if (command.some((arg) => typeof arg !== 'string')) throw new UsageError('invalid command: every argument must be a string');
   const first = command[0];
   if (first === undefined) throw new UsageError(`missing command: ${STAGE_USAGE}`);
@@ -170,7 +93,8 @@ export function commandJsonWithinLimit(command: readonly string[], shell: boolea
   return commandJson;
 }
 
-function validateEnv(env: Record<string, string>): string {
+/** The environment as stored (JSON text); UsageError for a bad name or value, or too large an environment. */
+export function validateEnv(env: Record<string, string>): string {
   validateEntries('environment variable', env, ENV_NAME_PATTERN, "use letters, digits and '_', not starting with a digit");
   for (const [name, value] of Object.entries(env)) refuseUnpassable(`environment variable ${quote(name)} value`, value);
   const envJson = JSON.stringify(env);
@@ -198,7 +122,7 @@ export function validateLabels(labels: Record<string, string>): string {
 }
 
 /** The run's directory, absolute: --cwd (relative to the current directory), or the current directory. */
-function validateCwd(cwd: string | undefined): string {
+export function validateCwd(cwd: string | undefined): string {
   if (cwd === undefined) return currentDirectory();
   if (typeof cwd !== 'string' || cwd === '') throw new UsageError("--cwd '' is empty: give a directory");
   refuseUnpassable('--cwd', cwd);
@@ -252,58 +176,6 @@ export function parseIntegerOption(flag: string, text: string, min: number, max:
     throw new UsageError(`expected ${flag} to be an integer from ${min} to ${max}, got ${quote(text)}`);
   }
   return value;
-}
-
-/**
- * Validates a request and expands it into `repeat` runs. Throws UsageError.
- * `placeholders` fill the output files' (an array's run's; `{id}` is always there).
- */
-export function prepareRuns(request: StageRequest, placeholders: Readonly<Record<string, string>> = {}): PreparedRun[] {
-  if (!Array.isArray(request.command)) throw new UsageError(`missing command: ${STAGE_USAGE}`);
-  const commandJson = validateCommand([...request.command], request.shell === true);
-  const priority = validatePriority(request.priority ?? 0);
-  const repeat = request.repeat ?? 1;
-  if (!Number.isInteger(repeat) || repeat < 1 || repeat > MAX_REPEAT) {
-    throw new UsageError(`expected --repeat to be an integer from 1 to ${MAX_REPEAT}, got ${quote(String(repeat))}`);
-  }
-  const retries = request.retries ?? 0;
-  if (!Number.isInteger(retries) || retries < 0 || retries > MAX_RETRIES) {
-    throw new UsageError(`expected --retries to be an integer from 0 to ${MAX_RETRIES}, got ${quote(String(retries))}`);
-  }
-  if (request.runId !== undefined && repeat > 1) throw new UsageError('--run-id cannot be combined with --repeat');
-  if (request.runId !== undefined) validateNewRunId(request.runId);
-  const envJson = validateEnv(request.env ?? {});
-  const labelsJson = validateLabels(request.labels ?? {});
-  const { demands, resources, requires } = demandFields(request.resources);
-  const gpus = request.gpus === undefined ? [] : parsePinnedGpus(request.gpus, demands);
-  const cwd = validateCwd(request.cwd);
-  const fields: Record<string, string> = {
-    command: commandJson,
-    shell: request.shell ? '1' : '0',
-    cwd,
-    env: envJson,
-    labels: labelsJson,
-    resources,
-  };
-  if (requires !== undefined) fields.requires = requires;
-  if (gpus.length > 0) fields.gpus = gpus.join(',');
-  if (retries > 0) fields.retries = String(retries);
-  if (request.notify !== undefined) fields.notify = validateNotifyUrl(request.notify);
-  Object.assign(fields, timeFields(request.timeLimit, request.timeSignal));
-  const timeLimit = fields.timeLimit === undefined ? undefined : Number(fields.timeLimit);
-  const lifecycle = lifecycleJson(request);
-  if (lifecycle !== undefined) fields.lifecycle = lifecycle;
-  const runBytes = bytes(JSON.stringify(fields));
-  if (repeat * runBytes > MAX_BATCH_BYTES) {
-    throw new UsageError(
-      `batch too large: --repeat ${repeat} of ${runBytes} bytes each is ${repeat * runBytes} bytes (at most ${MAX_BATCH_BYTES}): stage fewer or smaller runs`,
-    );
-  }
-  const output = request.output === undefined ? undefined : prepareOutputFiles(request.output, cwd, Object.keys(placeholders));
-  return Array.from({ length: repeat }, () => {
-    const id = request.runId ?? newRunId();
-    return { id, demands, gpus, timeLimit, priority, fields: output ? { ...fields, output: output({ ...placeholders, id }) } : fields };
-  });
 }
 
 /** A run's priority, checked: an integer within ±MAX_PRIORITY. */
@@ -377,21 +249,3 @@ export function parsePinnedGpus(text: string, demands: Resources): number[] {
   }
   return gpus;
 }
-
-/**
- * The staged-index shape of some demands: "a=1,b=2", or "none"; a run pinned
- * to GPU devices gets its own shape, "gpu=1;gpus=3", and one with a time
- * limit too, with its ms: "gpu=1;t=600000", "gpu=1;gpus=3;t=600000". The
- * claim then knows each candidate's limit from its shape alone (a worker's
- * --max-time-limit, backfill before a blocked head), and the first run of a
- * shape stands for all its runs, as it must.
- */
-export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number): string {
-  let shape = formatResources(demands, ',') || 'none';
-  if (gpus.length > 0) shape += `;gpus=${gpus.join(',')}`;
-  if (timeLimitMs !== undefined) shape += `;t=${timeLimitMs}`;
-  return shape;
-}
-
-/** The staged-index shape of a prepared run. */
-export const runShape = (run: Pick<PreparedRun, 'demands' | 'gpus' | 'timeLimit'>): string => shapeOf(run.demands, run.gpus, run.timeLimit);
