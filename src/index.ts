@@ -12,11 +12,11 @@
  * await client.close();
  * ```
  */
-export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, type RetentionState } from './queue/client.js';
+export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, type RetentionState } from './client.js';
 export { RETENTION_DEFAULTS, type Retention } from './model/retention.js';
 export type { StageRequest } from './model/stage.js';
 export type { RunChanges, FieldChange } from './model/run-edits.js';
-export type { UpdateOptions, UpdateResult } from './queue/update.js';
+export type { UpdateOptions, UpdateResult } from './operations/update.js';
 export { parseTimeLimit, parseTimeSignal, type TimeSignal } from './units/duration.js';
 export type { ArrayRequest } from './model/stage.js';
 export type { OutputFiles } from './model/output-files.js';
@@ -24,7 +24,7 @@ export type { RunFilter, RunRecord, RunStatus } from './model/run-record.js';
 export { RUN_STATUSES } from './model/run-record.js';
 export type { WorkerRecord } from './model/worker-record.js';
 export type { LogEntry } from './model/logs.js';
-export { WaitIncompleteError, type WaitOptions } from './queue/wait.js';
+export { WaitIncompleteError, type WaitOptions } from './operations/wait.js';
 export type { NotifyPayload } from './model/notify.js';
 export { FitqWorker, startWorker, type WorkerOptions } from './worker/worker.js';
 export { renderNamespaceMetrics } from './metrics/namespace.js';

@@ -7,7 +7,7 @@ import { Command, Flags } from '@oclif/core';
 import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
-import { FitqClient, type ClientOptions } from '../queue/client.js';
+import { FitqClient, type ClientOptions } from '../client.js';
 import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../redis/connection.js';
 import { resolveTlsOptions } from '../redis/tls-options.js';
 import { findNonUtf8Word } from './raw-argv.js';

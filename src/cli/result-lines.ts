@@ -2,8 +2,8 @@
  * What `fitq cancel` and `fitq update` print for each run they acted on
  * (one line a run); the dashboard shows the same lines after its actions.
  */
-import type { CancelResult } from '../queue/client.js';
-import type { UpdateResult } from '../queue/update.js';
+import type { CancelResult } from '../client.js';
+import type { UpdateResult } from '../operations/update.js';
 
 /** What happened to a run asked to cancel. */
 export function describeCancel({ id, outcome, run }: CancelResult): string {

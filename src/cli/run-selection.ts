@@ -37,7 +37,7 @@
 import { Args, Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import type { FitqClient } from '../queue/client.js';
+import type { FitqClient } from '../client.js';
 import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../model/run-record.js';
 import { renderTable } from './format.js';
 import { inBatches, parseKeyValues } from './base-command.js';

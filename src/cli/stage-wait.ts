@@ -5,10 +5,10 @@
  */
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
-import type { FitqClient } from '../queue/client.js';
+import type { FitqClient } from '../client.js';
 import { oneLine } from '../text/quote.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
-import { WaitIncompleteError } from '../queue/wait.js';
+import { WaitIncompleteError } from '../operations/wait.js';
 import { LogPrinter } from './log-printer.js';
 import { describeEnd } from './run-end.js';
 import { EXIT } from '../exit-codes.js';

@@ -35,7 +35,7 @@ export default class Logs extends FitqCommand {
         const run = await client.getRun(id);
         // Page by page, so a huge log is never held whole.
         for (let after = '0'; ; ) {
-          const page = await readLogEntries(client.redis, client.keys, id, after, PAGE);
+          const page = await readLogEntries(client, id, after, PAGE);
           page.forEach(printer.print);
           if (page.length < PAGE) break;
           after = page[page.length - 1]!.id;

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import type { RetentionState } from '../queue/client.js';
+import type { RetentionState } from '../client.js';
 import { formatDurationSpec, parseDuration } from '../units/duration.js';
 import { UsageError } from '../errors.js';
 import { quote } from '../text/quote.js';

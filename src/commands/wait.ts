@@ -7,7 +7,7 @@ import { firstFailure, RUN_EXIT_RULE, waitExitCode } from '../model/run-exit-cod
 import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { oneLine } from '../text/quote.js';
 import type { RunRecord } from '../model/run-record.js';
-import { WaitIncompleteError } from '../queue/wait.js';
+import { WaitIncompleteError } from '../operations/wait.js';
 
 export default class Wait extends FitqCommand {
   static override summary = 'Wait until runs end, and exit with their exit code.';

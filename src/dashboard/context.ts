@@ -5,7 +5,7 @@
  * and the limits on open streams.
  */
 import { UsageError } from '../errors.js';
-import { FitqClient, resolveNamespace, type ClientOptions } from '../queue/client.js';
+import { FitqClient, resolveNamespace, type ClientOptions } from '../client.js';
 import { quote } from '../text/quote.js';
 import { hostRule, type HostRule } from './host-check.js';
 import { LiveFeed } from './live.js';

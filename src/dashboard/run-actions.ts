@@ -7,7 +7,7 @@
 import { drainLine } from '../cli/drain.js';
 import { describeCancel, describeUpdate } from '../cli/result-lines.js';
 import { UsageError } from '../errors.js';
-import type { FitqClient } from '../queue/client.js';
+import type { FitqClient } from '../client.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../model/run-checks.js';
 
 export const RUN_ACTIONS = ['cancel', 'hold', 'release', 'restart', 'priority'] as const;

@@ -6,7 +6,7 @@
  * Rendering is pages/run.ts's; following the output live is followLog's.
  */
 import { UsageError } from '../errors.js';
-import type { FitqClient } from '../queue/client.js';
+import type { FitqClient } from '../client.js';
 import type { LogEntry } from '../model/logs.js';
 import type { DependencyKind } from '../model/parked.js';
 import { everyAttempt, type RunAttempt, type RunRecord } from '../model/run-record.js';

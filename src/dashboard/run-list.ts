@@ -8,7 +8,7 @@
 import { parseKeyValues } from '../cli/base-command.js';
 import { COLUMN_NAMES, formatCommand, formatLabels, runTable, type ColumnName } from '../cli/run-table.js';
 import { UsageError } from '../errors.js';
-import type { FitqClient } from '../queue/client.js';
+import type { FitqClient } from '../client.js';
 import { oneLine, quote } from '../text/quote.js';
 import { validateQueueName, validateRunId, validateWorkerName } from '../model/names.js';
 import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../model/run-record.js';

@@ -3,12 +3,11 @@
  * scripts keep (model/array-tally.ts says what a tally is), to say why a
  * run that waits for a whole array waits, and how an array's limit stands.
  */
-import type { Redis } from 'ioredis';
-import type { NamespaceKeys } from '../queue/keys.js';
 import type { ArrayTally } from '../model/array-tally.js';
+import type { ReadContext } from './context.js';
 
 /** The tallies of these arrays; an array fitq does not count (gone) is left out. */
-export async function readArrayTallies(redis: Redis, keys: NamespaceKeys, arrays: Iterable<string>): Promise<Map<string, ArrayTally>> {
+export async function readArrayTallies({ redis, keys }: ReadContext, arrays: Iterable<string>): Promise<Map<string, ArrayTally>> {
   const ids = [...new Set(arrays)];
   const tallies = new Map<string, ArrayTally>();
   if (ids.length === 0) return tallies;

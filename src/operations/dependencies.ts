@@ -8,8 +8,7 @@ import { UsageError } from '../errors.js';
 import type { StageRequest } from '../model/stage.js';
 import { validateRunId } from '../model/names.js';
 import { quote } from '../text/quote.js';
-import type { FitqClient } from '../queue/client.js';
-import type { Scripts } from '../queue/scripts.js';
+import type { QueueContext } from './context.js';
 
 /** Candidates named when a reference is ambiguous. */
 const SHOWN_CANDIDATES = 5;
@@ -40,14 +39,14 @@ function nameOf(ref: string, runs: readonly string[], arrays: readonly string[])
  * call stays as it is (the stage script checks it comes earlier: no
  * cycle). An unknown or ambiguous id is a UsageError naming it.
  */
-export async function resolveDependencies(client: FitqClient, scripts: Scripts, requests: readonly StageRequest[]): Promise<StageRequest[]> {
+export async function resolveDependencies(ctx: QueueContext, requests: readonly StageRequest[]): Promise<StageRequest[]> {
   const batch = new Set(requests.flatMap((request) => (request.runId === undefined ? [] : [request.runId])));
   const refs = [...new Set(requests.flatMap((request) => (request.after ?? []).flatMap((group) => group.ids)))].filter((id) => !batch.has(id));
   if (refs.length === 0) return [...requests];
   refs.forEach(validateRunId);
   const [runs, arrays] = await Promise.all([
-    scripts.resolveRunIds(refs, SHOWN_CANDIDATES),
-    client.redis.hgetall(client.keys.arrays).catch(() => ({})),
+    ctx.scripts.resolveRunIds(refs, SHOWN_CANDIDATES),
+    ctx.redis.hgetall(ctx.keys.arrays).catch(() => ({})),
   ]);
   const named = new Map(refs.map((ref, i) => [ref, nameOf(ref, runs[i] ?? [], Object.keys(arrays))]));
   return requests.map((request) =>

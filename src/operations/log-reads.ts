@@ -3,11 +3,10 @@
  * and streamed alike, and waits for new ones or for the run's events (see
  * model/logs.ts for how output is stored).
  */
-import type { Redis } from 'ioredis';
 import { StoredDataError } from '../errors.js';
 import { isAfter, parseLogEntry, type LogEntry } from '../model/logs.js';
-import type { NamespaceKeys } from '../queue/keys.js';
 import { execPipeline } from '../redis/pipeline.js';
+import type { ReadContext } from './context.js';
 
 type RawEntry = [id: string, fields: string[]];
 
@@ -34,8 +33,7 @@ function unpack(key: string, runId: string, packed: string): RawEntry[] {
  * unpacked, as it is read is still read whole (packing keeps entry ids).
  */
 export async function readLogEntries(
-  redis: Redis,
-  keys: NamespaceKeys,
+  { redis, keys }: ReadContext,
   runId: string,
   afterId = '0',
   count = 1000,
@@ -54,7 +52,7 @@ export async function readLogEntries(
 }
 
 /** The id of the last entry of the queue's event stream ("0-0" if it has none): where waitLogEntries starts. */
-export async function lastEventId(redis: Redis, keys: NamespaceKeys): Promise<string> {
+export async function lastEventId({ redis, keys }: ReadContext): Promise<string> {
   const [last] = await redis.xrevrange(keys.queue.key('events'), '+', '-', 'COUNT', 1);
   return last?.[0] ?? '0-0';
 }
@@ -75,8 +73,7 @@ export interface LogWait {
  * own: XREAD BLOCK holds it.
  */
 export async function waitLogEntries(
-  redis: Redis,
-  keys: NamespaceKeys,
+  { redis, keys }: ReadContext,
   runId: string,
   afterId: string,
   eventsAfter: string,

@@ -3,17 +3,16 @@
  * status and times only, not whole records, and the staged runs per demand
  * shape straight from the fit index. Read only: no reap, no reconcile.
  */
-import type { Redis } from 'ioredis';
 import { RUN_STATUSES, type RunStatus } from '../model/run-record.js';
 import { describeShape, type RunSummary, type StagedShape } from '../model/run-summary.js';
-import type { NamespaceKeys } from '../queue/keys.js';
 import { execPipeline } from '../redis/pipeline.js';
+import type { ReadContext } from './context.js';
 
 /** Runs read per round trip. */
 const CHUNK = 1000;
 
 /** Every run of the namespace, as status and times (a run removed meanwhile is left out). */
-export async function readRunSummaries(redis: Redis, keys: NamespaceKeys): Promise<RunSummary[]> {
+export async function readRunSummaries({ redis, keys }: ReadContext): Promise<RunSummary[]> {
   const ids = await redis.zrange(keys.ids, 0, -1);
   const summaries: RunSummary[] = [];
   for (let i = 0; i < ids.length; i += CHUNK) {
@@ -35,7 +34,7 @@ export async function readRunSummaries(redis: Redis, keys: NamespaceKeys): Promi
 }
 
 /** The fit index's shapes with their number of staged runs, most runs first. */
-export async function readStagedShapes(redis: Redis, keys: NamespaceKeys): Promise<StagedShape[]> {
+export async function readStagedShapes({ redis, keys }: ReadContext): Promise<StagedShape[]> {
   const groups = Object.keys(await redis.hgetall(keys.groups));
   if (groups.length === 0) return [];
   const shapesPipeline = redis.pipeline();

@@ -5,7 +5,7 @@ import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import { HIGHEST_PORT } from '../units/port.js';
-import type { ClientOptions } from '../queue/client.js';
+import type { ClientOptions } from '../client.js';
 import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
 import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../units/duration.js';
 import type { TlsFiles } from '../redis/tls-options.js';

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { refusalOf } from '../queue/script-codes.js';
 import { EscapedSweep } from './escaped-sweep.js';
 import { EvictionGuard } from './eviction-guard.js';
-import { resolveNamespace } from '../queue/client.js';
+import { resolveNamespace } from '../client.js';
 import { closeRedis, connectRedis, redactRedisUrl, resolveRedisUrl } from '../redis/connection.js';
 import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
 import { DEFAULT_LOG_MAX_LINES } from '../model/logs.js';

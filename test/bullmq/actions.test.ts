@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import type { RunRecord, RunStatus } from '../../src/model/run-record.js';
 import { Scripts, type ReconcileAction } from '../../src/queue/scripts.js';
 import { connectClient, fitq, indexedShapes, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';

@@ -38,7 +38,7 @@ describe("an array's limit", () => {
     const requires = expectOk(await fitq(['runs', '--columns', 'id,requires', '--array', array], { queue })).trim().split('\n').slice(1);
     expect(requires.map((line) => line.split(/\s+/))).toEqual([[first, 'cpu=1'], [second, 'cpu=1']]);
     // The dashboard's overview: the staged shapes by their demands.
-    expect((await readStagedShapes(client.redis, client.keys)).map((shape) => shape.demands)).toEqual(['cpu=1']);
+    expect((await readStagedShapes(client)).map((shape) => shape.demands)).toEqual(['cpu=1']);
 
     writeFileSync(join(dir, 'go'), '');
     await waitFor('the array to end', async () => (await client.listRuns({ array })).every((run) => run.status === 'completed'));

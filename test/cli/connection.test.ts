@@ -6,7 +6,7 @@
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import type { RunRecord } from '../../src/model/run-record.js';
 import { FitqWorker } from '../../src/worker/worker.js';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';

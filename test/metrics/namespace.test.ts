@@ -9,7 +9,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { namespaceMetricsResponse, renderNamespaceMetrics } from '../../src/metrics/namespace.js';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import type { RunRecord } from '../../src/model/run-record.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { aclRule } from '../support/acl-rules.js';

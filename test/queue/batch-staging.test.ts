@@ -5,7 +5,7 @@
  * whose stager died is removed by claims once its deadline passed.
  */
 import { describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { runDataJson } from '../../src/model/run-data.js';
 import { Scripts, type StageScriptRun, type WorkerRegistration } from '../../src/queue/scripts.js';
 import { prepareRuns, runShape } from '../../src/model/stage.js';

@@ -7,7 +7,7 @@
  * pass over the shapes of groups a worker cannot run.
  */
 import { describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { Scripts, type WorkerRegistration } from '../../src/queue/scripts.js';
 import { shapeOf } from '../../src/model/stage.js';
 import { parseResourceSpec } from '../../src/resources/spec.js';

@@ -5,7 +5,7 @@
  * cleanRuns and setRetention remove at once.
  */
 import { describe, expect, it } from 'vitest';
-import { RunRemovedError, type FitqClient } from '../../src/queue/client.js';
+import { RunRemovedError, type FitqClient } from '../../src/client.js';
 import { RETENTION_DEFAULTS } from '../../src/model/retention.js';
 import { luaInclude, Scripts } from '../../src/queue/scripts.js';
 import { serverTimeMs } from '../../src/model/liveness.js';

@@ -12,7 +12,7 @@
  * "needs more" reason names.
  */
 import { describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { Scripts, type ClaimPolicy, type GpuPlacement } from '../../src/queue/scripts.js';
 import { shapeOf } from '../../src/model/stage.js';
 import { CAN_START, whyWaiting } from '../../src/model/why-waiting.js';

@@ -48,7 +48,7 @@ async function runEnvOnWorker(workerArgs: string[]): Promise<{ output: string[];
   const redis = new Redis(url);
   try {
     const keys = namespaceKeys(queue, process.env.FITQ_PREFIX || undefined);
-    const entries = await readLogEntries(redis, keys, id);
+    const entries = await readLogEntries({ redis, keys }, id);
     const output = entries.flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
     expect(output.some((line) => line === `FITQ_RUN_ID=${id}`), output.join('\n')).toBe(true);
     return { output, url, secretFile };

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import type { Redis } from 'ioredis';
 import { afterEach, expect, inject } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { openConnectionCount } from '../../src/redis/connection.js';
 import type { NamespaceKeys } from '../../src/queue/keys.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';

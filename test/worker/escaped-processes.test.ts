@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import type { RunRecord } from '../../src/model/run-record.js';
 import { keeperSupport } from '../../src/worker/subreaper.js';
 import { spawnCliWorker } from '../support/cli-worker.js';

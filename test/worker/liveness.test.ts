@@ -11,7 +11,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { heartbeatIntervalMs } from '../../src/model/liveness.js';
 import { workerToJson } from '../../src/model/worker-record.js';
 import type { RunRecord } from '../../src/model/run-record.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { DEFAULT_LOG_MAX_LINES } from '../../src/model/logs.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { MAX_LINE_CHARS } from '../../src/worker/line-splitter.js';

@@ -6,7 +6,7 @@
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
 import { formatDuration } from '../../units/time.js';
-import type { FitqClient } from '../../queue/client.js';
+import type { FitqClient } from '../../client.js';
 import { serverTimeMs } from '../../model/liveness.js';
 import { RUN_STATUSES } from '../../model/run-record.js';
 import { countByStatus, type StagedShape } from '../../model/run-summary.js';
@@ -52,8 +52,8 @@ async function readOverview(queue: string, client: FitqClient): Promise<Namespac
   // As `fitq runs` does: catch up with what BullMQ's API did first; workers are listed after a reap.
   await client.reconcile();
   const [runs, shapes, workers, time, paused] = await Promise.all([
-    readRunSummaries(client.redis, client.keys),
-    readStagedShapes(client.redis, client.keys),
+    readRunSummaries(client),
+    readStagedShapes(client),
     client.listWorkers(),
     client.redis.time(),
     client.isPaused(),

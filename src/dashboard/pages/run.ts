@@ -13,7 +13,7 @@ import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { describeAttempt, runDetailRows } from '../../cli/run-details.js';
 import { describeEnd, restagedNote } from '../../cli/run-end.js';
 import { UsageError } from '../../errors.js';
-import type { FitqClient } from '../../queue/client.js';
+import type { FitqClient } from '../../client.js';
 import type { NamespaceLogReader } from '../log-followers.js';
 import { withStreamSlot } from '../stream-slots.js';
 import type { LogEntry } from '../../model/logs.js';

@@ -7,7 +7,7 @@
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
 import { formatDuration } from '../../units/time.js';
-import type { FitqClient } from '../../queue/client.js';
+import type { FitqClient } from '../../client.js';
 import { formatAge } from '../../model/liveness.js';
 import { formatDemands } from '../../model/run-data.js';
 import type { RunRecord } from '../../model/run-record.js';

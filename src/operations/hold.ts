@@ -5,8 +5,8 @@
  * its own: a run that is not staged is refused with the reason, the others
  * are done.
  */
-import type { FitqClient } from './client.js';
-import type { Scripts } from './scripts.js';
+import type { QueueContext } from './context.js';
+import { resolveRunIds } from './ids.js';
 
 /** Most run ids per script call, so Redis is never held long. */
 const HOLD_CHUNK = 500;
@@ -27,12 +27,12 @@ const WHERE: Readonly<Record<string, string>> = {
   deps: 'it waits for its dependencies',
 };
 
-export async function setHeld(client: FitqClient, scripts: Scripts, mode: 'hold' | 'release', refs: readonly string[]): Promise<HoldResult[]> {
-  const ids = [...new Set(await client.resolveRunIds(refs))];
+export async function setHeld(ctx: QueueContext, mode: 'hold' | 'release', refs: readonly string[]): Promise<HoldResult[]> {
+  const ids = [...new Set(await resolveRunIds(ctx, refs))];
   const results: HoldResult[] = [];
   for (let i = 0; i < ids.length; i += HOLD_CHUNK) {
     const chunk = ids.slice(i, i + HOLD_CHUNK);
-    const outcomes = await scripts.setHeld(mode, chunk);
+    const outcomes = await ctx.scripts.setHeld(mode, chunk);
     outcomes.forEach(({ outcome, detail }, j) => {
       const id = chunk[j]!;
       switch (outcome) {

@@ -12,7 +12,6 @@
  * changed meanwhile (another edit) is read and edited again; one claimed,
  * ended or removed meanwhile is reported as refused, the others are updated.
  */
-import type { Redis } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { validateRunId } from '../model/names.js';
 import { dataFields, fitqRunData, parseRunFields, runDataJson, runFields } from '../model/run-data.js';
@@ -21,9 +20,10 @@ import type { RunRecord } from '../model/run-record.js';
 import { execPipeline } from '../redis/pipeline.js';
 import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
 import { quote } from '../text/quote.js';
-import type { NamespaceKeys } from './keys.js';
-import { refusalOf } from './script-codes.js';
-import type { Scripts, UpdateScriptRun } from './scripts.js';
+import { refusalOf } from '../queue/script-codes.js';
+import type { Scripts, UpdateScriptRun } from '../queue/scripts.js';
+import type { QueueContext } from './context.js';
+import { reconcile } from './upkeep.js';
 
 /** Times a run whose data changed between reading and writing it (another edit) is read and edited again. */
 const EDIT_ATTEMPTS = 5;
@@ -53,15 +53,6 @@ export interface UpdateOptions {
   dryRun?: boolean;
 }
 
-/** What updateRuns needs of its client. */
-export interface UpdateContext {
-  redis: Redis;
-  keys: NamespaceKeys;
-  scripts: Scripts;
-  /** The editor's secret, to re-sign signed runs with. */
-  secret: Uint8Array | undefined;
-}
-
 /** Statuses of the runs that may be edited: staged (waiting to start) or held. */
 const EDITABLE_STATUSES: readonly string[] = ['staged', 'held'];
 
@@ -75,16 +66,19 @@ interface PlannedEdit {
 }
 
 /**
- * Edits staged (and held) runs; see the module's comment for what is
- * checked first and how runs racing a claim or another edit fare. Returns a
- * result per run, in the order given (each id once).
+ * Edits staged (and held) runs, as BullMQ's API may have left them (a
+ * priority it changed is reconciled first); see the module's comment for
+ * what is checked first and how runs racing a claim or another edit fare.
+ * Signed runs are signed anew with the context's secret, or refused
+ * without it. Returns a result per run, in the order given (each id once).
  */
 export async function updateRuns(
-  ctx: UpdateContext,
+  ctx: QueueContext,
   runIds: readonly string[],
   changes: RunChanges,
   options: UpdateOptions = {},
 ): Promise<UpdateResult[]> {
+  await reconcile(ctx);
   const ids = [...new Set(runIds)];
   ids.forEach(validateRunId);
   if (ids.length === 0) throw new UsageError('name the runs to update');
@@ -148,13 +142,13 @@ function refusedReason(id: string, reply: Awaited<ReturnType<Scripts['updateRuns
  * (runs edited meanwhile), such a run is recorded in `results` as refused.
  */
 async function planEdits(
-  ctx: UpdateContext,
+  ctx: QueueContext,
   ids: readonly string[],
   changes: RunChanges,
   strict: boolean,
   results?: Map<string, UpdateResult>,
 ): Promise<PlannedEdit[]> {
-  const hashes = await readRuns(ctx, ids);
+  const hashes = await readRunHashes(ctx, ids);
   const plans: PlannedEdit[] = [];
   for (const [i, id] of ids.entries()) {
     const hash = hashes[i];
@@ -186,7 +180,7 @@ async function planEdits(
 }
 
 /** The job hashes of runs (undefined: no such run, or of a batch not committed), in one round trip. */
-async function readRuns(ctx: UpdateContext, ids: readonly string[]): Promise<(Record<string, string> | undefined)[]> {
+async function readRunHashes(ctx: QueueContext, ids: readonly string[]): Promise<(Record<string, string> | undefined)[]> {
   const pipeline = ctx.redis.pipeline();
   pipeline.hgetall(ctx.keys.batches);
   for (const id of ids) pipeline.hgetall(ctx.keys.run(id));
@@ -199,7 +193,7 @@ async function readRuns(ctx: UpdateContext, ids: readonly string[]): Promise<(Re
 }
 
 /** One run's edit: its new data (re-signed if it was signed), shape and priority, and what changes. */
-function planEdit(ctx: UpdateContext, id: string, hash: Record<string, string>, changes: RunChanges): PlannedEdit {
+function planEdit(ctx: QueueContext, id: string, hash: Record<string, string>, changes: RunChanges): PlannedEdit {
   const before = dataFields(fitqRunData(hash));
   if (before.command === undefined) throw new UsageError(`run ${quote(id)} holds no run data fitq can read: not updated`);
   const after = editedFields(id, before, changes, hash.array);
@@ -227,7 +221,7 @@ function planEdit(ctx: UpdateContext, id: string, hash: Record<string, string>, 
  * The edited fields of a signed run: with its signature as it is when no
  * signed field changed (labels are not signed), else signed anew.
  */
-function signedAnew(ctx: UpdateContext, id: string, before: Fields, after: Fields, priority: number): Fields {
+function signedAnew(ctx: QueueContext, id: string, before: Fields, after: Fields, priority: number): Fields {
   const payload = (fields: Fields) => canonicalRunPayload({ namespace: ctx.keys.base, runId: id, fields });
   if (payload(before) === payload(after)) return { ...after, signature: before.signature! };
   return resign(ctx, id, before, after, priority);
@@ -239,7 +233,7 @@ function signedAnew(ctx: UpdateContext, id: string, before: Fields, after: Field
  * secret, or when the run's signature does not match it: an editor never
  * signs what someone else altered.
  */
-function resign(ctx: UpdateContext, id: string, before: Fields, after: Fields, priority: number): Fields {
+function resign(ctx: QueueContext, id: string, before: Fields, after: Fields, priority: number): Fields {
   if (ctx.secret === undefined) {
     throw new UsageError(`run ${quote(id)} is signed: give the secret to re-sign it (--secret-file, FITQ_SECRET_FILE or FITQ_SECRET)`);
   }

@@ -6,8 +6,8 @@
  * (see restartRuns-1.lua). With `cascade`, the dependents canceled because
  * of it are restarted too.
  */
-import type { FitqClient } from './client.js';
-import type { Scripts } from './scripts.js';
+import type { QueueContext } from './context.js';
+import { resolveRunIds } from './ids.js';
 
 const RESTART_CHUNK = 500;
 
@@ -31,12 +31,12 @@ const WHERE: Readonly<Record<string, string>> = {
   canceled: 'canceled again: its dependencies can never be met',
 };
 
-export async function restartRuns(client: FitqClient, scripts: Scripts, refs: readonly string[], cascade: boolean): Promise<RestartResult[]> {
-  const ids = [...new Set(await client.resolveRunIds(refs))];
+export async function restartRuns(ctx: QueueContext, refs: readonly string[], cascade: boolean): Promise<RestartResult[]> {
+  const ids = [...new Set(await resolveRunIds(ctx, refs))];
   const results: RestartResult[] = [];
   for (let i = 0; i < ids.length; i += RESTART_CHUNK) {
     const chunk = ids.slice(i, i + RESTART_CHUNK);
-    const outcomes = await scripts.restartRuns(chunk, cascade);
+    const outcomes = await ctx.scripts.restartRuns(chunk, cascade);
     const named = new Set(chunk);
     for (const { runId: id, outcome, detail } of outcomes) {
       const byCascade = !named.has(id) || results.some((result) => result.id === id);

@@ -1,27 +1,43 @@
 /**
- * Waiting for many runs to end (`fitq wait`, `fitq stage --wait`,
- * FitqClient.waitForRuns). One connection of its own blocks on the queue's
- * event stream (XREAD BLOCK on BullMQ's `runs:events`): only the runs an
- * event names are read again, so thousands of runs cost one blocked read
- * and a status read per run that moved. A slow safety re-read of every run
- * still waiting covers events trimmed away or missed across a Redis restart
- * (the connection reconnects by itself, and every run is read again once it
- * is back). A run whose worker died ends `lost` only when someone reaps the
+ * Waiting for runs to end: many (`fitq wait`, `fitq stage --wait`,
+ * FitqClient.waitForRuns), or one (waitForEnd, as a cancel or `runs rm
+ * --force` waits). For many, one connection of its own blocks on the
+ * queue's event stream (XREAD BLOCK on BullMQ's `runs:events`): only the
+ * runs an event names are read again, so thousands of runs cost one
+ * blocked read and a status read per run that moved. A slow safety re-read
+ * of every run still waiting covers events trimmed away or missed across a
+ * Redis restart (the connection reconnects by itself, and every run is
+ * read again once it is back). A run whose worker died ends `lost` only when someone reaps the
  * worker: the waiter reaps at the moment the next lease runs out, as the
  * server tells, so it never depends on another live process.
  */
 import type { Redis } from 'ioredis';
 import { TimeoutError } from '../errors.js';
-import type { NamespaceKeys } from './keys.js';
-import { lastEventId } from '../operations/log-reads.js';
-import { execPipeline } from '../redis/pipeline.js';
+import { validateRunId } from '../model/names.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
+import type { NamespaceKeys } from '../queue/keys.js';
+import { closeRedis } from '../redis/connection.js';
+import { execPipeline } from '../redis/pipeline.js';
+import type { QueueContext } from './context.js';
+import { watchRun } from './follow-log.js';
+import { resolveRunIds } from './ids.js';
+import { lastEventId } from './log-reads.js';
+import { getRuns } from './read.js';
+import { RunRemovedError } from './run-errors.js';
+import { reap } from './upkeep.js';
 
 /** How often every run still waited for is read again, whatever the events said. */
 export const SAFETY_READ_MS = 30_000;
 
 /** Past the lease deadline the server gave, so the reap finds it lapsed. */
 const LAPSE_MARGIN_MS = 5;
+
+/**
+ * How long waiting for a run to end (cancel, rm --force) takes at most by
+ * default: a canceled run ends within its worker's kill grace, a dead
+ * worker's within its lease, both usually well below this.
+ */
+export const WAIT_FOR_END_MS = 10 * 60_000;
 
 /** Statuses read per round trip. */
 const READ_CHUNK = 5000;
@@ -59,6 +75,42 @@ export interface WaitOptions {
   signal?: AbortSignal | undefined;
   /** Hears each run as soon as it is seen ended (in the order they end). */
   onEnd?: ((run: RunRecord) => void) | undefined;
+}
+
+/**
+ * Resolves with the runs' records, in the order given (ids or unique
+ * prefixes; an unknown one is a UsageError before anything is waited
+ * for), once every one has ended: see waitRuns. A run whose worker died
+ * ends as lost as soon as the lease runs out. Gives up after `timeoutMs`,
+ * or when `signal` aborts, with a WaitIncompleteError holding every run
+ * as it is then; a run removed before its end could be read is a
+ * RunRemovedError. Survives Redis restarts.
+ */
+export async function waitForRuns(ctx: QueueContext, refs: readonly string[], options: WaitOptions = {}): Promise<RunRecord[]> {
+  const ids = await resolveRunIds(ctx, refs);
+  const waiter = await ctx.connect();
+  try {
+    return await waitRuns({
+      redis: waiter.redis,
+      keys: ctx.keys,
+      unblock: (clientId) => ctx.redis.client('UNBLOCK', clientId),
+      reap: () => reap(waiter),
+      readRuns: async (runIds) => (await getRuns(ctx, runIds, waiter.redis)).map(({ run }) => run),
+      removed: (id) => new RunRemovedError(id),
+    }, ids, options);
+  } finally {
+    await closeRedis(waiter.redis);
+  }
+}
+
+/**
+ * Resolves when the run has ended (a run whose worker died ends as lost as
+ * soon as the lease runs out). Survives Redis restarts.
+ */
+export async function waitForEnd(ctx: QueueContext, runId: string, timeoutMs = WAIT_FOR_END_MS): Promise<RunRecord> {
+  validateRunId(runId);
+  const last = await ctx.redis.xrevrange(ctx.keys.runLog(runId), '+', '-', 'COUNT', 1);
+  return watchRun(ctx, runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs });
 }
 
 export interface WaitParts {
@@ -103,7 +155,7 @@ export async function waitRuns(parts: WaitParts, ids: readonly string[], options
   };
   try {
     // Taken before the runs are first read: any later event of theirs is after it.
-    let eventsAfter = await lastEventId(redis, keys);
+    let eventsAfter = await lastEventId({ redis, keys });
     let dirty = new Set(order);
     let reapAt = 0;
     let safetyAt = performance.now() + SAFETY_READ_MS;
