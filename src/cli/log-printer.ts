@@ -5,7 +5,7 @@
  * model/logs.ts, OutputGaps).
  */
 import { OutputGaps, type LogEntry } from '../model/logs.js';
-import { restagedNote } from './run-end.js';
+import { restagedNote } from '../present/run-end.js';
 
 export class LogPrinter {
   /** Whether any line of the run was printed. */

@@ -10,7 +10,7 @@ import { oneLine } from '../text/quote.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
 import { WaitIncompleteError } from '../operations/wait.js';
 import { LogPrinter } from './log-printer.js';
-import { describeEnd } from './run-end.js';
+import { describeEnd } from '../present/run-end.js';
 import { EXIT } from '../exit-codes.js';
 import { firstFailure, runExitCode, waitExitCode } from '../model/run-exit-code.js';
 

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
-import { describeCancel } from '../cli/result-lines.js';
+import { describeCancel } from '../present/result-lines.js';
 import { cancelCascade } from '../model/dependencies.js';
 
 export default class Cancel extends FitqCommand {

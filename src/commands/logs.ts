@@ -4,7 +4,7 @@ import { LogPrinter } from '../cli/log-printer.js';
 import { readLogEntries } from '../operations/log-reads.js';
 import { oneLine } from '../text/quote.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
-import { describeEnd, noOutputNote } from '../cli/run-end.js';
+import { describeEnd, noOutputNote } from '../present/run-end.js';
 import { EXIT } from '../exit-codes.js';
 import { RUN_EXIT_RULE, runExitCode } from '../model/run-exit-code.js';
 

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
-import { FitqCommand, parseKeyValues, type NonUtf8Place } from '../cli/base-command.js';
+import { FitqCommand, type NonUtf8Place } from '../cli/base-command.js';
+import { parseKeyValues } from '../present/key-values.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
 import { parseStageWait, stageWaitFlags, waitForStaged } from '../cli/stage-wait.js';
 import { parseStageNotify, stageNotifyFlags } from '../cli/stage-notify.js';

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
-import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
+import { FitqCommand } from '../cli/base-command.js';
+import { parseKeyValues } from '../present/key-values.js';
 import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
@@ -8,7 +9,7 @@ import { parseTimeLimit } from '../units/duration.js';
 import { printWarning } from '../cli/format.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../model/run-checks.js';
 import { checkChanges, type RunChanges } from '../model/run-edits.js';
-import { describeUpdate } from '../cli/result-lines.js';
+import { describeUpdate } from '../present/result-lines.js';
 import { parseResourceSpecs, specParts } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { parseDuration } from '../units/duration.js';
-import { describeEnd } from '../cli/run-end.js';
+import { describeEnd } from '../present/run-end.js';
 import { EXIT } from '../exit-codes.js';
 import { firstFailure, RUN_EXIT_RULE, waitExitCode } from '../model/run-exit-code.js';
 import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';

@@ -31,9 +31,6 @@ export interface DashboardContext {
   closers: (() => Promise<void>)[];
 }
 
-/** Hono's environment for the dashboard's app (no per-request variables yet). */
-export type DashboardEnv = { Variables: Record<string, never> };
-
 export interface DashboardContextOptions {
   /** Connection (URL, TLS) and prefix, shared by every namespace. */
   connection: Omit<ClientOptions, 'queue'>;

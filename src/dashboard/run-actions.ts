@@ -4,8 +4,8 @@
  * `hold`, `release`, `restart`, `update --priority`, `drain` and `undrain`
  * print. Routes, forms and their guards are actions.ts's.
  */
-import { drainLine } from '../cli/drain.js';
-import { describeCancel, describeUpdate } from '../cli/result-lines.js';
+import { drainLine } from '../present/result-lines.js';
+import { describeCancel, describeUpdate } from '../present/result-lines.js';
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../client.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../model/run-checks.js';

@@ -14,7 +14,8 @@ import { readRunSummaries, readStagedShapes } from '../../operations/overview.js
 import { workerState } from '../../model/worker-record.js';
 import { activityOf, type Activity } from '../activity.js';
 import { activityChart } from '../chart.js';
-import type { DashboardContext, DashboardEnv } from '../context.js';
+import type { DashboardContext } from '../context.js';
+import type { DashboardEnv } from '../env.js';
 import { cachedFragment } from '../fragment-cache.js';
 import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';

@@ -1,6 +1,7 @@
 /**
  * How `fitq logs` and `fitq wait` tell what became of a run: a line on
- * stderr (the exit code is model/run-exit-code.ts's runExitCode).
+ * stderr (the exit code is model/run-exit-code.ts's runExitCode); the
+ * dashboard's run page says it in the same words.
  */
 import { oneLine } from '../text/quote.js';
 import type { RunRecord } from '../model/run-record.js';

@@ -1,6 +1,6 @@
 /**
- * How runs are shown on the command line: their command and demands as text,
- * and the columns of `fitq runs`.
+ * How runs are shown as text, on the command line and in the dashboard's
+ * runs table: their command and demands, and the columns of `fitq runs`.
  */
 import { UsageError } from '../errors.js';
 import { oneLine, quote } from '../text/quote.js';
