@@ -15,7 +15,7 @@ import { secretKey } from '../security/secret.js';
 import { sortResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import type { LogFormat } from './logger.js';
 import { resolveNotifyTargets, type NotifyTargets } from './notify-allow.js';
-import { resolveNotifyBounds, type NotifyBounds } from './notifier.js';
+import { resolveNotifyBounds, type NotifyBounds } from './notify-bounds.js';
 
 export interface WorkerOptions extends ClientOptions {
   /** Capacity: specs like `"gpu=2 mem=64G"`, or a map of name to amount in millionths. */
