@@ -1,6 +1,7 @@
 /**
  * `fitq stage --array SPEC`, `--param NAME=V1,V2...` and `--param-file
- * FILE`: the flags and their parsing into an ArrayRequest (model/sweep.ts).
+ * FILE`: the flags and their parsing into an ArrayRequest (model/stage.ts;
+ * model/sweep.ts makes the array's runs of it).
  *
  * --array takes Slurm's syntax: `0-19`, `1,3,5-9`, `0-99:2` (a step), each
  * optionally followed by `%N` (at most N of the array's runs at once); with

@@ -65,7 +65,7 @@ export interface LifecycleOptions {
 export const MAX_DEPENDENCIES = 1000;
 export const MAX_RETRY_ON_FAILURE = 100;
 
-/** Job data keys this module owns (see run-record.ts runDataJson / dataFields). */
+/** Job data keys this module owns (see run-data.ts runDataJson / dataFields). */
 export const LIFECYCLE_DATA_KEYS = ['hold', 'begin', 'delay', 'after', 'keepIfDependencyFails', 'retry'] as const;
 
 /** The job data entries of a request's lifecycle options (JSON), or undefined when it has none. Throws UsageError. */

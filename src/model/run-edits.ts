@@ -47,7 +47,7 @@ export interface RunChanges {
   timeLimit?: number | string | null;
 }
 
-/** A run's data as its string fields (run-record.ts, dataFields), edited in place. */
+/** A run's data as its string fields (run-data.ts, dataFields), edited in place. */
 export type Fields = Record<string, string>;
 
 interface Edit<K extends keyof RunChanges> {
