@@ -114,7 +114,7 @@ export abstract class FitqCommand extends Command {
    * Connects (with any further client options, e.g. a secret), runs fn with
    * a client, always closes. Warns on stderr, in one line, when Redis may
    * evict keys (redis/connection.ts, evictionProblem), and when the Redis user
-   * may only read (client.ts, READ_ONLY_NOTE).
+   * may only read (operations/upkeep.ts, READ_ONLY_NOTE).
    */
   protected async withClient<T>(
     flags: ConnectionFlags,
