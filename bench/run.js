@@ -18,8 +18,8 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { FitqClient, startWorker } from '../dist/index.js';
 import { Scripts } from '../dist/queue/scripts.js';
-import { prepareRuns, runShape } from '../dist/queue/stage.js';
-import { runDataJson } from '../dist/queue/run-record.js';
+import { prepareRuns, runShape } from '../dist/model/stage.js';
+import { runDataJson } from '../dist/model/run-data.js';
 import { throwawayRedis } from '../scripts/local-redis.js';
 import { schedulingQuality } from './scheduling.js';
 

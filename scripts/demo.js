@@ -4,7 +4,7 @@
 // REDIS_URL, else a throwaway local redis-server of its own.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { redactRedisUrl } from '../dist/queue/connection.js';
+import { redactRedisUrl } from '../dist/redis/connection.js';
 import { configuredOrThrowawayRedis } from './local-redis.js';
 
 const bin = fileURLToPath(new URL('../bin/run.js', import.meta.url));

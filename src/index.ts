@@ -12,19 +12,20 @@
  * await client.close();
  * ```
  */
-export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, type RetentionState } from './queue/client.js';
-export { RETENTION_DEFAULTS, type Retention } from './queue/retention.js';
-export type { StageRequest } from './queue/stage.js';
-export type { RunChanges, UpdateOptions, UpdateResult, FieldChange } from './queue/update.js';
-export { parseTimeLimit, parseTimeSignal, type TimeSignal } from './cli/duration.js';
-export type { ArrayRequest } from './queue/sweep.js';
-export type { OutputFiles } from './queue/output-files.js';
-export type { RunFilter, RunRecord, RunStatus } from './queue/run-record.js';
-export { RUN_STATUSES } from './queue/run-record.js';
-export type { WorkerRecord } from './queue/worker-record.js';
-export type { LogEntry } from './queue/logs.js';
-export { WaitIncompleteError, type WaitOptions } from './queue/wait.js';
-export type { NotifyPayload } from './queue/notify.js';
+export { FitqClient, type ClientOptions, type StageResult, type CleanOptions, type RetentionState } from './client.js';
+export { RETENTION_DEFAULTS, type Retention } from './model/retention.js';
+export type { StageRequest } from './model/stage.js';
+export type { RunChanges, FieldChange } from './model/run-edits.js';
+export type { UpdateOptions, UpdateResult } from './operations/update.js';
+export { parseTimeLimit, parseTimeSignal, type TimeSignal } from './units/duration.js';
+export type { ArrayRequest } from './model/stage.js';
+export type { OutputFiles } from './model/output-files.js';
+export type { RunFilter, RunRecord, RunStatus } from './model/run-record.js';
+export { RUN_STATUSES } from './model/run-record.js';
+export type { WorkerRecord } from './model/worker-record.js';
+export type { LogEntry } from './model/logs.js';
+export { WaitIncompleteError, type WaitOptions } from './operations/wait.js';
+export type { NotifyPayload } from './model/notify.js';
 export { FitqWorker, startWorker, type WorkerOptions } from './worker/worker.js';
 export { renderNamespaceMetrics } from './metrics/namespace.js';
 export {

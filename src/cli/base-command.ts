@@ -6,10 +6,10 @@
 import { Command, Flags } from '@oclif/core';
 import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { oneLine, quote, quoteBytes } from '../queue/names.js';
-import { FitqClient, type ClientOptions } from '../queue/client.js';
-import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../queue/connection.js';
-import { resolveTlsOptions } from '../queue/tls-options.js';
+import { oneLine, quote, quoteBytes } from '../text/quote.js';
+import { FitqClient, type ClientOptions } from '../client.js';
+import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../redis/connection.js';
+import { resolveTlsOptions } from '../redis/tls-options.js';
 import { findNonUtf8Word } from './raw-argv.js';
 import { closest } from './suggest.js';
 
@@ -113,8 +113,8 @@ export abstract class FitqCommand extends Command {
   /**
    * Connects (with any further client options, e.g. a secret), runs fn with
    * a client, always closes. Warns on stderr, in one line, when Redis may
-   * evict keys (connection.ts, evictionProblem), and when the Redis user
-   * may only read (client.ts, READ_ONLY_NOTE).
+   * evict keys (redis/connection.ts, evictionProblem), and when the Redis user
+   * may only read (operations/upkeep.ts, READ_ONLY_NOTE).
    */
   protected async withClient<T>(
     flags: ConnectionFlags,
@@ -186,18 +186,4 @@ function oclifParseError(error: Error & { oclif?: { exit?: number }; flags?: unk
     .map((line) => line.replace(/^[\s›]+/, '').trim())
     .filter((line) => line !== '' && !/^See more help with/.test(line) && !/^The following errors? occurred:?$/.test(line));
   return lines.join(' ').replace(/\s+/g, ' ') || 'invalid arguments (see --help)';
-}
-
-/** Parses repeated KEY=VALUE flags into an object; a key given twice is an error. */
-export function parseKeyValues(flag: string, values: readonly string[] | undefined): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const entry of values ?? []) {
-    const eq = entry.indexOf('=');
-    if (eq <= 0) throw new UsageError(`invalid ${flag} ${quote(entry)}: expected KEY=VALUE`);
-    const key = entry.slice(0, eq);
-    // Own keys only: `constructor` or `__proto__` are names like any other.
-    if (Object.hasOwn(result, key)) throw new UsageError(`invalid ${flag} ${quote(entry)}: ${quote(key)} given twice`);
-    Object.defineProperty(result, key, { value: entry.slice(eq + 1), enumerable: true, writable: true, configurable: true });
-  }
-  return result;
 }

@@ -1,7 +1,8 @@
 /**
- * Plain-text rendering for the CLI: aligned tables, times, durations and warnings.
+ * Plain-text rendering for the CLI: aligned tables and warnings (times and
+ * durations: units/time.ts).
  */
-import { oneLine } from '../queue/names.js';
+import { oneLine } from '../text/quote.js';
 
 /** A warning for the person at the terminal: one line on stderr. */
 export function printWarning(warning: string): void {
@@ -10,7 +11,7 @@ export function printWarning(warning: string): void {
 
 /**
  * Left-aligned columns separated by two spaces; header first. Every cell is
- * shown on one line, its control characters escaped (names.ts, oneLine):
+ * shown on one line, its control characters escaped (text/quote.ts, oneLine):
  * cells hold what users typed and what Redis holds.
  */
 export function renderTable(header: readonly string[], cells: readonly (readonly string[])[]): string {
@@ -22,37 +23,4 @@ export function renderTable(header: readonly string[], cells: readonly (readonly
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
-}
-
-const pad = (n: number) => String(n).padStart(2, '0');
-
-/** The local time of day, "14:03:07", or "14:03" without seconds (chart axes). */
-export function formatClock(epochMs: number, seconds = true): string {
-  const date = new Date(epochMs);
-  const minutes = `${pad(date.getHours())}:${pad(date.getMinutes())}`;
-  return seconds ? `${minutes}:${pad(date.getSeconds())}` : minutes;
-}
-
-/**
- * A time as people read it, in the local time zone (TZ): "14:03:07" today,
- * "2026-11-20 14:03:07" on other days; "" for none. Every time fitq shows a
- * person (tables, run details, reasons, the dashboard) goes through here or
- * formatClock, so no page mixes zones; JSON keeps times as epoch-ms numbers.
- */
-export function formatTime(epochMs: number | undefined, now = Date.now()): string {
-  if (epochMs === undefined) return '';
-  const date = new Date(epochMs);
-  const time = formatClock(epochMs);
-  const sameDay = date.toDateString() === new Date(now).toDateString();
-  return sameDay ? time : `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${time}`;
-}
-
-/** "850ms", "12.3s", "4m05s", "2h03m". */
-export function formatDuration(ms: number | undefined): string {
-  if (ms === undefined || ms < 0) return '';
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const seconds = Math.floor(ms / 1000);
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
-  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
 }

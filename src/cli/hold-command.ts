@@ -1,7 +1,7 @@
 /** What `fitq hold` and `fitq release` share: selecting the runs (run-selection.ts) and saying what happened to each. */
 import { Flags } from '@oclif/core';
 import { EXIT } from '../exit-codes.js';
-import type { HoldResult } from '../queue/hold.js';
+import type { HoldResult } from '../operations/hold.js';
 import { FitqCommand } from './base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from './run-selection.js';
 

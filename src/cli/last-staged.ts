@@ -11,8 +11,8 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync,
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
-import { MAX_DEPENDENCIES } from '../queue/parked.js';
+import { quote } from '../text/quote.js';
+import { MAX_DEPENDENCIES } from '../model/parked.js';
 
 /** Stagings remembered per namespace (so `@~99` is the oldest one can name). */
 const KEPT = 100;

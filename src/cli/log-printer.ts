@@ -2,10 +2,10 @@
  * How `fitq logs`, `logs -f` and `stage --follow` print a run's log: each
  * line to stdout or stderr, as the run wrote it, and fitq's notes on stderr
  * where they belong (a restart; lines missing, how many and why: see
- * queue/logs.ts, OutputGaps).
+ * model/logs.ts, OutputGaps).
  */
-import { OutputGaps, type LogEntry } from '../queue/logs.js';
-import { restagedNote } from './run-end.js';
+import { OutputGaps, type LogEntry } from '../model/logs.js';
+import { restagedNote } from '../present/run-end.js';
 
 export class LogPrinter {
   /** Whether any line of the run was printed. */

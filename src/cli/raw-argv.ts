@@ -7,7 +7,7 @@
  * possible, a word holding U+FFFD is refused, as it may stand for such bytes.
  */
 import { readFileSync } from 'node:fs';
-import { decodeUtf8, REPLACEMENT_CHARACTER } from '../queue/utf8.js';
+import { decodeUtf8, REPLACEMENT_CHARACTER } from '../text/utf8.js';
 
 /** A typed word that is not UTF-8: its index among the words, and its bytes when they could be read. */
 export interface NonUtf8Word {

@@ -37,12 +37,13 @@
 import { Args, Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import type { FitqClient } from '../queue/client.js';
-import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
+import type { FitqClient } from '../client.js';
+import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../model/run-record.js';
 import { renderTable } from './format.js';
-import { inBatches, parseKeyValues } from './base-command.js';
+import { inBatches } from './base-command.js';
+import { parseKeyValues } from '../present/key-values.js';
 import { isShorthand, shorthandRuns } from './last-staged.js';
-import { runTable } from './run-table.js';
+import { runTable } from '../present/run-table.js';
 
 export const selectionArgs = { ids: Args.string({ description: 'Run ids, or unique prefixes of them; @ for the runs last staged from this shell, @~N for the Nth staging before.' }) };
 

@@ -6,7 +6,7 @@
  * first word, and words that are nothing but shell syntax, decide.
  */
 import { existsSync } from 'node:fs';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 
 /** Words that mean something only to a shell when they stand alone. */
 const OPERATORS = new Set(['|', '||', '|&', '&', '&&', ';', ';;', '>', '>>', '<', '<<', '<<<', '&>', '&>>', '2>', '2>>', '2>&1', '>&2', '1>&2']);

@@ -6,9 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
-import { oneLine, quote, quoteBytes } from '../queue/names.js';
-import { STAGE_USAGE } from '../queue/stage.js';
-import { decodeUtf8, utf8Pieces } from '../queue/utf8.js';
+import { oneLine, quote, quoteBytes } from '../text/quote.js';
+import { STAGE_USAGE } from '../model/run-checks.js';
+import { decodeUtf8, utf8Pieces } from '../text/utf8.js';
 import { MAX_PARSED_WORDS, type NonUtf8Place } from './base-command.js';
 
 /** The flags that take every word up to the next flag or `--`. */

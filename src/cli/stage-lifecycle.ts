@@ -6,11 +6,11 @@
  */
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
-import { MAX_RETRY_ON_FAILURE, type Dependency, type LifecycleOptions, type RetryPolicy } from '../queue/parked.js';
-import { parseIntegerOption } from '../queue/stage.js';
-import { splitIds } from '../queue/dependencies.js';
-import { parseDuration } from './duration.js';
+import { quote } from '../text/quote.js';
+import { MAX_RETRY_ON_FAILURE, type Dependency, type LifecycleOptions, type RetryPolicy } from '../model/parked.js';
+import { parseIntegerOption } from '../model/run-checks.js';
+import { splitIds } from '../model/dependencies.js';
+import { parseDuration } from '../units/duration.js';
 import { isShorthand, shorthandRuns } from './last-staged.js';
 
 const after = (summary: string) => Flags.string({ multiple: true, summary });

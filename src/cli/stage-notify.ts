@@ -1,6 +1,6 @@
 /** `fitq stage --notify URL`: the run's worker POSTs the run's record there when it ends. */
 import { Flags } from '@oclif/core';
-import { validateNotifyUrl } from '../queue/notify.js';
+import { validateNotifyUrl } from '../model/notify.js';
 
 export const stageNotifyFlags = {
   notify: Flags.string({

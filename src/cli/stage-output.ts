@@ -1,11 +1,11 @@
 /**
  * `fitq stage --output FILE`, `--error FILE` and `--open-mode`: the files
- * the worker also writes a run's output to (queue/output-files.ts).
+ * the worker also writes a run's output to (model/output-files.ts).
  */
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
-import type { OutputFiles } from '../queue/output-files.js';
+import { quote } from '../text/quote.js';
+import type { OutputFiles } from '../model/output-files.js';
 
 export const outputFlags = {
   output: Flags.string({

@@ -1,6 +1,7 @@
 /**
  * `fitq stage --array SPEC`, `--param NAME=V1,V2...` and `--param-file
- * FILE`: the flags and their parsing into an ArrayRequest (queue/sweep.ts).
+ * FILE`: the flags and their parsing into an ArrayRequest (model/stage.ts;
+ * model/sweep.ts makes the array's runs of it).
  *
  * --array takes Slurm's syntax: `0-19`, `1,3,5-9`, `0-99:2` (a step), each
  * optionally followed by `%N` (at most N of the array's runs at once); with
@@ -13,10 +14,11 @@
 import { readFileSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
-import { MAX_REPEAT } from '../queue/stage.js';
-import { MAX_ARRAY_INDEX, validateParamNames, type ArrayRequest } from '../queue/sweep.js';
-import { decodeUtf8 } from '../queue/utf8.js';
+import { quote } from '../text/quote.js';
+import { MAX_REPEAT } from '../model/stage.js';
+import { MAX_ARRAY_INDEX, validateParamNames } from '../model/sweep.js';
+import type { ArrayRequest } from '../model/stage.js';
+import { decodeUtf8 } from '../text/utf8.js';
 
 export const sweepFlags = {
   array: Flags.string({

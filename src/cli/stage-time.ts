@@ -1,9 +1,9 @@
 /**
  * `fitq stage --time-limit` and `--time-signal`: the flags and their parsing
- * (the syntax lives in duration.ts).
+ * (the syntax lives in units/duration.ts).
  */
 import { Flags } from '@oclif/core';
-import { parseTimeLimit, parseTimeSignal, type TimeSignal } from './duration.js';
+import { parseTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
 import { printWarning } from './format.js';
 
 export const timeFlags = {

@@ -5,13 +5,14 @@
  */
 import { Flags } from '@oclif/core';
 import { UsageError } from '../errors.js';
-import type { FitqClient } from '../queue/client.js';
-import { oneLine } from '../queue/names.js';
-import { isEnded, type RunRecord } from '../queue/run-record.js';
-import { WaitIncompleteError } from '../queue/wait.js';
+import type { FitqClient } from '../client.js';
+import { oneLine } from '../text/quote.js';
+import { isEnded, type RunRecord } from '../model/run-record.js';
+import { WaitIncompleteError } from '../operations/wait.js';
 import { LogPrinter } from './log-printer.js';
-import { describeEnd } from './run-end.js';
-import { EXIT, firstFailure, runExitCode, waitExitCode } from '../exit-codes.js';
+import { describeEnd } from '../present/run-end.js';
+import { EXIT } from '../exit-codes.js';
+import { firstFailure, runExitCode, waitExitCode } from '../model/run-exit-code.js';
 
 export const stageWaitFlags = {
   wait: Flags.boolean({

@@ -1,8 +1,8 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
-import { describeCancel } from '../cli/result-lines.js';
-import { cancelCascade } from '../queue/dependencies.js';
+import { describeCancel } from '../present/result-lines.js';
+import { cancelCascade } from '../model/dependencies.js';
 
 export default class Cancel extends FitqCommand {
   static override summary = 'Cancel runs: a staged one at once, a running one by stopping its process group.';

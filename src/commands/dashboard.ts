@@ -1,12 +1,12 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { parsePort } from '../cli/port.js';
+import { parsePort } from '../units/port.js';
 import { checkExposure, TOKEN_ENV } from '../dashboard/auth.js';
 import { createDashboardApp } from '../dashboard/app.js';
 import { hostRule } from '../dashboard/host-check.js';
 import { closeDashboardContext, createDashboardContext } from '../dashboard/context.js';
 import { startDashboardServer } from '../dashboard/server.js';
-import { oneLine } from '../queue/names.js';
+import { oneLine } from '../text/quote.js';
 
 export default class Dashboard extends FitqCommand {
   static override summary = 'Serve a live web dashboard of namespaces: runs by status, workers with their capacity and GPUs, pools.';

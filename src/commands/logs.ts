@@ -1,11 +1,12 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { LogPrinter } from '../cli/log-printer.js';
-import { readLogEntries } from '../queue/logs.js';
-import { oneLine } from '../queue/names.js';
-import { isEnded, type RunRecord } from '../queue/run-record.js';
-import { describeEnd, noOutputNote } from '../cli/run-end.js';
-import { EXIT, RUN_EXIT_RULE, runExitCode } from '../exit-codes.js';
+import { readLogEntries } from '../operations/log-reads.js';
+import { oneLine } from '../text/quote.js';
+import { isEnded, type RunRecord } from '../model/run-record.js';
+import { describeEnd, noOutputNote } from '../present/run-end.js';
+import { EXIT } from '../exit-codes.js';
+import { RUN_EXIT_RULE, runExitCode } from '../model/run-exit-code.js';
 
 /** Entries read per round trip when printing a whole log. */
 const PAGE = 1000;
@@ -34,7 +35,7 @@ export default class Logs extends FitqCommand {
         const run = await client.getRun(id);
         // Page by page, so a huge log is never held whole.
         for (let after = '0'; ; ) {
-          const page = await readLogEntries(client.redis, client.keys, id, after, PAGE);
+          const page = await readLogEntries(client, id, after, PAGE);
           page.forEach(printer.print);
           if (page.length < PAGE) break;
           after = page[page.length - 1]!.id;

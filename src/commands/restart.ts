@@ -3,8 +3,8 @@ import { FitqCommand } from '../cli/base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { quote } from '../queue/names.js';
-import { ENDED_STATUSES, isEnded } from '../queue/run-record.js';
+import { quote } from '../text/quote.js';
+import { ENDED_STATUSES, isEnded } from '../model/run-record.js';
 
 export default class Restart extends FitqCommand {
   static override summary = 'Stage ended runs again: same id, command, demands and labels, a fresh attempt.';

@@ -1,10 +1,10 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import type { RetentionState } from '../queue/client.js';
-import { formatDurationSpec, parseDuration } from '../cli/duration.js';
+import type { RetentionState } from '../client.js';
+import { formatDurationSpec, parseDuration } from '../units/duration.js';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
-import { RETENTION_DEFAULTS, RETENTION_SETTINGS, type Retention, type RetentionSetting } from '../queue/retention.js';
+import { quote } from '../text/quote.js';
+import { RETENTION_DEFAULTS, RETENTION_SETTINGS, type Retention, type RetentionSetting } from '../model/retention.js';
 
 /** Each setting's flag, in the order shown. */
 const FLAGS: Readonly<Record<RetentionSetting, string>> = {

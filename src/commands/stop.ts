@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { localDetachedWorkers, removePidfileOf } from '../cli/detach.js';
 import { FitqCommand, inBatches } from '../cli/base-command.js';
 import { UsageError } from '../errors.js';
-import { resolveNamespace } from '../queue/client.js';
+import { resolveNamespace } from '../client.js';
 
 export default class Stop extends FitqCommand {
   static override summary = 'Stop workers, on any machine, through Redis: their runs finish first, or with --now are terminated.';

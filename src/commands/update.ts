@@ -1,14 +1,15 @@
 import { Flags } from '@oclif/core';
-import { FitqCommand, parseKeyValues } from '../cli/base-command.js';
+import { FitqCommand } from '../cli/base-command.js';
+import { parseKeyValues } from '../present/key-values.js';
 import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import { quote } from '../queue/names.js';
-import { parseTimeLimit } from '../cli/duration.js';
+import { quote } from '../text/quote.js';
+import { parseTimeLimit } from '../units/duration.js';
 import { printWarning } from '../cli/format.js';
-import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
-import { checkChanges, type RunChanges } from '../queue/update.js';
-import { describeUpdate } from '../cli/result-lines.js';
+import { MAX_PRIORITY, parseIntegerOption } from '../model/run-checks.js';
+import { checkChanges, type RunChanges } from '../model/run-edits.js';
+import { describeUpdate } from '../present/result-lines.js';
 import { parseResourceSpecs, specParts } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 

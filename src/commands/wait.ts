@@ -1,12 +1,13 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { parseDuration } from '../cli/duration.js';
-import { describeEnd } from '../cli/run-end.js';
-import { EXIT, firstFailure, RUN_EXIT_RULE, waitExitCode } from '../exit-codes.js';
+import { parseDuration } from '../units/duration.js';
+import { describeEnd } from '../present/run-end.js';
+import { EXIT } from '../exit-codes.js';
+import { firstFailure, RUN_EXIT_RULE, waitExitCode } from '../model/run-exit-code.js';
 import { parseRunSelection, reportNothingMatched, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
-import { oneLine } from '../queue/names.js';
-import type { RunRecord } from '../queue/run-record.js';
-import { WaitIncompleteError } from '../queue/wait.js';
+import { oneLine } from '../text/quote.js';
+import type { RunRecord } from '../model/run-record.js';
+import { WaitIncompleteError } from '../operations/wait.js';
 
 export default class Wait extends FitqCommand {
   static override summary = 'Wait until runs end, and exit with their exit code.';

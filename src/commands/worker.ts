@@ -3,11 +3,11 @@ import { FitqCommand } from '../cli/base-command.js';
 import { adoptDetachedFiles, adoptOwnDetachedFiles, keepFailedLog, removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
 import { TimeoutError, UsageError } from '../errors.js';
 import { cliSecret } from '../security/secret.js';
-import { resolveNamespace } from '../queue/client.js';
+import { resolveNamespace } from '../client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
-import { parseTimeLimit } from '../cli/duration.js';
+import { parseTimeLimit } from '../units/duration.js';
 import { printWarning } from '../cli/format.js';
-import { parsePort } from '../cli/port.js';
+import { parsePort } from '../units/port.js';
 
 /** --default-time-limit and --max-time-limit, in ms. */
 function workerTimeLimits(flags: { 'default-time-limit'?: string | undefined; 'max-time-limit'?: string | undefined }): {

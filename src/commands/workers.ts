@@ -1,8 +1,8 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
 import { renderTable } from '../cli/format.js';
-import { describeLiveness } from '../queue/liveness.js';
-import { describeCapacity, describeDevices, usedResources, workerState, workerToJson } from '../queue/worker-record.js';
+import { describeLiveness } from '../model/liveness.js';
+import { describeCapacity, describeDevices, usedResources, workerState, workerToJson } from '../model/worker-record.js';
 import { formatHumanResources } from '../resources/spec.js';
 
 export default class Workers extends FitqCommand {

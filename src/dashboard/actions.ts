@@ -12,10 +12,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { isValidName } from '../queue/names.js';
-import { ENDED_STATUSES, type RunRecord } from '../queue/run-record.js';
-import { MAX_PRIORITY } from '../queue/stage.js';
-import type { DashboardContext, DashboardEnv } from './context.js';
+import { isValidName } from '../model/names.js';
+import { ENDED_STATUSES, type RunRecord } from '../model/run-record.js';
+import { MAX_PRIORITY } from '../model/run-checks.js';
+import type { DashboardContext } from './context.js';
+import type { DashboardEnv } from './env.js';
 import type { Html } from './layout.js';
 import { dashboardPage } from './page.js';
 import { RUN_ACTIONS, runAction, WORKER_ACTIONS, workerAction, type ActionOutcome, type RunAction, type WorkerAction } from './run-actions.js';

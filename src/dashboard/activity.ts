@@ -2,7 +2,7 @@
  * Runs started and ended per minute over the last hour, and how long the
  * runs that ended in each minute ran: what the overview's chart draws.
  */
-import type { RunSummary } from '../queue/run-summary.js';
+import type { RunSummary } from '../model/run-summary.js';
 
 export const MINUTE_MS = 60_000;
 export const ACTIVITY_MINUTES = 60;

@@ -5,13 +5,14 @@
  */
 import { Hono } from 'hono';
 import { html } from 'hono/html';
-import { oneLine } from '../queue/names.js';
+import { oneLine } from '../text/quote.js';
 import { requireToken } from './auth.js';
 import { requireKnownHost } from './host-check.js';
 import { registerAssets } from './assets/assets.js';
-import type { DashboardContext, DashboardEnv } from './context.js';
+import type { DashboardContext } from './context.js';
+import type { DashboardEnv } from './env.js';
 import { dashboardPage } from './page.js';
-import { registerLive } from './live.js';
+import { registerLive } from './events-route.js';
 import { registerOverview } from './pages/overview.js';
 import { registerPools } from './pages/pools.js';
 import { registerWorkers } from './pages/workers.js';

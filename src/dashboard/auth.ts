@@ -14,8 +14,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
-import type { DashboardEnv } from './context.js';
+import { quote } from '../text/quote.js';
+import type { DashboardEnv } from './env.js';
 import { plainPage } from './plain-page.js';
 
 export const TOKEN_ENV = 'FITQ_DASHBOARD_TOKEN';

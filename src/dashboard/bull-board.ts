@@ -13,7 +13,7 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Queue } from 'bullmq';
 import { Hono, type Env } from 'hono';
-import type { FitqClient } from '../queue/client.js';
+import type { FitqClient } from '../client.js';
 import { refusalOf } from './bull-board-actions.js';
 import { redactJobData } from './job-data-redaction.js';
 import { offlinePages } from './offline-page.js';

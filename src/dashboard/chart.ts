@@ -6,7 +6,7 @@
  * HTML around it, so text keeps its size at any width.
  */
 import { html } from 'hono/html';
-import { formatClock, formatDuration } from '../cli/format.js';
+import { formatClock, formatDuration } from '../units/time.js';
 import type { Activity } from './activity.js';
 import type { Html } from './layout.js';
 

@@ -5,8 +5,8 @@
  * and the limits on open streams.
  */
 import { UsageError } from '../errors.js';
-import { FitqClient, resolveNamespace, type ClientOptions } from '../queue/client.js';
-import { quote } from '../queue/names.js';
+import { FitqClient, resolveNamespace, type ClientOptions } from '../client.js';
+import { quote } from '../text/quote.js';
 import { hostRule, type HostRule } from './host-check.js';
 import { LiveFeed } from './live.js';
 import { NamespaceLogReader } from './log-followers.js';
@@ -30,9 +30,6 @@ export interface DashboardContext {
   /** What the app opened beside the clients (Bull Board's queues), closed first. */
   closers: (() => Promise<void>)[];
 }
-
-/** Hono's environment for the dashboard's app (no per-request variables yet). */
-export type DashboardEnv = { Variables: Record<string, never> };
 
 export interface DashboardContextOptions {
   /** Connection (URL, TLS) and prefix, shared by every namespace. */

@@ -4,8 +4,8 @@
  * run holds a share of one device).
  */
 import { html } from 'hono/html';
-import type { RunRecord } from '../queue/run-record.js';
-import type { WorkerRecord } from '../queue/worker-record.js';
+import type { RunRecord } from '../model/run-record.js';
+import type { WorkerRecord } from '../model/worker-record.js';
 import { formatMicros } from '../resources/amount.js';
 import type { Html } from './layout.js';
 import { runHref } from './run-links.js';

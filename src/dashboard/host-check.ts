@@ -13,9 +13,9 @@ import { isIP } from 'node:net';
 import type { MiddlewareHandler } from 'hono';
 import { html } from 'hono/html';
 import { UsageError } from '../errors.js';
-import { oneLine, quote } from '../queue/names.js';
+import { oneLine, quote } from '../text/quote.js';
 import { isLoopbackHost } from './auth.js';
-import type { DashboardEnv } from './context.js';
+import type { DashboardEnv } from './env.js';
 import { plainPage } from './plain-page.js';
 
 /** The answer to a request naming another host: 421 Misdirected Request ("not this server's name"). */

@@ -5,7 +5,7 @@
  * notification URL (a webhook's URL often holds its token) are not shown
  * either. The run itself, in Redis, is untouched.
  */
-import type { RunData } from '../queue/run-record.js';
+import type { RunData } from '../model/run-data.js';
 
 /** What a hidden value shows as. */
 export const REDACTED = '[redacted]';

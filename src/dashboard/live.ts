@@ -3,17 +3,14 @@
  * shown: BullMQ's event stream of its runs (`runs:events`, XREAD BLOCK:
  * staged, started, ended, removed) and fitq's pub/sub channel (workers
  * joining, leaving, draining, holds, the pool). Bursts are gathered into
- * one change per namespace, which /events sends to every open page as a
- * server-sent event naming the topics that changed; the page's script
- * (assets/live-script.ts) then re-fetches only the fragments on those topics.
+ * one change per namespace, which /events (events-route.ts) sends to every
+ * open page as a server-sent event naming the topics that changed; the
+ * page's script (assets/live-script.ts) then re-fetches only the fragments
+ * on those topics.
  */
-import type { Hono } from 'hono';
-import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { Redis } from 'ioredis';
-import { closeRedis, connectRedis, type ConnectionOptions } from '../queue/connection.js';
+import { closeRedis, connectRedis, type ConnectionOptions } from '../redis/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
-import type { DashboardContext, DashboardEnv } from './context.js';
-import { withStreamSlot } from './stream-slots.js';
 
 export const LIVE_TOPICS = ['runs', 'workers', 'pool'] as const;
 export type LiveTopic = (typeof LIVE_TOPICS)[number];
@@ -33,8 +30,6 @@ const BLOCK_MS = 10_000;
  * no event announces: workers are re-read this often.
  */
 const LIVENESS_REFRESH_MS = 10_000;
-/** A comment on every open stream this often, so proxies keep it open. */
-const KEEPALIVE_MS = 15_000;
 
 /** BullMQ stream events that change what a worker reserves and the pool's use, besides the runs. */
 const RESERVING_EVENTS = new Set(['active', 'completed', 'failed', 'canceled', 'lost', 'rejected', 'timeout', 'restaged', 'removed']);
@@ -173,49 +168,4 @@ export class LiveFeed {
 /** The namespace's name, from its keys (`fitq:{NAME}`). */
 function queueOf(keys: NamespaceKeys): string {
   return /\{(.*)\}$/.exec(keys.queue.prefix)?.[1] ?? keys.queue.prefix;
-}
-
-/** GET /events: the feed's changes as server-sent events (`change`, data `{"queue","topics"}`). */
-export function registerLive(app: Hono<DashboardEnv>, context: DashboardContext): void {
-  app.get('/events', (c) =>
-    withStreamSlot(c, context.streams, (slot) => {
-      c.header('Cache-Control', 'no-store');
-      return streamSSE(c, async (stream) => {
-        try {
-          await sendChanges(stream, context);
-        } finally {
-          slot.release();
-        }
-      });
-    }),
-  );
-}
-
-/** The feed's changes on one open stream, until it closes. */
-async function sendChanges(stream: SSEStreamingApi, context: DashboardContext): Promise<void> {
-  const queue: LiveChange[] = [];
-  let wake: (() => void) | undefined;
-  const stop = context.live?.listen((change) => {
-    queue.push(change);
-    wake?.();
-  });
-  stream.onAbort(() => {
-    stop?.();
-    wake?.();
-  });
-  await stream.writeSSE({ event: 'hello', data: JSON.stringify({ queues: [...context.clients.keys()] }), retry: 2000 });
-  while (!stream.aborted && !stream.closed) {
-    for (const change of queue.splice(0)) await stream.writeSSE({ event: 'change', data: JSON.stringify(change) });
-    if (queue.length > 0) continue;
-    const keepalive = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(true), KEEPALIVE_MS);
-      wake = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-    });
-    wake = undefined;
-    if (keepalive && !stream.aborted) await stream.write(': keepalive\n\n');
-  }
-  stop?.();
 }

@@ -5,7 +5,7 @@
  * Redis). One reader blocks on the log streams of every followed run at
  * once, and on the namespace's event stream, where a run's start, end,
  * re-staging and removal show even when its log is packed as it ends
- * (logs.ts). A page that joins interrupts the blocked read (CLIENT UNBLOCK)
+ * (model/logs.ts). A page that joins interrupts the blocked read (CLIENT UNBLOCK)
  * so its run is read at once. Every followed run is also looked at every
  * few seconds, and dead workers are reaped as their leases run out (a run
  * whose worker died ends only then), as followLog does.
@@ -16,10 +16,11 @@
  * once.
  */
 import type { Redis } from 'ioredis';
-import { RunRemovedError, type FitqClient } from '../queue/client.js';
-import { closeRedis, connectRedis, type ConnectionOptions } from '../queue/connection.js';
-import { isAfter, lastEventId, parseLogEntry, readLogEntries, type LogEntry } from '../queue/logs.js';
-import { isEnded, type RunRecord } from '../queue/run-record.js';
+import { RunRemovedError, type FitqClient } from '../client.js';
+import { closeRedis, connectRedis, type ConnectionOptions } from '../redis/connection.js';
+import { isAfter, parseLogEntry, type LogEntry } from '../model/logs.js';
+import { lastEventId, readLogEntries } from '../operations/log-reads.js';
+import { isEnded, type RunRecord } from '../model/run-record.js';
 
 /** What a follower hears: entries after its position, then the run's end or why it cannot be followed (once). */
 export interface LogSink {
@@ -171,7 +172,7 @@ export class NamespaceLogReader {
     while (!this.closed && this.runs.size > 0) {
       try {
         // Taken before the runs are first looked at: any later event of theirs is after it.
-        eventsAfter ??= await lastEventId(redis, keys);
+        eventsAfter ??= await lastEventId({ redis, keys });
         const now = performance.now();
         if (now >= reapAt) reapAt = performance.now() + (await this.reap());
         if (now >= checkAt || this.due.size > 0) {
@@ -242,10 +243,10 @@ export class NamespaceLogReader {
   private async finish(run: RunRecord, followers: readonly Follower[]): Promise<void> {
     try {
       let after = followers.reduce((earliest, follower) => (isAfter(earliest, follower.after) ? follower.after : earliest), followers[0]?.after ?? '0');
-      for (let page = await readLogEntries(this.client.redis, this.client.keys, run.id, after); page.length > 0; ) {
+      for (let page = await readLogEntries(this.client, run.id, after); page.length > 0; ) {
         for (const entry of page) for (const follower of followers) deliver(follower, entry);
         after = page[page.length - 1]!.id;
-        page = await readLogEntries(this.client.redis, this.client.keys, run.id, after);
+        page = await readLogEntries(this.client, run.id, after);
       }
     } catch (error) {
       followers.forEach((follower) => follower.sink.failed(error as Error));

@@ -4,11 +4,11 @@
  * `hold`, `release`, `restart`, `update --priority`, `drain` and `undrain`
  * print. Routes, forms and their guards are actions.ts's.
  */
-import { drainLine } from '../cli/drain.js';
-import { describeCancel, describeUpdate } from '../cli/result-lines.js';
+import { drainLine } from '../present/result-lines.js';
+import { describeCancel, describeUpdate } from '../present/result-lines.js';
 import { UsageError } from '../errors.js';
-import type { FitqClient } from '../queue/client.js';
-import { MAX_PRIORITY, parseIntegerOption } from '../queue/stage.js';
+import type { FitqClient } from '../client.js';
+import { MAX_PRIORITY, parseIntegerOption } from '../model/run-checks.js';
 
 export const RUN_ACTIONS = ['cancel', 'hold', 'release', 'restart', 'priority'] as const;
 export type RunAction = (typeof RUN_ACTIONS)[number];

@@ -6,10 +6,10 @@
  * Rendering is pages/run.ts's; following the output live is followLog's.
  */
 import { UsageError } from '../errors.js';
-import type { FitqClient } from '../queue/client.js';
-import type { LogEntry } from '../queue/logs.js';
-import type { DependencyKind } from '../queue/parked.js';
-import { everyAttempt, type RunAttempt, type RunRecord } from '../queue/run-record.js';
+import type { FitqClient } from '../client.js';
+import type { LogEntry } from '../model/logs.js';
+import type { DependencyKind } from '../model/parked.js';
+import { everyAttempt, type RunAttempt, type RunRecord } from '../model/run-record.js';
 
 /** Lines of output the page shows at first; the live tail adds to them. */
 export const TAIL_LINES = 200;

@@ -1,16 +1,17 @@
 /**
  * The dashboard's runs table, as data: which runs a query selects (status,
  * label, array, worker, free text) and each row's cells, taken from the
- * columns of `fitq runs` (cli/run-table.ts) so the WHY cell is the very text
- * `fitq runs` prints (listRuns explains every staged run with the claim's own
- * policy). Rendering is pages/runs.ts's.
+ * columns of `fitq runs` (present/run-table.ts) so the WHY cell is the
+ * very text `fitq runs` prints (listRuns explains every staged run with the
+ * claim's own policy). Rendering is pages/runs.ts's.
  */
-import { parseKeyValues } from '../cli/base-command.js';
-import { COLUMN_NAMES, formatCommand, formatLabels, runTable, type ColumnName } from '../cli/run-table.js';
+import { parseKeyValues } from '../present/key-values.js';
+import { COLUMN_NAMES, formatCommand, formatLabels, runTable, type ColumnName } from '../present/run-table.js';
 import { UsageError } from '../errors.js';
-import type { FitqClient } from '../queue/client.js';
-import { oneLine, quote, validateQueueName, validateRunId, validateWorkerName } from '../queue/names.js';
-import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../queue/run-record.js';
+import type { FitqClient } from '../client.js';
+import { oneLine, quote } from '../text/quote.js';
+import { validateQueueName, validateRunId, validateWorkerName } from '../model/names.js';
+import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../model/run-record.js';
 
 /** What the runs page shows: every given condition must hold. */
 export interface RunQuery {

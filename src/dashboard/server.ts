@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
-import type { DashboardEnv } from './context.js';
+import { quote } from '../text/quote.js';
+import type { DashboardEnv } from './env.js';
 
 export interface DashboardServer {
   /** Where it listens, e.g. `http://127.0.0.1:7070` (the port bound, when 0 was asked for). */

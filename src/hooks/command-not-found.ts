@@ -3,7 +3,7 @@
  * instead of oclif's bare "command not found".
  */
 import type { Hook } from '@oclif/core';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { closest } from '../cli/suggest.js';
 import { EXIT } from '../exit-codes.js';
 

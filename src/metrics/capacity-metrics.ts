@@ -5,7 +5,7 @@
  * with its measured use.
  */
 import { Gauge, type Registry } from 'prom-client';
-import type { MetricsSnapshot } from '../queue/metrics-snapshot.js';
+import type { MetricsSnapshot } from '../model/metrics-snapshot.js';
 import { microsToNumber } from '../resources/amount.js';
 
 /** Pool resources that are an array's limit (`array.<id>`): one per array, so left out (no run or array ids as labels). */

@@ -5,7 +5,7 @@
  * Redis's, not this process's.
  */
 import { Gauge, Registry } from 'prom-client';
-import type { FitqClient } from '../queue/client.js';
+import type { FitqClient } from '../client.js';
 import { Scripts } from '../queue/scripts.js';
 import { capacityMetrics } from './capacity-metrics.js';
 import { runMetrics } from './run-metrics.js';

@@ -4,8 +4,8 @@
  * keeps as they start and end (counters and histograms, includes/runTimeBounds.lua).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { MetricsSnapshot } from '../queue/metrics-snapshot.js';
-import { ENDED_STATUSES, RUN_STATUSES } from '../queue/run-record.js';
+import type { MetricsSnapshot } from '../model/metrics-snapshot.js';
+import { ENDED_STATUSES, RUN_STATUSES } from '../model/run-record.js';
 import { SnapshotHistogram } from './snapshot-histogram.js';
 
 /** A shape's time-limit part (`;t=<ms>`): left out of the `shape` label, or each limit would be a series. */

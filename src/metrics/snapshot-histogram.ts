@@ -5,7 +5,7 @@
  * registry the same values it would (`_bucket` with `le`, `_sum`, `_count`).
  */
 import type { Metric, Registry } from 'prom-client';
-import type { RunTimeBuckets } from '../queue/metrics-snapshot.js';
+import type { RunTimeBuckets } from '../model/metrics-snapshot.js';
 
 type Labels = Record<string, string>;
 

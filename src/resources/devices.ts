@@ -3,7 +3,7 @@
  * and the devices a run is pinned to (`fitq stage --gpus`).
  */
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 
 /** Device indices above this are surely typos. */
 export const MAX_DEVICE_INDEX = 1023;

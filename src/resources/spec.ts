@@ -4,7 +4,7 @@
  * "no demand" and is dropped.
  */
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
+import { quote } from '../text/quote.js';
 import { formatHumanAmount, formatMicros, MAX_MICROS, microsToNumber, parseDecimal } from './amount.js';
 
 /** Resource name -> amount in micros, names sorted. Never holds zero amounts. */

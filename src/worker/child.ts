@@ -13,14 +13,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
-import { oneLine } from '../queue/names.js';
-import type { StoredOutputFiles } from '../queue/output-files.js';
+import type { StoredOutputFiles } from '../model/output-files.js';
 import { LineSplitter } from './line-splitter.js';
 import { drained, openOutputFiles, type OutputFileWriters } from './output-files.js';
 import { waitForOutputRoom } from './output.js';
-import { descriptorShortage, shortageOf } from './shortage.js';
+import { descriptorShortage } from './shortage.js';
+import { isDirectory, preflight, spawnFailure } from './start-failure.js';
 import { KEEPER_SCRIPT, keeperSupport, type KeeperSupport } from './subreaper.js';
 import { constants as osConstants } from 'node:os';
 
@@ -89,85 +87,6 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // The group is already gone.
   }
-}
-
-/** Why a command could not start, in the words of a shell: "command not found: foo"; or what the worker ran out of. */
-function spawnFailure(code: string | undefined, command: string, cwd: string, message: string): RunOutcome {
-  const shortage = shortageOf(code, message);
-  if (shortage !== undefined) return { status: 'returned', reason: shortage };
-  // A name without a slash is looked up in PATH; a path is relative to the run's directory.
-  const path = command.includes('/') ? resolve(cwd, command) : undefined;
-  // Shown in logs and tables: on one line, whatever the name holds.
-  const file = oneLine(command);
-  if (path !== undefined && isDirectory(path)) return { status: 'failed', reason: `is a directory: ${file}` };
-  if (code === 'ENOENT') {
-    // The file is there, so what is missing is what runs it.
-    if (path !== undefined && existsSync(path)) {
-      const interpreter = scriptInterpreter(path);
-      if (interpreter) return { status: 'failed', reason: `bad interpreter: ${file} (${oneLine(interpreter)} not found)` };
-      return { status: 'failed', reason: `could not start ${file}: its interpreter or dynamic loader was not found` };
-    }
-    return { status: 'failed', reason: `command not found: ${file}` };
-  }
-  if (code === 'EACCES') return { status: 'failed', reason: `permission denied: ${file}` };
-  return { status: 'failed', reason: `could not start ${file}: ${message}` };
-}
-
-/** The `#!` interpreter of a script, as written (a stray \r of a CRLF script included). */
-function scriptInterpreter(path: string): string | undefined {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, 'r');
-    const head = Buffer.alloc(256);
-    const text = head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString('utf8');
-    const match = /^#![ \t]*([^ \t\n]+)/.exec(text);
-    return match?.[1];
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function isExecutableFile(path: string): boolean {
-  // Most PATH entries do not hold the name: find that out without an exception.
-  if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return false;
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Why the command could not be started, found before spawning (the gate
- * below runs it with `exec`, whose failure would only be an exit code): a
- * name looked up in PATH, or a path, that is missing, not executable, a
- * directory, or a script whose interpreter is missing.
- */
-function preflight(file: string, cwd: string, env: Record<string, string>): RunOutcome | undefined {
-  if (!file.includes('/')) {
-    const candidates = (env.PATH ?? '').split(':').map((dir) => resolve(cwd, dir || '.', file));
-    if (candidates.some(isExecutableFile)) return undefined;
-    const present = candidates.some((path) => existsSync(path) && !isDirectory(path));
-    return spawnFailure(present ? 'EACCES' : 'ENOENT', file, cwd, '');
-  }
-  const path = resolve(cwd, file);
-  if (!existsSync(path)) return spawnFailure('ENOENT', file, cwd, '');
-  if (isDirectory(path)) return spawnFailure('EISDIR', file, cwd, '');
-  if (!isExecutableFile(path)) return spawnFailure('EACCES', file, cwd, '');
-  const interpreter = scriptInterpreter(path);
-  if (interpreter !== undefined && isAbsolute(interpreter) && !isExecutableFile(interpreter)) return spawnFailure('ENOENT', file, cwd, '');
-  return undefined;
 }
 
 /** Waits for a line on fd 3 (the worker's go-ahead), then becomes the command. */

@@ -6,7 +6,7 @@
  * a claim whose reply is still coming.
  */
 import type { Logger } from 'pino';
-import { describeAclRefusal } from '../queue/connection.js';
+import { describeAclRefusal } from '../redis/connection.js';
 import type { ClaimResult, Scripts } from '../queue/scripts.js';
 import { ClaimNotes } from './claim-notes.js';
 import { describeDemands } from './executor.js';

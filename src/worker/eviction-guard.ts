@@ -1,6 +1,6 @@
 /**
  * Whether Redis may evict keys, checked while the worker runs: at start the
- * worker refuses such a Redis (connection.ts), but its policy can change
+ * worker refuses such a Redis (redis/connection.ts), but its policy can change
  * under it (`CONFIG SET maxmemory-policy`, a failover to a replica set up
  * otherwise). Evicted keys are runs that vanish, reservations never given
  * back, a live worker's lease gone. So the worker checks again at every
@@ -10,7 +10,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { evictionProblemIn } from '../queue/connection.js';
+import { evictionProblemIn } from '../redis/connection.js';
 
 /** How often a lasting eviction policy is said again. */
 const REPEAT_MS = 60_000;

@@ -6,11 +6,11 @@
  */
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
-import { formatDemands, parseRunFields, runDemands } from '../queue/run-record.js';
-import { arrayOfLimit } from '../queue/sweep.js';
+import { formatDemands, parseRunFields, runDemands } from '../model/run-data.js';
+import { arrayOfLimit } from '../model/array-limit.js';
 import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
 import { armTimeLimit, runTimeLimit } from './time-limit.js';
-import { formatTimeLimit } from '../cli/duration.js';
+import { formatTimeLimit } from '../units/duration.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
 import { startRunProcess, type RunProcess } from './child.js';

@@ -4,7 +4,7 @@
  * `none`, or a list like `0,1,3`.
  */
 import { execa } from 'execa';
-import { oneLine, quote } from '../queue/names.js';
+import { oneLine, quote } from '../text/quote.js';
 import { parseDeviceList } from '../resources/devices.js';
 
 export type GpuOption = 'auto' | 'none' | string | readonly number[];

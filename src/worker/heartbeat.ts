@@ -6,7 +6,7 @@
  * its runs still finishing would be reaped as lost.
  */
 import type { Logger } from 'pino';
-import { heartbeatIntervalMs } from '../queue/liveness.js';
+import { heartbeatIntervalMs } from '../model/liveness.js';
 import type { Scripts } from '../queue/scripts.js';
 import type { ClaimLoop } from './claims.js';
 import type { Lease } from './lease.js';

@@ -1,7 +1,8 @@
 /**
  * A worker's notifications: when a run it ran has ended and its end is
- * recorded (or a run ended without its worker, left in the outbox), it POSTs the run's record (queue/notify.ts: never the run's
- * environment) to the run's --notify URL, else to the namespace's (`fitq
+ * recorded (or a run ended without its worker, left in the outbox), it
+ * POSTs the run's record (model/notify.ts: never the run's environment) to
+ * the run's --notify URL, else to the namespace's (`fitq
  * notify set`, read at start, when a `notify` event says it changed, and at
  * every poll).
  *
@@ -25,12 +26,12 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from '../queue/keys.js';
-import { NOTIFY_SETTING, notifyPayload } from '../queue/notify.js';
-import { execPipeline } from '../queue/pipeline.js';
-import { fitqRunData, parseRunFields, runFields } from '../queue/run-record.js';
+import { NOTIFY_SETTING, notifyPayload } from '../model/notify.js';
+import { execPipeline } from '../redis/pipeline.js';
+import { fitqRunData, parseRunFields, runFields } from '../model/run-data.js';
 import { notifyRefusal, SIGNED_ONLY, type NotifyTargets } from './notify-allow.js';
+import type { NotifyBounds } from './notify-bounds.js';
 
 /** Tries per notification, and the wait after the first failed one (doubling). */
 export const NOTIFY_TRIES = 5;
@@ -39,31 +40,6 @@ const FIRST_RETRY_MS = 1000;
 const retryDelayMs = (tries: number) => FIRST_RETRY_MS * 2 ** (tries - 1);
 /** How long a stopping worker waits for notifications still on their way. */
 export const NOTIFY_SHUTDOWN_MS = 3000;
-
-export interface NotifyBounds {
-  /** POSTs on their way at once (and so sockets open to receivers). */
-  concurrent: number;
-  /** Notifications held at once: sending, waiting for their turn, or waiting to be tried again. */
-  backlog: number;
-  /** Time limit of one try, ms. */
-  tryTimeoutMs: number;
-}
-
-export const DEFAULT_NOTIFY_BOUNDS: NotifyBounds = { concurrent: 4, backlog: 100, tryTimeoutMs: 10_000 };
-
-/** The bounds, the defaults where not given; a UsageError for one that is not a whole number of at least 1. */
-export function resolveNotifyBounds(given: Partial<NotifyBounds> = {}): NotifyBounds {
-  const bounds = { ...DEFAULT_NOTIFY_BOUNDS };
-  for (const name of Object.keys(bounds) as (keyof NotifyBounds)[]) {
-    const value = given[name];
-    if (value === undefined) continue;
-    if (!Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) {
-      throw new UsageError(`expected notifyBounds.${name} to be a whole number from 1 to ${2 ** 31 - 1}, got '${value}'`);
-    }
-    bounds[name] = value;
-  }
-  return bounds;
-}
 
 export interface NotifierParts {
   redis: Redis;

@@ -20,8 +20,8 @@
  * notifies nowhere until told where.
  */
 import { UsageError } from '../errors.js';
-import { quote } from '../queue/names.js';
-import { hasCredentials, parseNotifyUrl } from '../queue/notify.js';
+import { quote } from '../text/quote.js';
+import { hasCredentials, parseNotifyUrl } from '../model/notify.js';
 
 export interface NotifyTarget {
   protocol: string;

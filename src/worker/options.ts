@@ -4,18 +4,18 @@
 import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
-import { HIGHEST_PORT } from '../cli/port.js';
-import type { ClientOptions } from '../queue/client.js';
+import { HIGHEST_PORT } from '../units/port.js';
+import type { ClientOptions } from '../client.js';
 import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
-import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../cli/duration.js';
-import type { TlsFiles } from '../queue/tls-options.js';
+import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../units/duration.js';
+import type { TlsFiles } from '../redis/tls-options.js';
 import type { GpuOption } from './gpus.js';
-import { validateWorkerName } from '../queue/names.js';
+import { validateWorkerName } from '../model/names.js';
 import { secretKey } from '../security/secret.js';
 import { sortResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
 import type { LogFormat } from './logger.js';
 import { resolveNotifyTargets, type NotifyTargets } from './notify-allow.js';
-import { resolveNotifyBounds, type NotifyBounds } from './notifier.js';
+import { resolveNotifyBounds, type NotifyBounds } from './notify-bounds.js';
 
 export interface WorkerOptions extends ClientOptions {
   /** Capacity: specs like `"gpu=2 mem=64G"`, or a map of name to amount in millionths. */

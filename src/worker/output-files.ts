@@ -13,8 +13,8 @@
  */
 import { constants, type WriteStream } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import type { StoredOutputFiles } from '../queue/output-files.js';
-import { oneLine } from '../queue/names.js';
+import type { StoredOutputFiles } from '../model/output-files.js';
+import { oneLine } from '../text/quote.js';
 import { shortageOf } from './shortage.js';
 
 export interface OutputFileWriters {

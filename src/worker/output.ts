@@ -10,10 +10,10 @@
  * characters waiting; older ones are dropped. Lines are numbered (the
  * stream keeps each one's number), and the line after lines dropped while
  * Redis was slow, or refused by it, carries how many: readers say exactly
- * what is missing where (queue/logs.ts, OutputGaps). Lines dropped because
+ * what is missing where (model/logs.ts, OutputGaps). Lines dropped because
  * `maxLines` newer ones wait need no count: the log would not keep them.
  */
-import type { LogLine, LogPosition } from '../queue/logs.js';
+import type { LogLine, LogPosition } from '../model/logs.js';
 import type { Scripts } from '../queue/scripts.js';
 import { retryRefused } from './retry.js';
 

@@ -7,9 +7,9 @@
  * signing secret is never passed on.
  */
 import { resolve } from 'node:path';
-import { runDemands } from '../queue/run-record.js';
-import { withoutArrayLimits } from '../queue/sweep.js';
-import type { TlsFiles } from '../queue/tls-options.js';
+import { runDemands } from '../model/run-data.js';
+import { withoutArrayLimits } from '../model/array-limit.js';
+import type { TlsFiles } from '../redis/tls-options.js';
 import { resourcesToJson } from '../resources/spec.js';
 
 /** Where fitq reads its Redis connection settings: the URL (password included) and TLS files. */

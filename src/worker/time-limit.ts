@@ -5,7 +5,7 @@
  * asked), and at the limit the signal (SIGTERM, or the time signal when it
  * is asked at the limit) with SIGKILL after the worker's grace.
  */
-import { formatTimeLimit, parseTimeSignal, type TimeSignal } from '../cli/duration.js';
+import { formatTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
 import type { ClaimLimits } from '../queue/scripts.js';
 
 export interface RunTimeLimit {

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readStagedShapes } from '../../src/queue/run-summary.js';
+import { readStagedShapes } from '../../src/operations/overview.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { cliWhy, connectClient, fitq, newQueue, type CliResult } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
@@ -38,7 +38,7 @@ describe("an array's limit", () => {
     const requires = expectOk(await fitq(['runs', '--columns', 'id,requires', '--array', array], { queue })).trim().split('\n').slice(1);
     expect(requires.map((line) => line.split(/\s+/))).toEqual([[first, 'cpu=1'], [second, 'cpu=1']]);
     // The dashboard's overview: the staged shapes by their demands.
-    expect((await readStagedShapes(client.redis, client.keys)).map((shape) => shape.demands)).toEqual(['cpu=1']);
+    expect((await readStagedShapes(client)).map((shape) => shape.demands)).toEqual(['cpu=1']);
 
     writeFileSync(join(dir, 'go'), '');
     await waitFor('the array to end', async () => (await client.listRuns({ array })).every((run) => run.status === 'completed'));

@@ -6,8 +6,8 @@
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
-import { FitqClient } from '../../src/queue/client.js';
-import type { RunRecord } from '../../src/queue/run-record.js';
+import { FitqClient } from '../../src/client.js';
+import type { RunRecord } from '../../src/model/run-record.js';
 import { FitqWorker } from '../../src/worker/worker.js';
 import { freePort, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { BIN, fitq, messages, newQueue, redisUrl } from '../support/fitq.js';

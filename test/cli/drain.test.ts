@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Scripts, type WorkerRegistration } from '../../src/queue/scripts.js';
-import { workerToJson } from '../../src/queue/worker-record.js';
+import { workerToJson } from '../../src/model/worker-record.js';
 import { connectClient, fitq, newQueue } from '../support/fitq.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { waitFor } from '../support/wait.js';

@@ -4,7 +4,7 @@
  * stays, so no order position is handed out twice.
  */
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
 
 async function namespaceKeys(client: FitqClient): Promise<string[]> {

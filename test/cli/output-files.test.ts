@@ -11,7 +11,7 @@ import { createReadStream, mkdtempSync, readFileSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunRecord } from '../../src/queue/run-record.js';
+import type { RunRecord } from '../../src/model/run-record.js';
 import { fitq, newQueue, type CliResult } from '../support/fitq.js';
 
 function expectOk(result: CliResult): string {

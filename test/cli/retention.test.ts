@@ -5,7 +5,7 @@
  * running run removed.
  */
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { connectClient, fitq, newQueue, startTestWorker, type CliResult } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 

@@ -5,7 +5,7 @@
  * selections that match nothing or name an unknown array.
  */
 import { describe, expect, it } from 'vitest';
-import type { RunRecord } from '../../src/queue/run-record.js';
+import type { RunRecord } from '../../src/model/run-record.js';
 import { connectClient, fitq, newQueue, type CliResult } from '../support/fitq.js';
 
 function expectOk(result: CliResult): string {

@@ -10,7 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer, type TlsFiles } from '../support/redis-server.js';
-import { READ_ONLY_NOTE } from '../../src/queue/client.js';
+import { READ_ONLY_NOTE } from '../../src/client.js';
 import { aclRule, PREFIX } from '../support/acl-rules.js';
 import { fitq, newQueue, parseJsonLog, type CliResult } from '../support/fitq.js';
 

@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { connectClient, FIXTURES, fitq, messages, newQueue, parseJsonLog } from '../support/fitq.js';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 
 const STAMP = `${FIXTURES}stamp.sh`;
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseArraySpec, parseCsv, parseParams, parseSweepFlags } from '../../src/cli/stage-sweep.js';
-import { fillPlaceholders, placeholdersOf } from '../../src/queue/placeholders.js';
+import { fillPlaceholders, placeholdersOf } from '../../src/model/placeholders.js';
 
 describe('--array', () => {
   it('takes indices, ranges, steps and a limit, as Slurm does, in the order given', () => {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseSweepFlags } from '../../src/cli/stage-sweep.js';
 import { UsageError } from '../../src/errors.js';
-import type { RunRecord } from '../../src/queue/run-record.js';
+import type { RunRecord } from '../../src/model/run-record.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, fitq, newQueue, type CliResult } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';

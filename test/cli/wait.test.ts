@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connectClient, fitq, newQueue, spawnFitq } from '../support/fitq.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { waitFor } from '../support/wait.js';
-import type { RunRecord } from '../../src/queue/run-record.js';
+import type { RunRecord } from '../../src/model/run-record.js';
 
 const tempDirs: string[] = [];
 const runGroups: number[] = [];

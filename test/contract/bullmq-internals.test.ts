@@ -19,7 +19,7 @@ import { once } from 'node:events';
 import { Job, Queue, QueueEvents, Worker, type JobType, type QueueOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE_KEY_NAMES } from '../../src/queue/names.js';
+import { QUEUE_KEY_NAMES } from '../../src/model/names.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 const QUEUE = 'runs';

@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { openBrowserPage, saveScreenshots, startDashboard } from '../support/browser.js';
 import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
 

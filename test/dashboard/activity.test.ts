@@ -1,7 +1,7 @@
 /** The overview's per-minute activity and staged shapes, computed from run summaries and the fit index's shape names. */
 import { describe, expect, it } from 'vitest';
 import { activityOf, MINUTE_MS } from '../../src/dashboard/activity.js';
-import { describeShape, type RunSummary } from '../../src/queue/run-summary.js';
+import { describeShape, type RunSummary } from '../../src/model/run-summary.js';
 
 const NOW = Date.UTC(2026, 10, 25, 12, 30, 20);
 const minuteStart = Math.floor(NOW / MINUTE_MS) * MINUTE_MS;

@@ -18,7 +18,7 @@ import { Hono } from 'hono';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mountBullBoard, type MountedBullBoard } from '../../src/dashboard/bull-board.js';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { chromiumExecutable, openBrowserPage, saveScreenshots } from '../support/browser.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 import { FITQ_JOB_STATES, fitqRunsByState, recordEvents, stage, type EventRecorder, type FitqJobState } from '../support/bullmq.js';

@@ -1,6 +1,6 @@
 /**
  * The overview's activity chart labels its minutes in the local time zone
- * (TZ) of the dashboard, as its run tables show times (cli/format.ts): the
+ * (TZ) of the dashboard, as its run tables show times (units/time.ts): the
  * chart is rendered by a real process with TZ set.
  */
 import { execa } from 'execa';

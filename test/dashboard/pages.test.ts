@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { chromiumExecutable, openBrowserPage, saveScreenshots, startDashboard, type BrowserPage } from '../support/browser.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 

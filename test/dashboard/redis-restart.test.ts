@@ -5,7 +5,7 @@
  * dashboard.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { startDashboard } from '../support/browser.js';
 import { openEventStream } from '../support/sse.js';
 import { newQueue } from '../support/fitq.js';

@@ -11,7 +11,7 @@ import { UsageError } from '../../src/errors.js';
 import { loadRunDetail } from '../../src/dashboard/run-detail.js';
 import { listRunRows, MAX_ROWS, parseRunQuery, type RunQuery } from '../../src/dashboard/run-list.js';
 import { runAction, workerAction } from '../../src/dashboard/run-actions.js';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { cliWhy, connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 

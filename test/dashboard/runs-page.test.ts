@@ -8,7 +8,7 @@
  * errors.
  */
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { openBrowserPage, saveScreenshots, startDashboard } from '../support/browser.js';
 import { cliWhy, connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_ROWS } from '../../src/dashboard/run-list.js';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { openBrowserPage, startDashboard } from '../support/browser.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 

@@ -12,7 +12,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunRecord } from '../../src/queue/run-record.js';
+import type { RunRecord } from '../../src/model/run-record.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { newQueue, startTestWorker } from '../support/fitq.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { BIN, newQueue } from '../support/fitq.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { newQueue } from '../support/fitq.js';

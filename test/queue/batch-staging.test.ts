@@ -5,10 +5,10 @@
  * whose stager died is removed by claims once its deadline passed.
  */
 import { describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
-import { runDataJson } from '../../src/queue/run-record.js';
+import { FitqClient } from '../../src/client.js';
+import { runDataJson } from '../../src/model/run-data.js';
 import { Scripts, type StageScriptRun, type WorkerRegistration } from '../../src/queue/scripts.js';
-import { prepareRuns, runShape } from '../../src/queue/stage.js';
+import { prepareRuns, runShape } from '../../src/model/stage.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';

@@ -3,7 +3,7 @@
  * and one Lua function (includes/isEnded.lua): the scripts must agree with it.
  */
 import { describe, expect, it } from 'vitest';
-import { RUN_STATUSES, ENDED_STATUSES } from '../../src/queue/run-record.js';
+import { RUN_STATUSES, ENDED_STATUSES } from '../../src/model/run-record.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { readFileSync } from 'node:fs';
 

@@ -7,9 +7,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isValidName, MAX_NAME_LENGTH } from '../../src/queue/names.js';
+import { isValidName, MAX_NAME_LENGTH } from '../../src/model/names.js';
 import { luaInclude } from '../../src/queue/scripts.js';
-import { shapeOf } from '../../src/queue/stage.js';
+import { shapeOf } from '../../src/model/stage.js';
 import { MAX_MICROS } from '../../src/resources/amount.js';
 import { MAX_RESOURCE_NAME_LENGTH } from '../../src/resources/spec.js';
 import { MAX_DEVICE_INDEX } from '../../src/resources/devices.js';

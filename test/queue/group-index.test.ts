@@ -7,9 +7,9 @@
  * pass over the shapes of groups a worker cannot run.
  */
 import { describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { Scripts, type WorkerRegistration } from '../../src/queue/scripts.js';
-import { shapeOf } from '../../src/queue/stage.js';
+import { shapeOf } from '../../src/model/stage.js';
 import { parseResourceSpec } from '../../src/resources/spec.js';
 import { openRunQueue } from '../support/bullmq.js';
 import { connectClient, newQueue } from '../support/fitq.js';

@@ -9,7 +9,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import type { NamespaceKeys } from '../../src/queue/keys.js';
 import { Scripts, type ClaimResult, type WorkerRegistration } from '../../src/queue/scripts.js';
 import { connectClient, indexedShapes, newQueue, redisUrl } from '../support/fitq.js';

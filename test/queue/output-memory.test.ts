@@ -7,7 +7,7 @@
  * move its memory.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { startRedisServer, usedMemory, type RedisServer } from '../support/redis-server.js';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
-import type { LogEntry } from '../../src/queue/logs.js';
+import type { FitqClient } from '../../src/client.js';
+import type { LogEntry } from '../../src/model/logs.js';
 import { connectClient, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 
 /** Which form a run's log is in: 'packed', 'stream', or 'none'. */

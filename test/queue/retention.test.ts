@@ -5,10 +5,10 @@
  * cleanRuns and setRetention remove at once.
  */
 import { describe, expect, it } from 'vitest';
-import { RunRemovedError, type FitqClient } from '../../src/queue/client.js';
-import { RETENTION_DEFAULTS } from '../../src/queue/retention.js';
+import { RunRemovedError, type FitqClient } from '../../src/client.js';
+import { RETENTION_DEFAULTS } from '../../src/model/retention.js';
 import { luaInclude, Scripts } from '../../src/queue/scripts.js';
-import { serverTimeMs } from '../../src/queue/liveness.js';
+import { serverTimeMs } from '../../src/model/liveness.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 

@@ -5,7 +5,7 @@
  * terminated is re-staged or lost, never failed.
  */
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { Scripts, type WorkerRegistration } from '../../src/queue/scripts.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';

@@ -7,9 +7,9 @@
  * claim applies them. Scripts driven directly, as a worker's claims would.
  */
 import { describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { Scripts, type ClaimLimits, type ClaimPolicy, type WorkerRegistration } from '../../src/queue/scripts.js';
-import { whyWaiting } from '../../src/queue/why-waiting.js';
+import { whyWaiting } from '../../src/model/why-waiting.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
 const registration = (resources: string, timeLimits: ClaimLimits, policy: ClaimPolicy): WorkerRegistration => ({

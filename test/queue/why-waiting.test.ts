@@ -12,10 +12,10 @@
  * "needs more" reason names.
  */
 import { describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { Scripts, type ClaimPolicy, type GpuPlacement } from '../../src/queue/scripts.js';
-import { shapeOf } from '../../src/queue/stage.js';
-import { CAN_START, whyWaiting } from '../../src/queue/why-waiting.js';
+import { shapeOf } from '../../src/model/stage.js';
+import { CAN_START, whyWaiting } from '../../src/model/why-waiting.js';
 import { formatResources, parseResourceSpec } from '../../src/resources/spec.js';
 import { cliWhy, connectClient, fitq, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { prng } from '../support/prng.js';

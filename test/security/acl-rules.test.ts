@@ -18,7 +18,7 @@ import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountBullBoard } from '../../src/dashboard/bull-board.js';
-import { FitqClient, READ_ONLY_NOTE } from '../../src/queue/client.js';
+import { FitqClient, READ_ONLY_NOTE } from '../../src/client.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
 import { luaInclude } from '../../src/queue/scripts.js';
 import { aclCommands, aclRule, ACL_ROLES, PREFIX, type AclRole } from '../support/acl-rules.js';

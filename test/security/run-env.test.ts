@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLogEntries } from '../../src/queue/logs.js';
+import { readLogEntries } from '../../src/operations/log-reads.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
 import { CONNECTION_ENV, inheritedEnv, SECRET_ENV } from '../../src/worker/run-env.js';
 import { fitq, newQueue } from '../support/fitq.js';
@@ -48,7 +48,7 @@ async function runEnvOnWorker(workerArgs: string[]): Promise<{ output: string[];
   const redis = new Redis(url);
   try {
     const keys = namespaceKeys(queue, process.env.FITQ_PREFIX || undefined);
-    const entries = await readLogEntries(redis, keys, id);
+    const entries = await readLogEntries({ redis, keys }, id);
     const output = entries.flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
     expect(output.some((line) => line === `FITQ_RUN_ID=${id}`), output.join('\n')).toBe(true);
     return { output, url, secretFile };

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import { REJECTED_FORMAT, REJECTED_MISMATCH, REJECTED_UNSIGNED } from '../../src/security/signing.js';
 import { alterRunData, connectClient, fitq, indexShapeByHand, messages, newQueue, parseJsonLog, readRunData, redisUrl, startTestWorker } from '../support/fitq.js';
 

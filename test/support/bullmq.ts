@@ -5,8 +5,8 @@
  */
 import { Queue, QueueEvents, type QueueEventsListener } from 'bullmq';
 import { afterEach, expect } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
-import type { RunStatus } from '../../src/queue/run-record.js';
+import type { FitqClient } from '../../src/client.js';
+import type { RunStatus } from '../../src/model/run-record.js';
 import { fitq, redisUrl } from './fitq.js';
 
 /** The BullMQ state each fitq status is kept in. */

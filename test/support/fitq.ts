@@ -10,9 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import type { Redis } from 'ioredis';
 import { afterEach, expect, inject } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
-import { openConnectionCount } from '../../src/queue/connection.js';
-import type { NamespaceKeys } from '../../src/queue/keys.js';
+import { FitqClient, resolveNamespace } from '../../src/client.js';
+import { DEFAULT_LOG_MAX_LINES } from '../../src/model/logs.js';
+import { createContext, type QueueContext } from '../../src/operations/context.js';
+import { closeRedis, connectRedis, openConnectionCount } from '../../src/redis/connection.js';
+import { namespaceKeys, type NamespaceKeys } from '../../src/queue/keys.js';
+import { secretKey, type Secret } from '../../src/security/secret.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
 import { runFitqInProcess } from './in-process-cli.js';
 import { FitqWorker, type WorkerOptions } from '../../src/worker/worker.js';
@@ -29,11 +32,30 @@ export function newQueue(): string {
 
 const clients: FitqClient[] = [];
 const workers: FitqWorker[] = [];
+const contexts: QueueContext[] = [];
 
 export async function connectClient(queue: string, url = redisUrl()): Promise<FitqClient> {
   const client = await FitqClient.connect({ redisUrl: url, queue });
   clients.push(client);
   return client;
+}
+
+/**
+ * The context operations take (src/operations/context.ts), for a namespace,
+ * as FitqClient makes its own: to call an operation directly, without the
+ * client. Closed after the test.
+ */
+export async function connectContext(queue: string, options: { secret?: Secret } = {}): Promise<QueueContext> {
+  const keys = namespaceKeys(queue, resolveNamespace({ queue }).prefix);
+  const ctx = createContext({
+    redis: await connectRedis({ redisUrl: redisUrl() }),
+    keys,
+    logMaxLines: DEFAULT_LOG_MAX_LINES,
+    secret: secretKey(options.secret),
+    connectResilient: () => connectRedis({ redisUrl: redisUrl(), evictionCheck: undefined }, true),
+  });
+  contexts.push(ctx);
+  return ctx;
 }
 
 /**
@@ -185,6 +207,7 @@ export function parseJsonLog(stdout: string): Record<string, unknown>[] {
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((worker) => worker.stop({ now: true })));
   await Promise.all(clients.splice(0).map((client) => client.close()));
+  await Promise.all(contexts.splice(0).map((ctx) => closeRedis(ctx.redis)));
   // Leak guard: every connection and run process a test made must be gone.
   expect(openConnectionCount(), 'open Redis connections after the test').toBe(0);
   expect(liveRunProcessCount(), 'run processes still alive after the test').toBe(0);

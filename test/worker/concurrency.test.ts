@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { connectClient, FIXTURES, fitq, newQueue, parseJsonLog, startTestWorker } from '../support/fitq.js';
 
 const SHOW_AND_STAMP = `echo "dev=$CUDA_VISIBLE_DEVICES order=$CUDA_DEVICE_ORDER"; exec ${FIXTURES}stamp.sh "$1"`;

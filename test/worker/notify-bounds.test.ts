@@ -8,7 +8,8 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_NOTIFY_BOUNDS, Notifier } from '../../src/worker/notifier.js';
+import { DEFAULT_NOTIFY_BOUNDS } from '../../src/worker/notify-bounds.js';
+import { Notifier } from '../../src/worker/notifier.js';
 import { connectClient, messages, newQueue, startTestWorker } from '../support/fitq.js';
 import { startReceiver } from '../support/http-receiver.js';
 import { waitFor } from '../support/wait.js';

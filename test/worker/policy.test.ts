@@ -4,7 +4,7 @@
  * priorities, and strict fifo for comparison.
  */
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import type { WorkerOptions } from '../../src/worker/worker.js';
 import { connectClient, FIXTURES, newQueue, startTestWorker as startPolling } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';

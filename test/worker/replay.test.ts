@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/queue/client.js';
+import type { FitqClient } from '../../src/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, indexShapeByHand, newQueue, redisUrl } from '../support/fitq.js';

@@ -6,7 +6,7 @@
  * in-process worker and client run an hour ahead of Redis.
  */
 import { afterEach, expect, it, vi } from 'vitest';
-import { serverTimeMs } from '../../src/queue/liveness.js';
+import { serverTimeMs } from '../../src/model/liveness.js';
 import { openRunQueue } from '../support/bullmq.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 

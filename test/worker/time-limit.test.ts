@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, fitq, newQueue } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
-import type { FitqClient } from '../../src/queue/client.js';
-import type { RunRecord } from '../../src/queue/run-record.js';
+import type { FitqClient } from '../../src/client.js';
+import type { RunRecord } from '../../src/model/run-record.js';
 
 async function stage(queue: string, args: string[]): Promise<string> {
   const result = await fitq(['stage', ...args], { queue });

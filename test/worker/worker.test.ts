@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/queue/client.js';
+import { FitqClient } from '../../src/client.js';
 import type { FitqWorker } from '../../src/worker/worker.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { connectClient, messages, newQueue, startTestWorker } from '../support/fitq.js';

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
 import { renderTable } from '../../cli/format.js';
-import type { PoolResource } from '../../queue/pools.js';
+import type { PoolResource } from '../../operations/pools.js';
 import { formatMicros } from '../../resources/amount.js';
 
 export default class PoolLs extends FitqCommand {

@@ -1,9 +1,9 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
 import { reportDryRun } from '../../cli/run-selection.js';
-import { parseDuration } from '../../cli/duration.js';
-import { parseIntegerOption } from '../../queue/stage.js';
-import { cleanableStatuses } from '../../queue/retention.js';
+import { parseDuration } from '../../units/duration.js';
+import { parseIntegerOption } from '../../model/run-checks.js';
+import { cleanableStatuses } from '../../model/retention.js';
 
 export default class RunsClean extends FitqCommand {
   static override summary = 'Remove ended runs now, with their output: all of them, or those selected.';

@@ -1,11 +1,13 @@
 import { Flags } from '@oclif/core';
-import { FitqCommand, parseKeyValues } from '../../cli/base-command.js';
+import { FitqCommand } from '../../cli/base-command.js';
+import { parseKeyValues } from '../../present/key-values.js';
 import { renderTable } from '../../cli/format.js';
-import { COLUMN_NAMES, DEFAULT_COLUMNS, formatCommand, parseColumns, runTable } from '../../cli/run-table.js';
-import { dependencyEdges, renderTree } from '../../queue/dependencies.js';
+import { COLUMN_NAMES, DEFAULT_COLUMNS, formatCommand, parseColumns, runTable } from '../../present/run-table.js';
+import { dependencyEdges } from '../../model/dependencies.js';
+import { renderTree } from '../../present/dependency-tree.js';
 import { UsageError } from '../../errors.js';
-import { oneLine, quote } from '../../queue/names.js';
-import { RUN_STATUSES, type RunStatus } from '../../queue/run-record.js';
+import { oneLine, quote } from '../../text/quote.js';
+import { RUN_STATUSES, type RunStatus } from '../../model/run-record.js';
 
 export default class Runs extends FitqCommand {
   static override summary = 'List runs: status, demands, command, worker, timing, and why each staged run waits.';

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
-import { runDetailLines } from '../../cli/run-details.js';
+import { runDetailLines } from '../../present/run-details.js';
 
 export default class RunsShow extends FitqCommand {
   static override summary = 'Show one run in full.';

@@ -1,6 +1,6 @@
 /** GET /assets/*: the stylesheet, the live script and the icon, all from memory (nothing fetched elsewhere). */
 import type { Hono } from 'hono';
-import type { DashboardEnv } from '../context.js';
+import type { DashboardEnv } from '../env.js';
 import { FAVICON_SVG } from './favicon.js';
 import { LIVE_SCRIPT } from './live-script.js';
 import { STYLE_CSS } from './style.js';

@@ -5,15 +5,17 @@
  */
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
-import { formatDuration } from '../../cli/format.js';
-import type { FitqClient } from '../../queue/client.js';
-import { serverTimeMs } from '../../queue/liveness.js';
-import { RUN_STATUSES } from '../../queue/run-record.js';
-import { countByStatus, readRunSummaries, readStagedShapes, type StagedShape } from '../../queue/run-summary.js';
-import { workerState } from '../../queue/worker-record.js';
+import { formatDuration } from '../../units/time.js';
+import type { FitqClient } from '../../client.js';
+import { serverTimeMs } from '../../model/liveness.js';
+import { RUN_STATUSES } from '../../model/run-record.js';
+import { countByStatus, type StagedShape } from '../../model/run-summary.js';
+import { readRunSummaries, readStagedShapes } from '../../operations/overview.js';
+import { workerState } from '../../model/worker-record.js';
 import { activityOf, type Activity } from '../activity.js';
 import { activityChart } from '../chart.js';
-import type { DashboardContext, DashboardEnv } from '../context.js';
+import type { DashboardContext } from '../context.js';
+import type { DashboardEnv } from '../env.js';
 import { cachedFragment } from '../fragment-cache.js';
 import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';
@@ -51,8 +53,8 @@ async function readOverview(queue: string, client: FitqClient): Promise<Namespac
   // As `fitq runs` does: catch up with what BullMQ's API did first; workers are listed after a reap.
   await client.reconcile();
   const [runs, shapes, workers, time, paused] = await Promise.all([
-    readRunSummaries(client.redis, client.keys),
-    readStagedShapes(client.redis, client.keys),
+    readRunSummaries(client),
+    readStagedShapes(client),
     client.listWorkers(),
     client.redis.time(),
     client.isPaused(),

@@ -5,10 +5,11 @@
  */
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
-import { ARRAY_RESOURCE_PREFIX } from '../../queue/sweep.js';
+import { ARRAY_RESOURCE_PREFIX } from '../../model/array-limit.js';
 import { formatHumanAmount } from '../../resources/amount.js';
 import { bar } from '../bars.js';
-import type { DashboardContext, DashboardEnv } from '../context.js';
+import type { DashboardContext } from '../context.js';
+import type { DashboardEnv } from '../env.js';
 import { cachedFragment } from '../fragment-cache.js';
 import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';

@@ -5,7 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { html } from 'hono/html';
-import type { DashboardEnv } from '../context.js';
+import type { DashboardEnv } from '../env.js';
 
 export const RUNS_STYLESHEET = html`<link rel="stylesheet" href="/assets/runs.css">`;
 export const RUN_PAGE_SCRIPT = html`<script src="/assets/run-page.js" defer></script>`;

@@ -8,11 +8,12 @@
 import type { Context, Hono } from 'hono';
 import { html, raw } from 'hono/html';
 import { UsageError } from '../../errors.js';
-import { quote } from '../../queue/names.js';
-import { RUN_STATUSES } from '../../queue/run-record.js';
-import { workerState } from '../../queue/worker-record.js';
+import { quote } from '../../text/quote.js';
+import { RUN_STATUSES } from '../../model/run-record.js';
+import { workerState } from '../../model/worker-record.js';
 import { workerActionForms } from '../actions.js';
-import type { DashboardContext, DashboardEnv } from '../context.js';
+import type { DashboardContext } from '../context.js';
+import type { DashboardEnv } from '../env.js';
 import { cachedFragment } from '../fragment-cache.js';
 import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';

@@ -9,9 +9,10 @@
  */
 import type { Hono } from 'hono';
 import { html } from 'hono/html';
-import type { WorkerRecord } from '../../queue/worker-record.js';
+import type { WorkerRecord } from '../../model/worker-record.js';
 import { workerActionForms } from '../actions.js';
-import type { DashboardContext, DashboardEnv } from '../context.js';
+import type { DashboardContext } from '../context.js';
+import type { DashboardEnv } from '../env.js';
 import type { Html } from '../layout.js';
 import { RUNS_STYLESHEET } from './runs-style.js';
 

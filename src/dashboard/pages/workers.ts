@@ -6,13 +6,15 @@
  */
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
-import { formatDuration } from '../../cli/format.js';
-import type { FitqClient } from '../../queue/client.js';
-import { formatAge } from '../../queue/liveness.js';
-import { formatDemands, type RunRecord } from '../../queue/run-record.js';
-import { describeCapacity, workerState, type WorkerRecord } from '../../queue/worker-record.js';
+import { formatDuration } from '../../units/time.js';
+import type { FitqClient } from '../../client.js';
+import { formatAge } from '../../model/liveness.js';
+import { formatDemands } from '../../model/run-data.js';
+import type { RunRecord } from '../../model/run-record.js';
+import { describeCapacity, workerState, type WorkerRecord } from '../../model/worker-record.js';
 import { bar } from '../bars.js';
-import type { DashboardContext, DashboardEnv } from '../context.js';
+import type { DashboardContext } from '../context.js';
+import type { DashboardEnv } from '../env.js';
 import { cachedFragment } from '../fragment-cache.js';
 import type { LiveTopic } from '../live.js';
 import { gpuMap } from '../gpu-map.js';

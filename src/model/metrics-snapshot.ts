@@ -1,0 +1,136 @@
+/**
+ * What readMetrics-12.lua replies, as typed values: one namespace at one
+ * moment (runs by status, staged runs by shape, workers, pool) and the run
+ * statistics the scripts keep (includes/runTimeBounds.lua).
+ */
+import { parseDecimal } from '../resources/amount.js';
+
+/** Non-cumulative bucket counts of one histogram: counts[i] for bounds[i] (ms), the last for longer. */
+export interface RunTimeBuckets {
+  boundsMs: readonly number[];
+  counts: number[];
+  sumMs: number;
+}
+
+export interface WorkerSnapshot {
+  name: string;
+  host: string;
+  heartbeatAt: number;
+  /** Its lease holds (false: lapsed, not reaped yet). */
+  alive: boolean;
+  drained: boolean;
+  /** It holds resources for a blocked head. */
+  holding: boolean;
+  running: number;
+  /** Most runs at once; 0 = no limit. */
+  concurrency: number;
+  /** Amounts in micros, exact (as Redis holds them). */
+  capacity: Map<string, bigint>;
+  free: Map<string, bigint>;
+  /** GPU device index -> free share in micros (1,000,000 = whole device). */
+  devices: Map<string, bigint>;
+}
+
+export interface MetricsSnapshot {
+  /** The Redis server's clock, epoch ms. */
+  now: number;
+  paused: boolean;
+  /** fitq status (staged, held, running, completed, failed, ...) -> runs stored with it. */
+  runs: Map<string, number>;
+  /** Demand shape -> staged runs in its fit index. */
+  shapes: Map<string, number>;
+  workers: WorkerSnapshot[];
+  /** Amounts in micros. */
+  pool: { capacity: Map<string, bigint>; used: Map<string, bigint> };
+  /** Status -> runs that ended so, ever (since the namespace was last emptied). */
+  ended: Map<string, number>;
+  /** Cause (worker, retry) -> runs fitq staged again. */
+  restaged: Map<string, number>;
+  /** Staged to first start. */
+  wait: RunTimeBuckets;
+  /** Ended status -> how long runs that ended so had run. */
+  durations: Map<string, RunTimeBuckets>;
+}
+
+function pairs(flat: unknown): [string, string][] {
+  const list = (flat ?? []) as unknown[];
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < list.length; i += 2) out.push([String(list[i]), String(list[i + 1])]);
+  return out;
+}
+
+function numbers(flat: unknown): Map<string, number> {
+  return new Map(pairs(flat).map(([name, value]) => [name, Number(value)]));
+}
+
+/** A hash of decimal amounts as micros; a value fitq never writes (by hand) is left out. */
+function amounts(flat: unknown): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  for (const [name, value] of pairs(flat)) {
+    try {
+      out.set(name, parseDecimal(value));
+    } catch {
+      // not an amount
+    }
+  }
+  return out;
+}
+
+function emptyBuckets(boundsMs: readonly number[]): RunTimeBuckets {
+  return { boundsMs, counts: new Array<number>(boundsMs.length + 1).fill(0), sumMs: 0 };
+}
+
+/** Adds one stats field (`wait:3`, `wait:sum`) to its buckets; false if the field is no bucket of them. */
+function addBucket(buckets: RunTimeBuckets, field: string, value: number): boolean {
+  if (field === 'sum') {
+    buckets.sumMs += value;
+    return true;
+  }
+  const index = Number(field) - 1;
+  if (!Number.isInteger(index) || index < 0 || index >= buckets.counts.length) return false;
+  buckets.counts[index]! += value;
+  return true;
+}
+
+export function parseMetricsReply(reply: unknown): MetricsSnapshot {
+  const [now, paused, statuses, shapes, workers, poolCapacity, poolUsed, stats, waitBounds, durationBounds] = reply as unknown[];
+  const waitBoundsMs = (waitBounds as unknown[]).map(Number);
+  const durationBoundsMs = (durationBounds as unknown[]).map(Number);
+  const snapshot: MetricsSnapshot = {
+    now: Number(now),
+    paused: Number(paused) === 1,
+    runs: numbers(statuses),
+    shapes: numbers(shapes),
+    workers: (workers as unknown[][]).map((entry) => ({
+      name: String(entry[0]),
+      host: String(entry[1]),
+      heartbeatAt: Number(entry[2]),
+      alive: Number(entry[3]) === 1,
+      drained: Number(entry[4]) === 1,
+      holding: Number(entry[5]) === 1,
+      running: Number(entry[6]),
+      concurrency: Number(entry[7]),
+      capacity: amounts(entry[8]),
+      free: amounts(entry[9]),
+      devices: amounts(entry[10]),
+    })),
+    pool: { capacity: amounts(poolCapacity), used: amounts(poolUsed) },
+    ended: new Map(),
+    restaged: new Map(),
+    wait: emptyBuckets(waitBoundsMs),
+    durations: new Map(),
+  };
+  for (const [field, text] of pairs(stats)) {
+    const value = Number(text);
+    const [kind = '', first = '', second] = field.split(':');
+    if (kind === 'ended' && second === undefined) snapshot.ended.set(first, value);
+    else if (kind === 'restaged' && second === undefined) snapshot.restaged.set(first, value);
+    else if (kind === 'wait' && second === undefined) addBucket(snapshot.wait, first, value);
+    else if (kind === 'duration' && second !== undefined) {
+      let buckets = snapshot.durations.get(first);
+      if (!buckets) snapshot.durations.set(first, (buckets = emptyBuckets(durationBoundsMs)));
+      addBucket(buckets, second, value);
+    }
+  }
+  return snapshot;
+}

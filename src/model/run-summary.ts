@@ -1,0 +1,51 @@
+/**
+ * An overview of a namespace (the dashboard's): each run as its status and
+ * times only, and the staged runs per demand shape, as the cheap reads of
+ * operations/overview.ts give them.
+ */
+import { parseStoredResources } from '../resources/spec.js';
+import { formatDemands } from './run-data.js';
+import { RUN_STATUSES, type RunStatus } from './run-record.js';
+
+export interface RunSummary {
+  status: RunStatus;
+  /** Epoch ms. */
+  stagedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+}
+
+/** Runs per status, every status present (0 for none). */
+export function countByStatus(runs: readonly RunSummary[]): Record<RunStatus, number> {
+  const counts = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
+  for (const run of runs) counts[run.status]++;
+  return counts;
+}
+
+export interface StagedShape {
+  /** As indexed: `gpu=1,mem=8000000000;gpus=0;t=60000`. */
+  shape: string;
+  /** Its demands in human units ("gpu=1 mem=8G"; "(none)"), as formatDemands shows them. */
+  demands: string;
+  /** The GPU devices its runs are pinned to, if any. */
+  gpus: number[];
+  /** Its time limit, ms, if any. */
+  timeLimitMs?: number;
+  /** Staged runs of this shape waiting in the fit index. */
+  count: number;
+  /** The first of them in claim order (the one a claim looks at). */
+  head?: string;
+}
+
+/** A shape's parts: `demands[;gpus=…][;t=…]` (stage.ts, shapeOf). */
+export function describeShape(shape: string): Omit<StagedShape, 'count'> {
+  const [demands = '', ...parts] = shape.split(';');
+  const gpus = parts.find((part) => part.startsWith('gpus='))?.slice(5);
+  const limit = parts.find((part) => part.startsWith('t='))?.slice(2);
+  return {
+    shape,
+    demands: demands === 'none' ? '(none)' : formatDemands(parseStoredResources(demands)) || '(none)',
+    gpus: gpus ? gpus.split(',').map(Number) : [],
+    ...(limit ? { timeLimitMs: Number(limit) } : {}),
+  };
+}

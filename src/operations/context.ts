@@ -1,0 +1,61 @@
+/**
+ * What every operation works with: one namespace's keys, over one Redis
+ * connection, with the typed calls of its scripts. FitqClient makes one
+ * when it connects; each operation (operations/<name>.ts) is a set of plain
+ * functions taking it first, as graphile-worker's src/sql/*.ts take a
+ * client, so an operation is called, and tested, without FitqClient.
+ */
+import type { Redis } from 'ioredis';
+import type { NamespaceKeys } from '../queue/keys.js';
+import { Scripts } from '../queue/scripts.js';
+
+export interface QueueContext {
+  /** The command connection; fails fast when Redis is down. */
+  readonly redis: Redis;
+  readonly keys: NamespaceKeys;
+  readonly scripts: Scripts;
+  /** The shared secret: runs staged are signed with it, signed runs edited are signed anew (none: neither). */
+  readonly secret: Uint8Array | undefined;
+  /** Whether this client may do upkeep (reaping, reconciling): see upkeep.ts. */
+  readonly upkeep: UpkeepState;
+  /**
+   * A context over a connection of its own that survives Redis restarts,
+   * for a read that holds its connection (XREAD BLOCK, SUBSCRIBE); its
+   * `redis` is the caller's to close (closeRedis). It shares `upkeep`.
+   */
+  readonly connect: () => Promise<QueueContext>;
+}
+
+/** What a read of plain keys needs (FitqClient has both too). */
+export type ReadContext = Pick<QueueContext, 'redis' | 'keys'>;
+
+/** Set once Redis refused this user EVAL: upkeep is skipped from then on, and `onNote` heard it once. */
+export interface UpkeepState {
+  refused: boolean;
+  readonly onNote?: ((note: string) => void) | undefined;
+}
+
+export interface ContextOptions {
+  redis: Redis;
+  keys: NamespaceKeys;
+  /** Lines of output kept per run (the scripts trim each run's output to it). */
+  logMaxLines: number;
+  secret: Uint8Array | undefined;
+  /** Opens a connection that survives Redis restarts (connectRedis(…, true)). */
+  connectResilient: () => Promise<Redis>;
+  onNote?: ((note: string) => void) | undefined;
+}
+
+export function createContext(options: ContextOptions): QueueContext {
+  const { keys, logMaxLines, secret } = options;
+  const upkeep: UpkeepState = { refused: false, onNote: options.onNote };
+  const over = (redis: Redis): QueueContext => ({
+    redis,
+    keys,
+    scripts: new Scripts(redis, keys, logMaxLines),
+    secret,
+    upkeep,
+    connect: async () => over(await options.connectResilient()),
+  });
+  return over(options.redis);
+}

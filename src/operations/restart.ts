@@ -1,0 +1,55 @@
+/**
+ * `fitq restart`: stages ended runs again, each a fresh attempt with the same
+ * id, command, demands and labels, at its original place in the order (its
+ * seq and priority are kept, so it goes ahead of runs staged after it, as a
+ * retry does); the attempt that ended goes to the run's history of attempts
+ * (see restartRuns-1.lua). With `cascade`, the dependents canceled because
+ * of it are restarted too.
+ */
+import type { QueueContext } from './context.js';
+import { resolveRunIds } from './ids.js';
+
+const RESTART_CHUNK = 500;
+
+export interface RestartResult {
+  id: string;
+  /** restarted: staged again (`where`); refused: not ended (`status`); removed: gone meanwhile; left: a dependent the cascade did not reach (its limit). */
+  outcome: 'restarted' | 'refused' | 'removed' | 'left';
+  /** Restarted by --cascade, as a dependent of a restarted run. */
+  cascade?: boolean;
+  /** Where a restarted run went: staged, delayed, held, deps, canceled (its own dependencies can never be met). */
+  where?: string;
+  status?: string;
+  message: string;
+}
+
+const WHERE: Readonly<Record<string, string>> = {
+  staged: 'staged',
+  delayed: 'staged, waiting for its begin time',
+  deps: 'staged, waiting for its dependencies',
+  held: 'held',
+  canceled: 'canceled again: its dependencies can never be met',
+};
+
+export async function restartRuns(ctx: QueueContext, refs: readonly string[], cascade: boolean): Promise<RestartResult[]> {
+  const ids = [...new Set(await resolveRunIds(ctx, refs))];
+  const results: RestartResult[] = [];
+  for (let i = 0; i < ids.length; i += RESTART_CHUNK) {
+    const chunk = ids.slice(i, i + RESTART_CHUNK);
+    const outcomes = await ctx.scripts.restartRuns(chunk, cascade);
+    const named = new Set(chunk);
+    for (const { runId: id, outcome, detail } of outcomes) {
+      const byCascade = !named.has(id) || results.some((result) => result.id === id);
+      if (outcome === 'restarted') {
+        results.push({ id, outcome, where: detail, ...(byCascade ? { cascade: true } : {}), message: `Run ${id} restarted${byCascade ? ' (cascade)' : ''}: ${WHERE[detail] ?? detail}` });
+      } else if (outcome === 'notEnded') {
+        results.push({ id, outcome: 'refused', status: detail, message: `Run ${id} is ${detail}: only an ended run can be restarted` });
+      } else if (outcome === 'cascadeLeft') {
+        results.push({ id, outcome: 'left', cascade: true, message: `Run ${id} not restarted: the cascade restarts at most 1000 runs at once (restart it with --cascade)` });
+      } else {
+        results.push({ id, outcome: 'removed', message: `Run ${id} was removed meanwhile` });
+      }
+    }
+  }
+  return results;
+}

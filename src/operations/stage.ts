@@ -1,0 +1,119 @@
+/**
+ * Staging (`fitq stage`): requests checked and expanded into runs at the
+ * edge (model/stage.ts, model/sweep.ts), their dependencies resolved,
+ * signed with the secret if there is one, then stored: in one script call,
+ * or a larger batch in several, hidden from readers until committed (all
+ * or nothing). Runs no live worker could ever start are staged anyway,
+ * with a warning.
+ */
+import { randomBytes } from 'node:crypto';
+import { UsageError } from '../errors.js';
+import { parseRunFields, runDataJson } from '../model/run-data.js';
+import type { RunRecord } from '../model/run-record.js';
+import { prepareRuns, runShape, type PreparedRun, type StageRequest } from '../model/stage.js';
+import { prepareArray } from '../model/sweep.js';
+import type { StagedBatch } from '../queue/scripts.js';
+import { signRuns } from '../security/signing.js';
+import type { QueueContext } from './context.js';
+import { resolveDependencies } from './dependencies.js';
+import { getRuns } from './read.js';
+import { reap } from './upkeep.js';
+import { stageWarnings } from './warnings.js';
+
+/**
+ * Runs staged per script call (a call of this many holds Redis a few ms); a
+ * larger batch goes as several calls, hidden from readers until committed.
+ */
+const STAGE_CHUNK = 500;
+
+/** How long a batch staged in chunks stays open after each chunk: a stager silent this long is taken as dead. */
+const BATCH_TTL_MS = 60_000;
+
+export interface StageResult {
+  runs: RunRecord[];
+  /** One line per group of runs that no live worker could ever start. */
+  warnings: string[];
+}
+
+/**
+ * Stages one request (possibly repeated) or several, all in one round trip.
+ * Runs no live worker could ever start are staged anyway, with a warning.
+ */
+export async function stageRuns(ctx: QueueContext, requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
+  const given = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
+  const list = await resolveDependencies(ctx, given);
+  const prepared = list.flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })));
+  const runs = signRuns(prepared, ctx.keys.base, ctx.secret);
+  const ids = new Set<string>();
+  for (const run of runs) {
+    if (ids.has(run.id)) throw new UsageError(`run id '${run.id}' given twice`);
+    ids.add(run.id);
+  }
+  const stored = await storeRuns(ctx, runs);
+  const records = runs.map((run, i) =>
+    parseRunFields({
+      ...run.fields,
+      id: run.id,
+      status: 'staged',
+      seq: String(stored[i]!.seq),
+      priority: String(run.priority),
+      timestamp: String(stored[i]!.timestamp),
+      ...(run.array === undefined ? {} : { array: run.array }),
+    }),
+  );
+  // A run with dependencies may have ended at once (one can never be met): as stored.
+  const parked = runs.filter((run) => run.fields.lifecycle !== undefined).map((run) => run.id);
+  const asStored = new Map((await getRuns(ctx, parked)).map(({ run }) => [run.id, run]));
+  await reap(ctx);
+  const warnings = await stageWarnings(ctx, runs.filter((run) => asStored.get(run.id)?.status !== 'canceled'));
+  return { runs: records.map((record) => asStored.get(record.id) ?? record), warnings };
+}
+
+/**
+ * Stores runs: one script call, or for more than STAGE_CHUNK runs a hidden
+ * batch of calls and its commit; returns each run's staging sequence number
+ * and time (the Redis server's clock).
+ */
+async function storeRuns(ctx: QueueContext, runs: PreparedRun[]): Promise<{ seq: number; timestamp: number }[]> {
+  const scriptRuns = runs.map((run) => ({
+    id: run.id,
+    shape: runShape(run),
+    priority: run.priority,
+    data: runDataJson(run.fields, run.priority),
+    ...(run.array === undefined ? {} : { array: run.array, ...(run.limit === undefined ? {} : { limit: run.limit }) }),
+  }));
+  const chunks: (typeof scriptRuns)[] = [];
+  for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
+  const replies: (StagedBatch | undefined)[] = [];
+  if (chunks.length === 1) {
+    replies.push(await ctx.scripts.stageRuns(chunks[0]!));
+  } else {
+    // One script call per chunk, so Redis is never held long; the runs stay
+    // hidden from fitq's readers until the commit, so a batch is all or
+    // nothing to them. Given up, the chunks staged go again.
+    const id = randomBytes(8).toString('hex');
+    try {
+      for (const [i, chunk] of chunks.entries()) {
+        replies.push(await ctx.scripts.stageRuns(chunk, undefined, { id, ttlMs: BATCH_TTL_MS, first: i === 0 }));
+      }
+      await ctx.scripts.commitBatch(id);
+    } catch (error) {
+      // (The failed chunk's too: its call may have run though its reply was lost.)
+      await abortBatch(ctx, id, chunks.slice(0, replies.length + 1).flat().map((run) => run.id)).catch(() => {});
+      throw error;
+    }
+  }
+  return replies.flatMap((batch, chunk) => chunks[chunk]!.map((_, i) => ({ seq: (batch?.firstSeq ?? 0) + i, timestamp: batch?.timestamp ?? 0 })));
+}
+
+/**
+ * Removes the runs a stager staged of a batch it gives up, in bounded
+ * calls, and ends the batch. (If this fails too, claims remove them once
+ * the batch's deadline passed; readers never see them.)
+ */
+async function abortBatch(ctx: QueueContext, batch: string, runIds: string[]): Promise<void> {
+  for (let i = 0; i < runIds.length; i += STAGE_CHUNK) {
+    await ctx.scripts.abortBatch(batch, runIds.slice(i, i + STAGE_CHUNK), false);
+  }
+  await ctx.scripts.abortBatch(batch, [], true);
+}
