@@ -83,7 +83,7 @@ async function runsOfEachState(): Promise<Scene> {
   const client = await connectClient(queue);
   const events = await recordEvents(client);
   const [[ok, bad, sleeper], [waiting]] = await Promise.all([
-    stage(queue, ['-r', 'slot=1', '--from-file', '-'], 'true\nexit 3\nsleep 30\n'),
+    stage(queue, ['-r', 'slot=1', '--from-file', '-'], 'true\nexit 3\nsleep 600\n'),
     stage(queue, ['-r', 'huge=1', '--', 'true']),
   ]);
   await startTestWorker(queue, { name: 'board-w', resources: 'slot=3' });
