@@ -1,9 +1,137 @@
 /**
- * Every Redis key fitq uses, built in one place. All keys of a namespace share
- * the hash tag `{queue}`, so each Lua script touches a single cluster slot.
- * docs/redis-keys.md describes each of them.
+ * Every Redis key fitq uses, described in one place (KEY_LAYOUT): the
+ * TypeScript keys (namespaceKeys) and the Lua scripts' key table (`KEY`,
+ * luaKeyTable, defined ahead of every script as the reply code table is) are
+ * both built from it, so a key's name lives here only. All keys of a
+ * namespace share the hash tag `{queue}`, so each Lua script touches a single
+ * cluster slot. docs/redis-keys.md describes each of them.
  */
 import { validateKeyPrefix, validateQueueName } from './names.js';
+
+export const DEFAULT_PREFIX = 'fitq';
+export const DEFAULT_QUEUE = 'default';
+/** Name of the BullMQ queue of every namespace (KEY_LAYOUT's `run` and `queue…` keys lie under it). */
+export const RUN_QUEUE = 'runs';
+
+/**
+ * Every key of a namespace: its name, and what follows the namespace's base
+ * (`fitq:{QUEUE}:`), where `<part>` is a name given when the key is built
+ * (a run id, a worker's name, a shape). A Lua script is passed in KEYS, by
+ * these names (`local poolUsedKey = KEYS[3]`), the keys it can know before
+ * it runs; it builds the others with the same names (`KEY.staged(base, shape)`).
+ */
+export const KEY_LAYOUT = {
+  // The namespace's own keys.
+  seq: 'seq',
+  ids: 'ids',
+  groups: 'groups',
+  batches: 'batches',
+  arrays: 'arrays',
+  arrayTally: 'arrays:tally',
+  workers: 'workers',
+  holds: 'holds',
+  poolCapacity: 'pool:capacity',
+  poolUsed: 'pool:used',
+  settings: 'settings',
+  notifyOutbox: 'notify:outbox',
+  reconcile: 'reconcile',
+  stats: 'stats',
+  dependentsPending: 'dependents-pending',
+  /** The namespace's pub/sub channel: a channel, not a key (never passed in KEYS). */
+  events: 'events',
+  /** Where fitq kept staged runs before runs were BullMQ jobs: only its existence is read (an older layout). */
+  olderRuns: 'runs',
+  // Keys of the fit index, of dependencies and of workers, by the data they are about.
+  staged: 'staged:<shape>',
+  group: 'group:<names>',
+  /** The runs that wait for a run, or (cause `array:<id>`) for every run of an array. */
+  dependents: 'dependents:<cause>',
+  arrayDependents: 'dependents:array:<arrayId>',
+  worker: 'worker:<name>',
+  workerCapacity: 'worker:<name>:capacity',
+  workerFree: 'worker:<name>:free',
+  workerRuns: 'worker:<name>:runs',
+  workerDevices: 'worker:<name>:devices',
+  workerReserved: 'worker:<name>:reserved',
+  // A run: its BullMQ job, and fitq's keys beside it.
+  run: `${RUN_QUEUE}:<runId>`,
+  runLog: `${RUN_QUEUE}:<runId>:output`,
+  runPackedLog: `${RUN_QUEUE}:<runId>:output:packed`,
+  runAttempts: `${RUN_QUEUE}:<runId>:attempts`,
+  // BullMQ's own keys of the queue and of a job (only lua/includes/bullmq/ touches them).
+  runLock: `${RUN_QUEUE}:<runId>:lock`,
+  runLogs: `${RUN_QUEUE}:<runId>:logs`,
+  queueWait: `${RUN_QUEUE}:wait`,
+  queueActive: `${RUN_QUEUE}:active`,
+  queuePrioritized: `${RUN_QUEUE}:prioritized`,
+  queueDelayed: `${RUN_QUEUE}:delayed`,
+  queueWaitingChildren: `${RUN_QUEUE}:waiting-children`,
+  queueCompleted: `${RUN_QUEUE}:completed`,
+  queueFailed: `${RUN_QUEUE}:failed`,
+  queueEvents: `${RUN_QUEUE}:events`,
+  queueMeta: `${RUN_QUEUE}:meta`,
+  queueId: `${RUN_QUEUE}:id`,
+  queuePc: `${RUN_QUEUE}:pc`,
+  queueMarker: `${RUN_QUEUE}:marker`,
+  queueMetrics: `${RUN_QUEUE}:metrics:<state>`,
+  queueMetricsData: `${RUN_QUEUE}:metrics:<state>:data`,
+} as const;
+
+export type KeyName = keyof typeof KEY_LAYOUT;
+
+/** A key's pattern cut at its part: what comes before it, the part's name (none for a key fixed for the namespace), what comes after. */
+interface KeyPattern {
+  readonly head: string;
+  readonly part: string | undefined;
+  readonly tail: string;
+}
+
+const PATTERNS = new Map<string, KeyPattern>(
+  Object.entries(KEY_LAYOUT).map(([name, pattern]) => {
+    const match = /^([^<>]*)(?:<(\w+)>([^<>]*))?$/.exec(pattern);
+    if (!match) throw new Error(`key ${name}: a pattern holds at most one <part>, got '${pattern}'`);
+    return [name, { head: match[1]!, part: match[2], tail: match[3] ?? '' }];
+  }),
+);
+
+function patternOf(name: string): KeyPattern {
+  const pattern = PATTERNS.get(name);
+  if (!pattern) throw new Error(`no key named '${name}' in KEY_LAYOUT`);
+  return pattern;
+}
+
+/** Whether a key name is in KEY_LAYOUT. */
+export function isKeyName(name: string): name is KeyName {
+  return PATTERNS.has(name);
+}
+
+/** The name of the part a key is built from (`runId`, `name`, `shape`), or undefined for a key fixed for the namespace. */
+export function keyPart(name: KeyName): string | undefined {
+  return patternOf(name).part;
+}
+
+/** A key of the namespace whose base (`fitq:{QUEUE}:`) this is; `part` for a key built from data. */
+export function namespaceKey(base: string, name: KeyName, part?: string): string {
+  const { head, part: partName, tail } = patternOf(name);
+  if (partName === undefined) return base + head;
+  if (part === undefined) throw new Error(`key ${name} is built from a ${partName}: none given`);
+  return base + head + part + tail;
+}
+
+/**
+ * The key table as Lua source, `local KEY = {…}`, defined ahead of a script
+ * with the keys it names (`names`; default all): `KEY.poolUsed(base)`,
+ * `KEY.staged(base, shape)`. The only place a Lua script builds a key.
+ */
+export function luaKeyTable(names: Iterable<string> = PATTERNS.keys()): string {
+  const lines = [...new Set(names)].sort().map((name) => {
+    const { head, part, tail } = patternOf(name);
+    if (part === undefined) return `  ${name} = function(base) return base .. ${JSON.stringify(head)} end,`;
+    const body = [`base .. ${JSON.stringify(head)} .. ${part}`, ...(tail ? [JSON.stringify(tail)] : [])].join(' .. ');
+    return `  ${name} = function(base, ${part}) return ${body} end,`;
+  });
+  return `local KEY = {\n${lines.join('\n')}\n}\n`;
+}
 
 export interface NamespaceKeys {
   /** Prefix of every key in the namespace, e.g. `fitq:{default}:`. */
@@ -14,11 +142,11 @@ export interface NamespaceKeys {
   readonly ids: string;
   /** Hash: group of demand shapes that have staged runs (their resource names) -> version. */
   readonly groups: string;
-  /** Hash: batch being staged in chunks, not yet committed -> "deadline count" (see stageRuns-3.lua). */
+  /** Hash: batch being staged in chunks, not yet committed -> "deadline count" (see stageRuns-*.lua). */
   readonly batches: string;
-  /** Hash: array id -> how many of its runs are stored (see stageRuns-3.lua); its limit is the pool resource `array.<id>`. */
+  /** Hash: array id -> how many of its runs are stored (see stageRuns-*.lua); its limit is the pool resource `array.<id>`. */
   readonly arrays: string;
-  /** Hash: `<array id>:open|ok|notok` -> how many of its runs are not ended, completed, ended otherwise; `<array id>:last` (see lua/includes/arrayTally.lua). */
+  /** Hash: `<array id>:open|ok|notok` -> how many of its runs are not ended, completed, ended otherwise; `<array id>:last` (see lua/includes/arrays/arrayTally.lua). */
   readonly arrayTally: string;
   /** Zset of live workers, scored by lease deadline (epoch ms). */
   readonly workers: string;
@@ -32,11 +160,11 @@ export interface NamespaceKeys {
   readonly events: string;
   /** Namespace settings (history retention). */
   readonly settings: string;
-  /** List: ids of runs that ended without their worker (canceled while staged, lost), whose notification a worker sends (notifyOutbox.lua). */
+  /** List: ids of runs that ended without their worker (canceled while staged, lost), whose notification a worker sends (lua/includes/lifecycle/notifyOutbox.lua). */
   readonly notifyOutbox: string;
   /** Hash: how far fitq has reconciled its index with what BullMQ's API did to the queue. */
   readonly reconcile: string;
-  /** Hash: run statistics (runs ended by status, re-staged, wait and duration buckets) for /metrics (see includes/runTimeBounds.lua). */
+  /** Hash: run statistics (runs ended by status, re-staged, wait and duration buckets) for /metrics (see lua/includes/stats/runTimeBounds.lua). */
   readonly stats: string;
   /**
    * The namespace's BullMQ queue: `new Queue(queue.name, { prefix: queue.prefix })`
@@ -80,57 +208,50 @@ export interface WorkerKeys {
   readonly reserved: string;
 }
 
-export const DEFAULT_PREFIX = 'fitq';
-export const DEFAULT_QUEUE = 'default';
-/** Name of the BullMQ queue of every namespace (the Lua scripts' jobs.lua agrees). */
-export const RUN_QUEUE = 'runs';
-
 export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DEFAULT_PREFIX): NamespaceKeys {
   validateQueueName(queue);
   validateKeyPrefix(prefix);
   const base = `${prefix}:{${queue}}:`;
+  const key = (name: KeyName, part?: string) => namespaceKey(base, name, part);
   return {
     base,
-    seq: `${base}seq`,
-    ids: `${base}ids`,
-    groups: `${base}groups`,
-    batches: `${base}batches`,
-    arrays: `${base}arrays`,
-    arrayTally: `${base}arrays:tally`,
-    workers: `${base}workers`,
-    holds: `${base}holds`,
-    poolCapacity: `${base}pool:capacity`,
-    poolUsed: `${base}pool:used`,
-    events: `${base}events`,
-    settings: `${base}settings`,
-    notifyOutbox: `${base}notify:outbox`,
-    reconcile: `${base}reconcile`,
-    stats: `${base}stats`,
+    seq: key('seq'),
+    ids: key('ids'),
+    groups: key('groups'),
+    batches: key('batches'),
+    arrays: key('arrays'),
+    arrayTally: key('arrayTally'),
+    workers: key('workers'),
+    holds: key('holds'),
+    poolCapacity: key('poolCapacity'),
+    poolUsed: key('poolUsed'),
+    events: key('events'),
+    settings: key('settings'),
+    notifyOutbox: key('notifyOutbox'),
+    reconcile: key('reconcile'),
+    stats: key('stats'),
     queue: {
       prefix: `${prefix}:{${queue}}`,
       name: RUN_QUEUE,
       key: (suffix) => `${base}${RUN_QUEUE}:${suffix}`,
       workerClientName: (worker) => `${prefix}:{${queue}}:${Buffer.from(RUN_QUEUE).toString('base64')}:w:${worker}`,
     },
-    run: (runId) => `${base}${RUN_QUEUE}:${runId}`,
-    runLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output`,
-    runPackedLog: (runId) => `${base}${RUN_QUEUE}:${runId}:output:packed`,
-    runAttempts: (runId) => `${base}${RUN_QUEUE}:${runId}:attempts`,
-    dependents: (runId) => `${base}dependents:${runId}`,
-    arrayDependents: (arrayId) => `${base}dependents:array:${arrayId}`,
-    dependentsPending: `${base}dependents-pending`,
-    staged: (shape) => `${base}staged:${shape}`,
-    group: (names) => `${base}group:${names}`,
-    worker: (name) => {
-      const info = `${base}worker:${name}`;
-      return {
-        info,
-        capacity: `${info}:capacity`,
-        free: `${info}:free`,
-        runs: `${info}:runs`,
-        devices: `${info}:devices`,
-        reserved: `${info}:reserved`,
-      };
-    },
+    run: (runId) => key('run', runId),
+    runLog: (runId) => key('runLog', runId),
+    runPackedLog: (runId) => key('runPackedLog', runId),
+    runAttempts: (runId) => key('runAttempts', runId),
+    dependents: (runId) => key('dependents', runId),
+    arrayDependents: (arrayId) => key('arrayDependents', arrayId),
+    dependentsPending: key('dependentsPending'),
+    staged: (shape) => key('staged', shape),
+    group: (names) => key('group', names),
+    worker: (name) => ({
+      info: key('worker', name),
+      capacity: key('workerCapacity', name),
+      free: key('workerFree', name),
+      runs: key('workerRuns', name),
+      devices: key('workerDevices', name),
+      reserved: key('workerReserved', name),
+    }),
   };
 }

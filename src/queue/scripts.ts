@@ -3,24 +3,16 @@
  * other module talks to Redis with EVAL: every decision about who runs what
  * and every change to capacity happens in these scripts.
  */
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { parseExplainReply, type RunVerdict } from './explain.js';
-import type { NamespaceKeys } from './keys.js';
+import { keyPart, namespaceKey, type NamespaceKeys } from './keys.js';
 import type { LogLine, LogPosition } from './logs.js';
+import { luaScript, luaScripts, type LuaScript } from './lua-source.js';
 import { parseMetricsReply, type MetricsSnapshot } from './metrics-snapshot.js';
 import { runFields } from './run-record.js';
-import { acceptReply, codeName, luaCodeTable, type ScriptCode } from './script-codes.js';
+import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
 
-const LUA_DIR = new URL('./lua/', import.meta.url);
-
-interface ScriptSource {
-  command: string;
-  numberOfKeys: number;
-  lua: string;
-  sha: string;
-}
+export { luaInclude } from './lua-source.js';
 
 /**
  * The scripts that only read, called with EVALSHA_RO (EVAL_RO the first
@@ -29,87 +21,33 @@ interface ScriptSource {
  */
 const READ_ONLY_SCRIPTS: ReadonlySet<string> = new Set(['fitqExplainRuns', 'fitqResolveRunIds', 'fitqReadMetrics']);
 
-/**
- * Replaces `-- @include name` lines with lua/includes/name.lua, whose own
- * includes are resolved the same way; each include appears once, at its
- * first mention, so a function is defined before whatever uses it.
- */
-function resolveIncludes(lua: string, included = new Set<string>()): string {
-  return lua.replace(/^-- @include (\w+)$/gm, (_line, name: string) => {
-    if (included.has(name)) return '';
-    included.add(name);
-    return resolveIncludes(readFileSync(new URL(`includes/${name}.lua`, LUA_DIR), 'utf8'), included);
-  });
-}
-
-/**
- * An include as the scripts get it: lua/includes/<name>.lua preceded by the
- * includes it names (for tests running one function in Redis).
- */
-export function luaInclude(name: string): string {
-  return resolveIncludes(`-- @include ${name}`);
-}
-
-let sources: ScriptSource[] | undefined;
-
-/**
- * A script's first line: `#!lua` with its flags (Redis 7). Redis reads the
- * flags only there. Without one Redis would check only a script's first
- * write against maxmemory, so a script could write on past it; with
- * `#!lua` (no flags) Redis refuses the whole script while it is out of
- * memory, before it writes anything. `flags=no-writes` (a script that only
- * reads: runs out of memory and on replicas) and `flags=allow-oom` (one that
- * must run out of memory) are the exceptions, each justified in its header.
- */
-const SHEBANG = /^#!lua(?: flags=[\w,-]+)?\n/;
-
-/** The script as Redis gets it: its `#!lua` line, then the reply code table (`CODE`), then the rest. */
-function withCodeTable(file: string, lua: string): string {
-  const shebang = SHEBANG.exec(lua)?.[0];
-  if (shebang === undefined) throw new Error(`Lua script '${file}' must start with a '#!lua' line declaring its flags`);
-  return shebang + luaCodeTable() + lua.slice(shebang.length);
-}
-
-/**
- * Loads `lua/<verbNoun>-<numberOfKeys>.lua` files once per process, each
- * with the reply code table (`CODE`) defined ahead of it, after its flags.
- */
-function loadSources(): ScriptSource[] {
-  sources ??= readdirSync(LUA_DIR)
-    .filter((file) => file.endsWith('.lua'))
-    .map((file) => {
-      const match = /^(\w+)-(\d+)\.lua$/.exec(file);
-      if (!match) throw new Error(`Lua script name must be <verbNoun>-<numberOfKeys>.lua, got '${file}'`);
-      const [, verbNoun = '', keys = '0'] = match;
-      const lua = withCodeTable(file, resolveIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8')));
-      return {
-        command: `fitq${verbNoun[0]?.toUpperCase()}${verbNoun.slice(1)}`,
-        numberOfKeys: Number(keys),
-        lua,
-        sha: createHash('sha1').update(lua).digest('hex'),
-      };
-    });
-  return sources;
-}
-
 const prepared = new WeakSet<Redis>();
 
-type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+/** A script's arguments: KEYS then ARGV, in one array (a call spreading 100,000 run ids overflows the stack). */
+type ScriptCall = (args: readonly (string | number)[]) => Promise<unknown>;
+
+/** An argument of Scripts.call: a value, or a list of them (run ids) passed on as they are, never spread. */
+type ScriptArg = string | number | readonly (string | number)[];
+
+function scriptNamed(name: string): LuaScript {
+  const script = luaScript(name);
+  if (!script) throw new Error(`no Lua script named ${name}`);
+  return script;
+}
 
 function command(redis: Redis | ChainableCommander, name: string): ScriptCall {
-  if (READ_ONLY_SCRIPTS.has(name)) return readOnlyCall(redis as Redis, name);
-  const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[name];
-  if (!fn) throw new Error(`script ${name} is not defined on this connection`);
-  return fn.bind(redis);
+  const script = scriptNamed(name);
+  if (READ_ONLY_SCRIPTS.has(script.command)) return readOnlyCall(redis as Redis, script);
+  const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[script.command];
+  if (!fn) throw new Error(`script ${script.command} is not defined on this connection`);
+  // ioredis flattens one array argument into the command's arguments.
+  return (args) => (fn as unknown as (args: readonly (string | number)[]) => Promise<unknown>).call(redis, args);
 }
 
 /** A read-only script's call: by its SHA, sending the script only when Redis lacks it (NOSCRIPT). */
-function readOnlyCall(redis: Redis, name: string): ScriptCall {
-  const source = loadSources().find((candidate) => candidate.command === name);
-  if (!source) throw new Error(`script ${name} is not defined`);
-  return async (...args) => {
+function readOnlyCall(redis: Redis, source: LuaScript): ScriptCall {
+  return async (args) => {
     try {
-      // One array argument (ioredis flattens it): spreading 100,000 run ids into a call overflows the stack.
       return await redis.call('EVALSHA_RO', [source.sha, source.numberOfKeys, ...args]);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
@@ -121,11 +59,33 @@ function readOnlyCall(redis: Redis, name: string): ScriptCall {
 /** Registers every script but the read-only ones on a connection (idempotent). */
 export function defineScripts(redis: Redis): void {
   if (prepared.has(redis)) return;
-  for (const source of loadSources()) {
+  for (const source of luaScripts()) {
     if (READ_ONLY_SCRIPTS.has(source.command)) continue;
     redis.defineCommand(source.command, { numberOfKeys: source.numberOfKeys, lua: source.lua });
   }
   prepared.add(redis);
+}
+
+/** What a script call is about, for the keys it is passed that are built from data: a run's, a worker's. */
+interface KeySubject {
+  runId?: string;
+  worker?: string;
+}
+
+/**
+ * A script's KEYS for one call, as its top names them (`local poolUsedKey =
+ * KEYS[3]`): the namespace's keys, and those of the run or worker the call
+ * is about.
+ */
+function keysOf(keys: NamespaceKeys, name: string, subject: KeySubject = {}): string[] {
+  const script = scriptNamed(name);
+  return script.keyNames.map((key) => {
+    const part = keyPart(key);
+    if (part === undefined) return namespaceKey(keys.base, key);
+    const value = part === 'runId' ? subject.runId : part === 'name' ? subject.worker : undefined;
+    if (value === undefined) throw new Error(`script ${script.file} takes the key ${key} in KEYS: the call names no ${part}`);
+    return namespaceKey(keys.base, key, value);
+  });
 }
 
 /** One run of a staging batch, as the stage script takes it. */
@@ -140,7 +100,7 @@ export interface StageScriptRun {
   limit?: number;
 }
 
-/** One edited run, as the update script takes it (see updateRuns-1.lua). */
+/** One edited run, as the update script takes it (see updateRuns-*.lua). */
 export interface UpdateScriptRun {
   id: string;
   /** The job data the edit was made from: the run is changed only if it still holds it. */
@@ -251,7 +211,7 @@ export type FinishResult =
   | { outcome: 'movedOn'; status: string | undefined }
   | { outcome: 'fenced' };
 
-/** What reconciling fitq's index with BullMQ's actions did to one job (see reconcileRuns-12.lua). */
+/** What reconciling fitq's index with BullMQ's actions did to one job (see reconcileRuns-*.lua). */
 export interface ReconcileAction {
   /**
    * `retried`: an ended run BullMQ retried is staged again (`detail`: the
@@ -269,7 +229,7 @@ export interface ReconcileAction {
   detail: string;
 }
 
-/** A chunk of a batch staged in several script calls (see stageRuns-3.lua). */
+/** A chunk of a batch staged in several script calls (see stageRuns-*.lua). */
 export interface BatchChunk {
   id: string;
   /** How long the batch stays open from this call on, in ms (the Redis server's clock). */
@@ -312,14 +272,14 @@ function nextBegin(value: unknown): { nextBeginMs?: number } {
   return Number.isFinite(ms) && ms >= 0 ? { nextBeginMs: ms } : {};
 }
 
-/** What holding or releasing one run did (see setHeld-1.lua). */
+/** What holding or releasing one run did (see setHeld-*.lua). */
 export interface HeldOutcome {
   outcome: 'held' | 'released' | 'unchanged' | 'notStaged' | 'unknown';
   /** released: where it went (staged, delayed, deps); notStaged: its status. */
   detail: string;
 }
 
-/** What restarting one run did (see restartRuns-1.lua). */
+/** What restarting one run did (see restartRuns-*.lua). */
 export interface RestartOutcome {
   runId: string;
   outcome: 'restarted' | 'notEnded' | 'unknown' | 'cascadeLeft';
@@ -341,34 +301,39 @@ export class Scripts {
     defineScripts(redis);
   }
 
+  /** Calls a script: its KEYS as its top names them (see keysOf), then `args`, its ARGV. */
+  private call(name: string, subject: KeySubject, ...args: ScriptArg[]): Promise<unknown> {
+    return command(this.redis, name)([...keysOf(this.keys, name, subject), ...args].flat());
+  }
+
   /**
    * Stages runs in one script call. Returns the staging sequence number of
    * the first run (the others follow on) and the time they were staged;
    * throws a RefusedError for a taken id. With `batch`, the runs are a
    * chunk of that batch, hidden from fitq's readers until commitBatch
-   * (see stageRuns-3.lua). With a pipeline (MULTI), only queues the call.
+   * (see stageRuns-*.lua). With a pipeline (MULTI), only queues the call.
    */
   async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander, batch?: BatchChunk): Promise<StagedBatch | undefined> {
     const args: (string | number)[] = [this.keys.base, batch?.id ?? '', batch?.ttlMs ?? 0, batch?.first ? 1 : 0, runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, run.data, run.array ?? '', run.limit ?? '');
-    const keys = [this.keys.seq, this.keys.ids, this.keys.groups];
+    const keys = keysOf(this.keys, 'stageRuns');
     if (pipeline) {
-      void command(pipeline, 'fitqStageRuns')(...keys, ...args);
+      void command(pipeline, 'stageRuns')([...keys, ...args]);
       return undefined;
     }
-    return parseStageReply(await command(this.redis, 'fitqStageRuns')(...keys, ...args), this.keys);
+    return parseStageReply(await command(this.redis, 'stageRuns')([...keys, ...args]), this.keys);
   }
 
   /** Commits a batch staged in chunks: its runs are there for every reader at once. A batch no longer open is refused (RefusedError). */
   async commitBatch(batch: string): Promise<number> {
-    const [code, value] = (await command(this.redis, 'fitqCommitBatch')(this.keys.batches, this.keys.base, batch)) as [number, number];
+    const [code, value] = (await this.call('commitBatch', {}, this.keys.base, batch)) as [number, number];
     acceptReply(code, value, this.keys);
     return Number(value);
   }
 
   /** Removes the runs of an uncommitted batch among `runIds` (with `last`, ends the batch). Returns how many. */
   async abortBatch(batch: string, runIds: string[], last: boolean): Promise<number> {
-    const [, count] = (await command(this.redis, 'fitqAbortBatch')(this.keys.batches, this.keys.base, batch, last ? 1 : 0, ...runIds)) as [number, number];
+    const [, count] = (await this.call('abortBatch', {}, this.keys.base, batch, last ? 1 : 0, runIds)) as [number, number];
     return Number(count);
   }
 
@@ -382,10 +347,8 @@ export class Scripts {
     /** Most runs at once that demand nothing (0 = no limit): capacity bounds the others. */
     maxBare = 0,
   ): Promise<ClaimResult> {
-    const w = this.keys.worker(worker);
-    const reply = (await command(this.redis, 'fitqClaimRun')(
-      w.info, w.capacity, w.free, w.runs, this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
-      w.devices, this.keys.groups, this.keys.reconcile, this.keys.base, token, maxRuns, policy, gpuPlacement,
+    const reply = (await this.call(
+      'claimRun', { worker }, this.keys.base, token, maxRuns, policy, gpuPlacement,
       limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs), maxBare,
     )) as unknown[];
     switch (codeName(reply[0])) {
@@ -415,26 +378,18 @@ export class Scripts {
 
   /**
    * Why runs wait, judged by the claim's own policy for every live worker
-   * (see explainRuns-4.lua): a verdict per staged run id, then per shape of
+   * (see explainRuns-*.lua): a verdict per staged run id, then per shape of
    * a run about to be staged (judged after every staged run); undefined for
    * a run that is not staged. Reads only.
    */
   async explainRuns(runIds: readonly string[], shapes: readonly string[] = []): Promise<(RunVerdict | undefined)[]> {
-    const reply = await command(this.redis, 'fitqExplainRuns')(
-      this.keys.workers, this.keys.holds, this.keys.poolCapacity, this.keys.poolUsed,
-      this.keys.base, runIds.length, ...runIds, shapes.length, ...shapes,
-    );
+    const reply = await this.call('explainRuns', {}, this.keys.base, runIds.length, runIds, shapes.length, shapes);
     return parseExplainReply(reply);
   }
 
-  /** What /metrics shows of the namespace, read in one step (see readMetrics-12.lua). Reads only. */
+  /** What /metrics shows of the namespace, read in one step (see readMetrics-*.lua). Reads only. */
   async readMetrics(): Promise<MetricsSnapshot> {
-    const queue = this.keys.queue;
-    const reply = await command(this.redis, 'fitqReadMetrics')(
-      this.keys.workers, this.keys.poolCapacity, this.keys.poolUsed, this.keys.groups, this.keys.stats,
-      queue.key('meta'), queue.key('prioritized'), queue.key('delayed'), queue.key('waiting-children'),
-      queue.key('active'), queue.key('completed'), queue.key('failed'), this.keys.base,
-    );
+    const reply = await this.call('readMetrics', {}, this.keys.base);
     return parseMetricsReply(reply);
   }
 
@@ -447,9 +402,8 @@ export class Scripts {
   async appendLog(runId: string, worker: string, token: string, epoch: string, lines: readonly LogLine[], position?: LogPosition): Promise<number> {
     const args: string[] = [];
     for (const { stream, line } of lines) args.push(stream, line);
-    const reply = await command(this.redis, 'fitqAppendLog')(
-      this.keys.run(runId), this.keys.runLog(runId), this.keys.worker(worker).info, this.keys.workers,
-      worker, token, epoch, this.logMaxLines, position?.first ?? '', position?.slow ?? 0, position?.refused ?? 0, ...args,
+    const reply = await this.call(
+      'appendLog', { runId, worker }, worker, token, epoch, this.logMaxLines, position?.first ?? '', position?.slow ?? 0, position?.refused ?? 0, args,
     );
     return Number(reply);
   }
@@ -459,31 +413,25 @@ export class Scripts {
    * registration under `token`. Returns whether a hold was dropped.
    */
   async dropHold(worker: string, token: string): Promise<boolean> {
-    return codeName(await command(this.redis, 'fitqDropHold')(this.keys.worker(worker).info, this.keys.holds, token)) === 'ok';
+    return codeName(await this.call('dropHold', { worker }, token)) === 'ok';
   }
 
   /** Pauses or resumes the namespace's queue; false when it already was so. */
   async setPaused(paused: boolean): Promise<boolean> {
-    const reply = await command(this.redis, 'fitqSetPaused')(
-      this.keys.queue.key('meta'), this.keys.queue.key('events'), this.keys.base, paused ? 'pause' : 'resume',
-    );
+    const reply = await this.call('setPaused', {}, this.keys.base, paused ? 'pause' : 'resume');
     return codeName(reply) === 'ok';
   }
 
   /** Sets pool capacities ("set"), or removes pool resources ("remove"; a name not in the pool is refused). */
   async setPool(action: 'set' | 'remove', args: string[]): Promise<void> {
-    const [code, value] = (await command(this.redis, 'fitqSetPool')(
-      this.keys.poolCapacity, this.keys.poolUsed, this.keys.base, action, ...args,
-    )) as [number, string?];
+    const [code, value] = (await this.call('setPool', {}, this.keys.base, action, args)) as [number, string?];
     acceptReply(code, value, this.keys);
   }
 
   /** Records a run's end (the Redis server's clock), only for the current claim of a live registration; see FinishResult. */
   async finishRun(input: FinishInput): Promise<FinishResult> {
-    const w = this.keys.worker(input.worker);
-    const [code, status] = (await command(this.redis, 'fitqFinishRun')(
-      this.keys.run(input.runId), w.info, w.free, w.runs, w.devices, this.keys.workers, w.reserved,
-      this.keys.base, input.runId, input.worker, input.token, input.epoch, input.status,
+    const [code, status] = (await this.call(
+      'finishRun', { runId: input.runId, worker: input.worker }, this.keys.base, input.runId, input.worker, input.token, input.epoch, input.status,
       input.exitCode ?? '', input.signal ?? '', input.reason, this.logMaxLines,
     )) as [number, string];
     const outcome = codeName(code);
@@ -497,10 +445,8 @@ export class Scripts {
    * the Redis server's clock. A namespace of an older fitq is refused (RefusedError).
    */
   async registerWorker(input: WorkerRegistration): Promise<boolean> {
-    const w = this.keys.worker(input.name);
-    const reply = await command(this.redis, 'fitqRegisterWorker')(
-      this.keys.workers, w.info, w.capacity, w.free, w.runs, w.devices,
-      this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
+    const reply = await this.call(
+      'registerWorker', { worker: input.name }, this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
       input.gpuPlacement ?? 'pack', limitArg(input.timeLimits?.defaultMs), limitArg(input.timeLimits?.maxMs), input.drained ? '1' : '',
     );
@@ -519,10 +465,7 @@ export class Scripts {
     token: string,
     leaseMs: number,
   ): Promise<{ cancels: string[]; stop?: StopMode; held: { runId: string; epoch: string }[]; drained: boolean } | undefined> {
-    const w = this.keys.worker(name);
-    const reply = (await command(this.redis, 'fitqHeartbeat')(
-      this.keys.workers, w.info, w.runs, this.keys.base, name, token, leaseMs,
-    )) as [number, string[]?, string?, string[]?, number?];
+    const reply = (await this.call('heartbeat', { worker: name }, this.keys.base, name, token, leaseMs)) as [number, string[]?, string?, string[]?, number?];
     if (codeName(reply[0]) !== 'ok') return undefined;
     const stop = reply[2];
     const flat = reply[3] ?? [];
@@ -537,42 +480,30 @@ export class Scripts {
    * it changed.
    */
   async setDrained(name: string, drained: boolean): Promise<boolean | undefined> {
-    const w = this.keys.worker(name);
-    const [code, changed] = (await command(this.redis, 'fitqSetDrained')(
-      this.keys.workers, w.info, this.keys.holds, this.keys.base, name, drained ? 'drain' : 'undrain',
-    )) as [number, number?];
+    const [code, changed] = (await this.call('setDrained', { worker: name }, this.keys.base, name, drained ? 'drain' : 'undrain')) as [number, number?];
     return codeName(code) === 'ok' ? changed === 1 : undefined;
   }
 
   /** Asks a live worker to stop; false when no live worker has the name. */
   async requestStop(name: string, mode: StopMode): Promise<boolean> {
-    const w = this.keys.worker(name);
-    return codeName(await command(this.redis, 'fitqRequestStop')(this.keys.workers, w.info, this.keys.base, name, mode)) === 'ok';
+    return codeName(await this.call('requestStop', { worker: name }, this.keys.base, name, mode)) === 'ok';
   }
 
   /** Reaps expired workers; returns them and how long until the next lease runs out (if any). */
   async reapWorkers(limit = 50): Promise<{ reaped: string[]; msUntilNext: number | undefined }> {
-    const [reaped, next] = (await command(this.redis, 'fitqReapWorkers')(
-      this.keys.workers, this.keys.base, limit, this.logMaxLines,
-    )) as [string[], string | number];
+    const [reaped, next] = (await this.call('reapWorkers', {}, this.keys.base, limit, this.logMaxLines)) as [string[], string | number];
     const msUntilNext = Number(next);
     return { reaped, msUntilNext: msUntilNext < 0 ? undefined : msUntilNext };
   }
 
   async deregisterWorker(name: string, token: string): Promise<boolean> {
-    const w = this.keys.worker(name);
-    const reply = await command(this.redis, 'fitqDeregisterWorker')(
-      this.keys.workers, w.info, w.capacity, w.free, w.runs,
-      this.keys.base, name, token, this.logMaxLines,
-    );
+    const reply = await this.call('deregisterWorker', { worker: name }, this.keys.base, name, token, this.logMaxLines);
     return codeName(reply) === 'ok';
   }
 
-  /** Cancels a run; see cancelRun-1.lua for the outcomes. */
+  /** Cancels a run; see cancelRun-*.lua for the outcomes. */
   async cancelRun(runId: string): Promise<{ outcome: 'canceled' | 'requested' | 'ended' | 'unknown'; status: string }> {
-    const [code, status] = (await command(this.redis, 'fitqCancelRun')(
-      this.keys.run(runId), this.keys.base, runId, this.logMaxLines,
-    )) as [number, string];
+    const [code, status] = (await this.call('cancelRun', { runId }, this.keys.base, runId, this.logMaxLines)) as [number, string];
     const outcome = CANCEL_OUTCOMES.get(codeName(code));
     if (outcome === undefined) throw new Error(`cancelRun replied ${code}`);
     return { outcome, status };
@@ -580,10 +511,10 @@ export class Scripts {
 
   /**
    * For each reference, the run it names in full, else the runs it is a
-   * prefix of (at most `most` + 1); see resolveRunIds-1.lua.
+   * prefix of (at most `most` + 1); see resolveRunIds-*.lua.
    */
   async resolveRunIds(refs: readonly string[], most: number): Promise<string[][]> {
-    return (await command(this.redis, 'fitqResolveRunIds')(this.keys.ids, this.keys.base, most, ...refs)) as string[][];
+    return (await this.call('resolveRunIds', {}, this.keys.base, most, refs)) as string[][];
   }
 
   /**
@@ -591,22 +522,18 @@ export class Scripts {
    * than `latestFinishedOn` (if given); leaves any other. Returns how many it removed.
    */
   async cleanRuns(statuses: readonly string[], latestFinishedOn: number | undefined, runIds: readonly string[]): Promise<number> {
-    return Number(await command(this.redis, 'fitqCleanRuns')(
-      this.keys.ids, this.keys.base, statuses.join(','), latestFinishedOn ?? '', ...runIds,
-    ));
+    return Number(await this.call('cleanRuns', {}, this.keys.base, statuses.join(','), latestFinishedOn ?? '', runIds));
   }
 
   /** Writes retention settings (value "" = back to the default); returns the settings hash as stored now. */
   async setRetention(values: readonly (readonly [string, string])[]): Promise<Record<string, string>> {
-    const flat = (await command(this.redis, 'fitqSetRetention')(
-      this.keys.settings, this.keys.base, ...values.flat(),
-    )) as string[];
+    const flat = (await this.call('setRetention', {}, this.keys.base, values.flat())) as string[];
     return flatToRecord(flat);
   }
 
   /** Sets (or, with "", clears) the namespace's notification URL; whether it changed. */
   async setNotify(url: string): Promise<boolean> {
-    return codeName(await command(this.redis, 'fitqSetNotify')(this.keys.settings, this.keys.base, url)) === 'ok';
+    return codeName(await this.call('setNotify', {}, this.keys.base, url)) === 'ok';
   }
 
   /**
@@ -616,13 +543,7 @@ export class Scripts {
    * BullMQ data is not fitq's (job.updateData leaves no other trace).
    */
   async reconcileRuns(budget = 500, runIds: readonly string[] = []): Promise<{ more: boolean; actions: ReconcileAction[] }> {
-    const queue = this.keys.queue;
-    const [more, actions] = (await command(this.redis, 'fitqReconcileRuns')(
-      this.keys.ids, this.keys.reconcile, queue.key('events'), queue.key('prioritized'), queue.key('wait'),
-      queue.key('delayed'), queue.key('pc'), queue.key('completed'), queue.key('failed'),
-      this.keys.groups, this.keys.holds, this.keys.seq,
-      this.keys.base, budget, this.logMaxLines, ...runIds,
-    )) as [number, string[]];
+    const [more, actions] = (await this.call('reconcileRuns', {}, this.keys.base, budget, this.logMaxLines, runIds)) as [number, string[]];
     return {
       more: more === 1,
       actions: actions.map((entry) => {
@@ -632,13 +553,11 @@ export class Scripts {
     };
   }
 
-  /** Edits staged or held runs in one script call; an outcome per run, in order (see updateRuns-1.lua). */
+  /** Edits staged or held runs in one script call; an outcome per run, in order (see updateRuns-*.lua). */
   async updateRuns(runs: readonly UpdateScriptRun[]): Promise<UpdateScriptOutcome[]> {
     const args: (string | number)[] = [this.keys.base, runs.length];
     for (const run of runs) args.push(run.id, run.expectedData, run.data, run.shape, run.priority, run.changes);
-    const replies = (await command(this.redis, 'fitqUpdateRuns')(
-      this.keys.groups, this.keys.holds, this.keys.queue.key('prioritized'), ...args,
-    )) as string[];
+    const replies = (await this.call('updateRuns', {}, args)) as string[];
     return replies.map((reply) => {
       const [outcome = '', status = ''] = reply.split('|');
       if (outcome === 'status') return { outcome, status };
@@ -649,7 +568,7 @@ export class Scripts {
 
   /** Holds staged runs, or releases held ones; one outcome per id, in order. */
   async setHeld(mode: 'hold' | 'release', runIds: readonly string[]): Promise<HeldOutcome[]> {
-    const reply = (await command(this.redis, 'fitqSetHeld')(this.keys.ids, this.keys.base, mode, ...runIds)) as string[];
+    const reply = (await this.call('setHeld', {}, this.keys.base, mode, runIds)) as string[];
     return reply.map((entry) => {
       const [outcome = '', ...detail] = entry.split('|');
       return { outcome: outcome as HeldOutcome['outcome'], detail: detail.join('|') };
@@ -658,9 +577,7 @@ export class Scripts {
 
   /** Stages ended runs again (with `cascade`, the dependents canceled for them too); one outcome per id, then the cascade's. */
   async restartRuns(runIds: readonly string[], cascade: boolean): Promise<RestartOutcome[]> {
-    const reply = (await command(this.redis, 'fitqRestartRuns')(
-      this.keys.ids, this.keys.base, cascade ? 1 : 0, this.logMaxLines, ...runIds,
-    )) as string[];
+    const reply = (await this.call('restartRuns', {}, this.keys.base, cascade ? 1 : 0, this.logMaxLines, runIds)) as string[];
     return reply.map((entry) => {
       const [runId = '', outcome = '', ...detail] = entry.split('|');
       return { runId, outcome: outcome as RestartOutcome['outcome'], detail: detail.join('|') };
@@ -669,9 +586,7 @@ export class Scripts {
 
   /** Removes runs, all or none: an unknown or running one is refused (RefusedError). Returns how many. */
   async removeRuns(runIds: string[]): Promise<number> {
-    const [code, value] = (await command(this.redis, 'fitqRemoveRuns')(
-      this.keys.ids, this.keys.base, ...runIds,
-    )) as [number, string | number];
+    const [code, value] = (await this.call('removeRuns', {}, this.keys.base, runIds)) as [number, string | number];
     acceptReply(code, value, this.keys);
     return Number(value);
   }

@@ -36,7 +36,7 @@ describe("BullMQ's API on fitq runs", () => {
     const events = await recordEvents(client);
 
     const [[ok, bad, sleeper], [waiting, canceled], [unsigned]] = await Promise.all([
-      stage(queue, ['-r', 'slot=1', '--from-file', '-'], 'true\nexit 3\nsleep 30\n'),
+      stage(queue, ['-r', 'slot=1', '--from-file', '-'], 'true\nexit 3\nsleep 600\n'),
       stage(queue, ['-r', 'huge=1', '--repeat', '2', '--', 'true']),
       stage(queue, ['-r', 'signed=1', '--', 'true']),
     ]);

@@ -7,7 +7,7 @@ import { luaInclude } from '../../src/queue/scripts.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 import { openRunQueue } from '../support/bullmq.js';
 
-const COUNT_ENDED = `${luaInclude('countEnded')}
+const COUNT_ENDED = `${luaInclude('bullmq/countEnded')}
 countEnded(ARGV[1], ARGV[2], tonumber(ARGV[3]))`;
 
 describe('job metrics', () => {

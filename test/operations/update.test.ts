@@ -9,7 +9,7 @@ import { Scripts } from '../../src/queue/scripts.js';
 import { openRunQueue } from '../support/bullmq.js';
 import { connectClient, indexedShapes, newQueue, readRunData, startTestWorker } from '../support/fitq.js';
 
-/** fitq's priority as BullMQ's (lua/includes/bullPriority.lua), and a staged run's score. */
+/** fitq's priority as BullMQ's (lua/includes/bullmq/bullPriority.lua), and a staged run's score. */
 const bull = (priority: number) => 1_000_001 - priority;
 const score = (priority: number, seq: number) => String(bull(priority) * 2 ** 32 + seq);
 

@@ -8,7 +8,7 @@ import { luaInclude } from '../../src/queue/scripts.js';
 import { formatMicros, parseDecimal } from '../../src/resources/amount.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
-const AMOUNTS = luaInclude('amounts');
+const AMOUNTS = luaInclude('amounts/parseAmount', 'amounts/formatAmount', 'amounts/compareAmounts', 'amounts/addAmounts', 'amounts/subtractAmounts');
 
 // Reserves and releases `demand` from `capacity` `cycles` times, checking it
 // never exceeds the capacity, and returns the final amount.

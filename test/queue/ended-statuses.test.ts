@@ -1,13 +1,13 @@
 /**
  * The statuses a run ends with are one list in TypeScript (ENDED_STATUSES)
- * and one Lua function (includes/isEnded.lua): the scripts must agree with it.
+ * and one Lua function (includes/lifecycle/isEnded.lua): the scripts must agree with it.
  */
 import { describe, expect, it } from 'vitest';
 import { RUN_STATUSES, ENDED_STATUSES } from '../../src/model/run-record.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { readFileSync } from 'node:fs';
 
-const IS_ENDED = readFileSync(new URL('../../src/queue/lua/includes/isEnded.lua', import.meta.url), 'utf8');
+const IS_ENDED = readFileSync(new URL('../../src/queue/lua/includes/lifecycle/isEnded.lua', import.meta.url), 'utf8');
 
 describe('ended statuses', () => {
   it('isEnded.lua says ended for exactly ENDED_STATUSES', async () => {

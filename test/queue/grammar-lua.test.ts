@@ -15,13 +15,13 @@ import { MAX_RESOURCE_NAME_LENGTH } from '../../src/resources/spec.js';
 import { MAX_DEVICE_INDEX } from '../../src/resources/devices.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
-/** Judges every ARGV with one include's function: 1 valid, 0 not. */
-const judgeAll = (fn: string) => `${luaInclude(fn)}
+/** Judges every ARGV with one include's function (`folder/name`, defining `name`): 1 valid, 0 not. */
+const judgeAll = (path: string) => `${luaInclude(path)}
 local verdicts = {}
-for i = 1, #ARGV do verdicts[i] = ${fn}(ARGV[i]) and 1 or 0 end
+for i = 1, #ARGV do verdicts[i] = ${path.split('/').pop()}(ARGV[i]) and 1 or 0 end
 return verdicts`;
 
-describe('validName (lua/includes/validName.lua)', () => {
+describe('validName (lua/includes/namespace/validName.lua)', () => {
   it('accepts exactly the names names.ts accepts', async () => {
     const client = await connectClient(newQueue());
     const samples = ['', 'a', 'A', '0', 'run-1', 'a.b_c-d', '.a', '-a', '_a', 'a:b', 't7:log', 'a{b}', 'a b', 'a\n', 'é', 'aé', '\u202e'];
@@ -33,14 +33,14 @@ describe('validName (lua/includes/validName.lua)', () => {
     const alphabet = fc.constantFrom(...'aZ09._-:{} \n\té'.split(''));
     samples.push(...fc.sample(fc.string({ unit: alphabet, minLength: 0, maxLength: 12 }), 2000));
 
-    const verdicts = (await client.redis.eval(judgeAll('validName'), 0, ...samples)) as number[];
+    const verdicts = (await client.redis.eval(judgeAll('namespace/validName'), 0, ...samples)) as number[];
     const disagree = samples.filter((sample, i) => (verdicts[i] === 1) !== isValidName(sample));
     expect(disagree).toEqual([]);
     expect(verdicts.filter((verdict) => verdict === 1).length).toBeGreaterThan(100);
   });
 });
 
-describe('validShape (lua/includes/validShape.lua)', () => {
+describe('validShape (lua/includes/shape/validShape.lua)', () => {
   it('accepts every shape stage.ts makes', async () => {
     const client = await connectClient(newQueue());
     const name = fc.stringMatching(new RegExp(`^[A-Za-z][A-Za-z0-9_.-]{0,${MAX_RESOURCE_NAME_LENGTH - 1}}$`));
@@ -51,7 +51,7 @@ describe('validShape (lua/includes/validShape.lua)', () => {
     const shapes = fc.sample(fc.tuple(demands, devices, limit), 2000).map(([d, g, t]) => shapeOf(d, g, t));
     shapes.push('none', 'gpu=1;gpus=0', 'none;gpus=1023', 'cpu=0.000001', 'none;t=1', 'gpu=1;gpus=0;t=31536000000', 'cpu=1;t=60000');
 
-    const verdicts = (await client.redis.eval(judgeAll('validShape'), 0, ...shapes)) as number[];
+    const verdicts = (await client.redis.eval(judgeAll('shape/validShape'), 0, ...shapes)) as number[];
     expect(shapes.filter((_, i) => verdicts[i] !== 1)).toEqual([]);
   });
 
@@ -64,16 +64,16 @@ describe('validShape (lua/includes/validShape.lua)', () => {
       'cpu=1;t=', 'cpu=1;t=0', 'cpu=1;t=01', 'cpu=1;t=1.5', 'cpu=1;t=-1', 'cpu=1;t=31536000001', 'cpu=1;t=60;t=60', 'cpu=1;t=60;gpus=0',
       'cpu=1;T=60', ';t=60', 'none;t=99999999999999999999',
     ];
-    const verdicts = (await client.redis.eval(judgeAll('validShape'), 0, ...hostile)) as number[];
+    const verdicts = (await client.redis.eval(judgeAll('shape/validShape'), 0, ...hostile)) as number[];
     expect(hostile.filter((_, i) => verdicts[i] !== 0)).toEqual([]);
   });
 });
 
-describe('splitShape (lua/includes/splitShape.lua)', () => {
+describe('splitShape (lua/includes/shape/splitShape.lua)', () => {
   it('gives the demands, pinned devices and time limit of shapes stage.ts makes', async () => {
     const client = await connectClient(newQueue());
     const shapes = ['none', 'gpu=1;gpus=0,3', 'cpu=1,mem=2;t=600', 'gpu=1;gpus=2;t=60', 'none;t=1'];
-    const script = `${luaInclude('splitShape')}
+    const script = `${luaInclude('shape/splitShape')}
 local out = {}
 for i = 1, #ARGV do
   local demands, pinned, limit = splitShape(ARGV[i])

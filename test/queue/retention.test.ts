@@ -68,7 +68,7 @@ describe('retention defaults', () => {
   it('the Lua include and the TS constant agree', async () => {
     const client = await connectClient(newQueue());
     // The include holding the defaults, as scripts get it, its defaults returned (its functions are only defined, never called).
-    const lua = luaInclude('retentionSettings');
+    const lua = luaInclude('retention/retentionSettings');
     const defaults = JSON.parse(String(await client.redis.eval(`${lua}\nreturn cjson.encode(RETENTION_DEFAULTS)`, 0))) as unknown;
     expect(defaults).toEqual(RETENTION_DEFAULTS);
     expect(RETENTION_DEFAULTS).toEqual({ keepCompleted: 10_000, keepFailed: 10_000, keepAgeMs: 7 * 24 * 3600 * 1000 });
@@ -106,7 +106,7 @@ describe('retention as runs end', () => {
     expect(await client.redis.zrange(failed, 0, -1)).toEqual(['tiea', 'tieb', 'tiec']);
     // Retention as the script ending tiea applies it, under keepFailed 1.
     await scripts.setRetention([['keepFailed', '1']]);
-    const trim = `${luaInclude('trimEndedRuns')}\nreturn trimEndedRuns(ARGV[1], "failed", RETENTION_BATCH, ARGV[2])`;
+    const trim = `${luaInclude('retention/trimEndedRuns')}\nreturn trimEndedRuns(ARGV[1], "failed", RETENTION_BATCH, ARGV[2])`;
     expect(await client.redis.eval(trim, 0, client.keys.base, 'tiea')).toBe(2);
     expect(await client.redis.zrange(failed, 0, -1)).toEqual(['tiea']);
   });

@@ -12,7 +12,9 @@ const LUA_DIR = new URL('../../src/queue/lua/', import.meta.url);
 
 function luaSources(): { file: string; text: string }[] {
   const files = readdirSync(LUA_DIR).filter((file) => file.endsWith('.lua')).map((file) => file);
-  const includes = readdirSync(new URL('includes/', LUA_DIR)).map((file) => `includes/${file}`);
+  const includes = readdirSync(new URL('includes/', LUA_DIR), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.lua'))
+    .map((file) => `includes/${file}`);
   return [...files, ...includes].map((file) => ({ file, text: readFileSync(new URL(file, LUA_DIR), 'utf8') }));
 }
 

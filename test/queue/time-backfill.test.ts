@@ -1,5 +1,5 @@
 /**
- * Backfill by time limit (includes/backfillsByTime.lua, shadowTime.lua): a
+ * Backfill by time limit (includes/policy/backfillsByTime.lua, shadowTime.lua): a
  * later run may take what a blocked head holds only when its time limit
  * ends before the head could start anyway (the head's shadow time, from the
  * deadlines of the runs its worker runs); never while a running run has no

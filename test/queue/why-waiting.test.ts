@@ -1,7 +1,7 @@
 /**
  * Why a run waits, checked against what the claim script then does. The
  * reason comes from the explainRuns script, which judges a run for every
- * live worker with the claim's own policy (lua/includes/policy.lua); for
+ * live worker with the claim's own policy (lua/includes/policy/); for
  * generated states of one worker (runs under way, a blocked head it holds, a
  * later run), of two workers (one holding a blocked head, the other with or
  * without an older blocked run of its own), and of one to three workers

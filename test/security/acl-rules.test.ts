@@ -472,13 +472,13 @@ function scriptTexts(): Map<string, string> {
   const texts = new Map<string, string>();
   for (const file of readdirSync(LUA_DIR).filter((name) => name.endsWith('.lua'))) {
     const text = readFileSync(new URL(file, LUA_DIR), 'utf8');
-    const includes = [...text.matchAll(/^-- @include (\w+)$/gm)].map((match) => luaInclude(match[1]!));
+    const includes = [...text.matchAll(/^-- @include ([\w/]+)$/gm)].map((match) => luaInclude(match[1]!));
     texts.set(file.replace(/-\d+\.lua$/, ''), [text, ...includes].join('\n'));
   }
   return texts;
 }
 
-/** The commands a script text calls (directly, or through includes/tryCall.lua), lower case. */
+/** The commands a script text calls (directly, or through includes/namespace/tryCall.lua), lower case. */
 function commandsIn(text: string): string[] {
   return [...text.matchAll(/(?:redis\.p?call|tryCall)\(\s*["'](\w+)["']/g)].map((match) => match[1]!.toLowerCase());
 }

@@ -5,10 +5,10 @@
   output of a lost or removed run, or of a worker cut off past its lease, is
   dropped, never written after its end marker.
 
-  KEYS[1] run       hash (its BullMQ job)
-  KEYS[2] output    stream
-  KEYS[3] worker    hash
-  KEYS[4] workers   zset: worker name -> lease deadline
+  KEYS[1]  runs:<runId>         hash (its BullMQ job)
+  KEYS[2]  runs:<runId>:output  stream: its output
+  KEYS[3]  worker:<name>        hash
+  KEYS[4]  workers              zset: worker name -> lease deadline
 
   ARGV[1] worker name, ARGV[2] token, ARGV[3] epoch, ARGV[4] logMaxLines,
   ARGV[5] the number of the first line among the lines of its attempt (1 for
@@ -27,9 +27,9 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): that output is dropped, never written past the limit.
 ]]
--- @include holdsLease
+-- @include workers/holdsLease
 local runKey = KEYS[1]
-local outputKey = KEYS[2]
+local runLogKey = KEYS[2]
 local workerKey = KEYS[3]
 local workersKey = KEYS[4]
 
@@ -39,16 +39,16 @@ if run[1] ~= "running" or run[2] ~= ARGV[1] or run[3] ~= ARGV[3] then return 0 e
 local n = tonumber(ARGV[5])
 for i = 8, #ARGV, 2 do
   if not n then
-    redis.call("XADD", outputKey, "*", "stream", ARGV[i], "line", ARGV[i + 1])
+    redis.call("XADD", runLogKey, "*", "stream", ARGV[i], "line", ARGV[i + 1])
   else
     local number = string.format("%.0f", n)
     if i == 8 and (ARGV[6] ~= "0" or ARGV[7] ~= "0") then
-      redis.call("XADD", outputKey, "*", "stream", ARGV[i], "line", ARGV[i + 1], "n", number, "slow", ARGV[6], "refused", ARGV[7])
+      redis.call("XADD", runLogKey, "*", "stream", ARGV[i], "line", ARGV[i + 1], "n", number, "slow", ARGV[6], "refused", ARGV[7])
     else
-      redis.call("XADD", outputKey, "*", "stream", ARGV[i], "line", ARGV[i + 1], "n", number)
+      redis.call("XADD", runLogKey, "*", "stream", ARGV[i], "line", ARGV[i + 1], "n", number)
     end
     n = n + 1
   end
 end
-redis.call("XTRIM", outputKey, "MAXLEN", ARGV[4])
+redis.call("XTRIM", runLogKey, "MAXLEN", ARGV[4])
 return (#ARGV - 7) / 2

@@ -5,8 +5,8 @@
   and workers are woken. O(1): the runs keep their `batch` field, which
   means nothing once the batch has left `batches`.
 
-  KEYS[1] batches  hash: open batch id -> "deadline count" (epoch ms by the
-                   Redis server's clock, runs staged)
+  KEYS[1]  batches     hash: open batch id -> "deadline count" (epoch ms by the
+                       Redis server's clock, runs staged)
 
   ARGV[1] base, ARGV[2] batch id
 
@@ -17,8 +17,8 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): the batch stays open and the stager gives it up.
 ]]
--- @include batchState
--- @include publish
+-- @include batches/batchState
+-- @include namespace/publish
 local batchesKey = KEYS[1]
 local base, batch = ARGV[1], ARGV[2]
 

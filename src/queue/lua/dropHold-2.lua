@@ -6,8 +6,8 @@
   process (cut off past its lease, its name since taken by a new
   registration) drops nothing of the live worker's.
 
-  KEYS[1] worker   hash (fields token, name, holding)
-  KEYS[2] holds    hash: held run id -> worker holding it
+  KEYS[1]  worker:<name>  hash (fields token, name, holding)
+  KEYS[2]  holds          hash: held run id -> worker holding it
 
   ARGV[1] token of the registration letting go
 

@@ -5,8 +5,8 @@
   pub/sub, or at its next heartbeat if it missed the message. A request to
   stop now is never downgraded by a later graceful one.
 
-  KEYS[1] workers   zset: worker name -> lease deadline
-  KEYS[2] worker    hash
+  KEYS[1]  workers        zset: worker name -> lease deadline
+  KEYS[2]  worker:<name>  hash
 
   ARGV[1] base, ARGV[2] name, ARGV[3] mode ("graceful" or "now")
 
@@ -15,8 +15,8 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): no stop is requested, the user is told so.
 ]]
--- @include serverNow
--- @include publish
+-- @include namespace/serverNow
+-- @include namespace/publish
 local workersKey = KEYS[1]
 local workerKey = KEYS[2]
 local base, name, mode = ARGV[1], ARGV[2], ARGV[3]

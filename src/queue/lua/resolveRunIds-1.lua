@@ -2,7 +2,7 @@
 --[[
   Resolves run ids given in full or as a prefix of one.
 
-  KEYS[1] ids    zset of every run id, score 0: the lexicographic index
+  KEYS[1]  ids         zset of every run id, score 0: the lexicographic index
 
   ARGV[1] base; ARGV[2] most candidates to return per reference;
   ARGV[3..] references (already validated as run id characters)

@@ -9,9 +9,9 @@
   the same worker process stays drained; a new process under the name is
   not drained.
 
-  KEYS[1] workers   zset: worker name -> lease deadline
-  KEYS[2] worker    hash (field `drained`: when it was drained, epoch ms)
-  KEYS[3] holds     hash: held run id -> worker holding it
+  KEYS[1]  workers        zset: worker name -> lease deadline
+  KEYS[2]  worker:<name>  hash (field `drained`: when it was drained, epoch ms)
+  KEYS[3]  holds          hash: held run id -> worker holding it
 
   ARGV[1] base, ARGV[2] name, ARGV[3] "drain" or "undrain"
 
@@ -21,9 +21,9 @@
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): nothing changes, the user is told so.
 ]]
--- @include serverNow
--- @include publish
--- @include dropWorkerHold
+-- @include namespace/serverNow
+-- @include namespace/publish
+-- @include workers/dropWorkerHold
 local workersKey = KEYS[1]
 local workerKey = KEYS[2]
 local holdsKey = KEYS[3]

@@ -1,0 +1,143 @@
+/**
+ * The Lua scripts as Redis gets them. A script is `lua/<verbNoun>-<numberOfKeys>.lua`;
+ * its `-- @include folder/name` lines are replaced by lua/includes/folder/name.lua
+ * (whose own includes are resolved the same way, each include once, at its
+ * first mention, so a function is defined before whatever calls it); after
+ * its `#!lua` line come the reply code table (`CODE`, script-codes.ts) and
+ * the key table (`KEY`, keys.ts) with the keys it names. scripts.ts loads
+ * them; `npm run lua:show SCRIPT` (scripts/lua-show.js) prints one.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { isKeyName, luaKeyTable, type KeyName } from './keys.js';
+import { luaCodeTable } from './script-codes.js';
+
+const LUA_DIR = new URL('./lua/', import.meta.url);
+const INCLUDE_DIR = new URL('includes/', LUA_DIR);
+
+/** An include's path under lua/includes/: its folder (its concern) and its name. */
+const INCLUDE_PATH = /^[a-z]+\/\w+$/;
+
+/** A script's file name. */
+const SCRIPT_FILE = /^(\w+)-(\d+)\.lua$/;
+
+/** A script's line naming one of its KEYS after its key in keys.ts: `local poolUsedKey = KEYS[3]`. */
+const KEY_LOCAL = /^local (\w+)Key = KEYS\[(\d+)\]$/gm;
+
+export interface LuaScript {
+  /** `claimRun` */
+  readonly name: string;
+  /** `claimRun-27.lua` */
+  readonly file: string;
+  /** The command it is registered as on a connection: `fitqClaimRun`. */
+  readonly command: string;
+  readonly numberOfKeys: number;
+  /** Its KEYS, in order, by their names in keys.ts (KEY_LAYOUT). */
+  readonly keyNames: readonly KeyName[];
+  /** The includes it runs (paths under lua/includes/), in the order they are pasted. */
+  readonly includes: readonly string[];
+  /** The script as Redis gets it. */
+  readonly lua: string;
+  readonly sha: string;
+}
+
+function readInclude(path: string): string {
+  const url = new URL(`${path}.lua`, INCLUDE_DIR);
+  if (INCLUDE_PATH.test(path) && existsSync(url)) return readFileSync(url, 'utf8');
+  const name = path.split('/').pop() ?? path;
+  const moved = readdirSync(INCLUDE_DIR, { recursive: true, encoding: 'utf8' }).find((file) => file.endsWith(`/${name}.lua`));
+  throw new Error(
+    `no Lua include '${path}': an include is named by its path under lua/includes/ (folder/name)` +
+      (moved ? `; '${name}' is '${moved.slice(0, -4)}'` : ''),
+  );
+}
+
+/** Replaces `-- @include folder/name` lines, each include once; `included` gathers their paths in order. */
+function resolveIncludes(lua: string, included: Set<string>): string {
+  return lua.replace(/^-- @include (.*)$/gm, (_line, path: string) => {
+    if (included.has(path)) return '';
+    const text = readInclude(path);
+    included.add(path);
+    return resolveIncludes(text, included);
+  });
+}
+
+/** The key table with the keys a piece of Lua names (`KEY.<name>`). */
+function keyTableFor(lua: string): string {
+  const names = [...lua.matchAll(/\bKEY\.(\w+)/g)].map((match) => match[1]!);
+  const unknown = names.find((name) => !isKeyName(name));
+  if (unknown !== undefined) throw new Error(`Lua names KEY.${unknown}, which keys.ts (KEY_LAYOUT) does not describe`);
+  return names.length > 0 ? luaKeyTable(names) : '';
+}
+
+/**
+ * Includes as the scripts get them (for tests running their functions in
+ * Redis): lua/includes/<path>.lua for each path, after the includes they
+ * name, with the key table they use ahead.
+ */
+export function luaInclude(...paths: string[]): string {
+  const body = resolveIncludes(paths.map((path) => `-- @include ${path}`).join('\n'), new Set());
+  return keyTableFor(body) + body;
+}
+
+/**
+ * A script's first line: `#!lua` with its flags (Redis 7). Redis reads the
+ * flags only there. Without one Redis would check only a script's first
+ * write against maxmemory, so a script could write on past it; with
+ * `#!lua` (no flags) Redis refuses the whole script while it is out of
+ * memory, before it writes anything. `flags=no-writes` (a script that only
+ * reads: runs out of memory and on replicas) and `flags=allow-oom` (one that
+ * must run out of memory) are the exceptions, each justified in its header.
+ */
+const SHEBANG = /^#!lua(?: flags=[\w,-]+)?\n/;
+
+/** The KEYS a script names at its top, by their names in keys.ts, checked against its file name. */
+function keyNamesOf(file: string, lua: string, numberOfKeys: number): KeyName[] {
+  const names = [...lua.matchAll(KEY_LOCAL)].map((match, i) => {
+    const [, name = '', index = ''] = match;
+    if (Number(index) !== i + 1) throw new Error(`Lua script '${file}' names KEYS[${index}] where KEYS[${i + 1}] comes next`);
+    if (!isKeyName(name)) throw new Error(`Lua script '${file}': '${name}Key = KEYS[${index}]' names no key of keys.ts (KEY_LAYOUT)`);
+    return name;
+  });
+  if (names.length !== numberOfKeys) throw new Error(`Lua script '${file}' names ${names.length} KEYS at its top, its file name says ${numberOfKeys}`);
+  return names;
+}
+
+/** A script as Redis gets it: its `#!lua` line, then the reply code table (`CODE`), the key table (`KEY`), then the rest. */
+function loadScript(file: string): LuaScript {
+  const match = SCRIPT_FILE.exec(file);
+  if (!match) throw new Error(`Lua script name must be <verbNoun>-<numberOfKeys>.lua, got '${file}'`);
+  const [, name = '', keys = '0'] = match;
+  const text = readFileSync(new URL(file, LUA_DIR), 'utf8');
+  const shebang = SHEBANG.exec(text)?.[0];
+  if (shebang === undefined) throw new Error(`Lua script '${file}' must start with a '#!lua' line declaring its flags`);
+  const included = new Set<string>();
+  const body = resolveIncludes(text.slice(shebang.length), included);
+  const lua = shebang + luaCodeTable() + keyTableFor(body) + body;
+  return {
+    name,
+    file,
+    command: `fitq${name[0]?.toUpperCase()}${name.slice(1)}`,
+    numberOfKeys: Number(keys),
+    keyNames: keyNamesOf(file, text, Number(keys)),
+    includes: [...included],
+    lua,
+    sha: createHash('sha1').update(lua).digest('hex'),
+  };
+}
+
+let scripts: LuaScript[] | undefined;
+
+/** Every script, read once per process. */
+export function luaScripts(): readonly LuaScript[] {
+  scripts ??= readdirSync(LUA_DIR)
+    .filter((file) => file.endsWith('.lua'))
+    .sort()
+    .map(loadScript);
+  return scripts;
+}
+
+/** A script by its name (`claimRun`), file (`claimRun-27.lua`, with or without `.lua`) or command (`fitqClaimRun`). */
+export function luaScript(name: string): LuaScript | undefined {
+  return luaScripts().find((script) => [script.name, script.file, script.file.slice(0, -4), script.command].includes(name));
+}

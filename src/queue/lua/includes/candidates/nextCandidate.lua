@@ -1,0 +1,86 @@
+-- @include candidates/firstStaged
+-- @include candidates/fitsTotal
+-- @include policy/groupBlocked
+-- @include candidates/noteDrop
+-- @include candidates/shapeDemand
+-- @include shape/shapeGroup
+-- @include namespace/tryCall
+-- @include shape/validShape
+
+-- Shapes of a group read at once.
+local CHUNK = 16
+
+-- The next candidate of a stream (candidateStream), oldest first (lowest
+-- score): the first run of a shape that fits the worker's total capacity,
+-- as shapeDemand gives it with its `id` and `score`; nil when there is
+-- none. Shapes are taken in the order of their groups' scores (their first
+-- runs'), merged across groups, and looked into only when their turn comes,
+-- so a claim that starts the oldest run it can looks at little more than
+-- that run's shape. With a `walk` (a claim's), the rest of a group none of
+-- whose runs can start now nor be held is passed over (groupBlocked), once
+-- a candidate was seen. What is dropped on the way (see firstStaged; group
+-- members that are no shape of the group, groups that are no sorted set or
+-- empty) is noted in view.drops; a shape whose first run is not found for
+-- all there was to drop ends the stream at the entries it has not looked at
+-- (one of its runs may be older, and runs start in order).
+local function nextCandidate(stream, walk)
+  local view = stream.view
+  while true do
+    local best, bestScore
+    for _, g in ipairs(stream.groups) do
+      if not g.done and g.pos > #g.entries then
+        if g.read and #g.entries < 2 * CHUNK then
+          g.done = true
+        else
+          g.entries, g.pos, g.read = tryCall("ZRANGE", g.key, g.offset, g.offset + CHUNK - 1, "WITHSCORES"), 1, true
+          if not g.entries then
+            noteDrop(view.drops, {kind = "group", member = g.group, why = "its key holds no sorted set"})
+            g.done = true
+          elseif #g.entries == 0 then
+            if g.offset == 0 then noteDrop(view.drops, {kind = "group", member = g.group}) end
+            g.done = true
+          end
+          g.offset = g.offset + CHUNK
+        end
+      end
+      if not g.done then
+        local score = tonumber(g.entries[g.pos + 1]) or -math.huge
+        if score >= stream.horizon or (walk and stream.seen and groupBlocked(walk, g.names, score)) then
+          g.done = true
+        elseif not best or score < bestScore then
+          best, bestScore = g, score
+        end
+      end
+    end
+    -- A candidate goes once no shape left can come before it.
+    local first = stream.pending[1]
+    if first and (not best or first.score <= bestScore) then
+      table.remove(stream.pending, 1)
+      stream.seen = true
+      return first
+    end
+    if not best then return nil end
+    local shape = best.entries[best.pos]
+    best.pos = best.pos + 2
+    if not validShape(shape) or shapeGroup(shape) ~= best.group then
+      noteDrop(view.drops, {kind = "shape", key = best.key, group = best.group, member = shape, why = "not a shape of its group"})
+    else
+      local wanted = shapeDemand(view, shape)
+      if fitsTotal(view, wanted) then
+        local id, score, unseen = firstStaged(view, shape, best)
+        if unseen and unseen < stream.horizon then
+          stream.horizon = unseen
+          while #stream.pending > 0 and stream.pending[#stream.pending].score >= unseen do
+            stream.pending[#stream.pending] = nil
+          end
+        end
+        if id and score < stream.horizon then
+          wanted.id, wanted.score = id, score
+          local at = #stream.pending + 1
+          while at > 1 and stream.pending[at - 1].score > score do at = at - 1 end
+          table.insert(stream.pending, at, wanted)
+        end
+      end
+    end
+  end
+end

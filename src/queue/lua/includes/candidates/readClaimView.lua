@@ -1,0 +1,26 @@
+-- @include amounts/readAmounts
+-- @include devices/readDevices
+-- @include candidates/readOlderHold
+
+-- A worker as a claim sees it. `keys`: its hashes (capacity, free, devices,
+-- and reserved: the records of its claims) and the namespace's workers zset
+-- and holds hash. `drops` gathers
+-- what a claim would drop from the indexes it reads (see noteDrop). `limits`:
+-- the worker's default and maximum time limits (`default`, `max`, seconds;
+-- nil for none).
+local function readClaimView(base, name, keys, clock, spread, pool, limits)
+  local drops = {}
+  return {
+    base = base,
+    name = name,
+    limits = limits or {},
+    reservedKey = keys.reserved,
+    clock = clock,
+    capacity = readAmounts(keys.capacity),
+    free = readAmounts(keys.free),
+    pool = pool,
+    devices = readDevices(keys.devices, spread),
+    olderHold = readOlderHold(base, keys.holds, keys.workers, name, clock, pool, drops),
+    drops = drops,
+  }
+end

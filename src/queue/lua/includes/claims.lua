@@ -1,8 +1,0 @@
--- What a claim reserved, kept in the worker's `worker:<name>:reserved` hash
--- (see claimsKey), and giving it back.
--- @include amounts
--- @include claimsKey
--- @include encodeClaim
--- @include readClaim
--- @include releaseWorkerShare
--- @include releasePoolShare

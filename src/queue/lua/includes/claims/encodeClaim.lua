@@ -1,0 +1,12 @@
+-- The record of a claim, kept in the worker's own `worker:<name>:reserved`
+-- hash (run id -> JSON) beside the run's job hash, so it can be given back
+-- even when the job hash is gone (deleted from BullMQ under a running run:
+-- obliterate with force, clean of an active job whose lock lapsed):
+-- its epoch, the worker share (`reserved`), the pool share (`pooled`), and
+-- the GPU devices it took with the share of each, and, for a run with a time
+-- limit, its deadline (epoch ms, server clock: the claim's time plus the
+-- limit), from which a blocked head's earliest start is known (shadowTime).
+local function encodeClaim(epoch, reserved, pooled, devices, deviceShare, deadline)
+  return cjson.encode({epoch = tostring(epoch), reserved = reserved, pooled = pooled,
+    devices = devices or "", deviceShare = deviceShare or "", deadline = deadline and tostring(deadline) or nil})
+end

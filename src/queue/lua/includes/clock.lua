@@ -1,2 +1,0 @@
--- The Redis server's clock.
--- @include serverNow

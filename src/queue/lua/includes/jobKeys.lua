@@ -1,3 +1,0 @@
--- The keys of a namespace's BullMQ queue (`<base>runs`), and of one job.
--- @include queueKey
--- @include jobKey

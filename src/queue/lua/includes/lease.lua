@@ -1,4 +1,0 @@
--- Leases: the one fencing rule, and the reason a lapsed lease gives.
--- @include clock
--- @include holdsLease
--- @include leaseLapsedReason

@@ -1,3 +1,0 @@
--- BullMQ's job metrics (see countEnded).
--- @include jobKeys
--- @include countEnded

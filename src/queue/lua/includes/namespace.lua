@@ -1,3 +1,0 @@
--- The namespace as a whole: forget it once emptied, detect an older layout.
--- @include forgetIfEmpty
--- @include olderLayout

@@ -1,5 +1,0 @@
--- Whether the namespace holds runs stored by fitq before runs were BullMQ
--- jobs (its `runs` zset): they cannot be read or claimed as jobs.
-local function olderLayout(base)
-  return redis.call("EXISTS", base .. "runs") == 1
-end

@@ -1,5 +1,0 @@
--- Publishes a message (JSON) on the namespace's pub/sub channel
--- `<base>events`, a channel, not a key.
-local function publish(base, message)
-  redis.call("PUBLISH", base .. "events", cjson.encode(message))
-end

@@ -1,7 +1,0 @@
--- @include queueKey
-
--- Whether the namespace's queue is paused (BullMQ's pause, or `fitq pause`):
--- as for BullMQ, any value of the field pauses it.
-local function queuePaused(base)
-  return redis.call("HEXISTS", queueKey(base, "meta"), "paused") == 1
-end

@@ -1,9 +1,0 @@
--- @include parseResourceList
--- @include adjustAmounts
-
--- Gives a claim's pool share back; returns whether there was one.
-local function releasePoolShare(base, pooled)
-  local list = parseResourceList(pooled)
-  adjustAmounts(base .. "pool:used", list, -1)
-  return #list > 0
-end

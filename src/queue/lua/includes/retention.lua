@@ -1,9 +1,0 @@
--- History retention: how many ended runs a namespace keeps and for how long
--- (its `settings` hash), and removing runs for good, which `removeRuns`,
--- `cleanRuns` and retention share.
--- @include jobs
--- @include clock
--- @include removeRun
--- @include retentionLimit
--- @include retentionSettings
--- @include trimEndedRuns
