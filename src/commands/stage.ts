@@ -19,6 +19,11 @@ import { parseSweepFlags, sweepFlags } from '../cli/stage-sweep.js';
 
 export default class Stage extends FitqCommand {
   static override summary = 'Stage a run: a command with resource demands, started by the first worker it fits.';
+  static override description =
+    'The run waits, staged, until a worker whose remaining capacity fits every demand claims it (the claim and the reservation are one atomic step, ' +
+    'so nothing is oversubscribed and no run starts twice); `fitq runs` says why each staged run waits. Runs that ask for nothing start on any worker. ' +
+    'Prints the id of each staged run, one per line (@ names them in later commands). A run can wait for others (--after), for a time (--begin), ' +
+    'be held (--hold), be one of an array or sweep (--array, --param), and end by a time limit (--time-limit).';
   static override usage = ['stage [FLAGS] -- COMMAND [ARGS...]', 'stage [FLAGS] --from-file FILE'];
   static override strict = false;
   static override examples = [

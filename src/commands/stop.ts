@@ -9,7 +9,7 @@ export default class Stop extends FitqCommand {
   static override description =
     'Without NAME, stops the workers started with `fitq worker --detach` on this machine (for this queue). Waits until they have left, unless --no-wait.';
   static override strict = false;
-  static override usage = 'stop [NAME...] [--now] [--all] [--no-wait]';
+  static override usage = 'stop [NAME...] [--now] [--all] [--no-wait] [--timeout SECONDS]';
   static override examples = [
     '<%= config.bin %> stop gpu-box-1',
     '<%= config.bin %> stop gpu-box-1 gpu-box-2 --now',

@@ -22,6 +22,11 @@ function workerTimeLimits(flags: { 'default-time-limit'?: string | undefined; 'm
 
 export default class Worker extends FitqCommand {
   static override summary = 'Start a worker: it runs staged runs whose demands fit its remaining capacity.';
+  static override description =
+    'It declares its capacity (-r, --gpus) in Redis and claims, in one atomic script call, the first staged run in order that fits what it has left ' +
+    '(--policy), reserving its demands until the run ends. GPU runs get device indices in CUDA_VISIBLE_DEVICES. It renews a lease while alive: ' +
+    'past --lease without a heartbeat it counts as dead and its runs as lost (or staged again, with --retries). ' +
+    'It runs in the foreground until SIGINT/SIGTERM or `fitq stop` (its runs finish first; a second signal terminates them), or detached with --detach.';
   static override examples = [
     '<%= config.bin %> worker -r foo=7 --run-once',
     '<%= config.bin %> worker -r "gpu=2 mem=64G" --name gpu-box-1 --concurrency 8',

@@ -2,6 +2,8 @@ import { FitqCommand, inBatches } from '../../cli/base-command.js';
 
 export default class PoolRm extends FitqCommand {
   static override summary = 'Remove pool resources (runs holding some keep them until they end).';
+  static override description =
+    "array.<id> removes the limit of an ended array; the limit of an array with staged or running runs is refused (it goes with the array's last run).";
   static override usage = 'pool rm NAME...';
   static override strict = false;
   static override examples = ['<%= config.bin %> pool rm license'];

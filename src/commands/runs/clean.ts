@@ -4,6 +4,7 @@ import { reportDryRun } from '../../cli/run-selection.js';
 import { parseDuration } from '../../units/duration.js';
 import { parseIntegerOption } from '../../model/run-checks.js';
 import { cleanableStatuses } from '../../model/retention.js';
+import { ENDED_STATUSES } from '../../model/run-record.js';
 
 export default class RunsClean extends FitqCommand {
   static override summary = 'Remove ended runs now, with their output: all of them, or those selected.';
@@ -22,7 +23,7 @@ export default class RunsClean extends FitqCommand {
     status: Flags.string({
       multiple: true,
       delimiter: ',',
-      summary: 'Only runs with this status (repeatable, or comma-separated: completed,canceled); default: every ended one.',
+      summary: `Only runs with this status: ${ENDED_STATUSES.join(', ')} (repeatable, or comma-separated: completed,canceled); default: every ended one.`,
     }),
     'older-than': Flags.string({ summary: 'Only runs that ended more than this long ago: 7d, 12h, 30m, 1h30m.' }),
     keep: Flags.string({ summary: 'Keep the N most recently ended of the selected runs.' }),
