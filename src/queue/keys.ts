@@ -6,7 +6,7 @@
  * namespace share the hash tag `{queue}`, so each Lua script touches a single
  * cluster slot. docs/redis-keys.md describes each of them.
  */
-import { validateKeyPrefix, validateQueueName } from './names.js';
+import { validateKeyPrefix, validateQueueName } from '../model/names.js';
 
 export const DEFAULT_PREFIX = 'fitq';
 export const DEFAULT_QUEUE = 'default';

@@ -6,8 +6,8 @@
  */
 import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from './keys.js';
-import { quote } from './names.js';
-import { arrayOfLimit } from './sweep.js';
+import { quote } from '../text/quote.js';
+import { arrayOfLimit } from '../model/array-limit.js';
 
 export const SCRIPT_CODES = {
   /** Done: claimed, staged, recorded, canceled, registered, removed. */

@@ -4,12 +4,12 @@
  * and every change to capacity happens in these scripts.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
-import { parseExplainReply, type RunVerdict } from './explain.js';
+import { parseExplainReply, type RunVerdict } from '../model/explain.js';
 import { keyPart, namespaceKey, type NamespaceKeys } from './keys.js';
-import type { LogLine, LogPosition } from './logs.js';
+import type { LogLine, LogPosition } from '../model/logs.js';
 import { luaScript, luaScripts, type LuaScript } from './lua-source.js';
-import { parseMetricsReply, type MetricsSnapshot } from './metrics-snapshot.js';
-import { runFields } from './run-record.js';
+import { parseMetricsReply, type MetricsSnapshot } from '../model/metrics-snapshot.js';
+import { runFields } from '../model/run-data.js';
 import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
 
 export { luaInclude } from './lua-source.js';

@@ -41,14 +41,6 @@ const LAYERS: readonly (readonly [path: string, rank: number, what: string])[] =
   ['src/index.ts', 11, 'the public API'],
 ];
 
-/**
- * Kept in src/queue/ only for the modules there that import them by these
- * paths (keys.ts, scripts.ts, script-codes.ts, being reworked): each
- * re-exports the model's modules. No other module may import them.
- */
-const KEPT_FOR_QUEUE = ['explain', 'logs', 'metrics-snapshot', 'names', 'run-record', 'sweep'].map((name) => `src/queue/${name}.ts`);
-const QUEUE_MODULES = ['src/queue/keys.ts', 'src/queue/scripts.ts', 'src/queue/script-codes.ts'];
-
 function layerOf(file: string): { path: string; rank: number } | undefined {
   let found: { path: string; rank: number } | undefined;
   for (const [path, rank] of LAYERS) {
@@ -163,13 +155,6 @@ describe('the layers of src', () => {
 
   it('has no cycle of imports', () => {
     expect(cycles().map((cycle) => cycle.join(' -> '))).toEqual([]);
-  });
-
-  it('lets only the store modules that need them import the re-exports kept in src/queue/', () => {
-    const importers = [...graph].flatMap(([file, targets]) =>
-      targets.filter((target) => KEPT_FOR_QUEUE.includes(target) && !QUEUE_MODULES.includes(file)).map((target) => `${file} -> ${target}`),
-    );
-    expect(importers).toEqual([]);
   });
 
   it('names only folders and files that exist', () => {

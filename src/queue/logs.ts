@@ -1,7 +1,0 @@
-/**
- * Kept at this path only for scripts.ts, which imports ./logs.js (being
- * reworked, not to be edited now): every other module imports
- * src/model/logs.ts. It goes once those import the model directly;
- * test/structure/imports.test.ts lets no other module import it.
- */
-export * from '../model/logs.js';
