@@ -1,6 +1,6 @@
 /**
  * The dashboard's `/metrics`: every namespace it shows, each read from Redis
- * in one script call (readMetrics-12.lua) so a scrape's numbers describe one
+ * in one script call (readMetrics-*.lua) so a scrape's numbers describe one
  * moment, as Prometheus text. A fresh registry per scrape: the values are
  * Redis's, not this process's.
  */

@@ -1,5 +1,5 @@
 /**
- * The verdicts of the explainRuns script (lua/explainRuns-4.lua): for a
+ * The verdicts of the explainRuns script (lua/explainRuns-*.lua): for a
  * staged run, or one about to be staged, what every live worker's next
  * claim would do with it, judged by the claim's own policy. Amounts are
  * exact (micros); why-waiting.ts turns a verdict into words.

@@ -1,5 +1,5 @@
 /**
- * What readMetrics-12.lua replies, as typed values: one namespace at one
+ * What readMetrics-*.lua replies, as typed values: one namespace at one
  * moment (runs by status, staged runs by shape, workers, pool) and the run
  * statistics the scripts keep (includes/runTimeBounds.lua).
  */

@@ -1,7 +1,7 @@
 /**
  * `fitq hold` / `fitq release`: a held run stays staged but is never
  * claimed (status `held`); released, it goes back to the fit index at its
- * original place in the order (see setHeld-1.lua). Each run is judged on
+ * original place in the order (see setHeld-*.lua). Each run is judged on
  * its own: a run that is not staged is refused with the reason, the others
  * are done.
  */

@@ -3,7 +3,7 @@
  * id, command, demands and labels, at its original place in the order (its
  * seq and priority are kept, so it goes ahead of runs staged after it, as a
  * retry does); the attempt that ended goes to the run's history of attempts
- * (see restartRuns-1.lua). With `cascade`, the dependents canceled because
+ * (see restartRuns-*.lua). With `cascade`, the dependents canceled because
  * of it are restarted too.
  */
 import type { QueueContext } from './context.js';

@@ -6,7 +6,7 @@
  * Every run is read and its edit checked first: an unknown id, a bad value,
  * a run that is not staged or held, a signed run without the secret refuse
  * the whole request (nothing is written). Then one script call applies the
- * edits (updateRuns-1.lua), each run on its own and only if it is still
+ * edits (updateRuns-*.lua), each run on its own and only if it is still
  * staged or held with the data the edit was made from: a run is claimed
  * either with its old demands or staged with its new ones. A run whose data
  * changed meanwhile (another edit) is read and edited again; one claimed,

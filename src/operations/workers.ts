@@ -2,7 +2,7 @@
  * Workers, on any machine: the live ones (`fitq workers`), read from their
  * hashes after a reap (model/worker-record.ts says what a record is);
  * asking them to stop (`fitq stop`), draining and undraining them (`fitq
- * drain`, `fitq undrain`: setDrained-3.lua), and waiting for them.
+ * drain`, `fitq undrain`: setDrained-*.lua), and waiting for them.
  */
 import { TimeoutError, UsageError } from '../errors.js';
 import { judgeLiveness, processGoneHere, serverTimeMs } from '../model/liveness.js';
@@ -61,7 +61,7 @@ export async function stopWorkers(
  * nothing more, drop their hold on a blocked head and stay registered),
  * or undrains them. The names are checked against the live workers first,
  * so an unknown one is a UsageError and nothing changes; then each is
- * drained or undrained in one script call (setDrained-3.lua). Returns the
+ * drained or undrained in one script call (setDrained-*.lua). Returns the
  * workers as they are now, and which of them changed.
  */
 export async function setDrained(ctx: QueueContext, names: readonly string[], drained: boolean): Promise<{ worker: WorkerRecord; changed: boolean }[]> {
