@@ -5,88 +5,14 @@
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 import { parseExplainReply, type RunVerdict } from '../model/explain.js';
-import { keyPart, namespaceKey, type NamespaceKeys } from './keys.js';
+import type { NamespaceKeys } from './keys.js';
 import type { LogLine, LogPosition } from '../model/logs.js';
-import { luaScript, luaScripts, type LuaScript } from './lua-source.js';
+import { scriptCommand, defineScripts, scriptKeys, type KeySubject, type ScriptArg } from './script-call.js';
 import { parseMetricsReply, type MetricsSnapshot } from '../model/metrics-snapshot.js';
 import { runFields } from '../model/run-data.js';
 import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
 
 export { luaInclude } from './lua-source.js';
-
-/**
- * The scripts that only read, called with EVALSHA_RO (EVAL_RO the first
- * time): Redis refuses any write in them, and a Redis user allowed to read
- * only, without EVAL, may run them (docs/security.md, the reader's rule).
- */
-const READ_ONLY_SCRIPTS: ReadonlySet<string> = new Set(['fitqExplainRuns', 'fitqResolveRunIds', 'fitqReadMetrics']);
-
-const prepared = new WeakSet<Redis>();
-
-/** A script's arguments: KEYS then ARGV, in one array (a call spreading 100,000 run ids overflows the stack). */
-type ScriptCall = (args: readonly (string | number)[]) => Promise<unknown>;
-
-/** An argument of Scripts.call: a value, or a list of them (run ids) passed on as they are, never spread. */
-type ScriptArg = string | number | readonly (string | number)[];
-
-function scriptNamed(name: string): LuaScript {
-  const script = luaScript(name);
-  if (!script) throw new Error(`no Lua script named ${name}`);
-  return script;
-}
-
-function command(redis: Redis | ChainableCommander, name: string): ScriptCall {
-  const script = scriptNamed(name);
-  if (READ_ONLY_SCRIPTS.has(script.command)) return readOnlyCall(redis as Redis, script);
-  const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[script.command];
-  if (!fn) throw new Error(`script ${script.command} is not defined on this connection`);
-  // ioredis flattens one array argument into the command's arguments.
-  return (args) => (fn as unknown as (args: readonly (string | number)[]) => Promise<unknown>).call(redis, args);
-}
-
-/** A read-only script's call: by its SHA, sending the script only when Redis lacks it (NOSCRIPT). */
-function readOnlyCall(redis: Redis, source: LuaScript): ScriptCall {
-  return async (args) => {
-    try {
-      return await redis.call('EVALSHA_RO', [source.sha, source.numberOfKeys, ...args]);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return redis.call('EVAL_RO', [source.lua, source.numberOfKeys, ...args]);
-    }
-  };
-}
-
-/** Registers every script but the read-only ones on a connection (idempotent). */
-export function defineScripts(redis: Redis): void {
-  if (prepared.has(redis)) return;
-  for (const source of luaScripts()) {
-    if (READ_ONLY_SCRIPTS.has(source.command)) continue;
-    redis.defineCommand(source.command, { numberOfKeys: source.numberOfKeys, lua: source.lua });
-  }
-  prepared.add(redis);
-}
-
-/** What a script call is about, for the keys it is passed that are built from data: a run's, a worker's. */
-interface KeySubject {
-  runId?: string;
-  worker?: string;
-}
-
-/**
- * A script's KEYS for one call, as its top names them (`local poolUsedKey =
- * KEYS[3]`): the namespace's keys, and those of the run or worker the call
- * is about.
- */
-function keysOf(keys: NamespaceKeys, name: string, subject: KeySubject = {}): string[] {
-  const script = scriptNamed(name);
-  return script.keyNames.map((key) => {
-    const part = keyPart(key);
-    if (part === undefined) return namespaceKey(keys.base, key);
-    const value = part === 'runId' ? subject.runId : part === 'name' ? subject.worker : undefined;
-    if (value === undefined) throw new Error(`script ${script.file} takes the key ${key} in KEYS: the call names no ${part}`);
-    return namespaceKey(keys.base, key, value);
-  });
-}
 
 /** One run of a staging batch, as the stage script takes it. */
 export interface StageScriptRun {
@@ -301,9 +227,9 @@ export class Scripts {
     defineScripts(redis);
   }
 
-  /** Calls a script: its KEYS as its top names them (see keysOf), then `args`, its ARGV. */
+  /** Calls a script: its KEYS as its top names them (see scriptKeys), then `args`, its ARGV. */
   private call(name: string, subject: KeySubject, ...args: ScriptArg[]): Promise<unknown> {
-    return command(this.redis, name)([...keysOf(this.keys, name, subject), ...args].flat());
+    return scriptCommand(this.redis, name)([...scriptKeys(this.keys, name, subject), ...args].flat());
   }
 
   /**
@@ -316,12 +242,12 @@ export class Scripts {
   async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander, batch?: BatchChunk): Promise<StagedBatch | undefined> {
     const args: (string | number)[] = [this.keys.base, batch?.id ?? '', batch?.ttlMs ?? 0, batch?.first ? 1 : 0, runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, run.data, run.array ?? '', run.limit ?? '');
-    const keys = keysOf(this.keys, 'stageRuns');
+    const keys = scriptKeys(this.keys, 'stageRuns');
     if (pipeline) {
-      void command(pipeline, 'stageRuns')([...keys, ...args]);
+      void scriptCommand(pipeline, 'stageRuns')([...keys, ...args]);
       return undefined;
     }
-    return parseStageReply(await command(this.redis, 'stageRuns')([...keys, ...args]), this.keys);
+    return parseStageReply(await scriptCommand(this.redis, 'stageRuns')([...keys, ...args]), this.keys);
   }
 
   /** Commits a batch staged in chunks: its runs are there for every reader at once. A batch no longer open is refused (RefusedError). */

@@ -1,0 +1,84 @@
+/**
+ * How a script is called: registered on a connection (EVALSHA, the script
+ * sent once when Redis lacks it), or, for those that only read, with
+ * EVALSHA_RO; its KEYS built from the names at its top (lua-source.ts) and
+ * the namespace's keys (keys.ts). scripts.ts gives each script a typed
+ * method on top of this.
+ */
+import type { ChainableCommander, Redis } from 'ioredis';
+import { keyPart, namespaceKey, type NamespaceKeys } from './keys.js';
+import { luaScript, luaScripts, type LuaScript } from './lua-source.js';
+
+/**
+ * The scripts that only read, called with EVALSHA_RO (EVAL_RO the first
+ * time): Redis refuses any write in them, and a Redis user allowed to read
+ * only, without EVAL, may run them (docs/security.md, the reader's rule).
+ */
+const READ_ONLY_SCRIPTS: ReadonlySet<string> = new Set(['fitqExplainRuns', 'fitqResolveRunIds', 'fitqReadMetrics']);
+
+const prepared = new WeakSet<Redis>();
+
+/** A script's arguments: KEYS then ARGV, in one array (a call spreading 100,000 run ids overflows the stack). */
+type ScriptCall = (args: readonly (string | number)[]) => Promise<unknown>;
+
+/** An argument of a script call (Scripts.call): a value, or a list of them (run ids) passed on as they are, never spread. */
+export type ScriptArg = string | number | readonly (string | number)[];
+
+function scriptNamed(name: string): LuaScript {
+  const script = luaScript(name);
+  if (!script) throw new Error(`no Lua script named ${name}`);
+  return script;
+}
+
+export function scriptCommand(redis: Redis | ChainableCommander, name: string): ScriptCall {
+  const script = scriptNamed(name);
+  if (READ_ONLY_SCRIPTS.has(script.command)) return readOnlyCall(redis as Redis, script);
+  const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[script.command];
+  if (!fn) throw new Error(`script ${script.command} is not defined on this connection`);
+  // ioredis flattens one array argument into the command's arguments.
+  return (args) => (fn as unknown as (args: readonly (string | number)[]) => Promise<unknown>).call(redis, args);
+}
+
+/** A read-only script's call: by its SHA, sending the script only when Redis lacks it (NOSCRIPT). */
+function readOnlyCall(redis: Redis, source: LuaScript): ScriptCall {
+  return async (args) => {
+    try {
+      return await redis.call('EVALSHA_RO', [source.sha, source.numberOfKeys, ...args]);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.call('EVAL_RO', [source.lua, source.numberOfKeys, ...args]);
+    }
+  };
+}
+
+/** Registers every script but the read-only ones on a connection (idempotent). */
+export function defineScripts(redis: Redis): void {
+  if (prepared.has(redis)) return;
+  for (const source of luaScripts()) {
+    if (READ_ONLY_SCRIPTS.has(source.command)) continue;
+    redis.defineCommand(source.command, { numberOfKeys: source.numberOfKeys, lua: source.lua });
+  }
+  prepared.add(redis);
+}
+
+/** What a script call is about, for the keys it is passed that are built from data: a run's, a worker's. */
+export interface KeySubject {
+  runId?: string;
+  worker?: string;
+}
+
+/**
+ * A script's KEYS for one call, as its top names them (`local poolUsedKey =
+ * KEYS[3]`): the namespace's keys, and those of the run or worker the call
+ * is about.
+ */
+export function scriptKeys(keys: NamespaceKeys, name: string, subject: KeySubject = {}): string[] {
+  const script = scriptNamed(name);
+  return script.keyNames.map((key) => {
+    const part = keyPart(key);
+    if (part === undefined) return namespaceKey(keys.base, key);
+    const value = part === 'runId' ? subject.runId : part === 'name' ? subject.worker : undefined;
+    if (value === undefined) throw new Error(`script ${script.file} takes the key ${key} in KEYS: the call names no ${part}`);
+    return namespaceKey(keys.base, key, value);
+  });
+}
