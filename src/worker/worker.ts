@@ -274,7 +274,7 @@ export class FitqWorker {
    * stopped (`why`)". Resolves when everything is released.
    */
   stop(options: { now?: boolean; why?: string | undefined } = {}): Promise<void> {
-    if (options.now) this.lease.executor.abandonAll(stoppedReason(this.name, options.why));
+    if (options.now) this.lease.executor.abandonAll({ cause: 'worker-stop', reason: stoppedReason(this.name, options.why) });
     return this.lifecycle.stop(options.now ? 'now' : 'graceful', () => {
       this.logger.info(`Stopping worker ${this.name}`);
       return this.release();
