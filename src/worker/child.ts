@@ -3,7 +3,7 @@
  * whole tree can be signalled), streaming its output line by line: lines of
  * at most 16,384 characters (longer ones continue in the next), bytes that
  * are not UTF-8 replaced by U+FFFD, and read no faster than the worker can
- * store them (see waitForOutputRoom), so its memory stays bounded.
+ * store them (see run-pipes.ts), so its memory stays bounded.
  *
  * A run ends when its main process exits: whatever is left in its group is
  * killed then, and so, under the keeper (see subreaper.ts), is whatever
@@ -15,11 +15,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { StoredOutputFiles } from '../model/output-files.js';
 import { LineSplitter } from './line-splitter.js';
-import { drained, openOutputFiles, type OutputFileWriters } from './output-files.js';
-import { waitForOutputRoom } from './output.js';
+import { openOutputFiles, type OutputFileWriters } from './output-files.js';
+import { readRunPipes } from './run-pipes.js';
 import { descriptorShortage } from './shortage.js';
 import { isDirectory, preflight, spawnFailure } from './start-failure.js';
-import { KEEPER_SCRIPT, keeperSupport, type KeeperSupport } from './subreaper.js';
+import { KEEPER_SCRIPT, keeperEnv, keeperSupport, type KeeperSupport } from './subreaper.js';
 import { constants as osConstants } from 'node:os';
 
 export interface RunProcessSpec {
@@ -91,13 +91,6 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
 
 /** Waits for a line on fd 3 (the worker's go-ahead), then becomes the command. */
 const GATE = 'IFS= read -r _ <&3 || exit 125; exec 3<&-; exec "$@"';
-
-/** The run's environment for the keeper: the run's PERL5OPT must not change the keeper's script (it gets it back). */
-function keeperEnv(env: Record<string, string>): Record<string, string> {
-  if (env.PERL5OPT === undefined) return env;
-  const { PERL5OPT, ...rest } = env;
-  return { ...rest, FITQ_RUN_PERL5OPT: PERL5OPT };
-}
 
 /** The outcome of a wait status as the keeper reports it (`status N`). */
 function waitStatusOutcome(status: number): RunOutcome {
@@ -207,30 +200,7 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
   let exited = false;
   let released = false;
   const readables: (Readable | null)[] = [subprocess.stdout, subprocess.stderr];
-  for (const [index, stream] of (['stdout', 'stderr'] as const).entries()) {
-    const splitter = new LineSplitter();
-    const readable = readables[index];
-    const copy = files?.[stream];
-    // Reading pauses while anything waits: room to store output, or an output file to take more.
-    let waits = 0;
-    const pauseUntil = (ready: Promise<void>) => {
-      if (waits++ === 0) readable?.pause();
-      void ready.then(() => {
-        if (--waits === 0) readable?.resume();
-      });
-    };
-    readable?.on('data', (chunk: Buffer) => {
-      splitter.push(chunk).forEach((line) => spec.onLine(stream, line));
-      // Too much output waiting to be stored: stop reading (the run blocks
-      // writing, as on a full pipe) until there is room again. Once the
-      // process has exited, what is left in the pipe is read at once.
-      const room = exited ? undefined : waitForOutputRoom();
-      if (room) pauseUntil(room);
-      if (copy && !copy.write(chunk) && !exited) pauseUntil(drained(copy));
-    });
-    // 'close' follows 'end', and comes alone when the pipe is destroyed: the last line either way.
-    readable?.once('close', () => splitter.end().forEach((line) => spec.onLine(stream, line)));
-  }
+  readRunPipes(readables, files, spec.onLine, () => exited);
 
   // When the main process exits, whatever it left in its group goes too:
   // the run's resources are released, so nothing of it may keep using them.

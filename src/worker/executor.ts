@@ -1,92 +1,23 @@
 /**
  * Executes claimed runs in this process: the claim moved the run's job to
- * active, so here it is verified (signed runs), started as a child process,
- * its output stored, and its end recorded, fenced by the claim epoch and the
- * registration's lease.
+ * active, so here it is verified (signed runs), started as a child process
+ * (run-start.ts), its output stored, and its end recorded (run-record.ts),
+ * fenced by the claim epoch and the registration's lease. It holds the runs
+ * under way, each with its phase and, if it is being stopped, its stop
+ * (run-stop.ts).
  */
 import type { Logger } from 'pino';
-import type { NamespaceKeys } from '../queue/keys.js';
-import { formatDemands, parseRunFields, runDemands } from '../model/run-data.js';
+import { formatDemands, runDemands } from '../model/run-data.js';
 import { arrayOfLimit } from '../model/array-limit.js';
-import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
-import { armTimeLimit, runTimeLimit } from './time-limit.js';
-import { formatTimeLimit } from '../units/duration.js';
-import { claimMismatch } from '../security/claim-check.js';
-import { verifyRun } from '../security/signing.js';
-import { startRunProcess, type RunProcess } from './child.js';
-import { OutputBuffer } from './output.js';
-import { newRunToken, RUN_TOKEN_VARIABLE, type EscapedSweep } from './escaped-sweep.js';
-import { retryRefused } from './retry.js';
-import { grantedResourcesEnv } from './run-env.js';
-import { endingMessage, endingToRecord, type RunEnding } from './run-ending.js';
-import type { LogFormat } from './logger.js';
-import type { Watchdog } from './watchdog.js';
-
-export interface ClaimedRun {
-  runId: string;
-  epoch: string;
-  fields: Record<string, string>;
-}
-
-interface ActiveRun extends ClaimedRun {
-  process?: RunProcess;
-  cancelRequested: boolean;
-  /** Why the run must stop (or not start at all): the worker is stopping or was fenced. */
-  abandoned?: string;
-  /** When its process was let go (performance.now()). */
-  startedAtMs?: number;
-  /** Its log lines carry its id. */
-  log?: Logger;
-  /** Its end is being recorded (its process is gone). */
-  ending?: boolean;
-  /** Set when it ran past its time limit and was terminated for it: the reason recorded (it ends `timeout`). */
-  timedOut?: string;
-  /** Disarms its time limit (see time-limit.ts) when it ends. */
-  disarmLimit?: () => void;
-}
+import { activeRun, type ActiveRun, type ClaimedRun } from './active-run.js';
+import type { ExecutorContext } from './executor-context.js';
+import type { RunEnding } from './run-ending.js';
+import { recordRunEnd } from './run-record.js';
+import { letGo, spawnRun } from './run-start.js';
+import { CANCELED, requestStop, type RunStop } from './run-stop.js';
 
 /** Why a run Redis no longer holds for its worker is stopped. */
 const NOT_HELD = 'Redis no longer holds it for its worker (its claim was lost or removed)';
-
-export interface ExecutorContext {
-  keys: NamespaceKeys;
-  scripts: Scripts;
-  watchdog: Watchdog;
-  logger: Logger;
-  workerName: string;
-  /** The token of the registration this executor runs for: its writes are refused once that is gone. */
-  token: string;
-  killGraceMs: number;
-  /** The worker's time limits, for runs staged without one. */
-  timeLimits: ClaimLimits;
-  logMaxLines: number;
-  echoOutput: boolean;
-  logFormat: LogFormat;
-  /** Called after a run has ended and been recorded. */
-  onRunEnded: () => void;
-  /** Called when a run's process has been let go. */
-  onRunStarted?: () => void;
-  /** Called when a run could not start because this worker ran out of something of its own (see shortage.ts), with why. */
-  onShortage?: (reason: string) => void;
-  /** Called once a run's end is recorded and it ended (not re-staged), with its fields as claimed (notifications). */
-  onRunRecorded?: (runId: string, fields: Readonly<Record<string, string>>, status: string) => void;
-  /**
-   * Whether to stop retrying writes Redis refused (a run's end, its output):
-   * the worker has let go of its lease, so nothing it writes can land.
-   */
-  givenUp: () => boolean;
-  /**
-   * Shared secret: runs not signed with it end `rejected` without starting.
-   * Without one, every run runs (signed or not).
-   */
-  secret?: Buffer | undefined;
-  /** The worker's environment as its runs inherit it (see run-env.ts), read once (reading process.env is slow). */
-  inheritedEnv: Record<string, string>;
-  /** Start runs under the keeper that kills what escapes their process group (see subreaper.ts). */
-  reapEscaped: boolean;
-  /** Kills what a run left behind once its main process has exited, found by its token (see escaped-sweep.ts). */
-  sweep: EscapedSweep;
-}
 
 /** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
 const NOT_STARTED: RunEnding = { status: 'failed', reason: 'not started' };
@@ -95,7 +26,7 @@ export class Executor {
   private readonly active = new Map<string, ActiveRun>();
   private idleWaiters: (() => void)[] = [];
   /** Set by abandonAll: runs claimed later (their claim was on its way) are given up too. */
-  private abandonReason: string | undefined;
+  private stopAll: RunStop | undefined;
   /** Runs the last heartbeat found missing from what Redis holds for this worker. */
   private unheld = new Set<string>();
 
@@ -109,12 +40,12 @@ export class Executor {
 
   /** Runs whose process has been let go and has not ended. */
   get running(): number {
-    return [...this.active.values()].filter((run) => run.startedAtMs !== undefined && !run.ending).length;
+    return [...this.active.values()].filter((run) => run.phase === 'running').length;
   }
 
   /** Runs claimed and not yet let go (being checked, their files opened, their process spawned). */
   get starting(): number {
-    return [...this.active.values()].filter((run) => run.startedAtMs === undefined && !run.ending).length;
+    return [...this.active.values()].filter((run) => run.phase === 'starting').length;
   }
 
   runIds(): string[] {
@@ -123,11 +54,11 @@ export class Executor {
 
   /** Starts a freshly claimed run; resolves once it is under way (not when it ends). */
   dispatch(claim: ClaimedRun): void {
-    const run: ActiveRun = { ...claim, cancelRequested: false };
+    const run = activeRun(claim);
     this.active.set(claim.runId, run);
     void this.execute(run).catch(async (error: unknown) => {
       // fitq's failure, not the run's: it ends stopped (re-staged per its retries, else lost).
-      run.abandoned ??= `the worker could not run it: ${(error as Error).message}`;
+      requestStop(run, { cause: 'abandon', reason: `the worker could not run it: ${(error as Error).message}` });
       // Its capacity goes back only once its process is gone.
       run.process?.terminate(this.ctx.killGraceMs);
       await run.process?.outcome.catch(() => {});
@@ -151,7 +82,8 @@ export class Executor {
    */
   giveBack(claim: ClaimedRun, reason: string): void {
     if (this.active.has(claim.runId)) return;
-    const run: ActiveRun = { ...claim, cancelRequested: false, abandoned: reason };
+    const run = activeRun(claim);
+    requestStop(run, { cause: 'abandon', reason });
     this.active.set(claim.runId, run);
     void this.record(run, NOT_STARTED);
   }
@@ -160,21 +92,21 @@ export class Executor {
   cancel(runId: string): boolean {
     const run = this.active.get(runId);
     if (!run) return false;
-    run.cancelRequested = true;
+    requestStop(run, CANCELED);
     run.process?.terminate(this.ctx.killGraceMs);
     return true;
   }
 
   /**
    * Terminates every run and keeps runs not yet started from starting, e.g.
-   * on a second stop signal or when the worker was fenced, runs handed over
-   * later included. `reason` is recorded for them (they end lost or are
-   * re-staged, never failed).
+   * on a second stop signal (`worker-stop`) or when the worker was fenced
+   * (`abandon`), runs handed over later included. Its reason is recorded for
+   * them (they end lost or are re-staged, never failed).
    */
-  abandonAll(reason: string): void {
-    this.abandonReason ??= reason;
+  abandonAll(stop: RunStop & { cause: 'abandon' | 'worker-stop' }): void {
+    this.stopAll ??= stop;
     for (const run of this.active.values()) {
-      run.abandoned ??= reason;
+      requestStop(run, stop);
       run.process?.terminate(this.ctx.killGraceMs);
     }
   }
@@ -191,12 +123,12 @@ export class Executor {
     const missing = new Set<string>();
     const stopped: string[] = [];
     for (const run of this.active.values()) {
-      if (run.ending || epochs.get(run.runId) === run.epoch) continue;
+      if (run.phase === 'ending' || epochs.get(run.runId) === run.epoch) continue;
       if (!this.unheld.has(run.runId)) {
         missing.add(run.runId);
         continue;
       }
-      run.abandoned ??= NOT_HELD;
+      requestStop(run, { cause: 'abandon', reason: NOT_HELD });
       run.process?.terminate(this.ctx.killGraceMs);
       stopped.push(run.runId);
     }
@@ -220,7 +152,6 @@ export class Executor {
     return { killed: killed.length, survivors: killed.length - exited };
   }
 
-
   /** Resolves when no run is active. */
   whenIdle(): Promise<void> {
     if (this.active.size === 0) return Promise.resolve();
@@ -229,87 +160,22 @@ export class Executor {
 
   private async execute(run: ActiveRun): Promise<void> {
     const log = this.runLog(run);
-    if (this.abandonReason !== undefined || run.cancelRequested || run.abandoned) {
-      run.abandoned ??= this.abandonReason;
+    if (this.stopAll !== undefined) requestStop(run, this.stopAll);
+    if (run.stop !== undefined) {
       await this.record(run, NOT_STARTED);
       return;
     }
-    // Checked on the very fields it is started with, as the claim read them.
-    if (this.ctx.secret) {
-      const verdict = verifyRun(this.ctx.secret, { namespace: this.ctx.keys.base, runId: run.runId, fields: run.fields });
-      const mismatch = verdict.ok ? claimMismatch(run.fields) : verdict.reason;
-      if (mismatch !== undefined) {
-        await this.record(run, { status: 'rejected', reason: mismatch });
-        return;
-      }
+    const spawned = await spawnRun(this.ctx, run, log);
+    if (!('process' in spawned)) {
+      await this.record(run, spawned);
+      return;
     }
-    const record = parseRunFields(run.fields);
-    const token = newRunToken();
-    const output = new OutputBuffer(
-      this.ctx.scripts,
-      run.runId,
-      this.ctx.workerName,
-      this.ctx.token,
-      run.epoch,
-      this.ctx.logMaxLines,
-      (error, retrying) =>
-        log.warn(`Could not store output of run ${run.runId}${retrying ? ' yet; retrying until Redis takes it' : ''}: ${(error as Error).message}`),
-      this.ctx.givenUp,
-    );
-    const env: Record<string, string> = {
-      ...this.ctx.inheritedEnv,
-      ...record.env,
-      FITQ_RUN_ID: run.runId,
-      [RUN_TOKEN_VARIABLE]: token,
-      FITQ_WORKER: this.ctx.workerName,
-      FITQ_RESOURCES: grantedResourcesEnv(run.fields),
-    };
-    // Devices placed by the claim; on a worker without devices, the run's pin.
-    const devices = run.fields.devices || run.fields.gpus;
-    if (devices) {
-      env.CUDA_VISIBLE_DEVICES = devices;
-      env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
-    }
-    run.process = await startRunProcess({
-      command: record.command,
-      shell: record.shell,
-      cwd: record.cwd,
-      env,
-      reapEscaped: this.ctx.reapEscaped,
-      ...(record.output === undefined ? {} : { output: record.output }),
-      onLine: (stream, line) => {
-        output.add({ stream, line });
-        this.echo(run.runId, stream, line);
-      },
-    });
     // Canceled or given up while its files were being opened: what cancel() or abandonAll() would have done.
-    if (run.cancelRequested || run.abandoned !== undefined) run.process.terminate(this.ctx.killGraceMs);
+    if (run.stop !== undefined) spawned.process.terminate(this.ctx.killGraceMs);
     // The command waits at a gate until its group is known to the watchdog.
-    const group = await run.process.group;
-    if (group !== undefined) {
-      await this.ctx.watchdog.watch(group);
-      run.process.release();
-      run.startedAtMs = performance.now();
-      this.ctx.onRunStarted?.();
-      const limit = runTimeLimit(run.fields, this.ctx.timeLimits);
-      const limitFields = limit ? { timeLimitMs: limit.limitMs, timeLimit: formatTimeLimit(limit.limitMs) } : {};
-      log.info({ pid: group, ...(devices ? { devices } : {}), ...limitFields }, `Run ${run.runId} started`);
-      if (limit) {
-        const runProcess = run.process;
-        run.disarmLimit = armTimeLimit(limit, {
-          signal: (signal) => {
-            if (runProcess.signal(signal)) log.info({ signal }, `Run ${run.runId} sent ${signal} ahead of its time limit`);
-          },
-          expire: (reason, signal) => {
-            if (run.cancelRequested || run.abandoned !== undefined || run.ending) return;
-            run.timedOut = reason;
-            log.info({ signal }, `Run ${run.runId} ${reason}: sending ${signal}, SIGKILL after ${this.ctx.killGraceMs / 1000}s`);
-            runProcess.terminate(this.ctx.killGraceMs, signal);
-          },
-        });
-      }
-    }
-    let outcome: RunEnding = await run.process.outcome;
+    const group = await spawned.process.group;
+    if (group !== undefined) await letGo(this.ctx, run, spawned, group, log);
+    let outcome: RunEnding = await spawned.process.outcome;
     // Not the run's doing: it goes back to staged, and the worker claims nothing for a while.
     if (outcome.status === 'returned') {
       outcome = { ...outcome, reason: `its worker ${this.ctx.workerName} ${outcome.reason}` };
@@ -318,10 +184,10 @@ export class Executor {
     run.disarmLimit?.();
     if (group !== undefined) this.ctx.watchdog.release(group);
     // Its group is gone; what escaped it (setsid daemons) goes too, while its end is recorded.
-    void this.ctx.sweep.sweep(token).then((pids) => {
+    void this.ctx.sweep.sweep(spawned.token).then((pids) => {
       if (pids.length > 0) log.info({ pids }, `Killed ${pids.length} process(es) run ${run.runId} left behind (${pids.join(', ')})`);
     });
-    await output.flush();
+    await spawned.output.flush();
     await this.record(run, outcome);
   }
 
@@ -331,66 +197,10 @@ export class Executor {
     return run.log;
   }
 
-  private echo(runId: string, stream: 'stdout' | 'stderr', line: string): void {
-    if (!this.ctx.echoOutput) return;
-    if (this.ctx.logFormat === 'json') this.ctx.logger.info({ runId, output: stream }, line);
-    else process.stdout.write(`${runId} | ${line}\n`);
-  }
-
-  /** Records the end of a run, releasing its reservation, and says what was recorded (or why nothing was). */
+  /** Records the end of a run, then lets it go: the executor holds it no more. */
   private async record(run: ActiveRun, outcome: RunEnding): Promise<void> {
-    run.ending = true;
-    const ending = {
-      cancelRequested: run.cancelRequested,
-      abandoned: run.abandoned,
-      started: run.process !== undefined,
-      terminated: run.process?.terminated ?? false,
-      timedOut: run.timedOut,
-    };
-    const toRecord = endingToRecord(ending, outcome);
-    let result: FinishResult | Error;
-    let tries = 1;
-    try {
-      // Kept and tried again while Redis refuses it (out of memory, busy,
-      // failing over): the run keeps its slot meanwhile, as its reservation
-      // is still held. The claim's epoch and the registration's token fence
-      // a late write: it can never land over a newer claim.
-      result = await retryRefused(
-        () =>
-          this.ctx.scripts.finishRun({
-            runId: run.runId,
-            worker: this.ctx.workerName,
-            token: this.ctx.token,
-            epoch: run.epoch,
-            ...toRecord,
-            exitCode: outcome.exitCode,
-            signal: outcome.signal,
-          }),
-        {
-          givenUp: this.ctx.givenUp,
-          onRetry: (error, attempt) => {
-            tries = attempt + 1;
-            if (attempt === 1) {
-              this.runLog(run).warn(`Could not record the end of run ${run.runId} yet; retrying until Redis takes it: ${(error as Error).message}`);
-            }
-          },
-        },
-      );
-    } catch (error) {
-      result = error instanceof Error ? error : new Error(String(error));
-    }
-    const { level, message } = endingMessage(run.runId, ending, outcome, toRecord, result);
-    const fields = {
-      // What was recorded: the status the run has now (a stopped run: staged or lost).
-      status: result instanceof Error || result.outcome !== 'recorded' ? 'unrecorded' : result.status,
-      ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
-      ...(outcome.signal ? { signal: outcome.signal } : {}),
-      ...(run.startedAtMs !== undefined ? { durationMs: Math.round(performance.now() - run.startedAtMs) } : {}),
-      ...(result instanceof Error ? { err: result } : {}),
-      ...(tries > 1 ? { tries } : {}),
-    };
-    this.runLog(run)[level](fields, message);
-    if (!(result instanceof Error) && result.outcome === 'recorded' && result.status !== 'staged') this.ctx.onRunRecorded?.(run.runId, run.fields, result.status);
+    run.phase = 'ending';
+    await recordRunEnd(this.ctx, run, outcome, this.runLog(run));
     this.active.delete(run.runId);
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;

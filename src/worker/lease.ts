@@ -76,7 +76,7 @@ export class Lease {
         this.lostWhileStoppingSaid = true;
         logger.error(`Worker ${options.name} lost its registration (lease expired or Redis lost its data) while stopping; stopping its runs`);
       }
-      this.currentExecutor.abandonAll(LOST_REGISTRATION);
+      this.currentExecutor.abandonAll({ cause: 'abandon', reason: LOST_REGISTRATION });
       return Promise.resolve();
     }
     lifecycle.fenced();
@@ -99,7 +99,7 @@ export class Lease {
     if (!this.lostSaid) logger.error(`Worker ${options.name} lost its registration (lease expired or Redis lost its data); stopping its runs`);
     this.lostSaid = true;
     const old = this.currentExecutor;
-    old.abandonAll(LOST_REGISTRATION);
+    old.abandonAll({ cause: 'abandon', reason: LOST_REGISTRATION });
     await within(old.whenIdle(), options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
     // Stopped meanwhile: it registers no more.
     if (this.parts.lifecycle.stopping) return;

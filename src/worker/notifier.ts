@@ -32,6 +32,7 @@ import { execPipeline } from '../redis/pipeline.js';
 import { fitqRunData, parseRunFields, runFields } from '../model/run-data.js';
 import { notifyRefusal, SIGNED_ONLY, type NotifyTargets } from './notify-allow.js';
 import type { NotifyBounds } from './notify-bounds.js';
+import { ownUrl, shown } from './notify-url.js';
 
 /** Tries per notification, and the wait after the first failed one (doubling). */
 export const NOTIFY_TRIES = 5;
@@ -53,27 +54,6 @@ export interface NotifierParts {
 
 /** Notifications taken from the outbox per read, at most. */
 const OUTBOX_BATCH = 100;
-
-/** A run's own --notify URL, from its job data. */
-function ownUrl(data: unknown): string | undefined {
-  if (typeof data !== 'string') return undefined;
-  try {
-    const notify = (JSON.parse(data) as { notify?: unknown }).notify;
-    return typeof notify === 'string' ? notify : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The URL as logs show it: its origin only (never credentials, path or query). */
-function shown(url: string): string {
-  try {
-    const origin = new URL(url).origin;
-    return origin === 'null' ? '(a URL that is not http(s))' : origin;
-  } catch {
-    return '(invalid URL)';
-  }
-}
 
 /** A notification held: its run, where it goes, and the tries made. */
 interface Delivery {

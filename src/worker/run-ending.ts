@@ -5,21 +5,19 @@
  */
 import type { FinishInput, FinishResult } from '../queue/scripts.js';
 import type { RunOutcome } from './child.js';
+import { isGivenUp, type RunStop } from './run-stop.js';
 
 /** How a run ended: as its process did, rejected before it could start, or returned (see RunOutcome). */
 export type RunEnding = Omit<RunOutcome, 'status'> & { status: RunOutcome['status'] | 'rejected' };
 
 /** What the executor knows of a run when it ends. */
 export interface EndingRun {
-  cancelRequested: boolean;
-  /** Why the worker gave the run up (it is stopping, or was fenced), if it did. */
-  abandoned?: string | undefined;
+  /** Why the worker stopped it (or never started it), if it did: see run-stop.ts. */
+  stop?: RunStop | undefined;
   /** Whether it started: a run given up before it started never ran. */
   started: boolean;
   /** Whether the worker terminated its process before it exited. */
   terminated: boolean;
-  /** Why the worker terminated it for its time limit (`time limit of 2h reached`), if it did. */
-  timedOut?: string | undefined;
 }
 
 /** The reason recorded for runs a stopped worker ended: "its worker w1 was stopped (second interrupt)". */
@@ -28,19 +26,29 @@ export function stoppedReason(worker: string, why?: string): string {
 }
 
 /**
- * The end to record. A run the worker terminated (or never started) because
- * it was giving the run up did not fail: it is `stopped`, which re-stages it
- * or ends it lost. A run that exited on its own first keeps its own outcome,
- * and a cancellation wins over both. A run its worker could not start for
- * want of its own means is `returned`: put back as staged, no retry spent.
+ * The end to record: the one place where the run's stop and its process's
+ * outcome make the status and reason recorded.
+ *
+ * - rejected (its signature did not hold): rejected, whatever else.
+ * - canceled: `canceled`, "canceled (<what its process did>)", whether it
+ *   exited first or not, started or not.
+ * - returned (its worker lacked the means to start it): put back as staged,
+ *   no retry spent.
+ * - given up by its worker (abandon, worker-stop), and terminated for it or
+ *   never started: it did not fail: `stopped` with the stop's reason, which
+ *   re-stages it or ends it lost.
+ * - past its time limit and terminated for it: `timeout`, "<the limit>
+ *   (<what its process did>)", whatever it then exited with.
+ * - otherwise (no stop, or its process exited on its own first): its
+ *   process's own outcome.
  */
 export function endingToRecord(run: EndingRun, outcome: RunEnding): Pick<FinishInput, 'status' | 'reason'> {
+  const { stop } = run;
   if (outcome.status === 'rejected') return { status: 'rejected', reason: outcome.reason };
-  if (run.cancelRequested) return { status: 'canceled', reason: `canceled (${outcome.reason})` };
+  if (stop?.cause === 'cancel') return { status: 'canceled', reason: `${stop.reason} (${outcome.reason})` };
   if (outcome.status === 'returned') return { status: 'returned', reason: outcome.reason };
-  if (run.abandoned !== undefined && (!run.started || run.terminated)) return { status: 'stopped', reason: run.abandoned };
-  // Terminated past its limit: whatever it then exited with, it ran out of time.
-  if (run.timedOut !== undefined && run.terminated) return { status: 'timeout', reason: `${run.timedOut} (${outcome.reason})` };
+  if (stop !== undefined && isGivenUp(stop) && (!run.started || run.terminated)) return { status: 'stopped', reason: stop.reason };
+  if (stop?.cause === 'timeout' && run.terminated) return { status: 'timeout', reason: `${stop.reason} (${outcome.reason})` };
   return { status: outcome.status, reason: outcome.reason };
 }
 

@@ -100,6 +100,13 @@ syswrite($gate, "status $status\\n");
 exit 0;
 `;
 
+/** The run's environment for the keeper: the run's PERL5OPT must not change the keeper's script (it gets it back). */
+export function keeperEnv(env: Record<string, string>): Record<string, string> {
+  if (env.PERL5OPT === undefined) return env;
+  const { PERL5OPT, ...rest } = env;
+  return { ...rest, FITQ_RUN_PERL5OPT: PERL5OPT };
+}
+
 export type KeeperSupport = { ok: true; prctl: number } | { ok: false; why: string };
 
 let support: KeeperSupport | undefined;

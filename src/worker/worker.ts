@@ -3,20 +3,16 @@
  * free capacity (woken by events, with a slow poll as a safety net), runs
  * them, and stops gracefully. This is the facade composing its parts: the
  * lifecycle (its state), the lease and its heartbeat, the claim loop, the
- * reconciler and the events it hears; it owns the stop sequence.
+ * reconciler and the events it hears; it owns the stop sequence (its
+ * start, up to its registration, is worker-start.ts).
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { refusalOf } from '../queue/script-codes.js';
 import { EscapedSweep } from './escaped-sweep.js';
 import { EvictionGuard } from './eviction-guard.js';
-import { resolveNamespace } from '../client.js';
-import { closeRedis, connectRedis, redactRedisUrl, resolveRedisUrl } from '../redis/connection.js';
-import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
-import { DEFAULT_LOG_MAX_LINES } from '../model/logs.js';
-import { Scripts, type WorkerRegistration } from '../queue/scripts.js';
-import { formatHumanAmount } from '../resources/amount.js';
-import { formatHumanResources } from '../resources/spec.js';
+import { closeRedis } from '../redis/connection.js';
+import type { NamespaceKeys } from '../queue/keys.js';
+import type { Scripts } from '../queue/scripts.js';
 import { ClaimLoop } from './claims.js';
 import { watchConnection } from './connection-watch.js';
 import { subscribeEvents } from './events.js';
@@ -26,39 +22,17 @@ import { IgnoredRuns } from './ignored-runs.js';
 import { Lease } from './lease.js';
 import { NOTIFY_SHUTDOWN_MS, Notifier } from './notifier.js';
 import { GIVE_UP_AFTER_GRACE_MS, Lifecycle } from './lifecycle.js';
-import { createLogger } from './logger.js';
-import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
+import type { ResolvedWorkerOptions, WorkerOptions } from './options.js';
 import { Reaper } from './reaper.js';
 import { Reconciler } from './reconciler.js';
-import { registrationFor, within } from './registration.js';
+import { within } from './registration.js';
 import { Requests } from './requests.js';
-import { inheritedEnv, type WorkerConnection } from './run-env.js';
-import { resolveGpus } from './gpus.js';
+import { inheritedEnv } from './run-env.js';
 import { stoppedReason } from './run-ending.js';
-import { keeperSupport } from './subreaper.js';
-import type { MetricsServer } from '../metrics/metrics-server.js';
-import type { WorkerMetrics } from '../metrics/worker-metrics.js';
 import { Watchdog } from './watchdog.js';
+import { openWorker, type WorkerParts } from './worker-start.js';
 
 export type { WorkerOptions } from './options.js';
-
-interface WorkerParts {
-  options: ResolvedWorkerOptions;
-  keys: NamespaceKeys;
-  redis: Redis;
-  scripts: Scripts;
-  logger: Logger;
-  logMaxLines: number;
-  registration: WorkerRegistration;
-  /** The connection settings runs get with --pass-redis-env. */
-  connection: WorkerConnection;
-  /** The namespace's name. */
-  queue: string;
-  /** With --metrics-port: its metrics and the server showing them. */
-  metrics?: { metrics: WorkerMetrics; server: MetricsServer } | undefined;
-  /** The Redis URL as messages show it (no password). */
-  shownUrl: string;
-}
 
 export class FitqWorker {
   readonly name: string;
@@ -162,51 +136,7 @@ export class FitqWorker {
    * live worker, ConnectionError when Redis cannot be reached.
    */
   static async start(input: WorkerOptions = {}): Promise<FitqWorker> {
-    resolveWorkerOptions(input); // validate before looking for devices
-    const gpus = await resolveGpus(input.gpus);
-    const options = resolveWorkerOptions(input, gpus.devices);
-    const { queue, prefix } = resolveNamespace(input);
-    const keys = namespaceKeys(queue, prefix);
-    const logger = (input.logger ?? createLogger(options.logFormat)).child({ worker: options.name });
-    const logMaxLines = input.logMaxLines ?? DEFAULT_LOG_MAX_LINES;
-    // Named as BullMQ names its workers' connections: Queue.getWorkers() and Bull Board list fitq's.
-    const connectionName = keys.queue.workerClientName(options.name);
-    // Served first: a port in use is refused before the worker registers.
-    const metrics = await startMetrics(options, queue);
-    // A Redis that may evict keys would lose runs and reservations: refused.
-    const redis = await connectRedis({ ...input, redisOptions: { ...input.redisOptions, connectionName }, evictionCheck: 'refuse' }, true).catch(
-      async (error: unknown) => {
-        await metrics?.server.close();
-        throw error;
-      },
-    );
-    const scripts = new Scripts(redis, keys, logMaxLines);
-    const registration = registrationFor(options);
-    logger.info(`Starting worker ${options.name}: ${options.concurrencyText}`);
-    const registered = await scripts.registerWorker(registration).catch(async (error: unknown) => {
-      await closeRedis(redis);
-      await metrics?.server.close();
-      throw error;
-    });
-    if (!registered) {
-      await closeRedis(redis);
-      await metrics?.server.close();
-      throw refusalOf('workerNameTaken', options.name);
-    }
-    if (metrics) logger.info({ metricsUrl: metrics.server.url }, `Metrics at ${metrics.server.url}`);
-    if (options.passRedisEnv) logger.info('Runs get this worker\'s Redis connection settings (--pass-redis-env), password included');
-    const keeper = options.reapEscaped ? keeperSupport() : undefined;
-    if (keeper && !keeper.ok) logger.warn(`--reap-escaped: processes a run moves out of its session (setsid) may outlive it: killing them ${keeper.why}`);
-    if (gpus.whyNone) logger.warn(`--gpus auto found no GPU devices: ${gpus.whyNone}`);
-    logger.info(`Worker resources: ${formatHumanResources(options.resources) || '(none)'}`);
-    if (options.devices.length > 0) logger.info(`GPU devices: ${options.devices.join(',')}`);
-    for (const [name, amount] of options.resources) {
-      const source = input.resourceSources?.get(name);
-      if (source) logger.debug(`Resource ${name}=${formatHumanAmount(amount)} from ${source}`);
-    }
-    const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
-    const shownUrl = redactRedisUrl(resolveRedisUrl(input.redisUrl));
-    const worker = new FitqWorker({ options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics, shownUrl });
+    const worker = new FitqWorker(await openWorker(input));
     await worker.listen();
     return worker;
   }
@@ -274,7 +204,7 @@ export class FitqWorker {
    * stopped (`why`)". Resolves when everything is released.
    */
   stop(options: { now?: boolean; why?: string | undefined } = {}): Promise<void> {
-    if (options.now) this.lease.executor.abandonAll(stoppedReason(this.name, options.why));
+    if (options.now) this.lease.executor.abandonAll({ cause: 'worker-stop', reason: stoppedReason(this.name, options.why) });
     return this.lifecycle.stop(options.now ? 'now' : 'graceful', () => {
       this.logger.info(`Stopping worker ${this.name}`);
       return this.release();
@@ -339,14 +269,6 @@ export class FitqWorker {
   get activeRuns(): string[] {
     return this.lease.executor.runIds();
   }
-}
-
-/** With --metrics-port, the worker's metrics and their server (loaded only then). */
-async function startMetrics(options: ResolvedWorkerOptions, queue: string): Promise<WorkerParts['metrics']> {
-  if (!options.metrics) return undefined;
-  const [{ WorkerMetrics }, { serveMetrics }] = await Promise.all([import('../metrics/worker-metrics.js'), import('../metrics/metrics-server.js')]);
-  const metrics = new WorkerMetrics({ queue, worker: options.name });
-  return { metrics, server: await serveMetrics(metrics.registry, options.metrics.host, options.metrics.port) };
 }
 
 /** Starts a worker; see FitqWorker.start. */

@@ -1,0 +1,36 @@
+/** A run the executor holds: claimed for it, then started, running, and ending. */
+import type { Logger } from 'pino';
+import type { RunProcess } from './child.js';
+import type { RunStop } from './run-stop.js';
+
+export interface ClaimedRun {
+  runId: string;
+  epoch: string;
+  fields: Record<string, string>;
+}
+
+/**
+ * Where a run is in its life here, which is not why it stops (see RunStop):
+ * `starting` (checked, its files opened, its process spawned and held at
+ * its gate), `running` (its process let go), `ending` (its process is gone,
+ * or never came, and its end is being recorded).
+ */
+export type RunPhase = 'starting' | 'running' | 'ending';
+
+export interface ActiveRun extends ClaimedRun {
+  phase: RunPhase;
+  /** Why the worker is stopping it, or keeps it from starting, if it is: the first asked, see requestStop. */
+  stop?: RunStop;
+  process?: RunProcess;
+  /** When its process was let go (performance.now()). */
+  startedAtMs?: number;
+  /** Its log lines carry its id. */
+  log?: Logger;
+  /** Disarms its time limit (see time-limit-watch.ts) when it ends. */
+  disarmLimit?: () => void;
+}
+
+/** A run just claimed (or handed back), before anything was done with it. */
+export function activeRun(claim: ClaimedRun): ActiveRun {
+  return { ...claim, phase: 'starting' };
+}

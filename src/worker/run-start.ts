@@ -1,0 +1,109 @@
+/**
+ * The start of a claimed run: checked (signed runs), its environment made
+ * and its process spawned, held at its gate, its output stored as it comes;
+ * then, once the watchdog knows its process group, let go, and its time
+ * limit armed.
+ */
+import type { Logger } from 'pino';
+import { parseRunFields } from '../model/run-data.js';
+import { claimMismatch } from '../security/claim-check.js';
+import { verifyRun } from '../security/signing.js';
+import { formatTimeLimit } from '../units/duration.js';
+import type { ActiveRun } from './active-run.js';
+import { startRunProcess, type RunProcess } from './child.js';
+import { newRunToken, RUN_TOKEN_VARIABLE } from './escaped-sweep.js';
+import type { ExecutorContext } from './executor-context.js';
+import { OutputBuffer } from './output.js';
+import type { RunEnding } from './run-ending.js';
+import { grantedResourcesEnv } from './run-env.js';
+import { runTimeLimit } from './time-limit.js';
+import { watchTimeLimit } from './time-limit-watch.js';
+
+/** A run spawned at its gate. */
+export interface SpawnedRun {
+  /** Its process (also `run.process`). */
+  process: RunProcess;
+  output: OutputBuffer;
+  /** In its environment: finds what escaped it once it has exited (escaped-sweep.ts). */
+  token: string;
+  /** The devices it was given, if any. */
+  devices: string | undefined;
+}
+
+/**
+ * Spawns a claimed run's process at its gate (see child.ts); resolves with
+ * it, or with its rejection when the worker wants signed runs and this one
+ * is not, or was altered.
+ */
+export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger): Promise<SpawnedRun | RunEnding> {
+  // Checked on the very fields it is started with, as the claim read them.
+  if (ctx.secret) {
+    const verdict = verifyRun(ctx.secret, { namespace: ctx.keys.base, runId: run.runId, fields: run.fields });
+    const mismatch = verdict.ok ? claimMismatch(run.fields) : verdict.reason;
+    if (mismatch !== undefined) return { status: 'rejected', reason: mismatch };
+  }
+  const record = parseRunFields(run.fields);
+  const token = newRunToken();
+  const output = new OutputBuffer(
+    ctx.scripts,
+    run.runId,
+    ctx.workerName,
+    ctx.token,
+    run.epoch,
+    ctx.logMaxLines,
+    (error, retrying) =>
+      log.warn(`Could not store output of run ${run.runId}${retrying ? ' yet; retrying until Redis takes it' : ''}: ${(error as Error).message}`),
+    ctx.givenUp,
+  );
+  const env: Record<string, string> = {
+    ...ctx.inheritedEnv,
+    ...record.env,
+    FITQ_RUN_ID: run.runId,
+    [RUN_TOKEN_VARIABLE]: token,
+    FITQ_WORKER: ctx.workerName,
+    FITQ_RESOURCES: grantedResourcesEnv(run.fields),
+  };
+  // Devices placed by the claim; on a worker without devices, the run's pin.
+  const devices = run.fields.devices || run.fields.gpus;
+  if (devices) {
+    env.CUDA_VISIBLE_DEVICES = devices;
+    env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
+  }
+  run.process = await startRunProcess({
+    command: record.command,
+    shell: record.shell,
+    cwd: record.cwd,
+    env,
+    reapEscaped: ctx.reapEscaped,
+    ...(record.output === undefined ? {} : { output: record.output }),
+    onLine: (stream, line) => {
+      output.add({ stream, line });
+      echo(ctx, run.runId, stream, line);
+    },
+  });
+  return { process: run.process, output, token, devices: devices || undefined };
+}
+
+/**
+ * Lets a spawned run's command go once the watchdog knows its process group
+ * `group` (so it never outlives a worker that dies), and arms its time limit.
+ */
+export async function letGo(ctx: ExecutorContext, run: ActiveRun, spawned: SpawnedRun, group: number, log: Logger): Promise<void> {
+  const { process: runProcess, devices } = spawned;
+  await ctx.watchdog.watch(group);
+  runProcess.release();
+  run.phase = 'running';
+  run.startedAtMs = performance.now();
+  ctx.onRunStarted?.();
+  const limit = runTimeLimit(run.fields, ctx.timeLimits);
+  const limitFields = limit ? { timeLimitMs: limit.limitMs, timeLimit: formatTimeLimit(limit.limitMs) } : {};
+  log.info({ pid: group, ...(devices ? { devices } : {}), ...limitFields }, `Run ${run.runId} started`);
+  if (limit) run.disarmLimit = watchTimeLimit(run, runProcess, limit, ctx.killGraceMs, log);
+}
+
+/** A line of a run's output in the worker's own output (--echo-output). */
+function echo(ctx: ExecutorContext, runId: string, stream: 'stdout' | 'stderr', line: string): void {
+  if (!ctx.echoOutput) return;
+  if (ctx.logFormat === 'json') ctx.logger.info({ runId, output: stream }, line);
+  else process.stdout.write(`${runId} | ${line}\n`);
+}

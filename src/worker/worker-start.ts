@@ -1,0 +1,103 @@
+/**
+ * A worker's start, before it listens: its options checked and its devices
+ * found, its metrics served, Redis connected (refused if it may evict keys),
+ * its capacity registered under its name, and what it has said in its log.
+ */
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { resolveNamespace } from '../client.js';
+import type { MetricsServer } from '../metrics/metrics-server.js';
+import type { WorkerMetrics } from '../metrics/worker-metrics.js';
+import { DEFAULT_LOG_MAX_LINES } from '../model/logs.js';
+import { namespaceKeys, type NamespaceKeys } from '../queue/keys.js';
+import { refusalOf } from '../queue/script-codes.js';
+import { Scripts, type WorkerRegistration } from '../queue/scripts.js';
+import { closeRedis, connectRedis, redactRedisUrl, resolveRedisUrl } from '../redis/connection.js';
+import { formatHumanAmount } from '../resources/amount.js';
+import { formatHumanResources } from '../resources/spec.js';
+import { resolveGpus } from './gpus.js';
+import { createLogger } from './logger.js';
+import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
+import { registrationFor } from './registration.js';
+import type { WorkerConnection } from './run-env.js';
+import { keeperSupport } from './subreaper.js';
+
+/** What a started worker is made of. */
+export interface WorkerParts {
+  options: ResolvedWorkerOptions;
+  keys: NamespaceKeys;
+  redis: Redis;
+  scripts: Scripts;
+  logger: Logger;
+  logMaxLines: number;
+  registration: WorkerRegistration;
+  /** The connection settings runs get with --pass-redis-env. */
+  connection: WorkerConnection;
+  /** The namespace's name. */
+  queue: string;
+  /** With --metrics-port: its metrics and the server showing them. */
+  metrics?: { metrics: WorkerMetrics; server: MetricsServer } | undefined;
+  /** The Redis URL as messages show it (no password). */
+  shownUrl: string;
+}
+
+/**
+ * Opens a worker: throws UsageError for bad options or a name held by a
+ * live worker, ConnectionError when Redis cannot be reached (and closes
+ * what it opened).
+ */
+export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
+  resolveWorkerOptions(input); // validate before looking for devices
+  const gpus = await resolveGpus(input.gpus);
+  const options = resolveWorkerOptions(input, gpus.devices);
+  const { queue, prefix } = resolveNamespace(input);
+  const keys = namespaceKeys(queue, prefix);
+  const logger = (input.logger ?? createLogger(options.logFormat)).child({ worker: options.name });
+  const logMaxLines = input.logMaxLines ?? DEFAULT_LOG_MAX_LINES;
+  // Named as BullMQ names its workers' connections: Queue.getWorkers() and Bull Board list fitq's.
+  const connectionName = keys.queue.workerClientName(options.name);
+  // Served first: a port in use is refused before the worker registers.
+  const metrics = await startMetrics(options, queue);
+  // A Redis that may evict keys would lose runs and reservations: refused.
+  const redis = await connectRedis({ ...input, redisOptions: { ...input.redisOptions, connectionName }, evictionCheck: 'refuse' }, true).catch(
+    async (error: unknown) => {
+      await metrics?.server.close();
+      throw error;
+    },
+  );
+  const scripts = new Scripts(redis, keys, logMaxLines);
+  const registration = registrationFor(options);
+  logger.info(`Starting worker ${options.name}: ${options.concurrencyText}`);
+  const registered = await scripts.registerWorker(registration).catch(async (error: unknown) => {
+    await closeRedis(redis);
+    await metrics?.server.close();
+    throw error;
+  });
+  if (!registered) {
+    await closeRedis(redis);
+    await metrics?.server.close();
+    throw refusalOf('workerNameTaken', options.name);
+  }
+  if (metrics) logger.info({ metricsUrl: metrics.server.url }, `Metrics at ${metrics.server.url}`);
+  if (options.passRedisEnv) logger.info('Runs get this worker\'s Redis connection settings (--pass-redis-env), password included');
+  const keeper = options.reapEscaped ? keeperSupport() : undefined;
+  if (keeper && !keeper.ok) logger.warn(`--reap-escaped: processes a run moves out of its session (setsid) may outlive it: killing them ${keeper.why}`);
+  if (gpus.whyNone) logger.warn(`--gpus auto found no GPU devices: ${gpus.whyNone}`);
+  logger.info(`Worker resources: ${formatHumanResources(options.resources) || '(none)'}`);
+  if (options.devices.length > 0) logger.info(`GPU devices: ${options.devices.join(',')}`);
+  for (const [name, amount] of options.resources) {
+    const source = input.resourceSources?.get(name);
+    if (source) logger.debug(`Resource ${name}=${formatHumanAmount(amount)} from ${source}`);
+  }
+  const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
+  const shownUrl = redactRedisUrl(resolveRedisUrl(input.redisUrl));
+  return { options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics, shownUrl };
+}
+
+/** With --metrics-port, the worker's metrics and their server (loaded only then). */
+async function startMetrics(options: ResolvedWorkerOptions, queue: string): Promise<WorkerParts['metrics']> {
+  if (!options.metrics) return undefined;
+  const [{ WorkerMetrics }, { serveMetrics }] = await Promise.all([import('../metrics/worker-metrics.js'), import('../metrics/metrics-server.js')]);
+  const metrics = new WorkerMetrics({ queue, worker: options.name });
+  return { metrics, server: await serveMetrics(metrics.registry, options.metrics.host, options.metrics.port) };
+}
