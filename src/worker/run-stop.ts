@@ -19,7 +19,7 @@
 /**
  * - `cancel`: someone canceled it (it ends `canceled`).
  * - `worker-stop`: its worker is stopping now (a second interrupt, `fitq
- *   worker stop --now`, a fatal error): it ends `stopped`, re-staged or lost.
+ *   stop --now`, a fatal error): it ends `stopped`, re-staged or lost.
  * - `abandon`: the worker gave it up for anything else (its registration or
  *   its claim was lost, it could not run it): it ends `stopped` likewise.
  * - `timeout`: it ran past its time limit (it ends `timeout`).
