@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import type { TimeSignal } from '../units/duration.js';
 import { UsageError } from '../errors.js';
 import { validateNotifyUrl } from './notify.js';
-import { formatResources, type ResourceInput, type Resources } from '../resources/spec.js';
+import type { ResourceInput, Resources } from '../resources/spec.js';
+import { formatShape } from '../resources/shape.js';
 import { validateNewRunId } from './names.js';
 import { quote } from '../text/quote.js';
 import { lifecycleJson, type LifecycleOptions } from './parked.js';
@@ -167,18 +168,11 @@ export function prepareRuns(request: StageRequest, placeholders: Readonly<Record
 }
 
 /**
- * The staged-index shape of some demands: "a=1,b=2", or "none"; a run pinned
- * to GPU devices gets its own shape, "gpu=1;gpus=3", and one with a time
- * limit too, with its ms: "gpu=1;t=600000", "gpu=1;gpus=3;t=600000". The
- * claim then knows each candidate's limit from its shape alone (a worker's
- * --max-time-limit, backfill before a blocked head), and the first run of a
- * shape stands for all its runs, as it must.
+ * The staged-index shape of some demands, pinned GPU devices and time limit
+ * (resources/shape.ts): "a=1,b=2", "none", "gpu=1;gpus=3;t=600000".
  */
 export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number): string {
-  let shape = formatResources(demands, ',') || 'none';
-  if (gpus.length > 0) shape += `;gpus=${gpus.join(',')}`;
-  if (timeLimitMs !== undefined) shape += `;t=${timeLimitMs}`;
-  return shape;
+  return formatShape({ demands, gpus, timeLimitMs });
 }
 
 /** The staged-index shape of a prepared run. */
