@@ -15,6 +15,7 @@ import {
   sameResources,
   sortResources,
   specParts,
+  typedSpecText,
   toResources,
   type ResourceInput,
   type Resources,
@@ -208,11 +209,8 @@ const humanPart = (name: string, micros: bigint): string => `${name}=${formatHum
 
 /** The parts of an edit's demands by name: as typed, or in human units for a map of amounts. */
 function typedParts(input: ResourceInput, named: Resources): Map<string, string> {
-  if (typeof input === 'string' || Array.isArray(input)) {
-    const specs: readonly string[] = typeof input === 'string' ? [input] : (input as readonly string[]);
-    return new Map(specs.flatMap(specParts).map((part) => [nameOfPart(part), part]));
-  }
-  return new Map([...named].map(([name, micros]) => [name, humanPart(name, micros)]));
+  if (input instanceof Map) return new Map([...named].map(([name, micros]) => [name, humanPart(name, micros)]));
+  return new Map(specParts(typedSpecText(input)).map((part) => [nameOfPart(part), part]));
 }
 
 /**

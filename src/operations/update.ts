@@ -14,7 +14,8 @@
  */
 import { UsageError } from '../errors.js';
 import { validateRunId } from '../model/names.js';
-import { dataFields, fitqRunData, parseRunFields, runDataJson, runFields } from '../model/run-data.js';
+import { dataFields, fitqRunData, runDataJson } from '../model/run-data.js';
+import { decodeRun } from '../model/run-decode.js';
 import { checkChanges, diffFields, editedFields, labelsOf, shapeOfFields, type FieldChange, type Fields, type RunChanges } from '../model/run-edits.js';
 import type { RunRecord } from '../model/run-record.js';
 import { execPipeline } from '../redis/pipeline.js';
@@ -205,7 +206,8 @@ function planEdit(ctx: QueueContext, id: string, hash: Record<string, string>, c
     id,
     hash,
     changes: fieldChanges,
-    run: parseRunFields(runFields(id, { ...hash, data, runData: data })),
+    // As stored once written: the hash with the edited data's fields over it (never parsed back from the JSON).
+    run: decodeRun({ ...hash, data, runData: data, ...signed, priority: String(priority), id }).run,
     script: {
       id,
       expectedData: fitqRunData(hash) ?? '',
