@@ -6,8 +6,10 @@
  */
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
-import { formatDemands, parseRunFields, runDemands } from '../model/run-data.js';
+import type { ClaimedRun } from '../model/claimed-run.js';
+import { formatDemands } from '../model/run-data.js';
 import { arrayOfLimit } from '../model/array-limit.js';
+import type { Resources } from '../resources/spec.js';
 import type { ClaimLimits, FinishResult, Scripts } from '../queue/scripts.js';
 import { armTimeLimit, runTimeLimit } from './time-limit.js';
 import { formatTimeLimit } from '../units/duration.js';
@@ -22,11 +24,7 @@ import { endingMessage, endingToRecord, type RunEnding } from './run-ending.js';
 import type { LogFormat } from './logger.js';
 import type { Watchdog } from './watchdog.js';
 
-export interface ClaimedRun {
-  runId: string;
-  epoch: string;
-  fields: Record<string, string>;
-}
+export type { ClaimedRun };
 
 interface ActiveRun extends ClaimedRun {
   process?: RunProcess;
@@ -237,13 +235,13 @@ export class Executor {
     // Checked on the very fields it is started with, as the claim read them.
     if (this.ctx.secret) {
       const verdict = verifyRun(this.ctx.secret, { namespace: this.ctx.keys.base, runId: run.runId, fields: run.fields });
-      const mismatch = verdict.ok ? claimMismatch(run.fields) : verdict.reason;
+      const mismatch = verdict.ok ? claimMismatch(run) : verdict.reason;
       if (mismatch !== undefined) {
         await this.record(run, { status: 'rejected', reason: mismatch });
         return;
       }
     }
-    const record = parseRunFields(run.fields);
+    const record = run.run;
     const token = newRunToken();
     const output = new OutputBuffer(
       this.ctx.scripts,
@@ -262,10 +260,10 @@ export class Executor {
       FITQ_RUN_ID: run.runId,
       [RUN_TOKEN_VARIABLE]: token,
       FITQ_WORKER: this.ctx.workerName,
-      FITQ_RESOURCES: grantedResourcesEnv(run.fields),
+      FITQ_RESOURCES: grantedResourcesEnv(run.demands),
     };
     // Devices placed by the claim; on a worker without devices, the run's pin.
-    const devices = run.fields.devices || run.fields.gpus;
+    const devices = (run.devices.length > 0 ? run.devices : run.pinnedGpus).join(',');
     if (devices) {
       env.CUDA_VISIBLE_DEVICES = devices;
       env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
@@ -291,7 +289,7 @@ export class Executor {
       run.process.release();
       run.startedAtMs = performance.now();
       this.ctx.onRunStarted?.();
-      const limit = runTimeLimit(run.fields, this.ctx.timeLimits);
+      const limit = runTimeLimit(run, this.ctx.timeLimits);
       const limitFields = limit ? { timeLimitMs: limit.limitMs, timeLimit: formatTimeLimit(limit.limitMs) } : {};
       log.info({ pid: group, ...(devices ? { devices } : {}), ...limitFields }, `Run ${run.runId} started`);
       if (limit) {
@@ -402,8 +400,7 @@ export class Executor {
 }
 
 /** "gpu=1 mem=8G" for logs, in human units, or "no resources"; an array's limit as the array's slot ("; a slot of array ID"). */
-export function describeDemands(fields: Record<string, string>): string {
-  const demands = runDemands(fields);
+export function describeDemands(demands: Resources): string {
   const arrays = [...demands.keys()].flatMap((name) => arrayOfLimit(name) ?? []);
   return [formatDemands(demands) || 'no resources', ...arrays.map((array) => `a slot of array ${array}`)].join('; ');
 }
