@@ -9,7 +9,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
-import { Demands, formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
+import { formatResources, toDemands, type Demands, type ResourceInput, type Resources } from '../resources/spec.js';
 import { quote, quoteBytes } from '../text/quote.js';
 import { isWellFormed, REPLACEMENT_CHARACTER } from '../text/utf8.js';
 import { formatTimeLimit, formatTimeSignal, MAX_TIME_LIMIT_MS, parseTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
@@ -193,9 +193,9 @@ export function validatePriority(priority: number): number {
  * given are parsed already).
  */
 export function demandFields(input: ResourceInput | undefined): { demands: Resources; given: Demands; resources: string; requires?: string } {
-  const demands = toResources(input);
-  const typed = typedSpecText(input);
-  return { demands, given: new Demands(demands, typed), resources: formatResources(demands), ...(typed === '' ? {} : { requires: typed }) };
+  const given = toDemands(input);
+  const { amounts: demands, typed } = given;
+  return { demands, given, resources: formatResources(demands), ...(typed === '' ? {} : { requires: typed }) };
 }
 
 /**

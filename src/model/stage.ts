@@ -99,7 +99,7 @@ export interface PreparedRun {
   /** Exact demands, as its `resources` field says them (an array's limit included). */
   demands: Resources;
   /** The demands as given, parsed once: its record's `requires` needs no parse. */
-  given?: Demands;
+  given: Demands;
   /** Pinned GPU devices (empty: any). */
   gpus: readonly number[];
   /** Time limit in ms, if any. */

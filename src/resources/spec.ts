@@ -206,6 +206,11 @@ export function toResources(input: ResourceInput | undefined, options: { keepZer
   return sortResources(amounts);
 }
 
+/** Demands given to the API, parsed and checked (toResources) unless they are already; zero amounts dropped. */
+export function toDemands(input: ResourceInput | undefined): Demands {
+  return input instanceof Demands ? new Demands(toResources(input), input.typed) : new Demands(toResources(input), typedSpecText(input));
+}
+
 /** Parses a Redis hash of name -> decimal amount. */
 export function resourcesFromHash(hash: Record<string, string>): Resources {
   return sortResources(new Map(Object.entries(hash).map(([name, value]) => [name, parseDecimal(value)])));
