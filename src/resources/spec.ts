@@ -206,9 +206,9 @@ export function toResources(input: ResourceInput | undefined, options: { keepZer
   return sortResources(amounts);
 }
 
-/** Demands given to the API, parsed and checked (toResources) unless they are already; zero amounts dropped. */
-export function toDemands(input: ResourceInput | undefined): Demands {
-  return input instanceof Demands ? new Demands(toResources(input), input.typed) : new Demands(toResources(input), typedSpecText(input));
+/** Demands given to the API, parsed and checked (toResources) unless they are already; zero amounts dropped unless `keepZero`. */
+export function toDemands(input: ResourceInput | undefined, options: { keepZero?: boolean } = {}): Demands {
+  return new Demands(toResources(input, options), typedSpecText(input));
 }
 
 /** Parses a Redis hash of name -> decimal amount. */
