@@ -41,20 +41,30 @@ function readField(name: RunFieldName, text: string | undefined): unknown {
   }
 }
 
+/** A stored run's lifecycle options (parked.ts), as its `lifecycle` field holds them. */
+interface StoredLifecycle {
+  after?: Dependency[];
+  keepIfDependencyFails?: boolean;
+  retry?: RetryPolicy;
+}
+
 /**
- * The RunRecord properties read straight from one field each, in the order
- * `fitq runs --json` shows them; the others (id, status, demands, time
- * limit, deadline, lifecycle) are decodeRun's own.
+ * The RunRecord's optional properties, in the order `fitq runs --json` shows
+ * them: each read from one field as its kind reads it, or made from several.
+ * The others (id, status, command, demands, ...) every record has.
  */
-const FROM_FIELD: readonly (readonly [keyof RunRecord, RunFieldName])[] = [
+const OPTIONAL: readonly (readonly [keyof RunRecord, RunFieldName | ((fields: FlatFields, lifecycle: StoredLifecycle) => unknown)])[] = [
   ['startedAt', 'processedOn'], ['endedAt', 'finishedOn'], ['worker', 'worker'], ['exitCode', 'exitCode'], ['signal', 'signal'],
   ['reason', 'reason'], ['epoch', 'epoch'], ['devices', 'devices'], ['pinnedGpus', 'gpus'], ['retries', 'retries'],
   ['restaged', 'restaged'], ['restagedReason', 'restagedReason'], ['notify', 'notify'],
-];
-const FROM_FIELD_LATER: readonly (readonly [keyof RunRecord, RunFieldName])[] = [
+  // Once claimed, the limit its worker applies (the claim's `runLimit`).
+  ['timeLimit', (fields) => readField('timeLimit', fields.status === 'staged' ? fields.timeLimit : fields.runLimit || fields.timeLimit)],
+  ['deadline', (fields) => (fields.status === 'running' ? readField('deadline', fields.deadline) : undefined)],
   ['timeSignal', 'timeSignal'], ['beginAt', 'beginAt'],
-];
-const FROM_FIELD_LAST: readonly (readonly [keyof RunRecord, RunFieldName])[] = [
+  ['after', (_, lifecycle) => (Array.isArray(lifecycle.after) ? lifecycle.after : undefined)],
+  ['waitingForDependencies', 'waitDeps'], ['dependencyNever', 'depsNever'],
+  ['keepIfDependencyFails', (_, lifecycle) => (lifecycle.keepIfDependencyFails === true ? true : undefined)],
+  ['retryOnFailure', (_, lifecycle) => (lifecycle.retry && typeof lifecycle.retry === 'object' ? lifecycle.retry : undefined)],
   ['failures', 'failures'], ['restarted', 'restarted'], ['canceledFor', 'canceledFor'], ['array', 'array'], ['arrayIndex', 'arrayIndex'],
   ['params', 'params'], ['output', 'output'],
 ];
@@ -89,7 +99,7 @@ function requiresText(typed: string | undefined, stored: Resources, known: Deman
 /** Decodes a run's flat fields (runFields) into its RunRecord, with its exact demands. */
 export function decodeRun(fields: FlatFields, known: KnownParts = {}): DecodedRun {
   const demands = known.demands ?? parseStoredResources(fields.resources);
-  const lifecycle = parseJson<{ after?: Dependency[]; keepIfDependencyFails?: boolean; retry?: RetryPolicy }>(fields.lifecycle, {});
+  const lifecycle = parseJson<StoredLifecycle>(fields.lifecycle, {});
   const stored = (fields.status ?? 'staged') as RunStatus;
   const record: Record<string, unknown> = {
     id: fields.id ?? '',
@@ -105,22 +115,9 @@ export function decodeRun(fields: FlatFields, known: KnownParts = {}): DecodedRu
     stagedAt: Number(fields.timestamp ?? 0),
     seq: Number(fields.seq ?? 0),
   };
-  const set = (property: keyof RunRecord, value: unknown) => {
+  for (const [property, from] of OPTIONAL) {
+    const value = typeof from === 'function' ? from(fields, lifecycle) : readField(from, fields[from]);
     if (value !== undefined) record[property] = value;
-  };
-  const read = (rules: readonly (readonly [keyof RunRecord, RunFieldName])[]) => {
-    for (const [property, field] of rules) set(property, readField(field, fields[field]));
-  };
-  read(FROM_FIELD);
-  // Once claimed, the limit its worker applies (the claim's `runLimit`).
-  set('timeLimit', readField('timeLimit', fields.status === 'staged' ? fields.timeLimit : fields.runLimit || fields.timeLimit));
-  set('deadline', fields.status === 'running' ? readField('deadline', fields.deadline) : undefined);
-  read(FROM_FIELD_LATER);
-  set('after', Array.isArray(lifecycle.after) ? lifecycle.after : undefined);
-  set('waitingForDependencies', readField('waitDeps', fields.waitDeps));
-  set('dependencyNever', readField('depsNever', fields.depsNever));
-  set('keepIfDependencyFails', lifecycle.keepIfDependencyFails === true ? true : undefined);
-  set('retryOnFailure', lifecycle.retry && typeof lifecycle.retry === 'object' ? lifecycle.retry : undefined);
-  read(FROM_FIELD_LAST);
+  }
   return { run: record as unknown as RunRecord, demands };
 }

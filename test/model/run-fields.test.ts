@@ -116,6 +116,19 @@ describe('the run field table', () => {
     const typed = parseDemands(['gpu=1 mem=8G']);
     expect(decodeRun(fields, { demands: decoded.demands, typed }).run).toEqual(decoded.run);
     expect(decodeRun({ ...fields, requires: 'gpu=2' }, { demands: decoded.demands, typed }).run.requires).toBe('gpu=1 mem=8G');
+    // Every property, in the order `fitq runs --json` has always shown them.
+    const everything = decodeRun({
+      ...runFields('abc', { data: FULL_DATA, status: 'running', runLimit: '60000', deadline: '99', processedOn: '10', finishedOn: '20', timestamp: '5', seq: '7' }),
+      worker: 'w', exitCode: '0', signal: 'SIGTERM', reason: 'r', epoch: '2', devices: '1', restaged: '1', restagedReason: 'x', beginAt: '3',
+      waitDeps: '1', depsNever: 'n', failures: '1', restarted: '1', canceledFor: 'c', array: 'a',
+      lifecycle: '{"after":[{"kind":"ok","runs":["x"]}],"keepIfDependencyFails":true,"retry":{"limit":3}}',
+    }).run;
+    expect(Object.keys(everything)).toEqual([
+      'id', 'status', 'command', 'shell', 'cwd', 'env', 'resources', 'requires', 'priority', 'labels', 'stagedAt', 'seq', 'startedAt', 'endedAt',
+      'worker', 'exitCode', 'signal', 'reason', 'epoch', 'devices', 'pinnedGpus', 'retries', 'restaged', 'restagedReason', 'notify', 'timeLimit',
+      'deadline', 'timeSignal', 'beginAt', 'after', 'waitingForDependencies', 'dependencyNever', 'keepIfDependencyFails', 'retryOnFailure',
+      'failures', 'restarted', 'canceledFor', 'array', 'arrayIndex', 'params', 'output',
+    ]);
     // The hash's own fields are the scripts', never the data's.
     for (const name of ['status', 'epoch', 'reserved', 'pooled', 'devices', 'deadline', 'runLimit']) expect(fieldsOf('hash')).toContain(name);
   });
