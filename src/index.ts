@@ -31,6 +31,8 @@ export { renderNamespaceMetrics } from './metrics/namespace.js';
 export {
   parseResourceSpec,
   parseResourceSpecs,
+  parseDemands,
+  Demands,
   formatResources,
   InvalidResourceSpecError,
   type Resources,

@@ -12,7 +12,7 @@ import { UsageError } from '../errors.js';
 import { quote } from '../text/quote.js';
 import { commandJsonWithinLimit, MAX_PRIORITY, parseIntegerOption, STAGE_USAGE } from '../model/run-checks.js';
 import { MAX_REPEAT, MAX_RETRIES } from '../model/stage.js';
-import { parseResourceSpecs, UNITS_HELP } from '../resources/spec.js';
+import { parseDemands, UNITS_HELP } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 import { outputFlags, parseOutputFlags } from '../cli/stage-output.js';
 import { parseSweepFlags, sweepFlags } from '../cli/stage-sweep.js';
@@ -100,10 +100,10 @@ export default class Stage extends FitqCommand {
     }
     // A command too large is refused before anything else is done with it.
     if (command !== undefined && command.length > 0) commandJsonWithinLimit(command, flags.shell);
-    const specs = flags.resources ?? [];
-    parseResourceSpecs(specs); // refused before connecting; the runs keep the specs as typed
+    // Parsed once, here: refused before connecting; the runs keep the specs as typed.
+    const demands = parseDemands(flags.resources ?? []);
     const common = {
-      resources: specs,
+      resources: demands,
       runId: flags['run-id'],
       priority: parseIntegerOption('--priority', flags.priority, -MAX_PRIORITY, MAX_PRIORITY),
       labels: parseKeyValues('--label', flags.label),

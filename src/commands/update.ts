@@ -10,7 +10,7 @@ import { printWarning } from '../cli/format.js';
 import { MAX_PRIORITY, parseIntegerOption } from '../model/run-checks.js';
 import { checkChanges, type RunChanges } from '../model/run-edits.js';
 import { describeUpdate } from '../present/result-lines.js';
-import { parseResourceSpecs, specParts } from '../resources/spec.js';
+import { parseDemands, specParts } from '../resources/spec.js';
 import { cliSecret } from '../security/secret.js';
 
 /** Fields of a run whose change decides again which workers could run it. */
@@ -95,8 +95,8 @@ export default class Update extends FitqCommand {
       if (flags.resources.every((value) => value.trim() === '')) {
         throw new UsageError("-r '' names no demand: name the demands to change (-r mem=16G), and remove one with NAME=0 (-r mem=0)");
       }
-      parseResourceSpecs(flags.resources, { keepZero: true }); // refused before connecting
-      changes.resources = flags.resources;
+      // Parsed once, here: refused before connecting.
+      changes.resources = parseDemands(flags.resources, { keepZero: true });
     }
     if (flags.label !== undefined) changes.labels = parseKeyValues('--label', flags.label);
     if (flags.unlabel !== undefined) changes.unlabel = flags.unlabel;

@@ -6,10 +6,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../model/metrics-snapshot.js';
 import { ENDED_STATUSES, RUN_STATUSES } from '../model/run-record.js';
+import { withoutTimeLimit } from '../resources/shape.js';
 import { SnapshotHistogram } from './snapshot-histogram.js';
 
-/** A shape's time-limit part (`;t=<ms>`): left out of the `shape` label, or each limit would be a series. */
-const TIME_LIMIT_PART = /;t=\d+$/;
 
 export interface RunMetrics {
   add(queue: string, snapshot: MetricsSnapshot): void;
@@ -49,7 +48,8 @@ export function runMetrics(registry: Registry): RunMetrics {
       for (const status of RUN_STATUSES) runs.set({ queue, status }, snapshot.runs.get(status) ?? 0);
       const byShape = new Map<string, number>();
       for (const [shape, count] of snapshot.shapes) {
-        const key = shape.replace(TIME_LIMIT_PART, '');
+        // Its time limit is left out of the `shape` label, or each limit would be a series.
+        const key = withoutTimeLimit(shape);
         byShape.set(key, (byShape.get(key) ?? 0) + count);
       }
       for (const [shape, count] of byShape) staged.set({ queue, shape }, count);

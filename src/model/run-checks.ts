@@ -9,7 +9,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
-import { formatResources, toResources, typedSpecText, type ResourceInput, type Resources } from '../resources/spec.js';
+import { formatResources, toDemands, type Demands, type ResourceInput, type Resources } from '../resources/spec.js';
 import { quote, quoteBytes } from '../text/quote.js';
 import { isWellFormed, REPLACEMENT_CHARACTER } from '../text/utf8.js';
 import { formatTimeLimit, formatTimeSignal, MAX_TIME_LIMIT_MS, parseTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
@@ -189,12 +189,13 @@ export function validatePriority(priority: number): number {
 /**
  * Demands as a run stores them: exact (`resources`, signed) and as typed
  * (`requires`, for display only, not signed: workers go by `resources`;
- * absent when nothing was typed).
+ * absent when nothing was typed); and as given, parsed here once (Demands
+ * given are parsed already).
  */
-export function demandFields(input: ResourceInput | undefined): { demands: Resources; resources: string; requires?: string } {
-  const demands = toResources(input);
-  const typed = typedSpecText(input);
-  return { demands, resources: formatResources(demands), ...(typed === '' ? {} : { requires: typed }) };
+export function demandFields(input: ResourceInput | undefined): { demands: Resources; given: Demands; resources: string; requires?: string } {
+  const given = toDemands(input);
+  const { amounts: demands, typed } = given;
+  return { demands, given, resources: formatResources(demands), ...(typed === '' ? {} : { requires: typed }) };
 }
 
 /**

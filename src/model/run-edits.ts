@@ -9,12 +9,13 @@ import { UsageError } from '../errors.js';
 import { formatHumanAmount } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import {
+  Demands,
   formatResources,
   parseResourceSpecs,
-  parseStoredResources,
   sameResources,
   sortResources,
   specParts,
+  typedSpecText,
   toResources,
   type ResourceInput,
   type Resources,
@@ -22,7 +23,7 @@ import {
 import { quote } from '../text/quote.js';
 import { formatTimeLimit } from '../units/duration.js';
 import { ARRAY_RESOURCE_PREFIX } from './array-limit.js';
-import { parseRunFields } from './run-data.js';
+import { decodeRun, type KnownParts } from './run-decode.js';
 import { parsePinnedGpus, timeFields, validateLabels, validatePriority } from './run-checks.js';
 import { shapeOf } from './stage.js';
 
@@ -50,11 +51,20 @@ export interface RunChanges {
 /** A run's data as its string fields (run-data.ts, dataFields), edited in place. */
 export type Fields = Record<string, string>;
 
+/** A run being edited: its data's fields, and its demands as they say them, parsed once. */
+export interface EditedRun {
+  fields: Fields;
+  /** Exact demands, as `fields.resources` says them. */
+  demands: Resources;
+  /** Set by a change of demands: the new typed text (`requires`) with the amounts it says, so it is not parsed again. */
+  typed?: Demands;
+}
+
 interface Edit<K extends keyof RunChanges> {
   /** The CLI flag that asks for it, named when no change is given. */
   flag: string;
   /** Writes the change into a run's fields, checked as staging checks it; throws UsageError. */
-  apply(fields: Fields, value: Exclude<RunChanges[K], undefined>): void;
+  apply(run: EditedRun, value: Exclude<RunChanges[K], undefined>): void;
 }
 
 /**
@@ -67,28 +77,31 @@ interface Edit<K extends keyof RunChanges> {
 const EDITS: { [K in keyof RunChanges]-?: Edit<K> } = {
   priority: {
     flag: '--priority',
-    apply: (fields, priority) => {
+    apply: ({ fields }, priority) => {
       fields.priority = String(validatePriority(priority));
     },
   },
   resources: {
     flag: '-r',
-    apply: (fields, resources) => {
-      const demands = mergeDemands(fields, resources);
-      fields.resources = demands.resources;
-      if (demands.requires === undefined) delete fields.requires;
-      else fields.requires = demands.requires;
+    apply: (run, resources) => {
+      const { fields } = run;
+      const merged = mergeDemands(fields.requires, run.demands, resources);
+      run.demands = merged.demands;
+      run.typed = merged.typed;
+      fields.resources = formatResources(merged.demands);
+      if (merged.requires === undefined) delete fields.requires;
+      else fields.requires = merged.requires;
     },
   },
   labels: {
     flag: '--label',
-    apply: (fields, labels) => {
+    apply: ({ fields }, labels) => {
       fields.labels = validateLabels({ ...labelsOf(fields), ...labels });
     },
   },
   unlabel: {
     flag: '--unlabel',
-    apply: (fields, keys) => {
+    apply: ({ fields }, keys) => {
       const labels = labelsOf(fields);
       for (const key of keys) delete labels[key];
       fields.labels = validateLabels(labels);
@@ -96,14 +109,14 @@ const EDITS: { [K in keyof RunChanges]-?: Edit<K> } = {
   },
   gpus: {
     flag: '--gpus',
-    apply: (fields, gpus) => {
+    apply: ({ fields }, gpus) => {
       if (gpus === null) delete fields.gpus;
       else fields.gpus = parseDeviceList(gpus, '--gpus').join(',');
     },
   },
   timeLimit: {
     flag: '--time-limit',
-    apply: (fields, timeLimit) => {
+    apply: ({ fields }, timeLimit) => {
       delete fields.timeLimit;
       const signal = fields.timeSignal;
       delete fields.timeSignal;
@@ -138,34 +151,35 @@ export function checkChanges(changes: RunChanges): void {
  * A run's data fields with the changes applied, each checked as staging
  * checks it, without its signature (signing it anew is the editor's): an
  * array's limit is kept, and the fields are checked together (checkRun).
+ * `demands` are the run's as `before` says them, parsed once by the caller.
  */
-export function editedFields(id: string, before: Readonly<Fields>, changes: RunChanges, array: string | undefined): Fields {
-  const after: Fields = { ...before };
-  delete after.signature;
+export function editedFields(id: string, before: Readonly<Fields>, demands: Resources, changes: RunChanges, array: string | undefined): EditedRun {
+  const after: EditedRun = { fields: { ...before }, demands };
+  delete after.fields.signature;
   for (const name of EDIT_NAMES) {
     const value = changes[name];
     if (value !== undefined) (EDITS[name] as Edit<typeof name>).apply(after, value as never);
   }
-  keepArrayLimit(array, before, after);
+  keepArrayLimit(array, demands, after);
   checkRun(id, after);
   return after;
 }
 
 /** The checks that take several fields of an edited run together. */
-function checkRun(id: string, fields: Fields): void {
+function checkRun(id: string, { fields, demands }: EditedRun): void {
   if (fields.gpus === undefined) return;
   try {
-    parsePinnedGpus(fields.gpus, parseStoredResources(fields.resources));
+    parsePinnedGpus(fields.gpus, demands);
   } catch (error) {
     if (error instanceof UsageError) throw new UsageError(`run ${quote(id)}: ${error.message}`, { cause: error });
     throw error;
   }
 }
 
-/** The staged-index shape of a run's fields, as staging computes it (stage.ts, shapeOf). */
-export function shapeOfFields(fields: Fields): string {
+/** The staged-index shape of an edited run, as staging computes it (stage.ts, shapeOf). */
+export function shapeOfEdited({ fields, demands }: EditedRun): string {
   const timeLimit = fields.timeLimit ? Number(fields.timeLimit) : undefined;
-  return shapeOf(parseStoredResources(fields.resources), fields.gpus ? fields.gpus.split(',').map(Number) : [], timeLimit);
+  return shapeOf(demands, fields.gpus ? fields.gpus.split(',').map(Number) : [], timeLimit);
 }
 
 export function labelsOf(fields: Fields): Record<string, string> {
@@ -184,22 +198,24 @@ export function labelsOf(fields: Fields): Record<string, string> {
  * a changed one as the edit typed it, and adds new ones at the end; a
  * demand never typed (staged from amounts) is written in human units.
  */
-function mergeDemands(fields: Fields, input: ResourceInput): { resources: string; requires?: string } {
+function mergeDemands(requires: string | undefined, stored: Resources, input: ResourceInput): { demands: Resources; typed: Demands; requires?: string } {
   const named = toResources(input, { keepZero: true });
-  const stored = parseStoredResources(fields.resources);
   const demands = new Map(stored);
   for (const [name, micros] of named) {
     if (micros === 0n) demands.delete(name);
     else demands.set(name, micros);
   }
   const newParts = typedParts(input, named);
-  const parts: string[] = [];
-  for (const [name, part] of typedDemandParts(fields.requires, stored)) {
-    if (!named.has(name)) parts.push(part);
-    else if (named.get(name)! > 0n) parts.push(newParts.get(name)!);
+  const parts: [string, string][] = [];
+  for (const [name, part] of typedDemandParts(requires, stored)) {
+    if (!named.has(name)) parts.push([name, part]);
+    else if (named.get(name)! > 0n) parts.push([name, newParts.get(name)!]);
   }
-  for (const [name, micros] of named) if (micros > 0n && !stored.has(name)) parts.push(newParts.get(name)!);
-  return { resources: formatResources(sortResources(demands)), ...(parts.length === 0 ? {} : { requires: parts.join(' ') }) };
+  for (const [name, micros] of named) if (micros > 0n && !stored.has(name)) parts.push([name, newParts.get(name)!]);
+  const text = parts.map(([, part]) => part).join(' ');
+  // Each part says the amount its demand now has: the typed text with its amounts, for the record (no parse again).
+  const typed = new Demands(sortResources(new Map(parts.map(([name]) => [name, demands.get(name)!]))), text);
+  return { demands: sortResources(demands), typed, ...(parts.length === 0 ? {} : { requires: text }) };
 }
 
 const nameOfPart = (part: string): string => part.slice(0, part.indexOf('='));
@@ -208,11 +224,10 @@ const humanPart = (name: string, micros: bigint): string => `${name}=${formatHum
 
 /** The parts of an edit's demands by name: as typed, or in human units for a map of amounts. */
 function typedParts(input: ResourceInput, named: Resources): Map<string, string> {
-  if (typeof input === 'string' || Array.isArray(input)) {
-    const specs: readonly string[] = typeof input === 'string' ? [input] : (input as readonly string[]);
-    return new Map(specs.flatMap(specParts).map((part) => [nameOfPart(part), part]));
-  }
-  return new Map([...named].map(([name, micros]) => [name, humanPart(name, micros)]));
+  const typed = typedSpecText(input);
+  // (No typed text: a map of amounts, in human units.)
+  if (typed === '') return new Map([...named].map(([name, micros]) => [name, humanPart(name, micros)]));
+  return new Map(specParts(typed).map((part) => [nameOfPart(part), part]));
 }
 
 /**
@@ -240,20 +255,23 @@ function typedDemandParts(typed: string | undefined, stored: Resources): [string
  * array's pool resource (sweep.ts): new demands keep it, or the run would
  * escape the limit.
  */
-function keepArrayLimit(array: string | undefined, before: Fields, after: Fields): void {
-  if (array === undefined || after.resources === before.resources) return;
+function keepArrayLimit(array: string | undefined, before: Resources, after: EditedRun): void {
+  if (array === undefined || after.demands === before) return;
   const resource = `${ARRAY_RESOURCE_PREFIX}${array}`;
-  const old = parseStoredResources(before.resources ?? '').get(resource);
+  const old = before.get(resource);
   if (old === undefined) return;
-  const demands = parseStoredResources(after.resources ?? '');
-  after.resources = formatResources(sortResources(new Map([...demands, [resource, old]])));
+  after.demands = sortResources(new Map([...after.demands, [resource, old]]));
+  after.fields.resources = formatResources(after.demands);
 }
 
 /** Fields shown first, in this order, when they change; any other after them. */
 const SHOWN_FIRST = ['priority', 'resources', 'gpus', 'timeLimit', 'labels'];
 
-/** Fields of a run's data that differ, as users see them. */
-export function diffFields(before: Fields, after: Fields): FieldChange[] {
+/**
+ * Fields of a run's data that differ, as users see them; `known`: the
+ * demands before and after as parsed already (the typed text after too).
+ */
+export function diffFields(before: Fields, after: Fields, known: { before?: KnownParts; after?: KnownParts } = {}): FieldChange[] {
   const changes: FieldChange[] = [];
   const names = [...new Set([...SHOWN_FIRST, ...Object.keys(before), ...Object.keys(after)])].filter(
     (name) => name !== 'signature' && name !== 'requires',
@@ -261,8 +279,9 @@ export function diffFields(before: Fields, after: Fields): FieldChange[] {
   for (const name of names) {
     if (before[name] === after[name]) continue;
     if (name === 'resources') {
-      const shown = (fields: Fields) => parseRunFields({ resources: fields.resources ?? '', ...(fields.requires === undefined ? {} : { requires: fields.requires }) }).requires;
-      changes.push({ field: name, from: shown(before) || 'none', to: shown(after) || 'none' });
+      const shown = (fields: Fields, parts: KnownParts | undefined) =>
+        decodeRun({ resources: fields.resources ?? '', ...(fields.requires === undefined ? {} : { requires: fields.requires }) }, parts).run.requires;
+      changes.push({ field: name, from: shown(before, known.before) || 'none', to: shown(after, known.after) || 'none' });
     } else if (name === 'labels') {
       const shown = (fields: Fields) => Object.entries(labelsOf(fields)).map(([key, value]) => `${key}=${value}`).join(' ');
       if (shown(before) !== shown(after)) changes.push({ field: name, from: shown(before) || 'none', to: shown(after) || 'none' });

@@ -3,7 +3,7 @@
  * times only, and the staged runs per demand shape, as the cheap reads of
  * operations/overview.ts give them.
  */
-import { parseStoredResources } from '../resources/spec.js';
+import { parseShape } from '../resources/shape.js';
 import { formatDemands } from './run-data.js';
 import { RUN_STATUSES, type RunStatus } from './run-record.js';
 
@@ -37,15 +37,14 @@ export interface StagedShape {
   head?: string;
 }
 
-/** A shape's parts: `demands[;gpus=…][;t=…]` (stage.ts, shapeOf). */
+/** A shape's parts (resources/shape.ts); one fitq never writes is shown as it is. */
 export function describeShape(shape: string): Omit<StagedShape, 'count'> {
-  const [demands = '', ...parts] = shape.split(';');
-  const gpus = parts.find((part) => part.startsWith('gpus='))?.slice(5);
-  const limit = parts.find((part) => part.startsWith('t='))?.slice(2);
+  const parsed = parseShape(shape);
+  if (parsed === undefined) return { shape, demands: shape, gpus: [] };
   return {
     shape,
-    demands: demands === 'none' ? '(none)' : formatDemands(parseStoredResources(demands)) || '(none)',
-    gpus: gpus ? gpus.split(',').map(Number) : [],
-    ...(limit ? { timeLimitMs: Number(limit) } : {}),
+    demands: formatDemands(parsed.demands) || '(none)',
+    gpus: [...parsed.gpus],
+    ...(parsed.timeLimitMs === undefined ? {} : { timeLimitMs: parsed.timeLimitMs }),
   };
 }

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import type { TimeSignal } from '../units/duration.js';
 import { UsageError } from '../errors.js';
 import { validateNotifyUrl } from './notify.js';
-import { formatResources, type ResourceInput, type Resources } from '../resources/spec.js';
+import type { Demands, ResourceInput, Resources } from '../resources/spec.js';
+import { formatShape } from '../resources/shape.js';
 import { validateNewRunId } from './names.js';
 import { quote } from '../text/quote.js';
 import { lifecycleJson, type LifecycleOptions } from './parked.js';
@@ -40,8 +41,9 @@ export interface StageRequest extends LifecycleOptions {
   /** The argv to run (or, with `shell`, the words joined into one `sh -c` script). */
   command: readonly string[];
   /**
-   * Demands: specs like `"gpu=1 mem=8G"` (kept as typed, for display), or a
-   * map of name to amount in millionths.
+   * Demands: specs like `"gpu=1 mem=8G"` (kept as typed, for display), a
+   * map of name to amount in millionths, or specs parsed already where they
+   * were typed (parseDemands: the CLI's `-r`), which are not parsed again.
    */
   resources?: ResourceInput;
   /** An id of your choosing; must be new. Default: a random id. */
@@ -94,7 +96,10 @@ export interface ArrayRequest {
 /** A validated run, ready for the stage script. */
 export interface PreparedRun {
   id: string;
+  /** Exact demands, as its `resources` field says them (an array's limit included). */
   demands: Resources;
+  /** The demands as given, parsed once: its record's `requires` needs no parse. */
+  given: Demands;
   /** Pinned GPU devices (empty: any). */
   gpus: readonly number[];
   /** Time limit in ms, if any. */
@@ -134,7 +139,7 @@ export function prepareRuns(request: StageRequest, placeholders: Readonly<Record
   if (request.runId !== undefined) validateNewRunId(request.runId);
   const envJson = validateEnv(request.env ?? {});
   const labelsJson = validateLabels(request.labels ?? {});
-  const { demands, resources, requires } = demandFields(request.resources);
+  const { demands, given, resources, requires } = demandFields(request.resources);
   const gpus = request.gpus === undefined ? [] : parsePinnedGpus(request.gpus, demands);
   const cwd = validateCwd(request.cwd);
   const fields: Record<string, string> = {
@@ -162,23 +167,16 @@ export function prepareRuns(request: StageRequest, placeholders: Readonly<Record
   const output = request.output === undefined ? undefined : prepareOutputFiles(request.output, cwd, Object.keys(placeholders));
   return Array.from({ length: repeat }, () => {
     const id = request.runId ?? newRunId();
-    return { id, demands, gpus, timeLimit, priority, fields: output ? { ...fields, output: output({ ...placeholders, id }) } : fields };
+    return { id, demands, given, gpus, timeLimit, priority, fields: output ? { ...fields, output: output({ ...placeholders, id }) } : fields };
   });
 }
 
 /**
- * The staged-index shape of some demands: "a=1,b=2", or "none"; a run pinned
- * to GPU devices gets its own shape, "gpu=1;gpus=3", and one with a time
- * limit too, with its ms: "gpu=1;t=600000", "gpu=1;gpus=3;t=600000". The
- * claim then knows each candidate's limit from its shape alone (a worker's
- * --max-time-limit, backfill before a blocked head), and the first run of a
- * shape stands for all its runs, as it must.
+ * The staged-index shape of some demands, pinned GPU devices and time limit
+ * (resources/shape.ts): "a=1,b=2", "none", "gpu=1;gpus=3;t=600000".
  */
 export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number): string {
-  let shape = formatResources(demands, ',') || 'none';
-  if (gpus.length > 0) shape += `;gpus=${gpus.join(',')}`;
-  if (timeLimitMs !== undefined) shape += `;t=${timeLimitMs}`;
-  return shape;
+  return formatShape({ demands, gpus, timeLimitMs });
 }
 
 /** The staged-index shape of a prepared run. */

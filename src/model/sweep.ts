@@ -115,6 +115,8 @@ export function prepareArray(request: StageRequest & { array: ArrayRequest }): P
   if (request.runId !== undefined && rows.length > 1 && placeholdersOf(request.runId).length === 0) {
     throw new UsageError(`--run-id ${quote(request.runId)} names one run: give the array's runs a placeholder, like ${quote(`${request.runId}-{index}`)}`);
   }
+  // The demands are parsed by the first run's prepareRuns; the others take them as parsed.
+  let resources = request.resources;
   const arrayId = newArrayId();
   const resource = `${ARRAY_RESOURCE_PREFIX}${arrayId}`;
   return rows.map(({ index, params }) => {
@@ -130,10 +132,11 @@ export function prepareArray(request: StageRequest & { array: ArrayRequest }): P
     for (const [name, value] of Object.entries(params)) env[paramEnvName(name)] = value;
     const labels = Object.fromEntries(Object.entries(request.labels ?? {}).map(([key, value]) => [key, fillPlaceholders(value, values)]));
     const [run] = prepareRuns(
-      { ...request, array: undefined, repeat: 1, runId: id, command: command.map((word) => (typeof word === 'string' ? fillPlaceholders(word, values) : word)), labels, env },
+      { ...request, resources, array: undefined, repeat: 1, runId: id, command: command.map((word) => (typeof word === 'string' ? fillPlaceholders(word, values) : word)), labels, env },
       values,
     );
     const prepared = run!;
+    resources = prepared.given;
     prepared.array = arrayId;
     prepared.fields.arrayIndex = String(index);
     if (names.length > 0) prepared.fields.params = JSON.stringify(params);

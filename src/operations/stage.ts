@@ -8,7 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { UsageError } from '../errors.js';
-import { parseRunFields, runDataJson } from '../model/run-data.js';
+import { runDataJson } from '../model/run-data.js';
+import { decodeRun } from '../model/run-decode.js';
 import type { RunRecord } from '../model/run-record.js';
 import { prepareRuns, runShape, type PreparedRun, type StageRequest } from '../model/stage.js';
 import { prepareArray } from '../model/sweep.js';
@@ -50,16 +51,21 @@ export async function stageRuns(ctx: QueueContext, requests: StageRequest | read
     ids.add(run.id);
   }
   const stored = await storeRuns(ctx, runs);
-  const records = runs.map((run, i) =>
-    parseRunFields({
-      ...run.fields,
-      id: run.id,
-      status: 'staged',
-      seq: String(stored[i]!.seq),
-      priority: String(run.priority),
-      timestamp: String(stored[i]!.timestamp),
-      ...(run.array === undefined ? {} : { array: run.array }),
-    }),
+  // Their demands as parsed when given: decoded without parsing them again.
+  const records = runs.map(
+    (run, i) =>
+      decodeRun(
+        {
+          ...run.fields,
+          id: run.id,
+          status: 'staged',
+          seq: String(stored[i]!.seq),
+          priority: String(run.priority),
+          timestamp: String(stored[i]!.timestamp),
+          ...(run.array === undefined ? {} : { array: run.array }),
+        },
+        { demands: run.demands, typed: run.given },
+      ).run,
   );
   // A run with dependencies may have ended at once (one can never be met): as stored.
   const parked = runs.filter((run) => run.fields.lifecycle !== undefined).map((run) => run.id);

@@ -14,10 +14,12 @@
  */
 import { UsageError } from '../errors.js';
 import { validateRunId } from '../model/names.js';
-import { dataFields, fitqRunData, parseRunFields, runDataJson, runFields } from '../model/run-data.js';
-import { checkChanges, diffFields, editedFields, labelsOf, shapeOfFields, type FieldChange, type Fields, type RunChanges } from '../model/run-edits.js';
+import { dataFields, fitqRunData, runDataJson } from '../model/run-data.js';
+import { decodeRun } from '../model/run-decode.js';
+import { checkChanges, diffFields, editedFields, labelsOf, shapeOfEdited, type FieldChange, type Fields, type RunChanges } from '../model/run-edits.js';
 import type { RunRecord } from '../model/run-record.js';
 import { execPipeline } from '../redis/pipeline.js';
+import { parseStoredResources, toDemands } from '../resources/spec.js';
 import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
 import { quote } from '../text/quote.js';
 import { refusalOf } from '../queue/script-codes.js';
@@ -83,6 +85,8 @@ export async function updateRuns(
   ids.forEach(validateRunId);
   if (ids.length === 0) throw new UsageError('name the runs to update');
   checkChanges(changes);
+  // New demands are parsed once here, for every run they edit.
+  if (changes.resources !== undefined) changes = { ...changes, resources: toDemands(changes.resources, { keepZero: true }) };
   const results = new Map<string, UpdateResult>();
   let pending = await planEdits(ctx, ids, changes, true);
   for (let attempt = 1; ; attempt++) {
@@ -196,21 +200,24 @@ async function readRunHashes(ctx: QueueContext, ids: readonly string[]): Promise
 function planEdit(ctx: QueueContext, id: string, hash: Record<string, string>, changes: RunChanges): PlannedEdit {
   const before = dataFields(fitqRunData(hash));
   if (before.command === undefined) throw new UsageError(`run ${quote(id)} holds no run data fitq can read: not updated`);
-  const after = editedFields(id, before, changes, hash.array);
+  const demands = parseStoredResources(before.resources);
+  const edited = editedFields(id, before, demands, changes, hash.array);
+  const after = edited.fields;
   const priority = Number(after.priority);
   const signed = before.signature === undefined ? after : signedAnew(ctx, id, before, after, priority);
   const data = runDataJson(signed, priority);
-  const fieldChanges = diffFields(before, after);
+  const fieldChanges = diffFields(before, after, { before: { demands }, after: edited });
   return {
     id,
     hash,
     changes: fieldChanges,
-    run: parseRunFields(runFields(id, { ...hash, data, runData: data })),
+    // As stored once written: the hash with the edited data's fields over it (never parsed back from the JSON).
+    run: decodeRun({ ...hash, data, runData: data, ...signed, priority: String(priority), id }, { demands: edited.demands, typed: edited.typed }).run,
     script: {
       id,
       expectedData: fitqRunData(hash) ?? '',
       data,
-      shape: shapeOfFields(after),
+      shape: shapeOfEdited(edited),
       priority,
       changes: fieldChanges.map((change) => change.field).join(','),
     },

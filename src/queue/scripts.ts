@@ -4,6 +4,7 @@
  * and every change to capacity happens in these scripts.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
+import { decodeClaim, type ClaimedRun } from '../model/claimed-run.js';
 import { parseExplainReply, type RunVerdict } from '../model/explain.js';
 import type { NamespaceKeys } from './keys.js';
 import type { LogLine, LogPosition } from '../model/logs.js';
@@ -52,7 +53,8 @@ export type ClaimPolicy = 'backfill' | 'fifo';
 export type GpuPlacement = 'pack' | 'spread';
 
 export type ClaimResult =
-  | { code: 'claimed'; runId: string; epoch: string; run: Record<string, string> }
+  /** `claim`: the run and what the claim gave it, decoded once (model/claimed-run.ts). */
+  | { code: 'claimed'; runId: string; epoch: string; claim: ClaimedRun }
   | {
       code: 'waiting';
       ignored: IgnoredGroup[];
@@ -278,13 +280,11 @@ export class Scripts {
       limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs), maxBare,
     )) as unknown[];
     switch (codeName(reply[0])) {
-      case 'ok':
-        return {
-          code: 'claimed',
-          runId: String(reply[1]),
-          epoch: String(reply[2]),
-          run: runFields(String(reply[1]), flatToRecord(reply[3] as string[])),
-        };
+      case 'ok': {
+        const runId = String(reply[1]);
+        const epoch = String(reply[2]);
+        return { code: 'claimed', runId, epoch, claim: decodeClaim(runId, epoch, runFields(runId, flatToRecord(reply[3] as string[]))) };
+      }
       case 'waiting':
         return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined, ...nextBegin(reply[3]) };
       case 'idle':

@@ -116,11 +116,29 @@ export function specParts(spec: string): string[] {
 }
 
 /**
+ * Demands parsed once, where they are given (a `-r` flag, the API's stage):
+ * their exact amounts, and the specs as typed (typedSpecText), what `fitq
+ * runs` shows. They travel as they are: nothing parses the same text again.
+ */
+export class Demands {
+  constructor(
+    readonly amounts: Resources,
+    readonly typed: string,
+  ) {}
+}
+
+/** Parses specs (each `-r` flag is one) into Demands. Throws InvalidResourceSpecError. */
+export function parseDemands(specs: readonly string[], options: { keepZero?: boolean } = {}): Demands {
+  return new Demands(parseResourceSpecs(specs, options), typedSpecText(specs));
+}
+
+/**
  * Specs as the user typed them, merged: each part kept verbatim, one space
  * between parts (`-r gpu=1,mem=8G -r x=0.5` -> "gpu=1 mem=8G x=0.5"); "" for
  * a map of amounts, which has no typed form.
  */
 export function typedSpecText(input: ResourceInput | undefined): string {
+  if (input instanceof Demands) return input.typed;
   if (typeof input === 'string') return specParts(input).join(' ');
   if (Array.isArray(input)) return (input as readonly string[]).flatMap(specParts).join(' ');
   return '';
@@ -161,8 +179,8 @@ export function parseStoredResources(text: string | undefined): Resources {
   return sortResources(amounts);
 }
 
-/** Resources as the API takes them: specs (`"gpu=1 mem=8G"`, or several), or a map of name to micros. */
-export type ResourceInput = string | readonly string[] | Resources;
+/** Resources as the API takes them: specs (`"gpu=1 mem=8G"`, or several), a map of name to micros, or specs parsed already. */
+export type ResourceInput = string | readonly string[] | Resources | Demands;
 
 /**
  * Normalizes and validates resources given to the API. Maps are held to the
@@ -171,6 +189,7 @@ export type ResourceInput = string | readonly string[] | Resources;
  */
 export function toResources(input: ResourceInput | undefined, options: { keepZero?: boolean } = {}): Resources {
   if (input === undefined) return new Map();
+  if (input instanceof Demands) return options.keepZero ? input.amounts : new Map([...input.amounts].filter(([, micros]) => micros > 0n));
   if (typeof input === 'string') return parseResourceSpecs([input], options);
   if (Array.isArray(input)) return parseResourceSpecs(input as readonly string[], options);
   const amounts = new Map<string, bigint>();
@@ -185,6 +204,11 @@ export function toResources(input: ResourceInput | undefined, options: { keepZer
     if (micros > 0n || options.keepZero) amounts.set(name, micros);
   }
   return sortResources(amounts);
+}
+
+/** Demands given to the API, parsed and checked (toResources) unless they are already; zero amounts dropped unless `keepZero`. */
+export function toDemands(input: ResourceInput | undefined, options: { keepZero?: boolean } = {}): Demands {
+  return new Demands(toResources(input, options), typedSpecText(input));
 }
 
 /** Parses a Redis hash of name -> decimal amount. */

@@ -8,6 +8,7 @@
  * stager and worker sign exactly the same bytes with no re-formatting.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { signedFields } from '../model/run-fields.js';
 
 /** Run hash field holding the signature, `v1:<64 hex digits>`. */
 export const SIGNATURE_FIELD = 'signature';
@@ -18,11 +19,12 @@ const DOMAIN = 'fitq-run-v1';
 const SIGNATURE_PATTERN = /^v1:([0-9a-f]{64})$/;
 
 /**
- * Run hash fields covered, in this order, after the namespace and the run id.
- * Between them they decide what runs (command, shell, cwd, env) and where
- * (demands, pinned GPUs), how often (retries) and before what (priority).
+ * Run fields covered, in the field table's order (model/run-fields.ts),
+ * after the namespace and the run id. Between them they decide what runs
+ * (command, shell, cwd, env) and where (demands, pinned GPUs), how often
+ * (retries) and before what (priority).
  */
-export const SIGNED_FIELDS = ['command', 'shell', 'cwd', 'env', 'resources', 'gpus', 'retries', 'priority'] as const;
+export const SIGNED_FIELDS: readonly string[] = signedFields('always');
 
 /**
  * Fields covered only when present, after SIGNED_FIELDS, each as its name
@@ -30,7 +32,7 @@ export const SIGNED_FIELDS = ['command', 'shell', 'cwd', 'env', 'resources', 'gp
  * time limit and signal, and the files the worker writes the run's output
  * to (`fitq stage --output/--error`).
  */
-export const SIGNED_IF_PRESENT = ['timeLimit', 'timeSignal', 'output'] as const;
+export const SIGNED_IF_PRESENT: readonly string[] = signedFields('ifPresent');
 
 export const REJECTED_UNSIGNED = 'rejected: run is not signed (this worker requires signed runs)';
 export const REJECTED_MISMATCH = 'rejected: signature does not match (the run was altered or signed with another secret)';
@@ -41,7 +43,7 @@ export interface RunToSign {
   namespace: string;
   /** The id the run is stored under (its key), never its hash's own `id` field. */
   runId: string;
-  /** The run hash's fields (as HGETALL gives them); only SIGNED_FIELDS are read. */
+  /** The run's flat fields (runFields, or a run about to be staged); only the signed ones are read. */
   fields: Readonly<Record<string, string | undefined>>;
 }
 

@@ -2,12 +2,9 @@
 import type { Logger } from 'pino';
 import type { RunProcess } from './child.js';
 import type { RunStop } from './run-stop.js';
+import type { ClaimedRun } from '../model/claimed-run.js';
 
-export interface ClaimedRun {
-  runId: string;
-  epoch: string;
-  fields: Record<string, string>;
-}
+export type { ClaimedRun };
 
 /**
  * Where a run is in its life here, which is not why it stops (see RunStop):

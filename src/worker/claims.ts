@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { describeAclRefusal } from '../redis/connection.js';
 import type { ClaimResult, Scripts } from '../queue/scripts.js';
 import { ClaimNotes } from './claim-notes.js';
+import { unreadClaim } from '../model/claimed-run.js';
 import { describeDemands } from './executor.js';
 import type { IgnoredRuns } from './ignored-runs.js';
 import type { Lease } from './lease.js';
@@ -105,7 +106,7 @@ export class ClaimLoop {
     for (const { runId, epoch } of held) {
       if (lease.executor.has(runId)) continue;
       logger.warn({ runId }, `Run ${runId} was claimed for this worker but the claim's reply never arrived (Redis connection lost); giving it back`);
-      lease.executor.giveBack({ runId, epoch, fields: {} }, CLAIM_REPLY_LOST);
+      lease.executor.giveBack(unreadClaim(runId, epoch), CLAIM_REPLY_LOST);
     }
   }
 
@@ -191,10 +192,10 @@ export class ClaimLoop {
       }
       if (result.code === 'claimed') {
         logger.info(
-          { runId: result.runId, epoch: Number(result.epoch), requires: result.run.resources ?? '' },
-          `Scheduling run ${result.runId} (requires ${describeDemands(result.run)})`,
+          { runId: result.runId, epoch: Number(result.epoch), requires: result.claim.fields.resources ?? '' },
+          `Scheduling run ${result.runId} (requires ${describeDemands(result.claim.demands)})`,
         );
-        lease.executor.dispatch({ runId: result.runId, epoch: result.epoch, fields: result.run });
+        lease.executor.dispatch(result.claim);
       }
       return result;
     } finally {

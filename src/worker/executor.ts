@@ -7,7 +7,8 @@
  * (run-stop.ts).
  */
 import type { Logger } from 'pino';
-import { formatDemands, runDemands } from '../model/run-data.js';
+import { formatDemands } from '../model/run-data.js';
+import type { Resources } from '../resources/spec.js';
 import { arrayOfLimit } from '../model/array-limit.js';
 import { activeRun, type ActiveRun, type ClaimedRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
@@ -212,8 +213,7 @@ export class Executor {
 }
 
 /** "gpu=1 mem=8G" for logs, in human units, or "no resources"; an array's limit as the array's slot ("; a slot of array ID"). */
-export function describeDemands(fields: Record<string, string>): string {
-  const demands = runDemands(fields);
+export function describeDemands(demands: Resources): string {
   const arrays = [...demands.keys()].flatMap((name) => arrayOfLimit(name) ?? []);
   return [formatDemands(demands) || 'no resources', ...arrays.map((array) => `a slot of array ${array}`)].join('; ');
 }

@@ -7,10 +7,9 @@
  * signing secret is never passed on.
  */
 import { resolve } from 'node:path';
-import { runDemands } from '../model/run-data.js';
 import { withoutArrayLimits } from '../model/array-limit.js';
 import type { TlsFiles } from '../redis/tls-options.js';
-import { resourcesToJson } from '../resources/spec.js';
+import { resourcesToJson, type Resources } from '../resources/spec.js';
 
 /** Where fitq reads its Redis connection settings: the URL (password included) and TLS files. */
 export const CONNECTION_ENV = ['FITQ_REDIS_URL', 'REDIS_URL', 'FITQ_REDIS_CA', 'FITQ_REDIS_CERT', 'FITQ_REDIS_KEY'] as const;
@@ -51,6 +50,6 @@ export function inheritedEnv(env: NodeJS.ProcessEnv, passConnection: boolean, co
  * (`{"gpu":1,"mem":8000000000}`); an array's limit is the array's, not the
  * run's, and is left out.
  */
-export function grantedResourcesEnv(fields: Record<string, string>): string {
-  return JSON.stringify(resourcesToJson(withoutArrayLimits(runDemands(fields))));
+export function grantedResourcesEnv(demands: Resources): string {
+  return JSON.stringify(resourcesToJson(withoutArrayLimits(demands)));
 }

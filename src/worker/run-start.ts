@@ -5,7 +5,6 @@
  * limit armed.
  */
 import type { Logger } from 'pino';
-import { parseRunFields } from '../model/run-data.js';
 import { claimMismatch } from '../security/claim-check.js';
 import { verifyRun } from '../security/signing.js';
 import { formatTimeLimit } from '../units/duration.js';
@@ -39,10 +38,10 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
   // Checked on the very fields it is started with, as the claim read them.
   if (ctx.secret) {
     const verdict = verifyRun(ctx.secret, { namespace: ctx.keys.base, runId: run.runId, fields: run.fields });
-    const mismatch = verdict.ok ? claimMismatch(run.fields) : verdict.reason;
+    const mismatch = verdict.ok ? claimMismatch(run) : verdict.reason;
     if (mismatch !== undefined) return { status: 'rejected', reason: mismatch };
   }
-  const record = parseRunFields(run.fields);
+  const record = run.run;
   const token = newRunToken();
   const output = new OutputBuffer(
     ctx.scripts,
@@ -61,10 +60,10 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
     FITQ_RUN_ID: run.runId,
     [RUN_TOKEN_VARIABLE]: token,
     FITQ_WORKER: ctx.workerName,
-    FITQ_RESOURCES: grantedResourcesEnv(run.fields),
+    FITQ_RESOURCES: grantedResourcesEnv(run.demands),
   };
   // Devices placed by the claim; on a worker without devices, the run's pin.
-  const devices = run.fields.devices || run.fields.gpus;
+  const devices = (run.devices.length > 0 ? run.devices : run.pinnedGpus).join(',');
   if (devices) {
     env.CUDA_VISIBLE_DEVICES = devices;
     env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
@@ -95,7 +94,7 @@ export async function letGo(ctx: ExecutorContext, run: ActiveRun, spawned: Spawn
   run.phase = 'running';
   run.startedAtMs = performance.now();
   ctx.onRunStarted?.();
-  const limit = runTimeLimit(run.fields, ctx.timeLimits);
+  const limit = runTimeLimit(run, ctx.timeLimits);
   const limitFields = limit ? { timeLimitMs: limit.limitMs, timeLimit: formatTimeLimit(limit.limitMs) } : {};
   log.info({ pid: group, ...(devices ? { devices } : {}), ...limitFields }, `Run ${run.runId} started`);
   if (limit) run.disarmLimit = watchTimeLimit(run, runProcess, limit, ctx.killGraceMs, log);

@@ -6,6 +6,7 @@
  * is asked at the limit) with SIGKILL after the worker's grace.
  */
 import { formatTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
+import type { ClaimedRun } from '../model/claimed-run.js';
 import type { ClaimLimits } from '../queue/scripts.js';
 
 export interface RunTimeLimit {
@@ -16,16 +17,15 @@ export interface RunTimeLimit {
   beforeMs: number;
 }
 
-/** The limit a claimed run gets here, from its (signed) fields and the worker's limits; undefined for none. */
-export function runTimeLimit(fields: Readonly<Record<string, string>>, limits: ClaimLimits): RunTimeLimit | undefined {
-  const own = fields.timeLimit ? Number(fields.timeLimit) : undefined;
-  let limitMs = own !== undefined && Number.isFinite(own) && own > 0 ? own : (limits.defaultMs ?? limits.maxMs);
+/** The limit a claimed run gets here, from its own (signed) limit and signal and the worker's limits; undefined for none. */
+export function runTimeLimit(claim: Pick<ClaimedRun, 'stagedTimeLimit' | 'run'>, limits: ClaimLimits): RunTimeLimit | undefined {
+  let limitMs = claim.stagedTimeLimit ?? limits.defaultMs ?? limits.maxMs;
   if (limitMs === undefined) return undefined;
   // The claim never takes a run over the maximum; a run altered by hand is held to it all the same.
   if (limits.maxMs !== undefined) limitMs = Math.min(limitMs, limits.maxMs);
   let timeSignal: TimeSignal = { signal: 'SIGTERM', beforeMs: 0 };
   try {
-    if (fields.timeSignal) timeSignal = parseTimeSignal('timeSignal', fields.timeSignal);
+    if (claim.run.timeSignal) timeSignal = parseTimeSignal('timeSignal', claim.run.timeSignal);
   } catch {
     // Not as fitq writes it (the stage refused it): SIGTERM at the limit.
   }

@@ -40,7 +40,7 @@ describe('validName (lua/includes/namespace/validName.lua)', () => {
   });
 });
 
-describe('validShape (lua/includes/shape/validShape.lua)', () => {
+describe('parseShape judging shapes (lua/includes/shape/parseShape.lua)', () => {
   it('accepts every shape stage.ts makes', async () => {
     const client = await connectClient(newQueue());
     const name = fc.stringMatching(new RegExp(`^[A-Za-z][A-Za-z0-9_.-]{0,${MAX_RESOURCE_NAME_LENGTH - 1}}$`));
@@ -51,7 +51,7 @@ describe('validShape (lua/includes/shape/validShape.lua)', () => {
     const shapes = fc.sample(fc.tuple(demands, devices, limit), 2000).map(([d, g, t]) => shapeOf(d, g, t));
     shapes.push('none', 'gpu=1;gpus=0', 'none;gpus=1023', 'cpu=0.000001', 'none;t=1', 'gpu=1;gpus=0;t=31536000000', 'cpu=1;t=60000');
 
-    const verdicts = (await client.redis.eval(judgeAll('shape/validShape'), 0, ...shapes)) as number[];
+    const verdicts = (await client.redis.eval(judgeAll('shape/parseShape'), 0, ...shapes)) as number[];
     expect(shapes.filter((_, i) => verdicts[i] !== 1)).toEqual([]);
   });
 
@@ -64,20 +64,22 @@ describe('validShape (lua/includes/shape/validShape.lua)', () => {
       'cpu=1;t=', 'cpu=1;t=0', 'cpu=1;t=01', 'cpu=1;t=1.5', 'cpu=1;t=-1', 'cpu=1;t=31536000001', 'cpu=1;t=60;t=60', 'cpu=1;t=60;gpus=0',
       'cpu=1;T=60', ';t=60', 'none;t=99999999999999999999',
     ];
-    const verdicts = (await client.redis.eval(judgeAll('shape/validShape'), 0, ...hostile)) as number[];
+    const verdicts = (await client.redis.eval(judgeAll('shape/parseShape'), 0, ...hostile)) as number[];
     expect(hostile.filter((_, i) => verdicts[i] !== 0)).toEqual([]);
   });
 });
 
-describe('splitShape (lua/includes/shape/splitShape.lua)', () => {
+describe('parseShape reading shapes (lua/includes/shape/parseShape.lua)', () => {
   it('gives the demands, pinned devices and time limit of shapes stage.ts makes', async () => {
     const client = await connectClient(newQueue());
     const shapes = ['none', 'gpu=1;gpus=0,3', 'cpu=1,mem=2;t=600', 'gpu=1;gpus=2;t=60', 'none;t=1'];
-    const script = `${luaInclude('shape/splitShape')}
+    const script = `${luaInclude('shape/parseShape')}
 local out = {}
 for i = 1, #ARGV do
-  local demands, pinned, limit = splitShape(ARGV[i])
-  out[i] = demands .. "|" .. table.concat(pinned, ",") .. "|" .. tostring(limit)
+  local shape = parseShape(ARGV[i])
+  local demands = {}
+  for _, item in ipairs(shape.demand) do demands[#demands + 1] = item[1] .. "=" .. formatAmount(item[2]) end
+  out[i] = (#demands == 0 and "none" or table.concat(demands, ",")) .. "|" .. table.concat(shape.pinned, ",") .. "|" .. tostring(shape.limit)
 end
 return out`;
     expect(await client.redis.eval(script, 0, ...shapes)).toEqual(['none||nil', 'gpu=1|0,3|nil', 'cpu=1,mem=2||600', 'gpu=1|2|60', 'none||1']);

@@ -225,7 +225,7 @@ export async function alterRunData(client: FitqClient, runId: string, alter: (da
   await client.redis.hset(client.keys.run(runId), 'data', JSON.stringify(data), 'runData', JSON.stringify(data));
 }
 
-/** The group of a shape in fitq's index (lua/includes/shape/shapeGroup.lua): its resource names, joined by commas. */
+/** The group of a shape in fitq's index (lua/includes/shape/parseShape.lua): its resource names, joined by commas. */
 function groupOf(shape: string): string {
   const names = [...(shape.split(';')[0] ?? '').matchAll(/([^,=]+)=/g)].map((match) => match[1]!);
   return names.length > 0 ? names.join(',') : 'none';

@@ -3,7 +3,7 @@
   Claims for a worker the first staged run, in order (higher priority, then
   older), that fits its free capacity, and reserves its demands. Cost grows
   with the number of groups of demand shapes (shapes demanding the same
-  resources, includes/shape/shapeGroup.lua; and of holds, one per worker at most)
+  resources, includes/shape/parseShape.lua; and of holds, one per worker at most)
   and with the shapes older than the run it starts or holds, not with the
   number of staged runs: the shapes of a group needing a resource the worker
   and the pool lack are never looked at, nor those after the run it starts
@@ -57,7 +57,7 @@
   One whose job is gone sets reconcile's `pass` to start a full pass, which
   forgets the run (reconcileRuns).
   So are entries fitq never writes, which only a hand could have put there
-  (see includes/candidates/checkStaged.lua, includes/shape/validShape.lua,
+  (see includes/candidates/checkStaged.lua, includes/shape/parseShape.lua,
   includes/candidates/readOlderHold.lua): an
   index member that is no run id, whose key holds no job hash, whose job is
   of another shape, or whose run is held by a live claim (a running run put

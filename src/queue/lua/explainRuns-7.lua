@@ -87,7 +87,6 @@
 -- @include policy/holdIfFirst
 -- @include workers/liveWorker
 -- @include policy/newWalk
--- @include amounts/parseResourceList
 -- @include devices/pinsNotDevices
 -- @include devices/placeable
 -- @include bullmq/queuePaused
@@ -98,7 +97,7 @@
 -- @include policy/shadowTime
 -- @include candidates/shapeDemand
 -- @include candidates/splitDemand
--- @include shape/splitShape
+-- @include shape/parseShape
 -- @include policy/startsNow
 -- @include namespace/tryCall
 -- @include namespace/validName
@@ -191,10 +190,10 @@ local function headLacks(out, w, head)
 end
 
 -- What worker w's next claim would do with a run of this shape and score.
-local function explainOnWorker(out, w, shape, score)
+local function explainOnWorker(out, w, shape, parsed, score)
   local view = w.view
   fact(out, "worker", {w.name})
-  local wanted = shapeDemand(view, shape)
+  local wanted = shapeDemand(view, shape, parsed)
   if #wanted.missing > 0 then
     fact(out, "missing", wanted.missing)
     return
@@ -276,12 +275,13 @@ local function explainRun(shape, score)
   local out = {}
   if #workers == 0 then fact(out, "noWorker", {}) end
   if #drainedWorkers > 0 then fact(out, "drained", drainedWorkers) end
-  local demandText, pinned = splitShape(shape)
-  local own, pooled = splitDemand(pool, parseResourceList(demandText))
+  -- (A run's shape written by hand is judged as demanding nothing; the claim drops its runs.)
+  local parsed = parseShape(shape) or parseShape("none")
+  local own, pooled = splitDemand(pool, parsed.demand)
   local names = {}
   for _, item in ipairs(own) do names[#names + 1] = item[1] end
   fact(out, "own", names)
-  fact(out, "pins", pinned)
+  fact(out, "pins", parsed.pinned)
   for _, item in ipairs(pooled) do
     local capacity, free = pool.capacity[item[1]], pool.free[item[1]]
     if compareAmounts(item[2], capacity) > 0 then
@@ -291,7 +291,7 @@ local function explainRun(shape, score)
       fact(out, "poolShort", {item[1], formatAmount(item[2]), formatAmount(free), formatAmount(capacity)})
     end
   end
-  for _, w in ipairs(workers) do explainOnWorker(out, w, shape, score) end
+  for _, w in ipairs(workers) do explainOnWorker(out, w, shape, parsed, score) end
   return out
 end
 

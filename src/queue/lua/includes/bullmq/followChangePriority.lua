@@ -4,7 +4,7 @@
 -- @include lifecycle/runDataText
 -- @include namespace/tryCall
 -- @include shape/indexShape
--- @include shape/validShape
+-- @include shape/parseShape
 
 -- Reconciling (see reconcileRuns), a staged run in the fit index whose
 -- BullMQ priority is not the one its order says (changePriority, which
@@ -23,7 +23,7 @@ local function followChangePriority(r, runId)
   local job = redis.call("HMGET", key, "shape", "score", "priority", "seq", "opts", "worker")
   local shape, score = job[1], tonumber(job[2])
   local stagedKey = KEY.staged(base, shape)
-  if not score or not validShape(shape) or liveClaim(base, runId, job[6]) then return end
+  if not score or not parseShape(shape) or liveClaim(base, runId, job[6]) then return end
   local indexed = tryCall("ZSCORE", stagedKey, runId)
   if indexed == nil then return end
   local bull = math.floor(score / 4294967296)

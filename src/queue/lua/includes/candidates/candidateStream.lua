@@ -2,7 +2,7 @@
 -- @include candidates/noteDrop
 -- @include candidates/throttled
 
--- The groups of shapes (`groups`, see shapeGroup) a worker may run: those
+-- The groups of shapes (`groups`, see parseShape) a worker may run: those
 -- whose every resource it or the pool has, for nextCandidate to walk,
 -- oldest shape first. A group it cannot run costs nothing more: its shapes
 -- are never looked at. Also returns those groups, as "group|missing,names|

@@ -3,9 +3,8 @@
 -- @include policy/groupBlocked
 -- @include candidates/noteDrop
 -- @include candidates/shapeDemand
--- @include shape/shapeGroup
 -- @include namespace/tryCall
--- @include shape/validShape
+-- @include shape/parseShape
 
 -- Shapes of a group read at once.
 local CHUNK = 16
@@ -62,10 +61,11 @@ local function nextCandidate(stream, walk)
     if not best then return nil end
     local shape = best.entries[best.pos]
     best.pos = best.pos + 2
-    if not validShape(shape) or shapeGroup(shape) ~= best.group then
+    local parsed = parseShape(shape)
+    if not parsed or parsed.group ~= best.group then
       noteDrop(view.drops, {kind = "shape", key = best.key, group = best.group, member = shape, why = "not a shape of its group"})
     else
-      local wanted = shapeDemand(view, shape)
+      local wanted = shapeDemand(view, shape, parsed)
       if fitsTotal(view, wanted) then
         local id, score, unseen = firstStaged(view, shape, best)
         if unseen and unseen < stream.horizon then

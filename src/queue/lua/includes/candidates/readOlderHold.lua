@@ -1,9 +1,8 @@
 -- @include workers/liveWorker
 -- @include candidates/noteDrop
--- @include amounts/parseResourceList
 -- @include lifecycle/readRun
 -- @include candidates/splitDemand
--- @include shape/splitShape
+-- @include shape/parseShape
 
 -- The oldest run another live worker than `name` holds (lowest score): its
 -- id, score, worker and pool share (`pooled`); nil when there is none. A
@@ -29,7 +28,9 @@ local function readOlderHold(base, holdsKey, workersKey, name, clock, pool, drop
     end
   end
   if olderHold then
-    local _, pooled = splitDemand(pool, parseResourceList((splitShape(olderHold.shape))))
+    -- (A shape written by hand demands nothing here: the claim drops its runs.)
+    local parsed = parseShape(olderHold.shape)
+    local _, pooled = splitDemand(pool, parsed and parsed.demand or {})
     olderHold.pooled = pooled
   end
   return olderHold

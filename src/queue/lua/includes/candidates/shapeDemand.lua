@@ -1,9 +1,7 @@
 -- @include devices/gpuDemand
--- @include amounts/parseResourceList
 -- @include candidates/splitDemand
--- @include shape/splitShape
 
--- What the runs of a shape demand of this worker: `demand` (all of it),
+-- What the runs of a shape (`parsed`: as parseShape read it) demand of this worker: `demand` (all of it),
 -- `own` (from the worker: on a worker with devices, a pinned run without a
 -- gpu demand takes its devices whole), `pooled` (from the pool), `pinned`
 -- (device indices), `missing` (resources neither the worker nor the pool
@@ -11,10 +9,9 @@
 -- `runLimit` (the one they get on this worker: theirs, else the worker's
 -- default, else its maximum; nil for none) and `overLimit` (theirs is above
 -- the worker's maximum: it never claims them).
-local function shapeDemand(view, shape)
-  local demandText, pinned, limit = splitShape(shape)
+local function shapeDemand(view, shape, parsed)
+  local demand, pinned, limit = parsed.demand, parsed.pinned, parsed.limit
   local limits = view.limits or {}
-  local demand = parseResourceList(demandText)
   local missing = {}
   for _, item in ipairs(demand) do
     if view.capacity[item[1]] == nil and view.pool.capacity[item[1]] == nil then missing[#missing + 1] = item[1] end

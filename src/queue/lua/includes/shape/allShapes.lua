@@ -1,6 +1,6 @@
 -- @include shape/groupNames
 -- @include namespace/tryCall
--- @include shape/validShape
+-- @include shape/parseShape
 
 -- Every shape of the group index (`groups`, then each `group:<names>`),
 -- passing over what fitq never writes there: the fields of `groups` that
@@ -11,7 +11,7 @@ local function allShapes(base)
   for i = 1, #groups, 2 do
     if groupNames(groups[i]) then
       for _, shape in ipairs(tryCall("ZRANGE", KEY.group(base, groups[i]), 0, -1) or {}) do
-        if validShape(shape) then shapes[#shapes + 1] = shape end
+        if parseShape(shape) then shapes[#shapes + 1] = shape end
       end
     end
   end

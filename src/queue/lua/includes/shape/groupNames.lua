@@ -1,4 +1,4 @@
--- The resource names of a group (see shapeGroup), or nil when it is no group
+-- The resource names of a group (see parseShape), or nil when it is no group
 -- fitq writes (a field of `groups` written by hand).
 local function groupNames(group)
   if group == "none" then return {} end

@@ -1,4 +1,4 @@
--- @include shape/shapeGroup
+-- @include shape/parseShape
 -- @include namespace/tryCall
 
 -- Brings the group index in step with a shape's staged index, after runs
@@ -7,9 +7,12 @@
 -- without shapes leaves `groups`. The group's version in `groups` (the
 -- server's clock in microseconds) changes, for the workers that report its
 -- runs as ignored. (A group key written by hand as another type is left as
--- it is.)
+-- it is.) A shape fitq never writes (parseShape) is in no group: there is
+-- nothing to bring in step.
 local function indexShape(base, shape)
-  local group = shapeGroup(shape)
+  local parsed = parseShape(shape)
+  if not parsed then return end
+  local group = parsed.group
   local groupKey = KEY.group(base, group)
   local first = tryCall("ZRANGE", KEY.staged(base, shape), 0, 0, "WITHSCORES") or {}
   if #first == 0 then
