@@ -110,7 +110,7 @@ export async function waitForRuns(ctx: QueueContext, refs: readonly string[], op
 export async function waitForEnd(ctx: QueueContext, runId: string, timeoutMs = WAIT_FOR_END_MS): Promise<RunRecord> {
   validateRunId(runId);
   const last = await ctx.redis.xrevrange(ctx.keys.runLog(runId), '+', '-', 'COUNT', 1);
-  return watchRun(ctx, runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs });
+  return watchRun(ctx, runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs, reap: true });
 }
 
 export interface WaitParts {
