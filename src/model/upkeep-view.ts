@@ -35,19 +35,25 @@ export function leaseLapsedReason(worker: string): string {
  * A run as a read shows it: as stored, unless upkeep has yet to catch up
  * with it (see above). `fields` is its flat record (run-data.ts, runFields:
  * `cancelRequested`, `finishedOn` are read); `workers` every registered
- * worker, lapsed or not.
+ * worker, lapsed or not; `history`: the run carries its earlier attempts
+ * (getRun's), to which a re-staged run's lost attempt is added.
  */
-export function asUpkeepLeavesIt(run: RunRecord, fields: Readonly<Record<string, string>>, workers: readonly WorkerSeen[]): RunRecord {
+export function asUpkeepLeavesIt(
+  run: RunRecord,
+  fields: Readonly<Record<string, string>>,
+  workers: readonly WorkerSeen[],
+  history = false,
+): RunRecord {
   if (isEnded(run) && !fields.finishedOn) return asRetriedFromBullmq(run);
   if (run.status !== 'running') return run;
   const worker = workers.find((candidate) => candidate.name === run.worker);
   if (!worker) return run;
   if (worker.liveness.leaseLeftMs >= 0) return withWorkerLiveness(run, [worker]);
-  return asReaped(run, fields.cancelRequested === '1', worker);
+  return asReaped(run, fields.cancelRequested === '1', worker, history);
 }
 
 /** A running run of a worker whose lease ran out, as the reaper settles it (settleAbandonedRun, restageRun, endRun). */
-function asReaped(run: RunRecord, cancelRequested: boolean, worker: WorkerSeen): RunRecord {
+function asReaped(run: RunRecord, cancelRequested: boolean, worker: WorkerSeen, history: boolean): RunRecord {
   const reason = leaseLapsedReason(worker.name);
   const now = worker.heartbeatAt + worker.liveness.heartbeatAgeMs;
   // Ended when it was last known alive (never before it started), as lastSeenAlive.lua has it.
@@ -60,7 +66,8 @@ function asReaped(run: RunRecord, cancelRequested: boolean, worker: WorkerSeen):
   // Staged again: no longer on the worker, one attempt more in its history.
   const staged = without(rest, 'worker', 'devices', 'startedAt');
   const restagedReason = `${reason} (re-staged ${restaged + 1} of ${retries})`;
-  const attempts = run.attempts === undefined ? {} : { attempts: [...run.attempts, lostAttempt(run, run.attempts, now, reason)] };
+  const earlier = run.attempts ?? [];
+  const attempts = history ? { attempts: [...earlier, lostAttempt(run, earlier, now, reason)] } : {};
   return { ...staged, status: 'staged', restaged: restaged + 1, restagedReason, reason: restagedReason, ...attempts };
 }
 

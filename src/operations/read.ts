@@ -111,7 +111,7 @@ async function selectRuns(ctx: QueueContext, filter: RunFilter): Promise<StoredR
  */
 export async function getRun(ctx: QueueContext, runId: string): Promise<RunRecord> {
   const { run: stored, fields } = await readRun(ctx, runId);
-  const run = asUpkeepLeavesIt(await withHistory(ctx, stored), fields, stored.status === 'running' ? await readWorkers(ctx) : []);
+  const run = asUpkeepLeavesIt(await withHistory(ctx, stored), fields, stored.status === 'running' ? await readWorkers(ctx) : [], true);
   if (run.status === 'staged' || run.status === 'held') {
     const deps = [...new Set((run.after ?? []).flatMap((group) => group.ids))];
     const statuses = new Map((await getRuns(ctx, deps)).map(({ run: dep }) => [dep.id, dep.status as string]));
