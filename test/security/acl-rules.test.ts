@@ -400,9 +400,9 @@ describe('what each rule refuses', () => {
 /** The scripts each role's flows run (the operator: all of them). */
 const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]> = {
   worker: ['registerWorker', 'heartbeat', 'claimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold'],
-  // Staging, reading, following and cancelling reap and reconcile first.
+  // Staging reaps first, updating reconciles first, cancelling waits (reaping) for the end.
   stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns'],
-  // The read-only scripts only (EVAL_RO): the upkeep the others do is refused to it.
+  // The read-only scripts only (EVAL_RO): reads do no upkeep.
   reader: ['explainRuns', 'resolveRunIds', 'readMetrics'],
 };
 
