@@ -161,11 +161,12 @@ export async function readRun(ctx: QueueContext, runId: string, redis: Redis = c
 
 /**
  * Runs as a read shows them (upkeep-view.ts; no reason judged why a staged
- * run waits), in the order given; an id that is no run is left out.
+ * run waits), in the order given, read over `redis` (by default the
+ * context's); an id that is no run is left out.
  */
-export async function readRuns(ctx: QueueContext, ids: readonly string[]): Promise<RunRecord[]> {
-  const stored = await getRuns(ctx, ids);
-  const workers = stored.some(({ run }) => run.status === 'running') ? await readWorkers(ctx) : [];
+export async function readRuns(ctx: QueueContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<RunRecord[]> {
+  const stored = await getRuns(ctx, ids, redis);
+  const workers = stored.some(({ run }) => run.status === 'running') ? await readWorkers({ redis, keys: ctx.keys }) : [];
   return stored.map(({ run, fields }) => asUpkeepLeavesIt(run, fields, workers));
 }
 

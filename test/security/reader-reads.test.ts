@@ -6,13 +6,15 @@
  * two runs, BullMQ removed one job and retried another, and no live worker
  * has caught up. The reader sees each as upkeep will leave it (the dead
  * worker's runs lost, or staged again when retries are left), and no key
- * changes. Once a worker catches up, what it wrote is what the reader saw.
+ * changes. `fitq wait` would reap, which Redis refuses the reader: it is
+ * told so, and sees the run end all the same. Once a worker catches up, what
+ * it wrote is what the reader saw.
  */
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FitqClient } from '../../src/client.js';
+import { FitqClient, READ_ONLY_NOTE } from '../../src/client.js';
 import { loadRunDetail } from '../../src/dashboard/run-detail.js';
 import { listRunRows, parseRunQuery } from '../../src/dashboard/run-list.js';
 import { serverTimeMs } from '../../src/model/liveness.js';
@@ -112,9 +114,12 @@ describe('a read-only user reads a namespace whose upkeep is due', () => {
     } finally {
       await bull.close();
     }
+    // BullMQ's locks of its runs expire by themselves (Redis's doing, no one's write): gone before the snapshot.
+    const locks = [doomed, retried].map((id) => keys.queue.key(`${id}:lock`));
+    await waitFor("the dead worker's job locks to expire", async () => (await admin.exists(...locks)) === 0);
     const before = await snapshotKeys(admin, keys.base);
 
-    const [runs, table, showDoomed, showRetried, showAgain, showRemoved, logs, follow, workers] = await Promise.all([
+    const [runs, table, showDoomed, showRetried, showAgain, showRemoved, logs, follow, workers, waited] = await Promise.all([
       as('reader', ['runs', '--json']),
       as('reader', ['runs']),
       as('reader', ['runs', 'show', doomed, '--json']),
@@ -124,6 +129,7 @@ describe('a read-only user reads a namespace whose upkeep is due', () => {
       as('reader', ['logs', hello]),
       as('reader', ['logs', '-f', doomed]),
       as('reader', ['workers', '--json']),
+      as('reader', ['wait', doomed]),
     ]);
     for (const result of [runs, table, showDoomed, showRetried, showAgain, logs, workers]) expectClean(result);
 
@@ -151,6 +157,10 @@ describe('a read-only user reads a namespace whose upkeep is due', () => {
     expect({ exitCode: follow.exitCode, stderr: follow.stderr.trim() }).toMatchObject({ exitCode: 1, stderr: expect.stringContaining(LAPSED) as unknown });
     expect(follow.stderr).not.toContain('Warning');
     expect(JSON.parse(workers.stdout)).toEqual([]);
+    // fitq wait would reap (Redis refuses it the reader, which is told so), and reads the run lost all the same.
+    expect(waited.exitCode, waited.stderr).toBe(1);
+    expect(waited.stderr).toContain(`Warning: ${READ_ONLY_NOTE}`);
+    expect(waited.stderr).toContain(LAPSED);
 
     // The dashboard's runs data and run page, read by the reader.
     const reader = await FitqClient.connect({ redisUrl: urlOf('reader'), queue: QUEUE, prefix: PREFIX });
@@ -162,9 +172,9 @@ describe('a read-only user reads a namespace whose upkeep is due', () => {
       await reader.close();
     }
 
-    // Nothing was written, and Redis refused the reader nothing.
+    // Nothing was written, and Redis refused the reader nothing but fitq wait's reaping.
     expect(await snapshotKeys(admin, keys.base)).toEqual(before);
-    expect(await denials()).toEqual([]);
+    expect(await denials()).toEqual(['fitq-reader: command eval']);
 
     // A worker catches up: it reaps w2 and follows BullMQ. What it writes is what the reader saw.
     const w1 = spawnCliWorker(QUEUE, ['-r', 'cpu=1', '--name', 'w1'], urlOf('worker'));
