@@ -21,7 +21,7 @@ import { whyWaiting } from '../model/why-waiting.js';
 import { execPipeline } from '../redis/pipeline.js';
 import type { Resources } from '../resources/spec.js';
 import { readArrayTallies } from './array-tallies.js';
-import type { QueueContext } from './context.js';
+import type { QueueContext, ReadContext } from './context.js';
 import { resolveArrayId, resolveRunIds } from './ids.js';
 import { unknownRun } from './run-errors.js';
 import { readWorkers } from './workers.js';
@@ -164,7 +164,7 @@ export async function readRun(ctx: QueueContext, runId: string, redis: Redis = c
  * run waits), in the order given, read over `redis` (by default the
  * context's); an id that is no run is left out.
  */
-export async function readRuns(ctx: QueueContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<RunRecord[]> {
+export async function readRuns(ctx: ReadContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<RunRecord[]> {
   const stored = await getRuns(ctx, ids, redis);
   const workers = stored.some(({ run }) => run.status === 'running') ? await readWorkers({ redis, keys: ctx.keys }) : [];
   return stored.map(({ run, fields }) => asUpkeepLeavesIt(run, fields, workers));
@@ -185,12 +185,12 @@ async function getAllRuns(ctx: QueueContext): Promise<StoredRun[]> {
 }
 
 /** The runs of `ids` as stored, read over `redis` (by default the context's); an id that is no run is left out. */
-export async function getRuns(ctx: QueueContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<StoredRun[]> {
+export async function getRuns(ctx: ReadContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<StoredRun[]> {
   return (await readStoredRuns(ctx, ids, redis)).runs;
 }
 
 /** The runs of `ids` that exist and are committed, and how many ids the namespace had as they were read. */
-async function readStoredRuns(ctx: QueueContext, ids: readonly string[], redis: Redis): Promise<{ runs: StoredRun[]; idCount: number }> {
+async function readStoredRuns(ctx: ReadContext, ids: readonly string[], redis: Redis): Promise<{ runs: StoredRun[]; idCount: number }> {
   const pipeline = redis.pipeline();
   pipeline.hgetall(ctx.keys.batches);
   for (const id of ids) pipeline.hgetall(ctx.keys.run(id));

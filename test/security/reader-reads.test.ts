@@ -1,7 +1,7 @@
 /**
  * Reads only read. A Redis user made from the exact `fitq-reader` rule of
  * docs/security.md lists and shows runs, prints and follows output, lists
- * workers and reads the dashboard's runs data, with no warning, in a
+ * workers and reads the dashboard's runs data and overview, with no warning, in a
  * namespace where upkeep is due: a worker whose lease ran out still holds
  * two runs, BullMQ removed one job and retried another, and no live worker
  * has caught up. The reader sees each as upkeep will leave it (the dead
@@ -19,6 +19,8 @@ import { loadRunDetail } from '../../src/dashboard/run-detail.js';
 import { listRunRows, parseRunQuery } from '../../src/dashboard/run-list.js';
 import { serverTimeMs } from '../../src/model/liveness.js';
 import type { RunRecord } from '../../src/model/run-record.js';
+import { countByStatus } from '../../src/model/run-summary.js';
+import { readRunSummaries } from '../../src/operations/overview.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
 import { aclRule, PREFIX, type AclRole } from '../support/acl-rules.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
@@ -168,6 +170,8 @@ describe('a read-only user reads a namespace whose upkeep is due', () => {
       const rows = new Map((await listRunRows(reader, parseRunQuery(new URLSearchParams('')))).rows.map((row) => [row.run.id, row.run.status]));
       expect(Object.fromEntries(rows)).toEqual({ [hello]: 'completed', [doomed]: 'lost', [retried]: 'staged', [again]: 'staged' });
       expect((await loadRunDetail(reader, doomed)).run).toMatchObject({ status: 'lost', reason: LAPSED });
+      // The overview's counts, as the runs page shows them.
+      expect(countByStatus(await readRunSummaries(reader))).toMatchObject({ completed: 1, lost: 1, staged: 2, running: 0, canceled: 0 });
     } finally {
       await reader.close();
     }
