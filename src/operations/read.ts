@@ -6,8 +6,8 @@
  * BullMQ's API is the upkeep of workers and of the commands that change
  * state (upkeep.ts). Listing and showing show a run that upkeep has not
  * caught up with as the upkeep will leave it (model/upkeep-view.ts), and
- * say why each staged run waits; the plain reads (readRuns) give runs as
- * stored.
+ * say why each staged run waits; readRuns shows runs so without judging
+ * why they wait, getRuns gives them as stored.
  */
 import type { Redis } from 'ioredis';
 import { dependentsOf } from '../model/dependencies.js';
