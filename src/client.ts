@@ -209,7 +209,7 @@ export class FitqClient {
     return resolveArrayId(this.ctx, ref);
   }
 
-  /** Runs as stored (no reconcile, no reason judged), in the order given; an id that is no run is left out. */
+  /** Runs as a read shows them (no reason judged), in the order given; an id that is no run is left out; see operations/read.ts. */
   async readRuns(ids: readonly string[]): Promise<RunRecord[]> {
     return readRuns(this.ctx, ids);
   }

@@ -2,7 +2,8 @@
  * Bull Board in the dashboard: each namespace's BullMQ queue (the runs
  * queue, `namespaceKeys(...).queue`), shown under the namespace's name.
  * Read-only unless actions are allowed, and even then only the changes fitq
- * follows get through (bull-board-actions.ts). A run's data is served
+ * follows get through (bull-board-actions.ts), and fitq catches up with
+ * each at once (reconcileRuns). A run's data is served
  * with its env values, signature and notification URL hidden
  * (job-data-redaction.ts). Every asset comes from the dashboard itself
  * (offline-page.ts).
@@ -41,6 +42,10 @@ export interface MountedBullBoard {
  */
 export function boardQueueName(namespace: string, queueName: string): string {
   return `${namespace}:${queueName}`;
+}
+
+function isRead(method: string): boolean {
+  return ['get', 'head'].includes(method.toLowerCase());
 }
 
 export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOptions): MountedBullBoard {
@@ -82,6 +87,12 @@ export function mountBullBoard<E extends Env>(app: Hono<E>, options: BullBoardOp
         before: ({ method, route, request }) => {
           const refusal = refusalOf({ method, route, headers: request.headers }, !options.readOnly);
           return refusal === undefined ? { allow: true } : { allow: false, status: 403, message: refusal };
+        },
+        // A change fitq follows was let through: fitq catches up with it at once, as a command that changes state does
+        // (reads never do; workers do as they poll, so a failure here is left to them).
+        after: async ({ method }, result) => {
+          if (!isRead(method)) for (const client of options.clients.values()) await client.reconcile().catch(() => undefined);
+          return result;
         },
       },
     },

@@ -7,8 +7,9 @@
  * re-staging and removal show even when its log is packed as it ends
  * (model/logs.ts). A page that joins interrupts the blocked read (CLIENT UNBLOCK)
  * so its run is read at once. Every followed run is also looked at every
- * few seconds, and dead workers are reaped as their leases run out (a run
- * whose worker died ends only then), as followLog does.
+ * few seconds, and again as a worker's lease runs out: a run whose worker
+ * died reads as the reaper will leave it (model/upkeep-view.ts), as
+ * followLog reads it. It only reads.
  *
  * Each run is read from one position, never after any of its followers'
  * (a page joining with an earlier one moves it back; the others skip what
@@ -35,10 +36,10 @@ const COUNT = 1000;
 const BLOCK_MS = 1000;
 /** How often every followed run is looked at, whatever the events said. */
 const CHECK_MS = 2000;
-/** Longest and shortest wait between two reaps while runs are followed. */
-const MAX_REAP_MS = 30_000;
-const MIN_REAP_MS = 100;
-/** Past the lease deadline, so the reap finds it lapsed. */
+/** Longest and shortest wait between two looks at the workers' leases while runs are followed. */
+const MAX_LAPSE_MS = 30_000;
+const MIN_LAPSE_MS = 100;
+/** Past the lease deadline, so the read finds it lapsed. */
 const LAPSE_MARGIN_MS = 5;
 /** After a failed read (Redis away), before reading again. */
 const RETRY_MS = 1000;
@@ -168,13 +169,17 @@ export class NamespaceLogReader {
     const eventsKey = keys.queue.key('events');
     let eventsAfter: string | undefined;
     let checkAt = 0;
-    let reapAt = 0;
+    let lapseAt = 0;
     while (!this.closed && this.runs.size > 0) {
       try {
         // Taken before the runs are first looked at: any later event of theirs is after it.
         eventsAfter ??= await lastEventId({ redis, keys });
         const now = performance.now();
-        if (now >= reapAt) reapAt = performance.now() + (await this.reap());
+        if (now >= lapseAt) {
+          lapseAt = performance.now() + (await this.msUntilLapse());
+          // A lease may have run out: every run is looked at (its worker's run reads as the reaper will leave it).
+          checkAt = now;
+        }
         if (now >= checkAt || this.due.size > 0) {
           const ids = now >= checkAt ? [...this.runs.keys()] : [...this.due];
           if (now >= checkAt) checkAt = now + CHECK_MS;
@@ -186,7 +191,7 @@ export class NamespaceLogReader {
         const from = followed.map(([, run]) => run.after);
         const byKey = new Map(followed.map(([runId, run], i) => [keys.runLog(runId), { runId, run, from: from[i]! }]));
         // BLOCK 0 would wait forever: at least 1 ms.
-        const blockMs = Math.max(1, Math.ceil(Math.min(BLOCK_MS, checkAt - now, reapAt - now)));
+        const blockMs = Math.max(1, Math.ceil(Math.min(BLOCK_MS, checkAt - now, lapseAt - now)));
         const reply = await redis.xread('COUNT', COUNT, 'BLOCK', blockMs, 'STREAMS', eventsKey, ...byKey.keys(), eventsAfter, ...from);
         for (const [key, entries] of reply ?? []) {
           if (key === eventsKey) {
@@ -217,11 +222,11 @@ export class NamespaceLogReader {
     }
   }
 
-  /** Reaps dead workers (listWorkers does); ms until the next lease of a live worker runs out. */
-  private async reap(): Promise<number> {
+  /** Ms until the next lease of a live worker runs out. */
+  private async msUntilLapse(): Promise<number> {
     const workers = await this.client.listWorkers();
-    const next = Math.min(MAX_REAP_MS, ...workers.map((worker) => worker.liveness.leaseLeftMs + LAPSE_MARGIN_MS));
-    return Math.max(next, MIN_REAP_MS);
+    const next = Math.min(MAX_LAPSE_MS, ...workers.map((worker) => worker.liveness.leaseLeftMs + LAPSE_MARGIN_MS));
+    return Math.max(next, MIN_LAPSE_MS);
   }
 
   /** Ends the following of those of `ids` that ended or are gone. */

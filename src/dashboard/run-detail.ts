@@ -5,7 +5,6 @@
  * retry history, then the current one), and the tail of its output.
  * Rendering is pages/run.ts's; following the output live is followLog's.
  */
-import { UsageError } from '../errors.js';
 import type { FitqClient } from '../client.js';
 import type { LogEntry } from '../model/logs.js';
 import type { DependencyKind } from '../model/parked.js';
@@ -41,22 +40,11 @@ export interface RunDetail {
   logAfter: string;
 }
 
-/** Statuses of runs by id, one read for all; a removed run is `removed`. */
+/** Statuses of runs by id, as a read shows them, one read for all; a removed run is `removed`. */
 async function statusesOf(client: FitqClient, ids: readonly string[]): Promise<Map<string, string>> {
   const statuses = new Map<string, string>();
   if (ids.length === 0) return statuses;
-  const read = async (list: readonly string[]) => {
-    for (const run of await client.selectRunRecords(list)) statuses.set(run.id, run.status);
-  };
-  try {
-    await read(ids);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    // One is gone (or its id now prefixes another): each alone, so the others still show.
-    for (const id of ids) await read([id]).catch((inner: unknown) => {
-      if (!(inner instanceof UsageError)) throw inner;
-    });
-  }
+  for (const run of await client.readRuns(ids)) statuses.set(run.id, run.status);
   for (const id of ids) if (!statuses.has(id)) statuses.set(id, 'removed');
   return statuses;
 }

@@ -2,33 +2,36 @@
  * Reading runs: one (getRun, `fitq runs show`), every run or those a filter
  * selects (listRuns, `fitq runs`), or those references and a filter name
  * (selectRunIds, selectRunRecords: what cancel, rm, update... act on).
- * Listing and showing do upkeep first (reconcile, reap), so what they show
- * is current, and say why each staged run waits; the plain reads
- * (readRuns) give runs as stored.
+ * Every read only reads: reaping dead workers and catching up with
+ * BullMQ's API is the upkeep of workers and of the commands that change
+ * state (upkeep.ts). Listing and showing show a run that upkeep has not
+ * caught up with as the upkeep will leave it (model/upkeep-view.ts), and
+ * say why each staged run waits; readRuns shows runs so without judging
+ * why they wait, getRuns gives them as stored.
  */
 import type { Redis } from 'ioredis';
 import { dependentsOf } from '../model/dependencies.js';
 import type { RunVerdict } from '../model/explain.js';
-import { withWorkerLiveness } from '../model/liveness.js';
 import { validateRunId } from '../model/names.js';
 import { dependencyArrays, parkedReason } from '../model/parked.js';
-import { bullDataAltered, parseRunFields, runDemands, runFields } from '../model/run-data.js';
+import { parseRunFields, runDemands, runFields } from '../model/run-data.js';
 import { matchesFilter, type RunAttempt, type RunFilter, type RunRecord } from '../model/run-record.js';
+import { asUpkeepLeavesIt } from '../model/upkeep-view.js';
 import { whyWaiting } from '../model/why-waiting.js';
-import type { WorkerRecord } from '../model/worker-record.js';
 import { execPipeline } from '../redis/pipeline.js';
 import type { Resources } from '../resources/spec.js';
 import { readArrayTallies } from './array-tallies.js';
-import type { QueueContext } from './context.js';
+import type { QueueContext, ReadContext } from './context.js';
 import { resolveArrayId, resolveRunIds } from './ids.js';
 import { unknownRun } from './run-errors.js';
-import { putBackData, reap, reconcile } from './upkeep.js';
-import { listWorkers, readWorkers } from './workers.js';
+import { readWorkers } from './workers.js';
 
 /** A run with its exact demands (the record's are numbers, for JSON). */
 export interface StoredRun {
   run: RunRecord;
   demands: Resources;
+  /** Its flat record (runFields), as stored: what upkeep-view.ts judges a read's view by. */
+  fields: Readonly<Record<string, string>>;
 }
 
 /** Reads of every run before one whose number of ids did not change meanwhile is taken as it is (getAllRuns). */
@@ -42,14 +45,15 @@ function wrongTypeAsZero(error: unknown): 0 {
 
 /**
  * Runs in staging order, optionally only some statuses, labels or an
- * array (its id, or a unique prefix of one); staged
- * runs carry why they wait, running runs whose worker is not responding say so.
+ * array (its id, or a unique prefix of one), each as a read shows it
+ * (upkeep-view.ts: a run of a worker whose lease ran out as the reaper will
+ * settle it); staged runs carry why they wait, running runs whose worker is
+ * not responding say so. Reads only.
  */
 export async function listRuns(ctx: QueueContext, filter: RunFilter = {}): Promise<RunRecord[]> {
   if (filter.array !== undefined) filter = { ...filter, array: await resolveArrayId(ctx, filter.array) };
-  await reconcile(ctx);
-  const workers = await listWorkers(ctx);
-  const all = (await selectRuns(ctx, {})).map(({ run }) => run);
+  const workers = await readWorkers(ctx);
+  const all = (await selectRuns(ctx, {})).map(({ run, fields }) => asUpkeepLeavesIt(run, fields, workers));
   // Who waits for whom, from every run (a filter may leave out either side).
   const dependents = dependentsOf(all);
   const statuses = new Map(all.map((run) => [run.id, run.status as string]));
@@ -65,7 +69,7 @@ export async function listRuns(ctx: QueueContext, filter: RunFilter = {}): Promi
   }));
   const staged = runs.filter((run) => run.status === 'staged' && !parked.has(run.id)).map((run) => run.id);
   const verdicts = new Map(staged.length > 0 ? (await ctx.scripts.explainRuns(staged)).map((verdict, i) => [staged[i]!, verdict]) : []);
-  return runs.map((run) => (parked.has(run.id) ? { ...run, reason: parked.get(run.id) } : withWaitReason(run, workers, verdicts.get(run.id))));
+  return runs.map((run) => (parked.has(run.id) ? { ...run, reason: parked.get(run.id) } : withWaitReason(run, verdicts.get(run.id))));
 }
 
 /**
@@ -101,13 +105,13 @@ async function selectRuns(ctx: QueueContext, filter: RunFilter): Promise<StoredR
   return runs.filter(({ run }) => matchesFilter(run, filter)).sort((a, b) => a.run.seq - b.run.seq);
 }
 
-/** One run; throws UsageError for an unknown id. (Reaps only to judge why a staged run waits.) */
+/**
+ * One run, as a read shows it (upkeep-view.ts), with its history; throws
+ * UsageError for an unknown id. Reads only.
+ */
 export async function getRun(ctx: QueueContext, runId: string): Promise<RunRecord> {
-  // As BullMQ's API or Bull Board may have left it (retried, removed, re-prioritized).
-  await reconcile(ctx);
-  const { run: stored } = await readRun(ctx, runId);
-  const run = await withHistory(ctx, stored);
-  if (run.status === 'running') return withWorkerLiveness(run, await readWorkers(ctx));
+  const { run: stored, fields } = await readRun(ctx, runId);
+  const run = asUpkeepLeavesIt(await withHistory(ctx, stored), fields, stored.status === 'running' ? await readWorkers(ctx) : [], true);
   if (run.status === 'staged' || run.status === 'held') {
     const deps = [...new Set((run.after ?? []).flatMap((group) => group.ids))];
     const statuses = new Map((await getRuns(ctx, deps)).map(({ run: dep }) => [dep.id, dep.status as string]));
@@ -116,9 +120,8 @@ export async function getRun(ctx: QueueContext, runId: string): Promise<RunRecor
     if (reason !== undefined) return { ...run, reason };
   }
   if (run.status !== 'staged') return run;
-  await reap(ctx);
   const [verdict] = await ctx.scripts.explainRuns([run.id]);
-  return withWaitReason(run, [], verdict);
+  return withWaitReason(run, verdict);
 }
 
 /** A run with the runs that wait for it (or for its whole array) and its earlier attempts, read in one round trip. */
@@ -152,14 +155,19 @@ export async function readRun(ctx: QueueContext, runId: string, redis: Redis = c
   if (!hash.status || (hash.batch !== undefined && (await redis.hexists(ctx.keys.batches, hash.batch).catch(wrongTypeAsZero)) === 1)) {
     throw unknownRun(runId);
   }
-  if (bullDataAltered(hash)) await putBackData(ctx, [runId]);
   const fields = runFields(runId, hash);
-  return { run: parseRunFields(fields), demands: runDemands(fields) };
+  return { run: parseRunFields(fields), demands: runDemands(fields), fields };
 }
 
-/** Runs as stored (no reconcile, no reason judged), in the order given; an id that is no run is left out. */
-export async function readRuns(ctx: QueueContext, ids: readonly string[]): Promise<RunRecord[]> {
-  return (await getRuns(ctx, ids)).map(({ run }) => run);
+/**
+ * Runs as a read shows them (upkeep-view.ts; no reason judged why a staged
+ * run waits), in the order given, read over `redis` (by default the
+ * context's); an id that is no run is left out.
+ */
+export async function readRuns(ctx: ReadContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<RunRecord[]> {
+  const stored = await getRuns(ctx, ids, redis);
+  const workers = stored.some(({ run }) => run.status === 'running') ? await readWorkers({ redis, keys: ctx.keys }) : [];
+  return stored.map(({ run, fields }) => asUpkeepLeavesIt(run, fields, workers));
 }
 
 /**
@@ -177,12 +185,12 @@ async function getAllRuns(ctx: QueueContext): Promise<StoredRun[]> {
 }
 
 /** The runs of `ids` as stored, read over `redis` (by default the context's); an id that is no run is left out. */
-export async function getRuns(ctx: QueueContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<StoredRun[]> {
+export async function getRuns(ctx: ReadContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<StoredRun[]> {
   return (await readStoredRuns(ctx, ids, redis)).runs;
 }
 
 /** The runs of `ids` that exist and are committed, and how many ids the namespace had as they were read. */
-async function readStoredRuns(ctx: QueueContext, ids: readonly string[], redis: Redis): Promise<{ runs: StoredRun[]; idCount: number }> {
+async function readStoredRuns(ctx: ReadContext, ids: readonly string[], redis: Redis): Promise<{ runs: StoredRun[]; idCount: number }> {
   const pipeline = redis.pipeline();
   pipeline.hgetall(ctx.keys.batches);
   for (const id of ids) pipeline.hgetall(ctx.keys.run(id));
@@ -192,24 +200,21 @@ async function readStoredRuns(ctx: QueueContext, ids: readonly string[], redis: 
   const idCount = Number(replies.pop() ?? 0);
   // Runs of a batch not committed are not there yet (read with them, in one round trip).
   const open = new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
-  const altered: string[] = [];
+  // (Data BullMQ rewrote, job.updateData, is not read: fitq reads its own copy, and reconciling puts BullMQ's back.)
   const runs = replies.flatMap((reply, i) => {
     const hash = (reply ?? {}) as Record<string, string>;
     if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
-    if (bullDataAltered(hash)) altered.push(ids[i]!);
     const fields = runFields(ids[i]!, hash);
-    return [{ run: parseRunFields(fields), demands: runDemands(fields) }];
+    return [{ run: parseRunFields(fields), demands: runDemands(fields), fields }];
   });
-  await putBackData(ctx, altered);
   return { runs, idCount };
 }
 
 /**
- * A running run with its worker's liveness, a staged one with why it
- * waits (its verdict from explainRuns; none: it is no longer staged).
+ * A staged run with why it waits (its verdict from explainRuns; none: it
+ * is not in the fit index, e.g. only a read's view stages it again).
  */
-function withWaitReason(run: RunRecord, workers: WorkerRecord[], verdict: RunVerdict | undefined): RunRecord {
-  if (run.status === 'running') return withWorkerLiveness(run, workers);
+function withWaitReason(run: RunRecord, verdict: RunVerdict | undefined): RunRecord {
   if (run.status !== 'staged' || !verdict) return run;
   return { ...run, reason: whyWaiting(verdict).reason };
 }

@@ -1,22 +1,27 @@
 /**
  * Upkeep: reaping dead workers (their runs end lost, or are staged again)
  * and reconciling fitq's index with what BullMQ's API did to the queue.
- * Workers do both as they poll; commands that read do them first, so what
- * they read is current. Both write: while Redis is out of memory they are
- * skipped, and a user Redis refuses EVAL (a reader) skips them from then on,
- * told once (READ_ONLY_NOTE); either way the read goes on.
+ * Workers do both as they poll; commands that change state do what they
+ * need (staging reaps, updating reconciles), and so do the waits that
+ * must see a dead worker's runs end (`fitq wait`, cancel and rm waiting
+ * for a run's end). Reads never do: they show what upkeep has yet to do
+ * as it will leave it (model/upkeep-view.ts). Both write: while Redis is
+ * out of memory they are skipped, and a user Redis refuses EVAL (a reader)
+ * skips them from then on, told once (READ_ONLY_NOTE); either way the
+ * command goes on.
  */
 import { isOutOfMemory } from '../redis/connection.js';
 import type { ReconcileAction } from '../queue/scripts.js';
 import type { QueueContext } from './context.js';
 
 /**
- * Said to a user Redis refuses EVAL (the reader's rule in docs/security.md):
- * what it reads is as Redis holds it, without the upkeep fitq does before
- * reading. Live workers do that upkeep as they poll.
+ * Said to a user Redis refuses EVAL (the reader's rule in docs/security.md)
+ * by a command that would have done upkeep (`fitq wait` reaps dead workers
+ * so their runs end): it goes on without. Live workers do that upkeep as
+ * they poll.
  */
 export const READ_ONLY_NOTE =
-  "this Redis user may only read (Redis refused it EVAL): fitq did not reap dead workers or catch up with BullMQ's API before reading; live workers do both as they poll";
+  'this Redis user may only read (Redis refused it EVAL): fitq did not reap workers whose lease ran out; live workers do as they poll';
 
 /** Dead workers reaped per script call. */
 const REAP_BATCH = 50;
@@ -67,9 +72,9 @@ export async function reap(ctx: QueueContext): Promise<number | undefined> {
  * the namespace's queue: runs BullMQ retried are staged again, runs it
  * deleted are forgotten, jobs added without fitq's run data end rejected,
  * priorities it changed are applied (unsigned runs) or undone (signed);
- * see reconcileRuns-12.lua. Workers do it on every poll; `fitq runs` before
- * it lists, and getRun (`fitq runs show`) before it reads. Returns what it
- * did; stops while Redis is out of memory (it writes), so reads go on.
+ * see reconcileRuns-26.lua. Workers do it on every poll, `fitq update`
+ * before it edits. Returns what it did; stops while Redis is out of memory
+ * (it writes).
  */
 export async function reconcile(ctx: QueueContext): Promise<ReconcileAction[]> {
   const actions: ReconcileAction[] = [];
@@ -80,15 +85,4 @@ export async function reconcile(ctx: QueueContext): Promise<ReconcileAction[]> {
     if (!result.more) break;
   }
   return actions;
-}
-
-/**
- * Has reconcileRuns put back the job data BullMQ rewrote (job.updateData)
- * of runs a read found so: nothing else shows it. What fitq reads is its
- * own copy, as the run was staged or updated, either way.
- */
-export async function putBackData(ctx: QueueContext, runIds: readonly string[]): Promise<void> {
-  for (let i = 0; i < runIds.length; i += RECONCILE_BUDGET) {
-    await runUpkeep(ctx, () => ctx.scripts.reconcileRuns(RECONCILE_BUDGET, runIds.slice(i, i + RECONCILE_BUDGET)));
-  }
 }

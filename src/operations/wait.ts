@@ -7,22 +7,26 @@
  * blocked read and a status read per run that moved. A slow safety re-read
  * of every run still waiting covers events trimmed away or missed across a
  * Redis restart (the connection reconnects by itself, and every run is
- * read again once it is back). A run whose worker died ends `lost` only when someone reaps the
+ * read again once it is back). A run whose worker died ends `lost` when someone reaps the
  * worker: the waiter reaps at the moment the next lease runs out, as the
- * server tells, so it never depends on another live process.
+ * server tells, so it never depends on another live process. A user that
+ * may only read cannot reap: at that moment it reads the runs as a read
+ * shows them (model/upkeep-view.ts: a dead worker's run lost), so its wait
+ * ends all the same.
  */
 import type { Redis } from 'ioredis';
 import { TimeoutError } from '../errors.js';
 import { validateRunId } from '../model/names.js';
+import { serverTimeMs } from '../model/liveness.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { closeRedis } from '../redis/connection.js';
 import { execPipeline } from '../redis/pipeline.js';
-import type { QueueContext } from './context.js';
+import type { QueueContext, ReadContext } from './context.js';
 import { watchRun } from './follow-log.js';
 import { resolveRunIds } from './ids.js';
 import { lastEventId } from './log-reads.js';
-import { getRuns } from './read.js';
+import { readRuns } from './read.js';
 import { RunRemovedError } from './run-errors.js';
 import { reap } from './upkeep.js';
 
@@ -94,8 +98,13 @@ export async function waitForRuns(ctx: QueueContext, refs: readonly string[], op
       redis: waiter.redis,
       keys: ctx.keys,
       unblock: (clientId) => ctx.redis.client('UNBLOCK', clientId),
-      reap: () => reap(waiter),
-      readRuns: async (runIds) => (await getRuns(ctx, runIds, waiter.redis)).map(({ run }) => run),
+      reap: async () => {
+        const msUntilNext = await reap(waiter);
+        // Refused (a user that may only read) or out of memory: the waiter reads the runs as the lease runs out instead.
+        if (msUntilNext !== undefined || !waiter.upkeep.refused) return { msUntilNext, reaped: msUntilNext !== undefined };
+        return { msUntilNext: await msUntilNextLapse(waiter), reaped: false };
+      },
+      readRuns: (runIds) => readRuns(ctx, runIds, waiter.redis),
       removed: (id) => new RunRemovedError(id),
     }, ids, options);
   } finally {
@@ -110,7 +119,7 @@ export async function waitForRuns(ctx: QueueContext, refs: readonly string[], op
 export async function waitForEnd(ctx: QueueContext, runId: string, timeoutMs = WAIT_FOR_END_MS): Promise<RunRecord> {
   validateRunId(runId);
   const last = await ctx.redis.xrevrange(ctx.keys.runLog(runId), '+', '-', 'COUNT', 1);
-  return watchRun(ctx, runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs });
+  return watchRun(ctx, runId, last[0]?.[0] ?? '0', () => {}, { timeoutMs, reap: true });
 }
 
 export interface WaitParts {
@@ -119,9 +128,13 @@ export interface WaitParts {
   keys: NamespaceKeys;
   /** Interrupts the blocked read (CLIENT UNBLOCK from another connection). */
   unblock: (clientId: number) => Promise<unknown>;
-  /** Reaps dead workers; ms until the next lease runs out, if any (undefined: none, or it cannot reap). */
-  reap: () => Promise<number | undefined>;
-  /** The records of runs (over `redis`); a run that is gone is left out. */
+  /**
+   * Reaps dead workers: ms until the next lease runs out, if any. `reaped`
+   * false: it did not (it may not, or no lease is left to run out), so a
+   * lease that ran out ended runs without an event: they are read again.
+   */
+  reap: () => Promise<{ msUntilNext: number | undefined; reaped: boolean }>;
+  /** The records of runs as a read shows them (over `redis`); a run that is gone is left out. */
   readRuns: (ids: readonly string[]) => Promise<RunRecord[]>;
   /** The error for a run removed before its end could be read. */
   removed: (id: string) => Error;
@@ -163,8 +176,9 @@ export async function waitRuns(parts: WaitParts, ids: readonly string[], options
       if (signal?.aborted) throw await incomplete('aborted');
       let now = performance.now();
       if (now >= reapAt) {
-        const msUntilNext = await parts.reap();
+        const { msUntilNext, reaped } = await parts.reap();
         reapAt = performance.now() + Math.min(msUntilNext === undefined ? SAFETY_READ_MS : msUntilNext + LAPSE_MARGIN_MS, SAFETY_READ_MS);
+        if (!reaped) dirty = new Set(pending);
       }
       if (reconnected || now >= safetyAt) {
         reconnected = false;
@@ -202,18 +216,24 @@ export async function waitRuns(parts: WaitParts, ids: readonly string[], options
   }
 }
 
-/** Of these runs, the ended ones' records: statuses first (cheap), records only for those that ended. */
+/**
+ * Of these runs, the ended ones' records: statuses first (cheap), records
+ * only for those that ended, or that run on a worker whose lease ran out
+ * (a read shows them as the reaper will leave them: lost, or staged again).
+ */
 async function readEnded(parts: WaitParts, ids: string[]): Promise<RunRecord[]> {
   const { redis, keys } = parts;
   const endedIds: string[] = [];
+  const lapsed = await lapsedWorkers(parts);
   for (let i = 0; i < ids.length; i += READ_CHUNK) {
     const chunk = ids.slice(i, i + READ_CHUNK);
     const pipeline = redis.pipeline();
-    for (const id of chunk) pipeline.hget(keys.run(id), 'status');
-    const statuses = await execPipeline(pipeline, { wrongTypeAsNull: true });
-    statuses.forEach((status, j) => {
+    for (const id of chunk) pipeline.hmget(keys.run(id), 'status', 'worker');
+    const replies = await execPipeline(pipeline, { wrongTypeAsNull: true });
+    replies.forEach((reply, j) => {
+      const [status, worker] = (reply ?? []) as (string | null | undefined)[];
       if (status === null || status === undefined) throw parts.removed(chunk[j]!);
-      if (isEnded({ status } as RunRecord)) endedIds.push(chunk[j]!);
+      if (isEnded({ status } as RunRecord) || (status === 'running' && lapsed.has(worker ?? ''))) endedIds.push(chunk[j]!);
     });
   }
   const records: RunRecord[] = [];
@@ -228,4 +248,26 @@ async function readEnded(parts: WaitParts, ids: string[]): Promise<RunRecord[]> 
     }
   }
   return records;
+}
+
+/** The workers whose lease ran out by the server's clock, and ms until the next live one's runs out (none: undefined). Reads only. */
+async function readLeases({ redis, keys }: ReadContext): Promise<{ lapsed: Set<string>; msUntilNext: number | undefined }> {
+  const [time, entries] = (await execPipeline(redis.pipeline().time().zrange(keys.workers, 0, -1, 'WITHSCORES'))) as [[string, string], string[]];
+  const now = serverTimeMs(time);
+  const lapsed = new Set<string>();
+  let next: number | undefined;
+  for (let i = 0; i + 1 < entries.length; i += 2) {
+    const deadline = Number(entries[i + 1]);
+    if (deadline < now) lapsed.add(entries[i]!);
+    else next = Math.min(next ?? Infinity, deadline - now);
+  }
+  return { lapsed, msUntilNext: next };
+}
+
+async function lapsedWorkers(context: ReadContext): Promise<Set<string>> {
+  return (await readLeases(context)).lapsed;
+}
+
+async function msUntilNextLapse(context: ReadContext): Promise<number | undefined> {
+  return (await readLeases(context)).msUntilNext;
 }

@@ -1,6 +1,6 @@
 /**
  * Workers, on any machine: the live ones (`fitq workers`), read from their
- * hashes after a reap (model/worker-record.ts says what a record is);
+ * hashes (model/worker-record.ts says what a record is);
  * asking them to stop (`fitq stop`), draining and undraining them (`fitq
  * drain`, `fitq undrain`: setDrained-*.lua), and waiting for them.
  */
@@ -18,17 +18,18 @@ import type { QueueContext, ReadContext } from './context.js';
 import { reap } from './upkeep.js';
 
 /**
- * Live workers with capacity, usage, runs and liveness, after reaping any
- * whose lease expired. One whose lease lapses between the reap and the
- * read is reaped too, never shown as alive.
+ * Live workers with capacity, usage, runs and liveness: one whose lease
+ * ran out is left out, as reaping will remove it (its runs read as the
+ * reaper will settle them: model/upkeep-view.ts). Reads only.
  */
-export async function listWorkers(ctx: QueueContext): Promise<WorkerRecord[]> {
-  for (let attempt = 1; ; attempt++) {
-    await reap(ctx);
-    const workers = await readWorkers(ctx);
-    const live = workers.filter((worker) => worker.liveness.leaseLeftMs >= 0);
-    if (live.length === workers.length || attempt === 3 || ctx.upkeep.refused) return live;
-  }
+export async function listWorkers(ctx: ReadContext): Promise<WorkerRecord[]> {
+  return (await readWorkers(ctx)).filter((worker) => worker.liveness.leaseLeftMs >= 0);
+}
+
+/** Live workers, after reaping those whose lease ran out: for commands that act on workers. */
+async function reapedWorkers(ctx: QueueContext): Promise<WorkerRecord[]> {
+  await reap(ctx);
+  return listWorkers(ctx);
 }
 
 /**
@@ -43,7 +44,7 @@ export async function stopWorkers(
   options: { now?: boolean; wait?: boolean; timeoutMs?: number } = {},
 ): Promise<void> {
   names.forEach(validateWorkerName);
-  const live = new Set((await listWorkers(ctx)).map((worker) => worker.name));
+  const live = new Set((await reapedWorkers(ctx)).map((worker) => worker.name));
   const unknown = names.filter((name) => !live.has(name));
   if (unknown.length > 0) throw new UsageError(`unknown worker '${unknown[0]}' (no live worker has that name)`);
   for (const name of names) await ctx.scripts.requestStop(name, options.now ? 'now' : 'graceful');
@@ -68,7 +69,7 @@ export async function setDrained(ctx: QueueContext, names: readonly string[], dr
   names.forEach(validateWorkerName);
   const unique = [...new Set(names)];
   if (unique.length === 0) throw new UsageError(`name the workers to ${drained ? 'drain' : 'undrain'} (fitq workers lists them)`);
-  const live = new Set((await listWorkers(ctx)).map((worker) => worker.name));
+  const live = new Set((await reapedWorkers(ctx)).map((worker) => worker.name));
   const unknown = unique.find((name) => !live.has(name));
   if (unknown !== undefined) throw new UsageError(`unknown worker ${quote(unknown)} (no live worker has that name)`);
   const changed = new Map<string, boolean>();
@@ -87,7 +88,8 @@ export async function setDrained(ctx: QueueContext, names: readonly string[], dr
 /**
  * Waits until `done` holds for the live workers: checked at once, whenever
  * a worker joins or leaves (pub/sub), and every second besides (a dead
- * worker leaves only once someone reaps it). Resolves false after
+ * worker leaves when its lease runs out, which no event tells). Reads
+ * only. Resolves false after
  * `timeoutMs`, or when `signal` aborts.
  */
 export async function waitForWorkers(

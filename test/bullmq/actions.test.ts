@@ -104,8 +104,9 @@ async function expectWhole(client: FitqClient): Promise<void> {
 
 
 /**
- * fitq's list of runs (which reconciles first; with `cli`, `fitq runs
- * --json` itself) agrees with BullMQ's job counts and states, and fitq's
+ * fitq's list of runs (with `cli`, `fitq runs --json` itself), read as
+ * BullMQ left the queue (reads never reconcile), agrees with BullMQ's job
+ * counts and states; once reconciled, as a worker's next poll does, fitq's
  * index holds exactly the runs that exist. Returns the runs.
  */
 async function expectAgreement(setup: Setup, options: { cli?: boolean } = {}): Promise<RunRecord[]> {
@@ -123,6 +124,7 @@ async function expectAgreement(setup: Setup, options: { cli?: boolean } = {}): P
   for (const run of runs) expected[BULLMQ_STATE[run.status]]! += 1;
   expect(counts).toEqual(expected);
   for (const run of runs) expect(await bull.getJobState(run.id), run.id).toBe(BULLMQ_STATE[run.status]);
+  await client.reconcile();
   const ids = await client.redis.zrange(client.keys.ids, 0, -1);
   expect(ids.sort()).toEqual(runs.map((run) => run.id).sort());
   // No staged index entry of a run that is not staged.
@@ -293,7 +295,7 @@ describe('BullMQ actions on a fitq namespace', () => {
     await expectAgreement(s, { cli: true });
   });
 
-  it('updateData (job.updateData) of a running or ended run: fitq keeps what the run is; fitq runs shows what ran, and puts BullMQ\'s data back', async () => {
+  it('updateData (job.updateData) of a running or ended run: fitq keeps what the run is; fitq runs shows what ran, and reconciling puts BullMQ\'s data back', async () => {
     const s = await setup();
     const { client, bull, queue } = s;
     const [done] = (await client.stage({ command: ['echo', 'hello'], resources: 'cpu=1' })).runs;
@@ -309,7 +311,7 @@ describe('BullMQ actions on a fitq namespace', () => {
     }
     await (await bull.getJob(running!.id))!.updateData({ foo: 1 });
 
-    // fitq runs reads the runs as fitq staged them, and puts BullMQ's data back.
+    // fitq runs reads the runs as fitq staged them.
     const listed = await expectAgreement(s, { cli: true });
     expect(listed.find((run) => run.id === running!.id)).toMatchObject({
       status: 'running', command: gated(gate), requires: 'cpu=1 gpu=1 lic=1', startedAt: expect.any(Number) as unknown,
@@ -317,6 +319,9 @@ describe('BullMQ actions on a fitq namespace', () => {
     expect(listed.find((run) => run.id === done!.id)).toMatchObject({ status: 'completed', command: ['echo', 'hello'], requires: 'cpu=1' });
     const table = await fitq(['runs', '--columns', 'id,requires,command'], { queue });
     expect(table.stdout).toMatch(new RegExp(`^${done!.id} +cpu=1 +echo hello$`, 'm'));
+    // job.updateData emits no event: a reconcile's full pass over every run puts BullMQ's data back.
+    await client.redis.hset(client.keys.reconcile, 'pass', 'ids:');
+    await client.reconcile();
     for (const id of [running!.id, done!.id]) expect((await bull.getJob(id))!.data, id).toEqual(original.get(id));
 
     open(gate);

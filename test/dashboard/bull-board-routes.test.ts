@@ -111,7 +111,7 @@ describe("the board's page", () => {
 
     expect((await call('PUT', `/${removed}/clean`)).status).toBe(204);
     expect((await call('PATCH', `/${raised}/priority`, { priority: 1 })).status).toBe(200); // BullMQ's highest: fitq's 1,000,000
-    const listed = await client.listRuns(); // catches up with BullMQ first
+    const listed = await client.listRuns(); // the board's actions caught up with BullMQ
     expect(listed.map((run) => [run.id, run.status, run.priority])).toEqual([[raised, 'staged', 1_000_000], [kept, 'staged', 5]]);
     const [shape, ...more] = await indexedShapes(client);
     expect(more).toEqual([]);

@@ -78,11 +78,9 @@ describe('pools', () => {
     expect((await client.getRun(waiting)).reason).toBe('pool license exhausted (license=1 > 0 free)');
     worker.kill('SIGKILL');
     await worker;
-    // Listing workers reaps those whose lease ran out.
-    await waitFor('the dead worker to be reaped', async () => {
-      await client.listWorkers();
-      return (await client.getRun(holder)).status === 'lost';
-    }, 10_000, 100);
+    // Read at once, its run is lost; waiting for its end reaps the dead worker as its lease runs out (reads never reap).
+    await waitFor('the run to read as lost', async () => (await client.getRun(holder)).status === 'lost', 10_000, 100);
+    expect((await client.waitForEnd(holder, 10_000)).status).toBe('lost');
     expect((await client.listPool())[0]).toMatchObject({ name: 'license', used: 0n });
     await startTestWorker(queue, { name: 'heir' });
     expect((await client.waitForEnd(waiting)).status).toBe('completed');

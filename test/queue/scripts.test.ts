@@ -85,7 +85,9 @@ describe('finishRun and appendLog of a worker cut off past its lease', () => {
     expect(await scripts.appendLog(id, 'cut', 'tok', '1', line)).toBe(0);
     expect(await scripts.finishRun(finish)).toEqual({ outcome: 'fenced' });
     expect(await scripts.finishRun({ ...finish, runId: retried, status: 'stopped', reason: 'x' })).toEqual({ outcome: 'fenced' });
-    expect(await client.getRun(id)).toMatchObject({ status: 'running', worker: 'cut' });
+    // Stored as it was (a read already shows it as the reaper will leave it: lost).
+    expect(await client.redis.hmget(client.keys.run(id), 'status', 'worker')).toEqual(['running', 'cut']);
+    expect(await client.getRun(id)).toMatchObject({ status: 'lost', reason: 'worker cut stopped renewing its lease', worker: 'cut' });
     expect(await client.redis.hget(client.keys.worker('cut').free, 'x')).toBe('0');
     expect(await client.readLog(id)).toEqual([]);
 

@@ -50,8 +50,7 @@ async function whyHeadsWait(client: FitqClient, shapes: readonly StagedShape[]):
 }
 
 async function readOverview(queue: string, client: FitqClient): Promise<NamespaceOverview> {
-  // As `fitq runs` does: catch up with what BullMQ's API did first; workers are listed after a reap.
-  await client.reconcile();
+  // Reads only, as `fitq runs` does (workers whose lease ran out are not listed).
   const [runs, shapes, workers, time, paused] = await Promise.all([
     readRunSummaries(client),
     readStagedShapes(client),
