@@ -10,7 +10,6 @@
  * record of strings (`runFields`): the job hash with its data's fields
  * spread over it, as they were signed.
  */
-import { parseStoredResources, type Resources } from '../resources/spec.js';
 import type { StoredOutputFiles } from './output-files.js';
 import type { Dependency, RetryPolicy } from './parked.js';
 import { encodeRunData, runDataFields } from './run-codec.js';
@@ -76,11 +75,6 @@ export function bullDataAltered(hash: Readonly<Record<string, string>>): boolean
 /** A run as one flat record: its job hash (as HGETALL gives it) with its data's fields (as fitq wrote them). */
 export function runFields(runId: string, hash: Readonly<Record<string, string>>): Record<string, string> {
   return { ...hash, ...runDataFields(fitqRunData(hash)), id: runId };
-}
-
-/** Demands of a stored run, exact. (A run decoded by decodeRun has them already.) */
-export function runDemands(fields: Readonly<Record<string, string | undefined>>): Resources {
-  return parseStoredResources(fields.resources);
 }
 
 export { formatDemands } from './run-decode.js';

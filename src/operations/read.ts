@@ -14,7 +14,8 @@ import { dependentsOf } from '../model/dependencies.js';
 import type { RunVerdict } from '../model/explain.js';
 import { validateRunId } from '../model/names.js';
 import { dependencyArrays, parkedReason } from '../model/parked.js';
-import { parseRunFields, runDemands, runFields } from '../model/run-data.js';
+import { runFields } from '../model/run-data.js';
+import { decodeRun } from '../model/run-decode.js';
 import { matchesFilter, type RunAttempt, type RunFilter, type RunRecord } from '../model/run-record.js';
 import { asUpkeepLeavesIt } from '../model/upkeep-view.js';
 import { whyWaiting } from '../model/why-waiting.js';
@@ -156,7 +157,7 @@ export async function readRun(ctx: QueueContext, runId: string, redis: Redis = c
     throw unknownRun(runId);
   }
   const fields = runFields(runId, hash);
-  return { run: parseRunFields(fields), demands: runDemands(fields), fields };
+  return { ...decodeRun(fields), fields };
 }
 
 /**
@@ -205,7 +206,7 @@ async function readStoredRuns(ctx: ReadContext, ids: readonly string[], redis: R
     const hash = (reply ?? {}) as Record<string, string>;
     if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
     const fields = runFields(ids[i]!, hash);
-    return [{ run: parseRunFields(fields), demands: runDemands(fields), fields }];
+    return [{ ...decodeRun(fields), fields }];
   });
   return { runs, idCount };
 }
