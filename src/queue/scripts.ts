@@ -465,11 +465,10 @@ export class Scripts {
   /**
    * Reconciles fitq's index with what BullMQ's API did to the queue, about
    * `budget` jobs and events per call; `more` when work is left for another
-   * call. The jobs of `runIds` are looked at first: runs a reader found whose
-   * BullMQ data is not fitq's (job.updateData leaves no other trace).
+   * call.
    */
-  async reconcileRuns(budget = 500, runIds: readonly string[] = []): Promise<{ more: boolean; actions: ReconcileAction[] }> {
-    const [more, actions] = (await this.call('reconcileRuns', {}, this.keys.base, budget, this.logMaxLines, runIds)) as [number, string[]];
+  async reconcileRuns(budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
+    const [more, actions] = (await this.call('reconcileRuns', {}, this.keys.base, budget, this.logMaxLines)) as [number, string[]];
     return {
       more: more === 1,
       actions: actions.map((entry) => {

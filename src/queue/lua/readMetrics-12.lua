@@ -15,7 +15,7 @@
   KEYS[2]  pool:capacity  hash: cluster-wide resource -> total amount
   KEYS[3]  pool:used      hash: cluster-wide resource -> amount reserved
   KEYS[4]  groups         hash: group of shapes with staged runs -> version
-  KEYS[5]  stats          hash: run statistics (includes/stats/includes/stats/runTimeBounds.lua)
+  KEYS[5]  stats          hash: run statistics (includes/stats/runTimeBounds.lua)
   KEYS[6..12] what its includes touch, each named at its top: runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
   runs:failed, runs:meta

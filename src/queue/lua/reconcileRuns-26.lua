@@ -2,12 +2,13 @@
 --[[
   Brings fitq's index of runs back in line with what BullMQ's API (or Bull
   Board) did to the namespace's queue, a bounded amount of work per call.
-  Workers call it on every poll, `fitq runs` until it is done.
+  Workers call it on every poll; commands that change runs BullMQ may have
+  touched (`fitq update`) call it until it is done. Reads never do.
 
   1. Events. It reads the queue's event stream after the last entry it read
      (`events` in `reconcile`) and looks at the job of each `added` and
      `removed` event, and of each `waiting` event from another state than
-     active (retry, promote): includes/bullmq/includes/bullmq/followEvents.lua.
+     active (retry, promote): includes/bullmq/followEvents.lua.
   2. A full pass, for what emits no event (changePriority, drain) or events
      that name no job (clean) or were lost (trimmed, or the stream deleted
      by obliterate): over every run id of `ids`, then every job of
@@ -19,14 +20,13 @@
   3. The jobs of the `wait` list, which fitq never uses: each is looked at
      on every call. (The `delayed` set, where fitq parks runs that begin
      later, is looked at by the full pass.)
-  4. Upkeep of parked runs (see includes/lifecycle/includes/lifecycle/placeStaged.lua): runs whose begin
+  4. Upkeep of parked runs (see includes/lifecycle/placeStaged.lua): runs whose begin
      time has come join the fit index (as a claim does), and dependents of
      runs with many (`dependents-pending`) are judged, a batch per call.
-  First of all, it looks at the jobs of the run ids it is given (ARGV[4..]):
-  runs a reader found whose BullMQ data is not fitq's (job.updateData emits
-  no event and moves no counter, so only reading the job shows it).
+  (job.updateData emits no event and moves no counter: the data it rewrote
+  is put back by the next full pass; fitq never runs, shows or verifies it.)
 
-  Looking at a job (includes/bullmq/includes/bullmq/followJob.lua), one step per action of
+  Looking at a job (includes/bullmq/followJob.lua), one step per action of
   BullMQ's it follows (includes/bullmq/follow*.lua):
   - a fitq run whose `data` BullMQ rewrote (job.updateData), whatever its
     status: its `data` is put back from fitq's own copy, `runData`, which
@@ -68,7 +68,7 @@
   runs:meta, runs:id, runs:pc, runs:marker
 
   ARGV[1] base, ARGV[2] budget (jobs and events looked at per call, about),
-  ARGV[3] logMaxLines, ARGV[4..] run ids to look at first
+  ARGV[3] logMaxLines
 
   A job it rejects ends now by the Redis server's clock.
 
@@ -83,7 +83,6 @@
   (maxmemory reached): it catches up once Redis has room again.
 ]]
 -- @include bullmq/followEvents
--- @include bullmq/followJob
 -- @include bullmq/followPass
 -- @include bullmq/followWaitList
 -- @include bullmq/prioritizedCount
@@ -95,7 +94,6 @@
 -- @include namespace/publish
 -- @include namespace/serverNow
 -- @include namespace/tryCall
--- @include namespace/validName
 -- @include shape/allShapes
 local idsKey = KEYS[1]
 local reconcileKey = KEYS[2]
@@ -134,11 +132,6 @@ local call = {base = base, logMaxLines = logMaxLines, work = budget, actions = {
 call.act = function(kind, runId, detail)
   call.actions[#call.actions + 1] = kind .. "|" .. runId .. "|" .. (detail or "")
   if kind == "forgotten" then call.forgotten = call.forgotten + 1 end
-end
-
--- 0. The runs a reader found whose BullMQ data is not fitq's.
-for i = 4, #ARGV do
-  if validName(ARGV[i]) then followJob(call, ARGV[i]) end
 end
 
 local state = redis.call("HMGET", reconcileKey, "events", "pc", "mismatch", "pass")
