@@ -30,7 +30,7 @@ import { waitForEnd, waitForRuns, type WaitOptions } from './operations/wait.js'
 import { unrunnableWarnings } from './operations/warnings.js';
 import { listWorkers, setDrained, stopWorkers, waitForWorkers } from './operations/workers.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './queue/keys.js';
-import type { ReconcileAction } from './queue/scripts.js';
+import type { ReconcileAction } from './queue/run-calls.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from './redis/connection.js';
 import { secretKey, type Secret } from './security/secret.js';
 

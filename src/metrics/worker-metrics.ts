@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Histogram, Registry } from 'prom-client';
-import type { ClaimResult } from '../queue/scripts.js';
+import type { ClaimResult } from '../queue/claim-reply.js';
 
 /** What the claim loop reports (src/worker/claims.ts); undefined when metrics are off. */
 export interface ClaimObserver {

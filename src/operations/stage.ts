@@ -13,7 +13,7 @@ import { decodeRun } from '../model/run-decode.js';
 import type { RunRecord } from '../model/run-record.js';
 import { prepareRuns, runShape, type PreparedRun, type StageRequest } from '../model/stage.js';
 import { prepareArray } from '../model/sweep.js';
-import type { StagedBatch } from '../queue/scripts.js';
+import type { StagedBatch } from '../queue/run-calls.js';
 import { signRuns } from '../security/signing.js';
 import type { QueueContext } from './context.js';
 import { resolveDependencies } from './dependencies.js';

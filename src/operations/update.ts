@@ -23,7 +23,8 @@ import { parseStoredResources, toDemands } from '../resources/spec.js';
 import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
 import { quote } from '../text/quote.js';
 import { refusalOf } from '../queue/script-codes.js';
-import type { Scripts, UpdateScriptRun } from '../queue/scripts.js';
+import type { Scripts } from '../queue/scripts.js';
+import type { UpdateScriptRun } from '../queue/run-calls.js';
 import type { QueueContext } from './context.js';
 import { reconcile } from './upkeep.js';
 

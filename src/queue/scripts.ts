@@ -4,216 +4,27 @@
  * and every change to capacity happens in these scripts.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
-import { decodeClaim, type ClaimedRun } from '../model/claimed-run.js';
 import { parseExplainReply, type RunVerdict } from '../model/explain.js';
 import type { NamespaceKeys } from './keys.js';
 import type { LogLine, LogPosition } from '../model/logs.js';
 import { scriptCommand, defineScripts, scriptKeys, type KeySubject, type ScriptArg } from './script-call.js';
 import { parseMetricsReply, type MetricsSnapshot } from '../model/metrics-snapshot.js';
-import { runFields } from '../model/run-data.js';
+import { flatToRecord, limitArg, parseClaimReply, type ClaimLimits, type ClaimPolicy, type ClaimResult, type GpuPlacement } from './claim-reply.js';
+import type { FinishInput, FinishResult, StopMode, WorkerRegistration } from './worker-calls.js';
+import {
+  parseStageReply,
+  type BatchChunk,
+  type HeldOutcome,
+  type ReconcileAction,
+  type RestartOutcome,
+  type StagedBatch,
+  type StageScriptRun,
+  type UpdateScriptOutcome,
+  type UpdateScriptRun,
+} from './run-calls.js';
 import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
 
 export { luaInclude } from './lua-source.js';
-
-/** One run of a staging batch, as the stage script takes it. */
-export interface StageScriptRun {
-  id: string;
-  shape: string;
-  priority: number;
-  /** Its job data, JSON text. */
-  data: string;
-  /** The array it is part of, and the array's limit (most of its runs running at once), if any. */
-  array?: string;
-  limit?: number;
-}
-
-/** One edited run, as the update script takes it (see updateRuns-*.lua). */
-export interface UpdateScriptRun {
-  id: string;
-  /** The job data the edit was made from: the run is changed only if it still holds it. */
-  expectedData: string;
-  data: string;
-  shape: string;
-  priority: number;
-  /** What changed, e.g. "priority,resources" (for the `updated` event). */
-  changes: string;
-}
-
-/**
- * What the update script did with one run: changed it; left it because it
- * is no longer staged or held (`status`: what it is now), or because its
- * data changed since it was read; or found no such run.
- */
-export type UpdateScriptOutcome = { outcome: 'updated' } | { outcome: 'status'; status: string } | { outcome: 'changed' } | { outcome: 'gone' };
-
-/** backfill: start what fits without starving the blocked head (default); fifo: strict order. */
-export type ClaimPolicy = 'backfill' | 'fifo';
-
-/** Where a fractional gpu demand goes: pack onto the fullest device that fits (default), or spread onto the emptiest. */
-export type GpuPlacement = 'pack' | 'spread';
-
-export type ClaimResult =
-  /** `claim`: the run and what the claim gave it, decoded once (model/claimed-run.ts). */
-  | { code: 'claimed'; runId: string; epoch: string; claim: ClaimedRun }
-  | {
-      code: 'waiting';
-      ignored: IgnoredGroup[];
-      /** The blocked head this worker holds resources for, if any. */ holding?: string;
-      /** Ms until the next run that begins later (--begin, --delay, a retry's backoff) is due, if any. */ nextBeginMs?: number;
-    }
-  | { code: 'idle'; ignored: IgnoredGroup[]; nextBeginMs?: number }
-  | { code: 'full' }
-  | { code: 'paused' }
-  /** The worker is drained (fitq drain): it claims nothing. */
-  | { code: 'drained' }
-  | { code: 'fenced' };
-
-/** A group of demand shapes (their resource names, `cpu,mem`) a worker cannot run, with the resource names it lacks. */
-export interface IgnoredGroup {
-  group: string;
-  missing: string[];
-  /** Changes when runs of this group are staged or leave. */
-  version: string;
-}
-
-/** How a worker is asked to stop: let its runs finish, or terminate them first. */
-export type StopMode = 'graceful' | 'now';
-
-export interface WorkerRegistration {
-  name: string;
-  token: string;
-  leaseMs: number;
-  concurrency: number;
-  host: string;
-  pid: number;
-  /** Capacity, "a=1 b=2". */
-  resources: string;
-  /** GPU device indices the worker assigns runs to. */
-  devices?: readonly number[];
-  /** Its claim policy, shown to users judging why runs wait. */
-  policy?: string;
-  /** How it places fractional gpu demands on its devices. */
-  gpuPlacement?: GpuPlacement;
-  /** Registers drained: a worker process registering again after `fitq drain`. */
-  drained?: boolean;
-  /** Time limits its claims apply (ms): see ClaimLimits. */
-  timeLimits?: ClaimLimits;
-}
-
-/**
- * A worker's time limits: `defaultMs` for runs staged without one; it never
- * claims a run whose limit is above `maxMs`, and gives one staged without
- * the default, else the maximum.
- */
-export interface ClaimLimits {
-  defaultMs?: number | undefined;
-  maxMs?: number | undefined;
-}
-
-const limitArg = (ms: number | undefined): string => (ms === undefined ? '' : String(ms));
-
-export interface FinishInput {
-  runId: string;
-  worker: string;
-  /** The registration token of the worker: only a live registration may record. */
-  token: string;
-  epoch: string;
-  /**
-   * `stopped`: its worker terminated it (or never started it) because the worker was stopped;
-   * `returned`: its worker could not start it for want of its own means (out of file descriptors): put back, no retry spent.
-   */
-  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'stopped' | 'returned';
-  exitCode?: number | undefined;
-  signal?: string | undefined;
-  reason: string;
-}
-
-/**
- * What finishRun did: recorded the end (a stopped run: re-staged or lost);
- * found the run no longer held by this claim (`status`: what it is now,
- * undefined when it is gone); or refused a worker whose registration is gone
- * or whose lease has run out.
- */
-export type FinishResult =
-  | { outcome: 'recorded'; status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'staged' | 'lost' }
-  | { outcome: 'movedOn'; status: string | undefined }
-  | { outcome: 'fenced' };
-
-/** What reconciling fitq's index with BullMQ's actions did to one job (see reconcileRuns-*.lua). */
-export interface ReconcileAction {
-  /**
-   * `retried`: an ended run BullMQ retried is staged again (`detail`: the
-   * status it had); `rejected`: a job added without fitq's run data ended
-   * rejected; `priority`: an unsigned staged run took the priority BullMQ
-   * gave it (`detail`: fitq's priority now); `priorityKept`: a signed run
-   * kept its signed priority (`detail`); `forgotten`: a run whose job BullMQ
-   * deleted is gone from fitq's index; `promoted`: a delayed run BullMQ
-   * promoted (job.promote) begins now; `dataKept`: a run's job data BullMQ
-   * rewrote (job.updateData) is put back as fitq wrote it, which is all
-   * fitq ever read (`detail`: its status).
-   */
-  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten' | 'promoted' | 'dataKept';
-  runId: string;
-  detail: string;
-}
-
-/** A chunk of a batch staged in several script calls (see stageRuns-*.lua). */
-export interface BatchChunk {
-  id: string;
-  /** How long the batch stays open from this call on, in ms (the Redis server's clock). */
-  ttlMs: number;
-  first: boolean;
-}
-
-/** Where a staged batch went: its first run's staging sequence number, and when it was staged (the Redis server's clock, epoch ms). */
-export interface StagedBatch {
-  firstSeq: number;
-  timestamp: number;
-}
-
-/**
- * Reads the stage script's reply (see StagedBatch); a taken run id or an
- * older layout throws its RefusedError.
- */
-export function parseStageReply(reply: unknown, keys: NamespaceKeys): StagedBatch {
-  const [code, value, timestamp] = reply as [number, string | number, number?];
-  acceptReply(code, value, keys);
-  return { firstSeq: Number(value), timestamp: Number(timestamp) };
-}
-
-function flatToRecord(flat: string[]): Record<string, string> {
-  const record: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i] as string] = flat[i + 1] as string;
-  return record;
-}
-
-function parseIgnored(list: unknown): IgnoredGroup[] {
-  return (list as string[]).map((entry) => {
-    const [group = '', missing = '', version = ''] = entry.split('|');
-    return { group, missing: missing.split(','), version };
-  });
-}
-
-/** The claim's `nextBegin` (ms, -1 for none) as an optional field. */
-function nextBegin(value: unknown): { nextBeginMs?: number } {
-  const ms = Number(value ?? -1);
-  return Number.isFinite(ms) && ms >= 0 ? { nextBeginMs: ms } : {};
-}
-
-/** What holding or releasing one run did (see setHeld-*.lua). */
-export interface HeldOutcome {
-  outcome: 'held' | 'released' | 'unchanged' | 'notStaged' | 'unknown';
-  /** released: where it went (staged, delayed, deps); notStaged: its status. */
-  detail: string;
-}
-
-/** What restarting one run did (see restartRuns-*.lua). */
-export interface RestartOutcome {
-  runId: string;
-  outcome: 'restarted' | 'notEnded' | 'unknown' | 'cascadeLeft';
-  /** restarted: where it went (staged, delayed, held, deps, canceled); notEnded: its status. */
-  detail: string;
-}
 
 const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' | 'unknown'>([
   ['ok', 'canceled'], ['requested', 'requested'], ['unchanged', 'ended'], ['unknownRun', 'unknown'],
@@ -279,27 +90,7 @@ export class Scripts {
       'claimRun', { worker }, this.keys.base, token, maxRuns, policy, gpuPlacement,
       limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs), maxBare,
     )) as unknown[];
-    switch (codeName(reply[0])) {
-      case 'ok': {
-        const runId = String(reply[1]);
-        const epoch = String(reply[2]);
-        return { code: 'claimed', runId, epoch, claim: decodeClaim(runId, epoch, runFields(runId, flatToRecord(reply[3] as string[]))) };
-      }
-      case 'waiting':
-        return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined, ...nextBegin(reply[3]) };
-      case 'idle':
-        return { code: 'idle', ignored: parseIgnored(reply[1]), ...nextBegin(reply[3]) };
-      case 'full':
-        return { code: 'full' };
-      case 'paused':
-        return { code: 'paused' };
-      case 'drained':
-        return { code: 'drained' };
-      case 'fenced':
-        return { code: 'fenced' };
-      default:
-        throw new Error(`claimRun replied ${String(reply[0])}`);
-    }
+    return parseClaimReply(reply);
   }
 
   /**

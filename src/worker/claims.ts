@@ -7,7 +7,8 @@
  */
 import type { Logger } from 'pino';
 import { describeAclRefusal } from '../redis/connection.js';
-import type { ClaimResult, Scripts } from '../queue/scripts.js';
+import type { Scripts } from '../queue/scripts.js';
+import type { ClaimResult } from '../queue/claim-reply.js';
 import { ClaimNotes } from './claim-notes.js';
 import { unreadClaim } from '../model/claimed-run.js';
 import { describeDemands } from './executor.js';

@@ -1,7 +1,8 @@
 /** What an executor is given by its worker: where it records, its settings, and whom it tells. */
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
-import type { ClaimLimits, Scripts } from '../queue/scripts.js';
+import type { Scripts } from '../queue/scripts.js';
+import type { ClaimLimits } from '../queue/claim-reply.js';
 import type { EscapedSweep } from './escaped-sweep.js';
 import type { LogFormat } from './logger.js';
 import type { Watchdog } from './watchdog.js';

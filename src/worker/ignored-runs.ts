@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
-import type { IgnoredGroup } from '../queue/scripts.js';
+import type { IgnoredGroup } from '../queue/claim-reply.js';
 
 export class IgnoredRuns {
   /** Per group of shapes: the version last seen and the staged run ids already logged. */

@@ -10,7 +10,7 @@
  * the deadline after which the stop sequence no longer waits for Redis.
  * `stopped` begins once the worker lets go of its lease (no more heartbeats).
  */
-import type { StopMode } from '../queue/scripts.js';
+import type { StopMode } from '../queue/worker-calls.js';
 
 export type WorkerState = 'running' | 'reregistering' | 'stopping' | 'stopped';
 

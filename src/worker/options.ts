@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
 import { HIGHEST_PORT } from '../units/port.js';
 import type { ClientOptions } from '../client.js';
-import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/scripts.js';
+import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/claim-reply.js';
 import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../units/duration.js';
 import type { TlsFiles } from '../redis/tls-options.js';
 import type { GpuOption } from './gpus.js';

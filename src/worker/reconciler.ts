@@ -4,7 +4,8 @@
  * what it did. Called at start and with every poll.
  */
 import type { Logger } from 'pino';
-import type { ReconcileAction, Scripts } from '../queue/scripts.js';
+import type { Scripts } from '../queue/scripts.js';
+import type { ReconcileAction } from '../queue/run-calls.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** Most reconcile calls in one go (each does a bounded amount of work). */

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { WorkerRegistration } from '../queue/scripts.js';
+import type { WorkerRegistration } from '../queue/worker-calls.js';
 import { formatResources } from '../resources/spec.js';
 import type { ResolvedWorkerOptions } from './options.js';
 

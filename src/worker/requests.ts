@@ -12,7 +12,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
-import type { StopMode } from '../queue/scripts.js';
+import type { StopMode } from '../queue/worker-calls.js';
 import type { Lease } from './lease.js';
 
 export class Requests {

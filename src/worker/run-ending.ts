@@ -3,7 +3,7 @@
  * a rejection, a cancellation, or a stop by its worker) and what it says in
  * its log about what was, or was not, recorded.
  */
-import type { FinishInput, FinishResult } from '../queue/scripts.js';
+import type { FinishInput, FinishResult } from '../queue/worker-calls.js';
 import type { RunOutcome } from './child.js';
 import { isGivenUp, type RunStop } from './run-stop.js';
 

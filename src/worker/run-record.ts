@@ -4,7 +4,7 @@
  * refuses it, and the worker's log says what was recorded, or why nothing was.
  */
 import type { Logger } from 'pino';
-import type { FinishResult } from '../queue/scripts.js';
+import type { FinishResult } from '../queue/worker-calls.js';
 import type { ActiveRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
 import { retryRefused } from './retry.js';

@@ -7,7 +7,7 @@
  */
 import { formatTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
 import type { ClaimedRun } from '../model/claimed-run.js';
-import type { ClaimLimits } from '../queue/scripts.js';
+import type { ClaimLimits } from '../queue/claim-reply.js';
 
 export interface RunTimeLimit {
   limitMs: number;

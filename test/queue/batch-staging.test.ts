@@ -7,7 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
 import { runDataJson } from '../../src/model/run-data.js';
-import { Scripts, type StageScriptRun, type WorkerRegistration } from '../../src/queue/scripts.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import type { StageScriptRun } from '../../src/queue/run-calls.js';
+import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
 import { prepareRuns, runShape } from '../../src/model/stage.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { startRedisServer } from '../support/redis-server.js';

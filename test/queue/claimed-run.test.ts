@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { MICROS_PER_UNIT } from '../../src/resources/amount.js';
 import { parseStoredResources } from '../../src/resources/spec.js';
-import { Scripts, type ClaimResult } from '../../src/queue/scripts.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import type { ClaimResult } from '../../src/queue/claim-reply.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
 const claimed = (result: ClaimResult) => {

@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
-import { Scripts, type WorkerRegistration } from '../../src/queue/scripts.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
 import { shapeOf } from '../../src/model/stage.js';
 import { parseResourceSpec } from '../../src/resources/spec.js';
 import { openRunQueue } from '../support/bullmq.js';

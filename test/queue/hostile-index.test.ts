@@ -11,7 +11,9 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import type { NamespaceKeys } from '../../src/queue/keys.js';
-import { Scripts, type ClaimResult, type WorkerRegistration } from '../../src/queue/scripts.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import type { ClaimResult } from '../../src/queue/claim-reply.js';
+import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
 import { connectClient, indexedShapes, newQueue, redisUrl } from '../support/fitq.js';
 
 const registrationOf = (name: string, resources: string, devices: number[] = []): WorkerRegistration => ({

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
-import { Scripts, type WorkerRegistration } from '../../src/queue/scripts.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 

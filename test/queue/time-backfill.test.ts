@@ -8,7 +8,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
-import { Scripts, type ClaimLimits, type ClaimPolicy, type WorkerRegistration } from '../../src/queue/scripts.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import type { ClaimLimits, ClaimPolicy } from '../../src/queue/claim-reply.js';
+import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
 import { whyWaiting } from '../../src/model/why-waiting.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 

@@ -13,7 +13,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
-import { Scripts, type ClaimPolicy, type GpuPlacement } from '../../src/queue/scripts.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import type { ClaimPolicy, GpuPlacement } from '../../src/queue/claim-reply.js';
 import { shapeOf } from '../../src/model/stage.js';
 import { CAN_START, whyWaiting } from '../../src/model/why-waiting.js';
 import { formatResources, parseResourceSpec } from '../../src/resources/spec.js';

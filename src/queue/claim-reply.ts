@@ -1,0 +1,98 @@
+/**
+ * The claim script's side of a worker: how it claims (policy, GPU
+ * placement, time limits) and what a claim replies, decoded once (the
+ * claimed run: model/claimed-run.ts).
+ */
+import { decodeClaim, type ClaimedRun } from '../model/claimed-run.js';
+import { runFields } from '../model/run-data.js';
+import { codeName } from './script-codes.js';
+
+/** backfill: start what fits without starving the blocked head (default); fifo: strict order. */
+export type ClaimPolicy = 'backfill' | 'fifo';
+
+/** Where a fractional gpu demand goes: pack onto the fullest device that fits (default), or spread onto the emptiest. */
+export type GpuPlacement = 'pack' | 'spread';
+
+export type ClaimResult =
+  /** `claim`: the run and what the claim gave it, decoded once (model/claimed-run.ts). */
+  | { code: 'claimed'; runId: string; epoch: string; claim: ClaimedRun }
+  | {
+      code: 'waiting';
+      ignored: IgnoredGroup[];
+      /** The blocked head this worker holds resources for, if any. */ holding?: string;
+      /** Ms until the next run that begins later (--begin, --delay, a retry's backoff) is due, if any. */ nextBeginMs?: number;
+    }
+  | { code: 'idle'; ignored: IgnoredGroup[]; nextBeginMs?: number }
+  | { code: 'full' }
+  | { code: 'paused' }
+  /** The worker is drained (fitq drain): it claims nothing. */
+  | { code: 'drained' }
+  | { code: 'fenced' };
+
+/** A group of demand shapes (their resource names, `cpu,mem`) a worker cannot run, with the resource names it lacks. */
+export interface IgnoredGroup {
+  group: string;
+  missing: string[];
+  /** Changes when runs of this group are staged or leave. */
+  version: string;
+}
+
+/**
+ * A worker's time limits: `defaultMs` for runs staged without one; it never
+ * claims a run whose limit is above `maxMs`, and gives one staged without
+ * the default, else the maximum.
+ */
+export interface ClaimLimits {
+  defaultMs?: number | undefined;
+  maxMs?: number | undefined;
+}
+
+
+/** A time limit as a script argument: '' for none. */
+export const limitArg = (ms: number | undefined): string => (ms === undefined ? '' : String(ms));
+
+/** HGETALL's flat reply as a record. */
+export function flatToRecord(flat: string[]): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) record[flat[i] as string] = flat[i + 1] as string;
+  return record;
+}
+
+function parseIgnored(list: unknown): IgnoredGroup[] {
+  return (list as string[]).map((entry) => {
+    const [group = '', missing = '', version = ''] = entry.split('|');
+    return { group, missing: missing.split(','), version };
+  });
+}
+
+/** The claim's `nextBegin` (ms, -1 for none) as an optional field. */
+function nextBegin(value: unknown): { nextBeginMs?: number } {
+  const ms = Number(value ?? -1);
+  return Number.isFinite(ms) && ms >= 0 ? { nextBeginMs: ms } : {};
+}
+
+
+/** Reads the claim script's reply. */
+export function parseClaimReply(reply: unknown[]): ClaimResult {
+  switch (codeName(reply[0])) {
+    case 'ok': {
+      const runId = String(reply[1]);
+      const epoch = String(reply[2]);
+      return { code: 'claimed', runId, epoch, claim: decodeClaim(runId, epoch, runFields(runId, flatToRecord(reply[3] as string[]))) };
+    }
+    case 'waiting':
+      return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined, ...nextBegin(reply[3]) };
+    case 'idle':
+      return { code: 'idle', ignored: parseIgnored(reply[1]), ...nextBegin(reply[3]) };
+    case 'full':
+      return { code: 'full' };
+    case 'paused':
+      return { code: 'paused' };
+    case 'drained':
+      return { code: 'drained' };
+    case 'fenced':
+      return { code: 'fenced' };
+    default:
+      throw new Error(`claimRun replied ${String(reply[0])}`);
+  }
+}

@@ -1,0 +1,91 @@
+/** What the scripts that stage and change runs take and give (stage, update, hold, restart, reconcile). */
+import type { NamespaceKeys } from './keys.js';
+import { acceptReply } from './script-codes.js';
+
+/** One run of a staging batch, as the stage script takes it. */
+export interface StageScriptRun {
+  id: string;
+  shape: string;
+  priority: number;
+  /** Its job data, JSON text. */
+  data: string;
+  /** The array it is part of, and the array's limit (most of its runs running at once), if any. */
+  array?: string;
+  limit?: number;
+}
+
+/** One edited run, as the update script takes it (see updateRuns-*.lua). */
+export interface UpdateScriptRun {
+  id: string;
+  /** The job data the edit was made from: the run is changed only if it still holds it. */
+  expectedData: string;
+  data: string;
+  shape: string;
+  priority: number;
+  /** What changed, e.g. "priority,resources" (for the `updated` event). */
+  changes: string;
+}
+
+/**
+ * What the update script did with one run: changed it; left it because it
+ * is no longer staged or held (`status`: what it is now), or because its
+ * data changed since it was read; or found no such run.
+ */
+export type UpdateScriptOutcome = { outcome: 'updated' } | { outcome: 'status'; status: string } | { outcome: 'changed' } | { outcome: 'gone' };
+
+/** What reconciling fitq's index with BullMQ's actions did to one job (see reconcileRuns-*.lua). */
+export interface ReconcileAction {
+  /**
+   * `retried`: an ended run BullMQ retried is staged again (`detail`: the
+   * status it had); `rejected`: a job added without fitq's run data ended
+   * rejected; `priority`: an unsigned staged run took the priority BullMQ
+   * gave it (`detail`: fitq's priority now); `priorityKept`: a signed run
+   * kept its signed priority (`detail`); `forgotten`: a run whose job BullMQ
+   * deleted is gone from fitq's index; `promoted`: a delayed run BullMQ
+   * promoted (job.promote) begins now; `dataKept`: a run's job data BullMQ
+   * rewrote (job.updateData) is put back as fitq wrote it, which is all
+   * fitq ever read (`detail`: its status).
+   */
+  kind: 'retried' | 'rejected' | 'priority' | 'priorityKept' | 'forgotten' | 'promoted' | 'dataKept';
+  runId: string;
+  detail: string;
+}
+
+/** A chunk of a batch staged in several script calls (see stageRuns-*.lua). */
+export interface BatchChunk {
+  id: string;
+  /** How long the batch stays open from this call on, in ms (the Redis server's clock). */
+  ttlMs: number;
+  first: boolean;
+}
+
+/** Where a staged batch went: its first run's staging sequence number, and when it was staged (the Redis server's clock, epoch ms). */
+export interface StagedBatch {
+  firstSeq: number;
+  timestamp: number;
+}
+
+/**
+ * Reads the stage script's reply (see StagedBatch); a taken run id or an
+ * older layout throws its RefusedError.
+ */
+export function parseStageReply(reply: unknown, keys: NamespaceKeys): StagedBatch {
+  const [code, value, timestamp] = reply as [number, string | number, number?];
+  acceptReply(code, value, keys);
+  return { firstSeq: Number(value), timestamp: Number(timestamp) };
+}
+
+/** What holding or releasing one run did (see setHeld-*.lua). */
+export interface HeldOutcome {
+  outcome: 'held' | 'released' | 'unchanged' | 'notStaged' | 'unknown';
+  /** released: where it went (staged, delayed, deps); notStaged: its status. */
+  detail: string;
+}
+
+/** What restarting one run did (see restartRuns-*.lua). */
+export interface RestartOutcome {
+  runId: string;
+  outcome: 'restarted' | 'notEnded' | 'unknown' | 'cascadeLeft';
+  /** restarted: where it went (staged, delayed, held, deps, canceled); notEnded: its status. */
+  detail: string;
+}
