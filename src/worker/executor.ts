@@ -1,7 +1,7 @@
 /**
  * Executes claimed runs in this process: the claim moved the run's job to
  * active, so here it is verified (signed runs), started as a child process
- * (run-start.ts), its output stored, and its end recorded (run-record.ts),
+ * (run-start.ts), its output stored, and its end recorded (record-end.ts),
  * fenced by the claim epoch and the registration's lease. It holds the runs
  * under way, each with its phase and, if it is being stopped, its stop
  * (run-stop.ts).
@@ -13,7 +13,7 @@ import { arrayOfLimit } from '../model/array-limit.js';
 import { activeRun, type ActiveRun, type ClaimedRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
 import type { RunEnding } from './run-ending.js';
-import { recordRunEnd } from './run-record.js';
+import { recordRunEnd } from './record-end.js';
 import { letGo, spawnRun } from './run-start.js';
 import { CANCELED, requestStop, type RunStop } from './run-stop.js';
 
