@@ -130,7 +130,8 @@ describe('packed logs', () => {
     } finally {
       await bull.close();
     }
-    // Listing catches up with BullMQ first.
+    // Catching up with BullMQ, as a worker's poll does (reads never write).
+    await client.reconcile();
     expect((await client.listRuns()).map((run) => [run.id, run.status])).toEqual([[id, 'staged']]);
     expect(await client.redis.get(client.keys.runPackedLog(id))).toBe(hostile);
     expect((await client.redis.xrange(client.keys.runLog(id), '-', '+')).map(([, fields]) => fields)).toEqual([
