@@ -24,7 +24,6 @@ import {
 } from './run-calls.js';
 import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
 
-export { luaInclude } from './lua-source.js';
 
 const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' | 'unknown'>([
   ['ok', 'canceled'], ['requested', 'requested'], ['unchanged', 'ended'], ['unknownRun', 'unknown'],

@@ -3,7 +3,7 @@
  * Queue.getMetrics reads it, per minute, as BullMQ's own workers count them.
  */
 import { describe, expect, it } from 'vitest';
-import { luaInclude } from '../../src/queue/scripts.js';
+import { luaInclude } from '../../src/queue/lua-source.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
 import { openRunQueue } from '../support/bullmq.js';
 

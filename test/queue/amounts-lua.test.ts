@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { luaInclude } from '../../src/queue/scripts.js';
+import { luaInclude } from '../../src/queue/lua-source.js';
 import { formatMicros, parseDecimal } from '../../src/resources/amount.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isValidName, MAX_NAME_LENGTH } from '../../src/model/names.js';
-import { luaInclude } from '../../src/queue/scripts.js';
+import { luaInclude } from '../../src/queue/lua-source.js';
 import { shapeOf } from '../../src/model/stage.js';
 import { MAX_MICROS } from '../../src/resources/amount.js';
 import { MAX_RESOURCE_NAME_LENGTH } from '../../src/resources/spec.js';

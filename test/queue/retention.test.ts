@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { RunRemovedError, type FitqClient } from '../../src/client.js';
 import { RETENTION_DEFAULTS } from '../../src/model/retention.js';
-import { luaInclude, Scripts } from '../../src/queue/scripts.js';
+import { luaInclude } from '../../src/queue/lua-source.js';
+import { Scripts } from '../../src/queue/scripts.js';
 import { serverTimeMs } from '../../src/model/liveness.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';

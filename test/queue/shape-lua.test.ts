@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { luaInclude } from '../../src/queue/scripts.js';
+import { luaInclude } from '../../src/queue/lua-source.js';
 import { MAX_MICROS, MICROS_PER_UNIT } from '../../src/resources/amount.js';
 import { MAX_DEVICE_INDEX } from '../../src/resources/devices.js';
 import { formatShape, parseShape, shapeGroup, type Shape } from '../../src/resources/shape.js';

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountBullBoard } from '../../src/dashboard/bull-board.js';
 import { FitqClient, READ_ONLY_NOTE } from '../../src/client.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
-import { luaInclude } from '../../src/queue/scripts.js';
+import { luaInclude } from '../../src/queue/lua-source.js';
 import { aclCommands, aclRule, ACL_ROLES, PREFIX, type AclRole } from '../support/acl-rules.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { snapshotKeys } from '../support/key-snapshot.js';
