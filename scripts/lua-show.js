@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Prints a Lua script exactly as Redis gets it: its `#!lua` line, the reply
-// code table, the key table, then the script with its includes pasted in
-// (src/queue/lua-source.ts, through dist/, built first if the sources
+// code table, then the script with its includes pasted in and its keys built
+// inline (src/queue/lua-source.ts, through dist/, built first if the sources
 // changed: the build's output goes to stderr).
 //   npm run -s lua:show claimRun               the script (-s: without npm's banner)
 //   npm run -s lua:show -- claimRun --includes the includes it runs, in order

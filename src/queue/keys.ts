@@ -1,7 +1,7 @@
 /**
  * Every Redis key fitq uses, described in one place (KEY_LAYOUT): the
- * TypeScript keys (namespaceKeys) and the Lua scripts' key table (`KEY`,
- * luaKeyTable, defined ahead of every script as the reply code table is) are
+ * TypeScript keys (namespaceKeys) and the Lua scripts' keys (each
+ * `KEY.<name>(…)` of a script's source, built by luaKeyExpression) are
  * both built from it, so a key's name lives here only. All keys of a
  * namespace share the hash tag `{queue}`, so each Lua script touches a single
  * cluster slot. docs/redis-keys.md describes each of them.
@@ -119,18 +119,18 @@ export function namespaceKey(base: string, name: KeyName, part?: string): string
 }
 
 /**
- * The key table as Lua source, `local KEY = {…}`, defined ahead of a script
- * with the keys it names (`names`; default all): `KEY.poolUsed(base)`,
- * `KEY.staged(base, shape)`. The only place a Lua script builds a key.
+ * The Lua expression building key `name` (`KEY.<name>(base, part)` in a
+ * script's source, replaced by lua-source.ts before Redis sees it): `(base
+ * .. "runs:" .. runId)`. Built inline, not by a table of functions, so a
+ * script pays nothing per call for the keys it could build. The only place
+ * a Lua script's keys are spelled.
  */
-export function luaKeyTable(names: Iterable<string> = PATTERNS.keys()): string {
-  const lines = [...new Set(names)].sort().map((name) => {
-    const { head, part, tail } = patternOf(name);
-    if (part === undefined) return `  ${name} = function(base) return base .. ${JSON.stringify(head)} end,`;
-    const body = [`base .. ${JSON.stringify(head)} .. ${part}`, ...(tail ? [JSON.stringify(tail)] : [])].join(' .. ');
-    return `  ${name} = function(base, ${part}) return ${body} end,`;
-  });
-  return `local KEY = {\n${lines.join('\n')}\n}\n`;
+export function luaKeyExpression(name: string, args: readonly string[]): string {
+  const { head, part, tail } = patternOf(name);
+  const wanted = part === undefined ? 1 : 2;
+  if (args.length !== wanted) throw new Error(`KEY.${name} takes ${part === undefined ? '(base)' : `(base, ${part})`}, got ${args.length} argument(s)`);
+  const pieces = [args[0]!, JSON.stringify(head), ...(part === undefined ? [] : [args[1]!]), ...(tail ? [JSON.stringify(tail)] : [])];
+  return `(${pieces.join(' .. ')})`;
 }
 
 export interface NamespaceKeys {

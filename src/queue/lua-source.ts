@@ -3,13 +3,14 @@
  * its `-- @include folder/name` lines are replaced by lua/includes/folder/name.lua
  * (whose own includes are resolved the same way, each include once, at its
  * first mention, so a function is defined before whatever calls it); after
- * its `#!lua` line come the reply code table (`CODE`, script-codes.ts) and
- * the key table (`KEY`, keys.ts) with the keys it names. scripts.ts loads
+ * its `#!lua` line comes the reply code table (`CODE`, script-codes.ts), and
+ * each `KEY.<name>(base, part)` is replaced by the expression building that
+ * key (keys.ts). scripts.ts loads
  * them; `npm run lua:show SCRIPT` (scripts/lua-show.js) prints one.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { isKeyName, luaKeyTable, type KeyName } from './keys.js';
+import { isKeyName, luaKeyExpression, type KeyName } from './keys.js';
 import { luaCodeTable } from './script-codes.js';
 
 const LUA_DIR = new URL('./lua/', import.meta.url);
@@ -36,6 +37,8 @@ export interface LuaScript {
   readonly keyNames: readonly KeyName[];
   /** The includes it runs (paths under lua/includes/), in the order they are pasted. */
   readonly includes: readonly string[];
+  /** The script with its includes pasted, its keys still named as its source names them (`KEY.<name>(…)`). */
+  readonly resolved: string;
   /** The script as Redis gets it. */
   readonly lua: string;
   readonly sha: string;
@@ -62,22 +65,55 @@ function resolveIncludes(lua: string, included: Set<string>): string {
   });
 }
 
-/** The key table with the keys a piece of Lua names (`KEY.<name>`). */
-function keyTableFor(lua: string): string {
-  const names = [...lua.matchAll(/\bKEY\.(\w+)/g)].map((match) => match[1]!);
-  const unknown = names.find((name) => !isKeyName(name));
-  if (unknown !== undefined) throw new Error(`Lua names KEY.${unknown}, which keys.ts (KEY_LAYOUT) does not describe`);
-  return names.length > 0 ? luaKeyTable(names) : '';
+/** Where a call's arguments end: the index of the `)` closing the one open at `start`, and the arguments at depth one. */
+function callArguments(lua: string, start: number): { end: number; args: string[] } {
+  const args: string[] = [];
+  let depth = 1;
+  let from = start;
+  let quote: string | undefined;
+  for (let i = start; i < lua.length; i++) {
+    const char = lua[i]!;
+    if (quote !== undefined) {
+      if (char === '\\') i++;
+      else if (char === quote) quote = undefined;
+    } else if (char === '"' || char === "'") quote = char;
+    else if (char === '(') depth++;
+    else if (char === ',' && depth === 1) {
+      args.push(lua.slice(from, i).trim());
+      from = i + 1;
+    } else if (char === ')' && --depth === 0) {
+      args.push(lua.slice(from, i).trim());
+      return { end: i, args };
+    }
+  }
+  throw new Error(`unclosed call in Lua: ${lua.slice(start - 20, start + 40)}`);
+}
+
+/** Replaces each `KEY.<name>(base, part)` with the expression building that key (keys.ts, luaKeyExpression). */
+function inlineKeys(lua: string): string {
+  const call = /\bKEY\.(\w+)\(/g;
+  let out = '';
+  let last = 0;
+  for (let match = call.exec(lua); match !== null; match = call.exec(lua)) {
+    const name = match[1]!;
+    if (!isKeyName(name)) throw new Error(`Lua names KEY.${name}, which keys.ts (KEY_LAYOUT) does not describe`);
+    const { end, args } = callArguments(lua, match.index + match[0].length);
+    // Arguments may build keys themselves.
+    out += lua.slice(last, match.index) + luaKeyExpression(name, args.map(inlineKeys));
+    last = end + 1;
+    call.lastIndex = last;
+  }
+  return out + lua.slice(last);
 }
 
 /**
  * Includes as the scripts get them (for tests running their functions in
  * Redis): lua/includes/<path>.lua for each path, after the includes they
- * name, with the key table they use ahead.
+ * name, with their keys built inline.
  */
 export function luaInclude(...paths: string[]): string {
   const body = resolveIncludes(paths.map((path) => `-- @include ${path}`).join('\n'), new Set());
-  return keyTableFor(body) + body;
+  return inlineKeys(body);
 }
 
 /**
@@ -103,7 +139,7 @@ function keyNamesOf(file: string, lua: string, numberOfKeys: number): KeyName[] 
   return names;
 }
 
-/** A script as Redis gets it: its `#!lua` line, then the reply code table (`CODE`), the key table (`KEY`), then the rest. */
+/** A script as Redis gets it: its `#!lua` line, then the reply code table (`CODE`), then the rest with its keys built inline. */
 function loadScript(file: string): LuaScript {
   const match = SCRIPT_FILE.exec(file);
   if (!match) throw new Error(`Lua script name must be <verbNoun>-<numberOfKeys>.lua, got '${file}'`);
@@ -113,7 +149,7 @@ function loadScript(file: string): LuaScript {
   if (shebang === undefined) throw new Error(`Lua script '${file}' must start with a '#!lua' line declaring its flags`);
   const included = new Set<string>();
   const body = resolveIncludes(text.slice(shebang.length), included);
-  const lua = shebang + luaCodeTable() + keyTableFor(body) + body;
+  const lua = shebang + luaCodeTable() + inlineKeys(body);
   return {
     name,
     file,
@@ -121,6 +157,7 @@ function loadScript(file: string): LuaScript {
     numberOfKeys: Number(keys),
     keyNames: keyNamesOf(file, text, Number(keys)),
     includes: [...included],
+    resolved: body,
     lua,
     sha: createHash('sha1').update(lua).digest('hex'),
   };

@@ -6,7 +6,7 @@
  * method on top of this.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
-import { keyPart, namespaceKey, type NamespaceKeys } from './keys.js';
+import { keyPart, namespaceKey, type KeyName, type NamespaceKeys } from './keys.js';
 import { luaScript, luaScripts, type LuaScript } from './lua-source.js';
 
 /**
@@ -24,9 +24,16 @@ type ScriptCall = (args: readonly (string | number)[]) => Promise<unknown>;
 /** An argument of a script call (Scripts.call): a value, or a list of them (run ids) passed on as they are, never spread. */
 export type ScriptArg = string | number | readonly (string | number)[];
 
+/** Scripts by the name they are called by, looked up once each (a claim calls its script thousands of times a second). */
+const scriptsByName = new Map<string, LuaScript>();
+
 function scriptNamed(name: string): LuaScript {
-  const script = luaScript(name);
-  if (!script) throw new Error(`no Lua script named ${name}`);
+  let script = scriptsByName.get(name);
+  if (script === undefined) {
+    script = luaScript(name);
+    if (!script) throw new Error(`no Lua script named ${name}`);
+    scriptsByName.set(name, script);
+  }
   return script;
 }
 
@@ -67,6 +74,25 @@ export interface KeySubject {
   worker?: string;
 }
 
+/** A script's KEYS in a namespace: each a key, or for a key built from data, what it is built from. */
+type KeyPlan = readonly (string | { name: KeyName; part: string })[];
+
+/** Key plans by namespace base and script name, made once each. */
+const keyPlans = new Map<string, KeyPlan>();
+
+function keyPlanOf(base: string, script: LuaScript): KeyPlan {
+  const id = `${base}\n${script.name}`;
+  let plan = keyPlans.get(id);
+  if (plan === undefined) {
+    plan = script.keyNames.map((name) => {
+      const part = keyPart(name);
+      return part === undefined ? namespaceKey(base, name) : { name, part };
+    });
+    keyPlans.set(id, plan);
+  }
+  return plan;
+}
+
 /**
  * A script's KEYS for one call, as its top names them (`local poolUsedKey =
  * KEYS[3]`): the namespace's keys, and those of the run or worker the call
@@ -74,11 +100,10 @@ export interface KeySubject {
  */
 export function scriptKeys(keys: NamespaceKeys, name: string, subject: KeySubject = {}): string[] {
   const script = scriptNamed(name);
-  return script.keyNames.map((key) => {
-    const part = keyPart(key);
-    if (part === undefined) return namespaceKey(keys.base, key);
-    const value = part === 'runId' ? subject.runId : part === 'name' ? subject.worker : undefined;
-    if (value === undefined) throw new Error(`script ${script.file} takes the key ${key} in KEYS: the call names no ${part}`);
-    return namespaceKey(keys.base, key, value);
+  return keyPlanOf(keys.base, script).map((key) => {
+    if (typeof key === 'string') return key;
+    const value = key.part === 'runId' ? subject.runId : key.part === 'name' ? subject.worker : undefined;
+    if (value === undefined) throw new Error(`script ${script.file} takes the key ${key.name} in KEYS: the call names no ${key.part}`);
+    return namespaceKey(keys.base, key.name, value);
   });
 }

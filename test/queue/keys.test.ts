@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { KEY_LAYOUT, keyPart, luaKeyTable, namespaceKey, namespaceKeys, type KeyName } from '../../src/queue/keys.js';
+import { KEY_LAYOUT, keyPart, luaKeyExpression, namespaceKey, namespaceKeys, type KeyName } from '../../src/queue/keys.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
 const NAMES = Object.keys(KEY_LAYOUT) as KeyName[];
@@ -50,9 +50,8 @@ describe('the key table', () => {
 
   it('in Lua builds every key as TypeScript does, under any prefix, each under the namespace\'s hash tag', async () => {
     const client = await connectClient(newQueue());
-    const lua = `${luaKeyTable()}local out = {}
-for i = 2, #ARGV, 2 do out[#out + 1] = KEY[ARGV[i]](ARGV[1], ARGV[i + 1]) end
-return out`;
+    // Each key built as a script's `KEY.<name>(base, part)` is: from ARGV[1] (the base) and ARGV[2i + 3] (its part).
+    const lua = `local out = {}\n${NAMES.map((name, i) => `out[#out + 1] = ${luaKeyExpression(name, keyPart(name) === undefined ? ['ARGV[1]'] : ['ARGV[1]', `ARGV[${2 * i + 3}]`])}`).join('\n')}\nreturn out`;
     for (const keys of [client.keys, namespaceKeys('ci.q-1', 'fitqci'), namespaceKeys()]) {
       const args = NAMES.flatMap((name) => [name, PART[keyPart(name) ?? ''] ?? '']);
       const built = (await client.redis.eval(lua, 0, keys.base, ...args)) as string[];
@@ -62,12 +61,11 @@ return out`;
     }
   });
 
-  it('gives a script only the keys it names, and refuses a key keys.ts does not describe', () => {
-    expect(luaKeyTable(['poolUsed', 'run'])).toBe(
-      'local KEY = {\n  poolUsed = function(base) return base .. "pool:used" end,\n  run = function(base, runId) return base .. "runs:" .. runId end,\n}\n',
-    );
-    expect(luaKeyTable(['runLock'])).toContain('runLock = function(base, runId) return base .. "runs:" .. runId .. ":lock" end,');
-    expect(() => luaKeyTable(['nope'])).toThrow("no key named 'nope' in KEY_LAYOUT");
+  it('spells a key in Lua as an expression of its base and part, and refuses a key keys.ts does not describe or a call missing its part', () => {
+    expect(luaKeyExpression('poolUsed', ['base'])).toBe('(base .. "pool:used")');
+    expect(luaKeyExpression('runLock', ['base', 'ids[i]'])).toBe('(base .. "runs:" .. ids[i] .. ":lock")');
+    expect(() => luaKeyExpression('nope', ['base'])).toThrow("no key named 'nope' in KEY_LAYOUT");
+    expect(() => luaKeyExpression('run', ['base'])).toThrow('KEY.run takes (base, runId), got 1 argument(s)');
     expect(() => namespaceKey('p:{q}:', 'run')).toThrow('key run is built from a runId: none given');
   });
 

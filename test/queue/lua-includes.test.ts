@@ -3,8 +3,8 @@
  * (lua/includes/<folder>/<name>.lua), one function per include, each include
  * naming the includes it calls; each script includes exactly the functions it
  * calls and pulls in no include it never calls, names its KEYS as locals at
- * its top, and builds no key itself: every key comes from the key table
- * generated from keys.ts. Only lua/includes/bullmq/ knows BullMQ's layout.
+ * its top, and builds no key itself: every key is a `KEY.<name>(…)`, built
+ * as keys.ts spells it. Only lua/includes/bullmq/ knows BullMQ's layout.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -55,11 +55,6 @@ function calls(text: string, own?: string): string[] {
   return [...called].sort();
 }
 
-/** A script as Redis gets it, without the key table ahead of it. */
-function withoutKeyTable(lua: string): string {
-  return lua.replace(/^local KEY = \{\n(?: {2}.*\n)*\}\n/m, '');
-}
-
 const FIXED_KEYS = (Object.keys(KEY_LAYOUT) as KeyName[]).filter((name) => keyPart(name) === undefined);
 /** BullMQ's own keys: only lua/includes/bullmq/ names them. */
 const BULLMQ_KEYS = (Object.keys(KEY_LAYOUT) as KeyName[]).filter((name) => /^(queue[A-Z]|runLock$|runLogs$)/.test(name));
@@ -89,8 +84,11 @@ describe('Lua includes', () => {
     expect(includePaths.filter((path) => !run.has(path))).toEqual([]);
   });
 
-  it('luaInclude gives tests an include with the key table it uses, and names where an include moved', () => {
-    expect(luaInclude('bullmq/countEnded')).toMatch(/^local KEY = \{\n[\s\S]*local function countEnded\(/);
+  it('luaInclude gives tests an include with its keys built inline, and names where an include moved', () => {
+    const countEnded = luaInclude('bullmq/countEnded');
+    expect(countEnded).toMatch(/local function countEnded\(/);
+    expect(countEnded).not.toMatch(/\bKEY\./);
+    expect(countEnded).toContain('(base .. "runs:metrics:" .. state)');
     expect(() => luaInclude('countEnded')).toThrow("no Lua include 'countEnded': an include is named by its path under lua/includes/ (folder/name); 'countEnded' is 'bullmq/countEnded'");
   });
 });
@@ -140,7 +138,7 @@ describe('Lua scripts', () => {
   it('are passed in KEYS every key of the namespace their code touches, and none they do not touch', () => {
     for (const script of luaScripts()) {
       const own = code(scriptText(script.file));
-      const resolved = code(withoutKeyTable(script.lua));
+      const resolved = code(script.resolved);
       const built = new Set([...resolved.matchAll(/\bKEY\.(\w+)\(/g)].map((match) => match[1]!));
       const touched = FIXED_KEYS.filter((name) => name !== 'events' && built.has(name));
       expect({ file: script.file, missing: touched.filter((name) => !script.keyNames.includes(name)) }).toEqual({ file: script.file, missing: [] });
@@ -215,7 +213,7 @@ describe('keys in the Lua scripts', () => {
 
   it.each(luaScripts().map((script) => [script.file, script] as const))('%s builds no key from a string outside the generated key table', (file, script) => {
     // (What goes to Redis's log may name a key.)
-    const lua = withoutKeyTable(script.lua).replace(/redis\.log\((?:[^()]|\([^()]*\))*\)/g, 'redis.log()');
+    const lua = script.resolved.replace(/redis\.log\((?:[^()]|\([^()]*\))*\)/g, 'redis.log()');
     const masked = code(lua);
     // Not from the namespace's base (`base .. "pool:used"`), nor onto a key (`workerKey .. ":runs"`).
     expect({ file, fromBase: masked.match(/\bbase\s*\.\./g) ?? [] }).toEqual({ file, fromBase: [] });
