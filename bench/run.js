@@ -9,7 +9,8 @@
 // `node bench/run.js scheduling` runs the scheduling case alone, `node
 // bench/run.js cli` the CLI worker against raw child_process.spawn, `node
 // bench/run.js shapes` the claim against the number of shapes, `node
-// bench/run.js staging` the batch staging case.
+// bench/run.js staging` the batch staging case, `node bench/run.js claims`
+// the claims a real CLI worker makes, as Redis times them.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -22,6 +23,7 @@ import { prepareRuns, runShape } from '../dist/model/stage.js';
 import { runDataJson } from '../dist/model/run-data.js';
 import { throwawayRedis } from '../scripts/local-redis.js';
 import { schedulingQuality } from './scheduling.js';
+import { workerClaims } from './worker-claims.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -385,8 +387,27 @@ async function reportSchedulingQuality() {
   notes.push(`GPU sweep: each run's record spans on average this much beyond its sleep (hand-over, process start, recording): ${overheads}`);
 }
 
+/** The claim as a real CLI worker makes it, timed by Redis's SLOWLOG (bench/worker-claims.js). */
+async function reportWorkerClaims() {
+  const { floor, cases } = await workerClaims(redis.url, newQueue);
+  const [one] = cases;
+  report('worker claims, one shape: claim script p50 (vs a script doing nothing)', one.p50, Math.max(1, floor), 'µs', 'p50 ≤ 200 µs');
+  for (const claimCase of cases.slice(1)) {
+    report(`worker claims, ${claimCase.name}: claim script p50 vs one shape`, claimCase.p50, Math.max(1, one.p50), 'µs', '≤ 2×');
+  }
+  for (const claimCase of cases) {
+    notes.push(
+      `Worker claims, ${claimCase.name}: ${claimCase.claims} claim calls, p50 ${claimCase.p50} µs, p90 ${claimCase.p90} µs, longest ${claimCase.max} µs; ` +
+        `longest call of any command meanwhile: ${claimCase.longest} (Redis's SLOWLOG)`,
+    );
+  }
+}
+
 const only = process.argv[2];
-if (only === 'scheduling') {
+if (only === 'claims') {
+  console.log(`fitq claims of a real CLI worker, timed by Redis, Redis ${redis.url}\n`);
+  await reportWorkerClaims();
+} else if (only === 'scheduling') {
   console.log(`fitq scheduling benchmark, Redis ${redis.url}\n`);
   await reportSchedulingQuality();
 } else if (only === 'cli') {
@@ -416,6 +437,7 @@ if (only === 'scheduling') {
   const deep = await claimCost(20_000);
   report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
   await reportClaimShapes();
+  await reportWorkerClaims();
   await reportStaging();
   await reportCliWorker();
   await reportSchedulingQuality();
