@@ -7,6 +7,7 @@ import { hostRule } from '../dashboard/host-check.js';
 import { closeDashboardContext, createDashboardContext } from '../dashboard/context.js';
 import { startDashboardServer } from '../dashboard/server.js';
 import { oneLine } from '../text/quote.js';
+import { DEFAULT_METRICS_SHAPES, MAX_METRICS_SHAPES, OTHER_SHAPES, parseMetricsShapes } from '../metrics/shape-series.js';
 
 export default class Dashboard extends FitqCommand {
   static override summary = 'Serve a live web dashboard of namespaces: runs by status, workers with their capacity and GPUs, pools.';
@@ -32,16 +33,21 @@ export default class Dashboard extends FitqCommand {
       multiple: true,
     }),
     'allow-actions': Flags.boolean({ summary: 'Offer actions (cancel, hold, release, restart, priority, drain), each confirmed; read-only without.' }),
+    'metrics-shapes': Flags.string({
+      summary: `Demand shapes with a fitq_staged_runs series of their own at /metrics, those with the most staged runs; the rest are summed as shape="${OTHER_SHAPES}" (0 to ${MAX_METRICS_SHAPES}).`,
+      default: String(DEFAULT_METRICS_SHAPES),
+    }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Dashboard);
     const port = parsePort('--port', flags.port);
+    const metricsShapes = parseMetricsShapes('--metrics-shapes', flags['metrics-shapes']);
     checkExposure(flags.host, flags.token);
     const hosts = hostRule(flags.host, flags['allow-host'] ?? []);
     const onNote = (note: string) => process.stderr.write(`Warning: ${oneLine(note)}\n`);
     const connection = { ...this.connectionOptions({ ...flags, queue: undefined }), evictionCheck: 'warn' as const, onNote };
-    const context = await createDashboardContext({ connection, queues: flags.queue ?? [], allowActions: flags['allow-actions'], token: flags.token, hosts });
+    const context = await createDashboardContext({ connection, queues: flags.queue ?? [], allowActions: flags['allow-actions'], token: flags.token, hosts, metricsShapes });
     let server;
     try {
       server = await startDashboardServer(createDashboardApp(context), { host: flags.host, port });

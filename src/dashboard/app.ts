@@ -52,7 +52,7 @@ export function createDashboardApp(context: DashboardContext): Hono<DashboardEnv
   registerRuns(app, context);
   registerRun(app, context);
   registerActions(app, context);
-  app.get('/metrics', () => namespaceMetricsResponse(context.clients));
+  app.get('/metrics', () => namespaceMetricsResponse(context.clients, { shapes: context.metricsShapes }));
   const board = mountBullBoard(app, { basePath: '/bull', clients: context.clients, readOnly: !context.allowActions, runHref });
   context.closers.push(() => board.close());
   app.notFound((c) =>

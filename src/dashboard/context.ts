@@ -29,6 +29,8 @@ export interface DashboardContext {
   streams: StreamSlots;
   /** What the app opened beside the clients (Bull Board's queues), closed first. */
   closers: (() => Promise<void>)[];
+  /** `--metrics-shapes`: demand shapes with a series of their own at /metrics (default: src/metrics/shape-series.ts). */
+  metricsShapes?: number | undefined;
 }
 
 export interface DashboardContextOptions {
@@ -40,6 +42,7 @@ export interface DashboardContextOptions {
   token?: string | undefined;
   /** The hosts requests may name; default: loopback names only. */
   hosts?: HostRule | undefined;
+  metricsShapes?: number | undefined;
 }
 
 /** Connects a client per namespace and starts the live feed; close with closeDashboardContext. */
@@ -62,7 +65,7 @@ export async function createDashboardContext(options: DashboardContextOptions): 
     const hosts = options.hosts ?? hostRule('127.0.0.1', []);
     const logs = new Map([...clients].map(([queue, client]) => [queue, new NamespaceLogReader(client, quiet)]));
     const token = options.token === undefined ? {} : { token: options.token };
-    return { clients, allowActions: options.allowActions, ...token, hosts, live, logs, streams: new StreamSlots(), closers: [] };
+    return { clients, allowActions: options.allowActions, ...token, hosts, live, logs, streams: new StreamSlots(), closers: [], metricsShapes: options.metricsShapes };
   } catch (error) {
     await Promise.all([...clients.values()].map((client) => client.close()));
     throw error;

@@ -9,6 +9,12 @@ import type { FitqClient } from '../client.js';
 import { Scripts } from '../queue/scripts.js';
 import { capacityMetrics } from './capacity-metrics.js';
 import { runMetrics } from './run-metrics.js';
+import { DEFAULT_METRICS_SHAPES, shapesToRead } from './shape-series.js';
+
+export interface NamespaceMetricsOptions {
+  /** Demand shapes with a `fitq_staged_runs` series of their own, the others summed as `shape="other"` (default DEFAULT_METRICS_SHAPES). */
+  shapes?: number | undefined;
+}
 
 const scriptsOf = new WeakMap<FitqClient, Scripts>();
 
@@ -23,12 +29,17 @@ function scriptsFor(client: FitqClient): Scripts {
  * read fails (Redis unreachable) shows `fitq_up{queue} 0` and nothing else,
  * and the others are still shown.
  */
-export async function renderNamespaceMetrics(clients: ReadonlyMap<string, FitqClient>): Promise<{ contentType: string; body: string }> {
+export async function renderNamespaceMetrics(
+  clients: ReadonlyMap<string, FitqClient>,
+  options: NamespaceMetricsOptions = {},
+): Promise<{ contentType: string; body: string }> {
+  const shapes = options.shapes ?? DEFAULT_METRICS_SHAPES;
   const registry = new Registry();
   const up = new Gauge({ name: 'fitq_up', help: '1 when the namespace could be read from Redis for this scrape.', labelNames: ['queue'], registers: [registry] });
-  const runs = runMetrics(registry);
+  const runs = runMetrics(registry, shapes);
   const capacity = capacityMetrics(registry);
-  const reads = await Promise.allSettled([...clients].map(async ([queue, client]) => ({ queue, snapshot: await scriptsFor(client).readMetrics() })));
+  const snapshotOf = (client: FitqClient) => scriptsFor(client).readMetrics(shapesToRead(shapes));
+  const reads = await Promise.allSettled([...clients].map(async ([queue, client]) => ({ queue, snapshot: await snapshotOf(client) })));
   [...clients.keys()].forEach((queue, i) => {
     const read = reads[i]!;
     up.set({ queue }, read.status === 'fulfilled' ? 1 : 0);
@@ -40,7 +51,7 @@ export async function renderNamespaceMetrics(clients: ReadonlyMap<string, FitqCl
 }
 
 /** The same as a fetch Response (hono: `app.get('/metrics', () => namespaceMetricsResponse(context.clients))`). */
-export async function namespaceMetricsResponse(clients: ReadonlyMap<string, FitqClient>): Promise<Response> {
-  const { contentType, body } = await renderNamespaceMetrics(clients);
+export async function namespaceMetricsResponse(clients: ReadonlyMap<string, FitqClient>, options: NamespaceMetricsOptions = {}): Promise<Response> {
+  const { contentType, body } = await renderNamespaceMetrics(clients, options);
   return new Response(body, { status: 200, headers: { 'content-type': contentType } });
 }

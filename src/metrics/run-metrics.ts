@@ -6,15 +6,15 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../model/metrics-snapshot.js';
 import { ENDED_STATUSES, RUN_STATUSES } from '../model/run-record.js';
-import { withoutTimeLimit } from '../resources/shape.js';
+import { shapeSeries } from './shape-series.js';
 import { SnapshotHistogram } from './snapshot-histogram.js';
-
 
 export interface RunMetrics {
   add(queue: string, snapshot: MetricsSnapshot): void;
 }
 
-export function runMetrics(registry: Registry): RunMetrics {
+/** `shapes`: the demand shapes with a `fitq_staged_runs` series of their own (shape-series.ts). */
+export function runMetrics(registry: Registry, shapes: number): RunMetrics {
   const registers = [registry];
   const runs = new Gauge({
     name: 'fitq_runs',
@@ -24,7 +24,7 @@ export function runMetrics(registry: Registry): RunMetrics {
   });
   const staged = new Gauge({
     name: 'fitq_staged_runs',
-    help: 'Staged runs in the fit index, per demand shape (amounts in base units: bytes, cores, devices).',
+    help: 'Staged runs in the fit index, per demand shape (amounts in base units: bytes, cores, devices); the shapes with the most runs each, the rest summed as shape="other".',
     labelNames: ['queue', 'shape'],
     registers,
   });
@@ -46,13 +46,7 @@ export function runMetrics(registry: Registry): RunMetrics {
   return {
     add(queue, snapshot) {
       for (const status of RUN_STATUSES) runs.set({ queue, status }, snapshot.runs.get(status) ?? 0);
-      const byShape = new Map<string, number>();
-      for (const [shape, count] of snapshot.shapes) {
-        // Its time limit is left out of the `shape` label, or each limit would be a series.
-        const key = withoutTimeLimit(shape);
-        byShape.set(key, (byShape.get(key) ?? 0) + count);
-      }
-      for (const [shape, count] of byShape) staged.set({ queue, shape }, count);
+      for (const [shape, count] of shapeSeries(snapshot.shapes, snapshot.stagedTotal, shapes)) staged.set({ queue, shape }, count);
       paused.set({ queue }, snapshot.paused ? 1 : 0);
       for (const status of ENDED) finished.inc({ queue, status }, snapshot.ended.get(status) ?? 0);
       for (const cause of RESTAGE_CAUSES) restaged.inc({ queue, cause }, snapshot.restaged.get(cause) ?? 0);

@@ -37,8 +37,10 @@ export interface MetricsSnapshot {
   paused: boolean;
   /** fitq status (staged, held, running, completed, failed, ...) -> runs stored with it. */
   runs: Map<string, number>;
-  /** Demand shape -> staged runs in its fit index. */
+  /** Demand shape -> staged runs in its fit index, for the shapes read (at most the number asked for: see stagedShapes.lua). */
   shapes: Map<string, number>;
+  /** Staged runs in the whole fit index, of every shape (read or not). */
+  stagedTotal: number;
   workers: WorkerSnapshot[];
   /** Amounts in micros. */
   pool: { capacity: Map<string, bigint>; used: Map<string, bigint> };
@@ -93,7 +95,7 @@ function addBucket(buckets: RunTimeBuckets, field: string, value: number): boole
 }
 
 export function parseMetricsReply(reply: unknown): MetricsSnapshot {
-  const [now, paused, statuses, shapes, workers, poolCapacity, poolUsed, stats, waitBounds, durationBounds] = reply as unknown[];
+  const [now, paused, statuses, shapes, workers, poolCapacity, poolUsed, stats, waitBounds, durationBounds, stagedTotal] = reply as unknown[];
   const waitBoundsMs = (waitBounds as unknown[]).map(Number);
   const durationBoundsMs = (durationBounds as unknown[]).map(Number);
   const snapshot: MetricsSnapshot = {
@@ -101,6 +103,7 @@ export function parseMetricsReply(reply: unknown): MetricsSnapshot {
     paused: Number(paused) === 1,
     runs: numbers(statuses),
     shapes: numbers(shapes),
+    stagedTotal: Number(stagedTotal ?? 0),
     workers: (workers as unknown[][]).map((entry) => ({
       name: String(entry[0]),
       host: String(entry[1]),

@@ -103,9 +103,9 @@ export class Scripts {
     return parseExplainReply(reply);
   }
 
-  /** What /metrics shows of the namespace, read in one step (see readMetrics-*.lua). Reads only. */
-  async readMetrics(): Promise<MetricsSnapshot> {
-    const reply = await this.call('readMetrics', {}, this.keys.base);
+  /** What /metrics shows of the namespace, read in one step (see readMetrics-*.lua), counting the runs of at most `mostShapes` shapes. Reads only. */
+  async readMetrics(mostShapes: number): Promise<MetricsSnapshot> {
+    const reply = await this.call('readMetrics', {}, this.keys.base, mostShapes);
     return parseMetricsReply(reply);
   }
 

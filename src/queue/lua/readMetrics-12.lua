@@ -8,8 +8,10 @@
 
   Its cost grows with the runs held or waiting for dependencies and the
   ended runs kept in `failed` (each one's status is read: failed, canceled,
-  lost, rejected and timeout share that set), the shapes and the workers;
-  the other counts are cardinalities.
+  lost, rejected and timeout share that set), the groups of shapes and the
+  workers; it counts the runs of at most ARGV[2] shapes, however many are
+  staged (includes/shape/stagedShapes.lua); the other counts are
+  cardinalities.
 
   KEYS[1]  workers        zset: worker name -> lease deadline
   KEYS[2]  pool:capacity  hash: cluster-wide resource -> total amount
@@ -24,13 +26,15 @@
   runs in waiting-children and failed)
 
   ARGV[1] base
+  ARGV[2] most shapes whose staged runs it counts
 
   Returns {now, paused, statuses, shapes, workers, poolCapacity, poolUsed,
-  stats, waitBounds, durationBounds}:
+  stats, waitBounds, durationBounds, stagedTotal}:
     now         the Redis server's clock, epoch ms
     paused      1 when the namespace's queue is paused
     statuses    flat status, count (staged, held, running, and each ended status)
-    shapes      flat shape, staged runs in its index
+    shapes      flat shape, staged runs in its index, for at most ARGV[2]
+                shapes (stagedShapes)
     workers     one list per registered worker: {name, host, heartbeatAt,
                 alive (1: its lease holds), drained (1/0), holding (1: it holds
                 resources for a blocked head), running runs, concurrency,
@@ -38,13 +42,14 @@
                 (devices: GPU index, free share)
     poolCapacity, poolUsed, stats   flat hashes
     waitBounds, durationBounds      the bucket bounds (ms) of the statistics
+    stagedTotal staged runs in the whole fit index, every shape's included
 
   Flags: no-writes: it only reads, so it runs while Redis is out of memory
   and on a read-only replica, for a Redis user allowed to read only.
 ]]
 -- @include bullmq/queuePaused
 -- @include bullmq/runCounts
--- @include shape/allShapes
+-- @include shape/stagedShapes
 -- @include workers/liveWorker
 -- @include stats/runTimeBounds
 -- @include namespace/serverNow
@@ -64,15 +69,13 @@ local queueCompletedKey = KEYS[10]
 local queueFailedKey = KEYS[11]
 local queueMetaKey = KEYS[12]
 local base = ARGV[1]
+local mostShapes = tonumber(ARGV[2])
 local now = serverNow()
 local statuses = runCounts(base)
 
-local shapes = {}
--- (allShapes reads groups and each group's shapes.)
-for _, shape in ipairs(redis.call("EXISTS", groupsKey) == 1 and allShapes(base) or {}) do
-  shapes[#shapes + 1] = shape
-  shapes[#shapes + 1] = tryCall("ZCARD", KEY.staged(base, shape)) or 0
-end
+-- (stagedShapes reads groups, and the first shapes of each group.)
+local shapes, stagedTotal = {}, 0
+if redis.call("EXISTS", groupsKey) == 1 then shapes, stagedTotal = stagedShapes(base, mostShapes) end
 
 local workers = {}
 for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
@@ -90,5 +93,5 @@ end
 return {
   now, queuePaused(base) and 1 or 0, statuses, shapes, workers,
   redis.call("HGETALL", poolCapacityKey), redis.call("HGETALL", poolUsedKey), redis.call("HGETALL", statsKey),
-  runTimeBounds("wait"), runTimeBounds("duration"),
+  runTimeBounds("wait"), runTimeBounds("duration"), stagedTotal,
 }
