@@ -10,7 +10,8 @@
 // bench/run.js cli` the CLI worker against raw child_process.spawn, `node
 // bench/run.js shapes` the claim against the number of shapes, `node
 // bench/run.js staging` the batch staging case, `node bench/run.js claims`
-// the claims a real CLI worker makes, as Redis times them.
+// the claims a real CLI worker makes, as Redis times them, `node
+// bench/run.js metrics` a /metrics scrape against the number of shapes.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -24,6 +25,7 @@ import { runDataJson } from '../dist/model/run-data.js';
 import { throwawayRedis } from '../scripts/local-redis.js';
 import { schedulingQuality } from './scheduling.js';
 import { workerClaims } from './worker-claims.js';
+import { metricsScrape } from './metrics-scrape.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -403,8 +405,25 @@ async function reportWorkerClaims() {
   }
 }
 
+/** A /metrics scrape of many staged runs over many shapes against one shape (bench/metrics-scrape.js). */
+async function reportMetricsScrape() {
+  const { runs, shapes, one, many } = await metricsScrape(redis.url, newQueue);
+  const count = (n) => n.toLocaleString('en');
+  report(`/metrics scrape, ${count(runs)} staged runs over ${count(shapes)} shapes vs one shape`, many.bounded.ms, one.bounded.ms, 'ms', '≤ 50 ms');
+  const scrapes = [[`${count(shapes)} shapes`, many.bounded], ['one shape', one.bounded], [`${count(shapes)} shapes, every shape shown (for comparison)`, many.every]];
+  for (const [name, scrape] of scrapes) {
+    notes.push(
+      `/metrics scrape, ${name}: ${scrape.ms.toFixed(1)} ms, ${count(scrape.bytes)} bytes, ${count(scrape.series)} series ` +
+        `(fitq_staged_runs: ${count(scrape.stagedSeries)} series summing to ${count(scrape.stagedSum)} runs)`,
+    );
+  }
+}
+
 const only = process.argv[2];
-if (only === 'claims') {
+if (only === 'metrics') {
+  console.log(`fitq /metrics scrape benchmark, Redis ${redis.url}\n`);
+  await reportMetricsScrape();
+} else if (only === 'claims') {
   console.log(`fitq claims of a real CLI worker, timed by Redis, Redis ${redis.url}\n`);
   await reportWorkerClaims();
 } else if (only === 'scheduling') {
@@ -438,6 +457,7 @@ if (only === 'claims') {
   report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
   await reportClaimShapes();
   await reportWorkerClaims();
+  await reportMetricsScrape();
   await reportStaging();
   await reportCliWorker();
   await reportSchedulingQuality();

@@ -1,0 +1,62 @@
+// The dashboard's /metrics against the number of demand shapes: a scrape
+// (renderNamespaceMetrics: the read script, then the Prometheus text) of a
+// namespace with 100,000 staged runs over 20,000 shapes, against a scrape of
+// the same runs in one shape, in the same run. Each is the median of
+// SCRAPES scrapes after one to warm up; the text's size and its series are
+// reported beside it, and, for comparison, a scrape showing every shape
+// (what /metrics was before it showed a bounded number).
+import { FitqClient } from '../dist/index.js';
+import { renderNamespaceMetrics } from '../dist/metrics/namespace.js';
+
+const RUNS = Number(process.env.BENCH_METRICS_RUNS ?? 100_000);
+const SHAPES = Number(process.env.BENCH_METRICS_SHAPES ?? 20_000);
+const SCRAPES = 20;
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** Stages `runs` runs of `true` spread evenly over `shapes` shapes (cpu=1, cpu=2, …), 500 shapes per call. */
+async function stageSpread(client, runs, shapes) {
+  const requests = Array.from({ length: shapes }, (_, i) => ({
+    command: ['true'],
+    resources: `cpu=${i + 1}`,
+    repeat: Math.floor(runs / shapes) + (i < runs % shapes ? 1 : 0),
+  }));
+  for (let i = 0; i < requests.length; i += 500) await client.stage(requests.slice(i, i + 500));
+}
+
+/** Scrapes of a namespace: the median in ms, the text's bytes and its series. */
+async function measure(clients, options) {
+  let body = (await renderNamespaceMetrics(clients, options)).body;
+  const times = [];
+  for (let i = 0; i < SCRAPES; i++) {
+    const start = performance.now();
+    body = (await renderNamespaceMetrics(clients, options)).body;
+    times.push(performance.now() - start);
+  }
+  const series = body.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+  const staged = series.filter((line) => line.startsWith('fitq_staged_runs{'));
+  const stagedSum = staged.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  return { ms: median(times), bytes: Buffer.byteLength(body), series: series.length, stagedSeries: staged.length, stagedSum };
+}
+
+/** One namespace of `shapes` shapes: stages, scrapes as /metrics does (and showing every shape), empties it. */
+async function scrapeCase(url, queue, shapes) {
+  const client = await FitqClient.connect({ redisUrl: url, queue });
+  try {
+    await stageSpread(client, RUNS, shapes);
+    const clients = new Map([[queue, client]]);
+    const bounded = await measure(clients, {});
+    const every = await measure(clients, { shapes });
+    await client.removeRuns(await client.redis.zrange(client.keys.ids, 0, -1));
+    return { bounded, every };
+  } finally {
+    await client.close();
+  }
+}
+
+/** The case and its baseline, on the Redis at `url`. */
+export async function metricsScrape(url, newQueue) {
+  const one = await scrapeCase(url, newQueue(), 1);
+  const many = await scrapeCase(url, newQueue(), SHAPES);
+  return { runs: RUNS, shapes: SHAPES, one, many };
+}
