@@ -413,7 +413,7 @@ async function reportMetricsScrape() {
   const scrapes = [[`${count(shapes)} shapes`, many.bounded], ['one shape', one.bounded], [`${count(shapes)} shapes, every shape shown (for comparison)`, many.every]];
   for (const [name, scrape] of scrapes) {
     notes.push(
-      `/metrics scrape, ${name}: ${scrape.ms.toFixed(1)} ms, ${count(scrape.bytes)} bytes, ${count(scrape.series)} series ` +
+      `/metrics scrape, ${name}: ${scrape.ms.toFixed(1)} ms (the read script holds Redis ${scrape.scriptMs.toFixed(1)} ms), ${count(scrape.bytes)} bytes, ${count(scrape.series)} series ` +
         `(fitq_staged_runs: ${count(scrape.stagedSeries)} series summing to ${count(scrape.stagedSum)} runs)`,
     );
   }
