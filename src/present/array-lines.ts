@@ -107,8 +107,10 @@ function templateWord(runs: readonly RunRecord[], at: number): string {
 export function sharedCommand(runs: readonly RunRecord[]): string {
   const first = runs[0]!;
   const words = first.command.map((word, at) => (runs.every((run) => run.command[at] === word) ? undefined : templateWord(runs, at)));
+  // A run given more words (by an update) than the first: `*` for them.
+  if (runs.some((run) => run.command.length > first.command.length)) words.push('*');
   if (words.every((word) => word === undefined)) return formatCommand(first);
-  const shown = first.command.map((word, at) => words[at] ?? word);
+  const shown = words.map((word, at) => word ?? first.command[at]!);
   if (first.shell) return formatCommand({ ...first, command: shown });
   // Each word as formatCommand quotes it, a template's braces and `*` left unquoted.
   return shown.map((word, at) => (words[at] !== undefined && /^[\w@%+=:,./{}*-]+$/.test(word) ? word : formatCommand({ ...first, command: [word] }))).join(' ');
@@ -136,8 +138,7 @@ function sharedWhy(runs: readonly RunRecord[]): string {
  * every other column what all its runs show alike, or nothing.
  */
 export function arrayLineCells(line: ArrayLine, columns: readonly ColumnName[], wide: boolean, now: number): string[] {
-  const cells = line.runs.map((run) => runCells(run, columns, wide, now));
-  return columns.map((name, column) => {
+  return columns.map((name) => {
     switch (name) {
       case 'id':
         return arrayLineId(line, wide);
@@ -150,8 +151,8 @@ export function arrayLineCells(line: ArrayLine, columns: readonly ColumnName[], 
       case 'array':
         return `${line.array}[${indexRanges(line.runs.map((run) => run.arrayIndex ?? 0), wide)}]`;
       default: {
-        const first = cells[0]![column]!;
-        return cells.every((row) => row[column] === first) ? first : '';
+        const [first, ...others] = line.runs.map((run) => runCells(run, [name], wide, now)[0]!);
+        return others.every((cell) => cell === first) ? first! : '';
       }
     }
   });
