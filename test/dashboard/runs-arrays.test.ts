@@ -7,7 +7,7 @@
  * runs live.
  */
 import { describe, expect, it } from 'vitest';
-import { openBrowserPage, startDashboard } from '../support/browser.js';
+import { openBrowserPage, saveScreenshots, startDashboard } from '../support/browser.js';
 import { connectClient, fitq, newQueue } from '../support/fitq.js';
 
 describe('dashboard runs page: an array is one row', () => {
@@ -33,6 +33,9 @@ describe('dashboard runs page: an array is one row', () => {
     expect(await page.getByTestId(`array-status-${arrayId}`).textContent()).toBe('3 staged');
     expect(await page.getByTestId(`command-${arrayId}`).textContent()).toBe('python train.py --lr {lr}');
     expect(await page.getByTestId(`run-count-${queue}`).textContent()).toBe('5 runs');
+    const sizes = await saveScreenshots(page, 'runs-arrays');
+    expect(sizes['1280x800']!.overflowX, 'page wider than 1280').toBeLessThanOrEqual(0);
+    expect(sizes['390x844']!.overflowX, 'page wider than a phone').toBeLessThanOrEqual(0);
 
     // Live: a run of the array canceled changes its row, with no reload.
     expect(await page.evaluate('window.__notReloaded = true')).toBe(true);
