@@ -3,10 +3,13 @@
  * label, array, worker, free text) and each row's cells, taken from the
  * columns of `fitq runs` (present/run-table.ts) so the WHY cell is the
  * very text `fitq runs` prints (listRuns explains every staged run with the
- * claim's own policy). Rendering is pages/runs.ts's.
+ * claim's own policy). An array is one row, as `fitq runs` prints it
+ * (present/array-lines.ts), unless the query names it or asks for every
+ * run (`expand`). Rendering is pages/runs.ts's.
  */
 import { parseKeyValues } from '../present/key-values.js';
-import { COLUMN_NAMES, formatCommand, formatLabels, runTable, type ColumnName } from '../present/run-table.js';
+import { COLUMN_NAMES, formatCommand, formatLabels, type ColumnName } from '../present/run-table.js';
+import { anyArrayLimit, arrayLimits, collapseArrays, lineRows, type ArrayLine, type ListLine } from '../present/array-lines.js';
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../client.js';
 import { oneLine, quote } from '../text/quote.js';
@@ -27,13 +30,15 @@ export interface RunQuery {
   worker?: string;
   /** Words found, case-insensitively, in the id, the command or the labels. */
   text?: string;
+  /** Every run its own row, an array's too (by default an array is one row; `array` lists its runs). */
+  expand?: boolean;
   /** The page: the newest MAX_ROWS staged before this staging number (`before`), or the oldest after it (`after`); neither: the newest. */
   before?: number;
   after?: number;
 }
 
 /** Query parameters of the runs page and its fragment; `token` is the dashboard's own (auth.ts). */
-export const RUN_QUERY_PARAMS = ['queue', 'status', 'label', 'array', 'worker', 'q', 'before', 'after'] as const;
+export const RUN_QUERY_PARAMS = ['queue', 'status', 'label', 'array', 'worker', 'q', 'expand', 'before', 'after'] as const;
 const PASSED_THROUGH = new Set<string>(['token']);
 
 /** Most rows one page shows (a namespace may hold 100,000 runs): older and newer pages show the rest. */
@@ -76,6 +81,11 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
   }
   const text = params.get('q')?.trim();
   if (text) query.text = text;
+  const expand = params.get('expand')?.trim();
+  if (expand) {
+    if (expand !== '1') throw new UsageError(`invalid expand=${quote(expand)}: expected 1 (every run its own row)`);
+    query.expand = true;
+  }
   const before = pagePosition(params, 'before', 1);
   const after = pagePosition(params, 'after', 0);
   if (before !== undefined && after !== undefined) throw new UsageError('give before or after, not both');
@@ -102,22 +112,30 @@ export function runQueryParams(query: RunQuery): URLSearchParams {
   if (query.array !== undefined) params.set('array', query.array);
   if (query.worker !== undefined) params.set('worker', query.worker);
   if (query.text !== undefined) params.set('q', query.text);
+  if (query.expand) params.set('expand', '1');
   if (query.before !== undefined) params.set('before', String(query.before));
   if (query.after !== undefined) params.set('after', String(query.after));
   return params;
 }
 
-/** One row: the run and its cells as `fitq runs --wide` prints them (nothing cut, each on one line). */
+/**
+ * One row: a run, or an array's runs (`array`) where its first run (`run`)
+ * stands, and its cells as `fitq runs --wide` prints them (nothing cut, each
+ * on one line).
+ */
 export interface RunRow {
   run: RunRecord;
+  array?: ArrayLine;
   cells: Record<ColumnName, string>;
 }
 
 export interface RunListing {
-  /** The page: at most MAX_ROWS, in staging order. */
+  /** The page: at most MAX_ROWS rows, in staging order. */
   rows: RunRow[];
-  /** Runs that match, on any page. */
+  /** Rows that match, on any page (an array one row, unless expanded). */
   total: number;
+  /** Runs that match. */
+  runs: number;
   /** Of those, how many come before the page and after it. */
   older: number;
   newer: number;
@@ -147,18 +165,25 @@ export async function listRunRows(client: FitqClient, query: RunQuery, now = Dat
   const runs = (await client.listRuns(filter)).filter(
     (run) => (query.worker === undefined || run.worker === query.worker) && (query.text === undefined || matchesText(run, query.text)),
   );
-  const { start, end } = pageOf(runs, query);
-  const shown = runs.slice(start, end);
-  const { rows } = runTable(shown, COLUMN_NAMES, true, now);
+  const collapse = !query.expand && query.array === undefined;
+  const limits = collapse && anyArrayLimit(runs) ? arrayLimits(await client.listPool()) : new Map<string, number>();
+  const lines: ListLine[] = collapse ? collapseArrays(runs, limits) : runs.map((run) => ({ run }));
+  const { start, end } = pageOf(lines.map((line) => line.run), query);
+  const shown = lines.slice(start, end);
+  const rows = lineRows(shown, COLUMN_NAMES, true, now);
   return {
-    rows: shown.map((run, i) => ({ run, cells: Object.fromEntries(COLUMN_NAMES.map((name, column) => [name, oneLine(rows[i]![column]!)])) as Record<ColumnName, string> })),
-    total: runs.length,
+    rows: shown.map((line, i) => ({
+      ...line,
+      cells: Object.fromEntries(COLUMN_NAMES.map((name, column) => [name, oneLine(rows[i]![column]!)])) as Record<ColumnName, string>,
+    })),
+    total: lines.length,
+    runs: runs.length,
     older: start,
-    newer: runs.length - end,
+    newer: lines.length - end,
   };
 }
 
-/** Where a query's page lies among the runs that match (in staging order): [start, end). */
+/** Where a query's page lies among the rows that match, each where its (first) run stands in staging order: [start, end). */
 function pageOf(runs: readonly RunRecord[], query: RunQuery): { start: number; end: number } {
   if (query.after !== undefined) {
     const after = query.after;

@@ -100,14 +100,22 @@ export function parseColumns(text: string): ColumnName[] {
   return names;
 }
 
+/** A cell's text, cut to MAX_CELL_LENGTH in a column that is cut, unless `wide`. */
+export function cutCell(name: ColumnName, text: string, wide: boolean): string {
+  return (COLUMNS[name] as Column).cut && !wide ? truncate(text, MAX_CELL_LENGTH) : text;
+}
+
+/** A run's cells in these columns; `wide` cuts nothing. */
+export function runCells(run: RunRecord, columns: readonly ColumnName[], wide: boolean, now: number): string[] {
+  return columns.map((name) => cutCell(name, (COLUMNS[name] as Column).cell(run, now), wide));
+}
+
+/** The titles of these columns. */
+export function columnTitles(columns: readonly ColumnName[]): string[] {
+  return columns.map((name) => COLUMNS[name].title);
+}
+
 /** The header and rows of a runs table; `wide` cuts nothing. */
 export function runTable(runs: readonly RunRecord[], columns: readonly ColumnName[], wide: boolean, now = Date.now()): { header: string[]; rows: string[][] } {
-  const chosen = columns.map((name) => COLUMNS[name] as Column);
-  return {
-    header: chosen.map((column) => column.title),
-    rows: runs.map((run) => chosen.map((column) => {
-      const text = column.cell(run, now);
-      return column.cut && !wide ? truncate(text, MAX_CELL_LENGTH) : text;
-    })),
-  };
+  return { header: columnTitles(columns), rows: runs.map((run) => runCells(run, columns, wide, now)) };
 }

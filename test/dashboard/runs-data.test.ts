@@ -63,8 +63,9 @@ describe('dashboard runs data', () => {
     expect(await ids(client, 'q=run-c')).toEqual(['run-c']);
     expect(await ids(client, 'q=hello+world')).toEqual(['run-c']);
     expect(await ids(client, 'q=blue&status=staged')).toEqual(['run-b']);
-    // An empty field of the form is no condition.
-    expect(await ids(client, 'status=&label=&array=&worker=&q=')).toHaveLength(5);
+    // An empty field of the form is no condition (the array is one row, where its first run stands, unless expanded).
+    expect(await ids(client, 'status=&label=&array=&worker=&q=&expand=')).toEqual(['run-a', 'run-b', 'run-c', array[0]!.id]);
+    expect(await ids(client, 'status=&label=&array=&worker=&q=&expand=1')).toHaveLength(5);
     await expect(ids(client, 'array=nosucharray')).rejects.toThrow("unknown array 'nosucharray'");
   });
 

@@ -148,9 +148,9 @@ export async function fitqMerged(args: string[], options: { queue: string }): Pr
   return { exitCode: result.exitCode ?? -1, output: String(result.stdout) };
 }
 
-/** `fitq runs --columns id,why` as a map of id to its WHY cell. */
+/** `fitq runs --expand --columns id,why` as a map of id to its WHY cell (an array's runs each their own). */
 export async function cliWhy(queue: string): Promise<Map<string, string>> {
-  const result = await fitq(['runs', '--columns', 'id,why'], { queue });
+  const result = await fitq(['runs', '--expand', '--columns', 'id,why'], { queue });
   expect(result.exitCode, result.stderr).toBe(0);
   const [header, ...lines] = result.stdout.split('\n');
   const whyAt = header!.indexOf('WHY');

@@ -20,6 +20,7 @@ const RUNS_CSS = String.raw`
 .filters .statuses legend { font-size: .8rem; color: var(--muted); padding: 0; margin-bottom: .15rem; }
 .filters label.check { flex-direction: row; align-items: center; gap: .25rem; font-size: .85rem; color: var(--ink); }
 .filters label.check::before { content: ""; width: 8px; height: 8px; border-radius: 50%; background: var(--c, var(--muted)); }
+.filters label.check.expand::before { content: none; }
 .filter-buttons { display: flex; gap: .6rem; align-items: center; }
 button { font: inherit; font-size: .9rem; padding: .32rem .8rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.danger { background: var(--status-failed); border-color: var(--status-failed); }

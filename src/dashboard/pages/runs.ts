@@ -18,6 +18,7 @@ import { cachedFragment } from '../fragment-cache.js';
 import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
+import type { ArrayLine } from '../../present/array-lines.js';
 import { listRunRows, MAX_ROWS, parseRunQuery, runQueryParams, type RunListing, type RunQuery, type RunRow } from '../run-list.js';
 import { runHref, runsHref } from '../run-links.js';
 import { registerRunsAssets, RUNS_STYLESHEET } from './runs-style.js';
@@ -54,8 +55,25 @@ function filterForm(context: DashboardContext, query: RunQuery, raw: URLSearchPa
   <label>Array <input name="array" placeholder="array id" value="${value('array')}" data-testid="filter-array"></label>
   <label>Worker <input name="worker" placeholder="worker name" value="${value('worker')}" data-testid="filter-worker"></label>
   <label class="grow">Search <input type="search" name="q" placeholder="id, command or label" value="${value('q')}" data-testid="filter-text"></label>
+  <label class="check expand"><input type="checkbox" name="expand" value="1" data-testid="filter-expand"${query.expand ? html` checked` : ''}> every run its own row</label>
   <div class="filter-buttons"><button type="submit" data-testid="filter-apply">Filter</button> <a href="${runsHref({})}" data-testid="filter-clear">Clear</a></div>
 </form>`;
+}
+
+/** An array's row: its runs counted by status, its id a link to the page of its runs (the other filters kept). */
+function arrayRow(queue: string, query: RunQuery, several: boolean, array: ArrayLine, { cells }: RunRow): Html {
+  const id = array.array;
+  const href = runsHref({ ...query, ...(several ? { queue } : {}), array: id, before: undefined, after: undefined });
+  return html`<tr data-testid="array-row-${id}" data-status="array">
+  <td class="mono"><a href="${href}" title="list the runs of array ${id}" data-testid="array-link-${id}">${cells.id}</a></td>
+  <td data-testid="array-status-${id}">${cells.status}</td>
+  <td class="mono opt">${cells.requires}</td>
+  <td class="mono cmd"><div class="clip" title="${cells.command}" data-testid="command-${id}">${cells.command}</div></td>
+  <td class="mono opt"><div class="clip labels" title="${cells.labels}" data-testid="labels-${id}">${cells.labels}</div></td>
+  <td class="mono worker">${cells.worker}</td>
+  <td class="num opt">${cells.duration}</td>
+  <td class="why wrap-anywhere" data-testid="why-${id}">${cells.why}</td>
+</tr>`;
 }
 
 function runRow(queue: string, { run, cells }: RunRow): Html {
@@ -100,12 +118,13 @@ function pageHref(query: RunQuery, queue: string, several: boolean, position: { 
 }
 
 /** Which runs of how many the page shows, and links to the pages around it. */
-function pager(queue: string, query: RunQuery, several: boolean, { rows, total, older, newer }: RunListing): Html {
+function pager(queue: string, query: RunQuery, several: boolean, { rows, total, runs, older, newer }: RunListing): Html {
   const link = (name: string, label: string, position: { before?: number; after?: number }) =>
     html`<a href="${pageHref(query, queue, several, position)}" data-testid="page-${name}-${queue}">${label}</a>`;
   const first = rows[0]?.run.seq;
   const last = rows[rows.length - 1]?.run.seq;
-  const range = rows.length === 0 ? `none here, ${total} in all` : `runs ${older + 1}–${older + rows.length} of ${total}`;
+  // An array is one row: rows are counted then, not runs.
+  const range = rows.length === 0 ? `none here, ${total} in all` : `${total === runs ? 'runs' : 'rows'} ${older + 1}–${older + rows.length} of ${total}`;
   return html`<nav class="pager" aria-label="pages of ${queue}'s runs" data-testid="pager-${queue}">
   ${older > MAX_ROWS ? link('oldest', '« oldest', { after: 0 }) : ''}
   ${older > 0 && first !== undefined ? link('older', '‹ older', { before: first }) : ''}
@@ -117,15 +136,15 @@ function pager(queue: string, query: RunQuery, several: boolean, { rows, total, 
 
 /** One namespace's runs: a page of its table, and links to the others. */
 function namespaceRuns(queue: string, query: RunQuery, several: boolean, listing: RunListing): Html {
-  const { rows, total } = listing;
+  const { rows, total, runs } = listing;
   const table = rows.length === 0
     ? html`<p class="empty" data-testid="no-runs">${total === 0 ? 'No runs match.' : 'No runs on this page.'}</p>`
     : html`<div class="table-wrap"><table class="runs-table">
   <thead><tr>${HEADERS.map((name) => html`<th class="${[OPTIONAL.has(name) ? 'opt' : '', name === 'duration' ? 'num' : ''].filter(Boolean).join(' ')}">${name}</th>`)}</tr></thead>
-  <tbody>${rows.map((row) => runRow(queue, row))}</tbody>
+  <tbody>${rows.map((row) => (row.array ? arrayRow(queue, query, several, row.array, row) : runRow(queue, row)))}</tbody>
 </table></div>`;
   return html`<section class="panel" data-testid="runs-${queue}">
-  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-count-${queue}">${total} run${total === 1 ? '' : 's'}</span></div>
+  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-count-${queue}">${runs} run${runs === 1 ? '' : 's'}</span></div>
   ${total > 0 ? pager(queue, query, several, listing) : ''}${table}
 </section>`;
 }
@@ -149,7 +168,7 @@ async function readRunsFragment(context: DashboardContext, query: RunQuery): Pro
   const unknown = listings.find((listing): listing is UsageError => listing instanceof UsageError);
   if (unknown && listings.every((listing) => listing instanceof UsageError)) throw unknown;
   const several = context.clients.size > 1;
-  return html`${listings.map((listing, i) => namespaceRuns(queues[i]!, query, several, listing instanceof UsageError ? { rows: [], total: 0, older: 0, newer: 0 } : listing))}`;
+  return html`${listings.map((listing, i) => namespaceRuns(queues[i]!, query, several, listing instanceof UsageError ? { rows: [], total: 0, runs: 0, older: 0, newer: 0 } : listing))}`;
 }
 
 function filterError(error: UsageError): Html {
