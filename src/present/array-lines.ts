@@ -90,17 +90,38 @@ function placeholderValues(run: RunRecord): Record<string, string> {
   return { ...run.params, index: String(run.arrayIndex ?? ''), array: run.array ?? '', id: run.id };
 }
 
+/** Braces doubled, as a template writes a literal brace. */
+const literal = (text: string) => text.replace(/[{}]/g, (brace) => brace + brace);
+
+/** The longest start (or, with `fromEnd`, end) every word shares. */
+function sharedEdge(words: readonly string[], fromEnd: boolean): string {
+  const first = words[0] ?? '';
+  let length = 0;
+  const at = (word: string, i: number) => (fromEnd ? word[word.length - 1 - i] : word[i]);
+  while (length < first.length && words.every((word) => length < word.length && at(word, length) === at(first, length))) length++;
+  return fromEnd ? first.slice(first.length - length) : first.slice(0, length);
+}
+
 /**
  * A command word that differs between the runs, as the template it was
- * staged with, if the first run's values, put back as placeholders, give
- * every run's word; else `*`.
+ * staged with, if the first run's values put back as placeholders give
+ * every run's word: in the whole word (`--lr={lr}`), else only where the
+ * words differ (`sleep 1; echo {index}`, whose other `1` is no index);
+ * else `*`.
  */
 function templateWord(runs: readonly RunRecord[], at: number): string {
   const first = runs[0]!;
   const values = Object.entries(placeholderValues(first)).filter(([, value]) => value !== '').sort(([, a], [, b]) => b.length - a.length);
-  let template = (first.command[at] ?? '').replace(/[{}]/g, (brace) => brace + brace);
-  for (const [name, value] of values) template = template.split(value).join(`{${name}}`);
-  return runs.every((run) => fillPlaceholders(template, placeholderValues(run)) === run.command[at]) ? template : '*';
+  const withPlaceholders = (text: string) => values.reduce((template, [name, value]) => template.split(value).join(`{${name}}`), literal(text));
+  const gives = (template: string) => runs.every((run) => fillPlaceholders(template, placeholderValues(run)) === run.command[at]);
+  const word = first.command[at] ?? '';
+  const whole = withPlaceholders(word);
+  if (gives(whole)) return whole;
+  const words = runs.map((run) => run.command[at] ?? '');
+  const head = sharedEdge(words, false);
+  const tail = sharedEdge(words.map((text) => text.slice(head.length)), true);
+  const middle = literal(head) + withPlaceholders(word.slice(head.length, word.length - tail.length)) + literal(tail);
+  return gives(middle) ? middle : '*';
 }
 
 /** The command the runs share, their differing words as the placeholders they were staged with (`python train.py --lr {lr}`) or `*`. */

@@ -53,8 +53,12 @@ describe('array lines', () => {
   it('shows the command its runs share, each differing word as its placeholder when that gives every run\'s word, else *', () => {
     expect(sharedCommand(sweep(['python', 'train.py', '--lr={lr}', 'out/{lr}-{index}'], [{ lr: '0.1' }, { lr: '0.01' }]))).toBe('python train.py --lr={lr} out/{lr}-{index}');
     expect(sharedCommand(sweep(['echo', 'same'], [{}, {}]))).toBe('echo same');
-    // 'x11' then 'x12': x{index}{index} would not give x12.
-    expect(sharedCommand(sweep(['echo', 'x1{index}'], [{}, {}]).map((r, i) => ({ ...r, arrayIndex: i + 1, command: ['echo', `x1${i + 1}`] })))).toBe('echo *');
+    // 'x11' then 'x12': x{index}{index} would not give x12, the index where the words differ does.
+    expect(sharedCommand(sweep(['echo', 'x1{index}'], [{}, {}]).map((r, i) => ({ ...r, arrayIndex: i + 1, command: ['echo', `x1${i + 1}`] })))).toBe('echo x1{index}');
+    // The shell's one word: its other 0 is no index.
+    expect(sharedCommand(sweep(['sleep 0.2; echo {index}'], [{}, {}, {}], () => ({ shell: true })))).toBe('sh -c "sleep 0.2; echo {index}"');
+    // Words that no placeholder gives: `*`.
+    expect(sharedCommand(sweep(['echo', '{index}'], [{}, {}]).map((r, i) => ({ ...r, command: ['echo', i === 0 ? 'a' : 'b'] })))).toBe('echo *');
     // A word that needs quotes keeps them; the shell's one word is shown as sh -c.
     expect(sharedCommand(sweep(['echo', 'a b {index}'], [{}, {}]))).toBe(`echo 'a b {index}'`);
     expect(sharedCommand(sweep(['echo {n} && true'], [{ n: '1' }, { n: '2' }], () => ({ shell: true })))).toBe('sh -c "echo {n} && true"');
