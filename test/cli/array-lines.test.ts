@@ -74,13 +74,13 @@ describe('fitq runs: an array is one line', () => {
     const indices = [0, 2, 4, 6, 8, 10, 12, 14];
     const scattered = await stage(queue, ['--array', indices.join(','), '--', 'echo', '{index}x{index}']);
     const list = await stage(queue, ['--param', 'f=a.txt,b.txt', '--param', 'n=1,2', '--', 'wc', '{f}', '{n}', 'same']);
-    // `x1{index}` is `x11` then `x12`: read back as `x{index}{index}` it would not give `x12`.
-    const unread = await stage(queue, ['--array', '1-2', '--', 'echo', 'x1{index}', '{index}']);
+    // `{a}{b}` is `11`, `12`, `21`, `22`: no placeholder put back in the first run's `11` gives them all.
+    const unread = await stage(queue, ['--param', 'a=1,2', '--param', 'b=1,2', '--', 'echo', '{a}{b}', '{index}']);
     const rows = await table(queue, ['--columns', 'id,command']);
     expect(rows).toEqual([
       { ID: `${scattered.array}_[0,2,4,6,8,10,…]`, COMMAND: 'echo {index}x{index}' },
       { ID: `${list.array}_[0-3]`, COMMAND: 'wc {f} {n} same' },
-      { ID: `${unread.array}_[1-2]`, COMMAND: 'echo * {index}' },
+      { ID: `${unread.array}_[0-3]`, COMMAND: 'echo * {index}' },
     ]);
     expect((await table(queue, ['--columns', 'id', '--wide']))[0]!.ID).toBe(`${scattered.array}_[${indices.join(',')}]`);
   });
