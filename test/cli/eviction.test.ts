@@ -167,7 +167,9 @@ describe('a Redis switched to an evicting policy while a worker runs', () => {
       expect((await client.getRun(id))?.status).toBe('staged');
       await setPolicy('noeviction');
       await worker.waitForMessage('Redis no longer evicts keys (maxmemory-policy noeviction): claiming runs again');
-      await waitFor('the run to complete', async () => (await client.getRun(id))?.status === 'completed');
+      // Its log says so in order (Redis may record the end before the worker's log lines reach the test).
+      await worker.waitForMessage(`Run ${id} completed`);
+      expect((await client.getRun(id))?.status).toBe('completed');
       const messages = worker.messages();
       expect(messages.indexOf(`Scheduling run ${id} (requires cpu=1)`)).toBeGreaterThan(
         messages.indexOf('Redis no longer evicts keys (maxmemory-policy noeviction): claiming runs again'),
