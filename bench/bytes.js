@@ -15,6 +15,7 @@ import { FitqClient } from '../dist/index.js';
 const STAGED = Number(process.env.BENCH_BYTES_RUNS ?? 100_000);
 const FINISHED = Number(process.env.BENCH_BYTES_FINISHED ?? 2_000);
 const CONCURRENCY = 8;
+const WARM_UP = 20;
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url));
 
 async function usedMemory(redis) {
@@ -94,20 +95,31 @@ async function stagedRuns(url, queue) {
   }
 }
 
-/** FINISHED runs staged in a namespace of their own, run to their end by a CLI worker: bytes per finished run. */
+/** `fitq worker --run-once` until it exits. */
+const runWorker = (url, queue) =>
+  execa('node', [BIN, 'worker', '-r', `cpu=${CONCURRENCY}`, '--concurrency', String(CONCURRENCY), '--run-once', '--log-format', 'json'], {
+    env: { FITQ_REDIS_URL: url, FITQ_QUEUE: queue },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  });
+
+/**
+ * FINISHED runs staged in a namespace of their own, run to their end by a
+ * CLI worker: bytes per finished run. A few runs run first, so what a
+ * namespace holds once whatever its runs (the worker's scripts loaded, its
+ * statistics) is not counted per run.
+ */
 async function finishedRuns(url, queue) {
   const client = await FitqClient.connect({ redisUrl: url, queue });
   try {
+    await client.stage({ command: ['true'], resources: 'cpu=1', repeat: WARM_UP });
+    await runWorker(url, queue);
     const before = await usedMemory(client.redis);
     await client.stage({ command: ['true'], resources: 'cpu=1', repeat: FINISHED });
-    await execa('node', [BIN, 'worker', '-r', `cpu=${CONCURRENCY}`, '--concurrency', String(CONCURRENCY), '--run-once', '--log-format', 'json'], {
-      env: { FITQ_REDIS_URL: url, FITQ_QUEUE: queue },
-      stdout: 'ignore',
-      stderr: 'inherit',
-    });
+    await runWorker(url, queue);
     const perRun = (await usedMemory(client.redis) - before) / FINISHED;
     const prefix = client.keys.base;
-    const parts = await breakdown(client.redis, prefix, FINISHED);
+    const parts = await breakdown(client.redis, prefix, FINISHED + WARM_UP);
     const [id] = await client.redis.zrange(client.keys.ids, 0, 0);
     const hash = await jobHash(client.redis, `${prefix}runs:${id}`);
     const completed = await client.redis.zcard(`${prefix}runs:completed`);
