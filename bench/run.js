@@ -11,7 +11,8 @@
 // bench/run.js shapes` the claim against the number of shapes, `node
 // bench/run.js staging` the batch staging case, `node bench/run.js claims`
 // the claims a real CLI worker makes, as Redis times them, `node
-// bench/run.js metrics` a /metrics scrape against the number of shapes.
+// bench/run.js metrics` a /metrics scrape against the number of shapes,
+// `node bench/run.js bytes` Redis memory per staged and per finished run.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -26,6 +27,7 @@ import { throwawayRedis } from '../scripts/local-redis.js';
 import { schedulingQuality } from './scheduling.js';
 import { workerClaims } from './worker-claims.js';
 import { metricsScrape } from './metrics-scrape.js';
+import { bytesPerRun } from './bytes.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -419,8 +421,29 @@ async function reportMetricsScrape() {
   }
 }
 
+/** Redis memory per staged run against a plain BullMQ job with the same data, and per finished run (bench/bytes.js). */
+async function reportBytes() {
+  const { runs, finishedRuns, staged, bullmq, finished } = await bytesPerRun(redis.url, newQueue);
+  const count = (n) => n.toLocaleString('en');
+  const parts = (list) => list.map(({ kind, bytes }) => `${kind} ${bytes.toFixed(1)}`).join(', ');
+  const fields = ({ encoding, bytes, fields }) =>
+    `${bytes} B (${encoding}, ${fields.length} fields: ${fields.map(({ name, bytes: b }) => `${name} ${b}`).join(', ')}, as name + value bytes)`;
+  report(`bytes per staged run, ${count(runs)} runs vs a plain BullMQ job with the same data`, staged.perRun, bullmq.perJob, 'B/run', '≤ 600 B');
+  report(`bytes per finished run of \`true\`, ${count(finishedRuns)} runs (vs a plain BullMQ job)`, finished.perRun, bullmq.perJob, 'B/run', '≤ 1 KiB + output');
+  notes.push(
+    `Bytes per staged run, by key kind (MEMORY USAGE, shared keys divided by ${count(runs)} runs): ${parts(staged.parts)}`,
+    `Bytes per plain BullMQ job, by key kind: ${parts(bullmq.parts)}`,
+    `Bytes per finished run, by key kind (${count(finished.completed)} kept as completed): ${parts(finished.parts)}`,
+    `A staged run's job hash: ${fields(staged.hash)}`,
+    `A finished run's job hash: ${fields(finished.hash)}`,
+  );
+}
+
 const only = process.argv[2];
-if (only === 'metrics') {
+if (only === 'bytes') {
+  console.log(`fitq bytes per run benchmark, Redis ${redis.url}\n`);
+  await reportBytes();
+} else if (only === 'metrics') {
   console.log(`fitq /metrics scrape benchmark, Redis ${redis.url}\n`);
   await reportMetricsScrape();
 } else if (only === 'claims') {
@@ -458,6 +481,7 @@ if (only === 'metrics') {
   await reportClaimShapes();
   await reportWorkerClaims();
   await reportMetricsScrape();
+  await reportBytes();
   await reportStaging();
   await reportCliWorker();
   await reportSchedulingQuality();

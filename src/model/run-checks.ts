@@ -14,6 +14,7 @@ import { quote, quoteBytes } from '../text/quote.js';
 import { isWellFormed, REPLACEMENT_CHARACTER } from '../text/utf8.js';
 import { formatTimeLimit, formatTimeSignal, MAX_TIME_LIMIT_MS, parseTimeLimit, parseTimeSignal, type TimeSignal } from '../units/duration.js';
 import { MAX_NAME_LENGTH } from './names.js';
+import { formatDemands } from './run-decode.js';
 
 /** How to stage a run, quoted in the errors that say what is missing. */
 export const STAGE_USAGE = 'fitq stage [FLAGS] -- COMMAND [ARGS...]';
@@ -189,13 +190,16 @@ export function validatePriority(priority: number): number {
 /**
  * Demands as a run stores them: exact (`resources`, signed) and as typed
  * (`requires`, for display only, not signed: workers go by `resources`;
- * absent when nothing was typed); and as given, parsed here once (Demands
- * given are parsed already).
+ * absent when nothing was typed, or when it reads exactly as the amounts
+ * are shown without it, "cpu=1": two copies of it in every run's job hash
+ * would say nothing more); and as given, parsed here once (Demands given
+ * are parsed already).
  */
 export function demandFields(input: ResourceInput | undefined): { demands: Resources; given: Demands; resources: string; requires?: string } {
   const given = toDemands(input);
   const { amounts: demands, typed } = given;
-  return { demands, given, resources: formatResources(demands), ...(typed === '' ? {} : { requires: typed }) };
+  const shown = typed === '' || typed === formatDemands(demands);
+  return { demands, given, resources: formatResources(demands), ...(shown ? {} : { requires: typed }) };
 }
 
 /**

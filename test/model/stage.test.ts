@@ -32,6 +32,22 @@ describe('staging', () => {
     expect((await b.getRun('same-id')).command).toEqual(['false']);
     expect(a.keys.run('same-id')).toMatch(/^[\w-]+:\{t[0-9a-f]+\}:runs:same-id$/);
   });
+
+  it('stores the demands as typed only when they read otherwise than their amounts shown', async () => {
+    const client = await connectClient(newQueue());
+    const { runs } = await client.stage([
+      { command: ['true'], resources: 'cpu=1 gpu=2', runId: 'as-shown' },
+      { command: ['true'], resources: 'gpu=2 cpu=1', runId: 'reordered' },
+      { command: ['true'], resources: 'mem=0.5G', runId: 'units' },
+    ]);
+    const data = async (id: string) => JSON.parse((await client.redis.hget(client.keys.run(id), 'data'))!) as Record<string, unknown>;
+    expect(await data('as-shown')).not.toHaveProperty('requires');
+    expect(await data('reordered')).toMatchObject({ requires: 'gpu=2 cpu=1' });
+    expect(await data('units')).toMatchObject({ requires: 'mem=0.5G', resources: 'mem=500000000' });
+    const shown = ['cpu=1 gpu=2', 'gpu=2 cpu=1', 'mem=0.5G'];
+    expect(runs.map((run) => run.requires)).toEqual(shown);
+    expect((await client.listRuns()).map((run) => run.requires)).toEqual(shown);
+  });
 });
 
 describe('strings that are not text', () => {
