@@ -12,7 +12,9 @@
 // bench/run.js staging` the batch staging case, `node bench/run.js claims`
 // the claims a real CLI worker makes, as Redis times them, `node
 // bench/run.js metrics` a /metrics scrape against the number of shapes,
-// `node bench/run.js bytes` Redis memory per staged and per finished run.
+// `node bench/run.js bytes` Redis memory per staged and per finished run,
+// `node bench/run.js start` how long `fitq --help`, `fitq runs` and `fitq
+// stage` take to start and end, against `node -e 0`.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -28,6 +30,7 @@ import { schedulingQuality } from './scheduling.js';
 import { workerClaims } from './worker-claims.js';
 import { metricsScrape } from './metrics-scrape.js';
 import { bytesPerRun } from './bytes.js';
+import { cliStart } from './cli-start.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -439,10 +442,22 @@ async function reportBytes() {
   );
 }
 
+/** A CLI command from spawn to exit against `node -e 0`, alternating (bench/cli-start.js). */
+async function reportCliStart() {
+  const { rounds, cases } = await cliStart(redis.url, newQueue);
+  for (const { name, where, ms, nodeMs, pairRatio } of cases) {
+    report(`\`${name}\`${where ? `, ${where}` : ''}, spawn to exit (vs \`node -e 0\`)`, ms, nodeMs, 'ms', '≤ 250 ms');
+    notes.push(`${name}: median ${ms.toFixed(0)} ms, \`node -e 0\` beside it ${nodeMs.toFixed(0)} ms, ratio pair by pair ${pairRatio.toFixed(2)}× (${rounds} rounds)`);
+  }
+}
+
 const only = process.argv[2];
 if (only === 'bytes') {
   console.log(`fitq bytes per run benchmark, Redis ${redis.url}\n`);
   await reportBytes();
+} else if (only === 'start') {
+  console.log(`fitq CLI start benchmark, Redis ${redis.url}\n`);
+  await reportCliStart();
 } else if (only === 'metrics') {
   console.log(`fitq /metrics scrape benchmark, Redis ${redis.url}\n`);
   await reportMetricsScrape();
@@ -482,6 +497,7 @@ if (only === 'bytes') {
   await reportWorkerClaims();
   await reportMetricsScrape();
   await reportBytes();
+  await reportCliStart();
   await reportStaging();
   await reportCliWorker();
   await reportSchedulingQuality();
