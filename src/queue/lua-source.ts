@@ -44,9 +44,18 @@ export interface LuaScript {
   readonly sha: string;
 }
 
+/** Includes read so far: a script pulls in dozens, many shared with the others. */
+const includeTexts = new Map<string, string>();
+
 function readInclude(path: string): string {
+  const known = includeTexts.get(path);
+  if (known !== undefined) return known;
   const url = new URL(`${path}.lua`, INCLUDE_DIR);
-  if (INCLUDE_PATH.test(path) && existsSync(url)) return readFileSync(url, 'utf8');
+  if (INCLUDE_PATH.test(path) && existsSync(url)) {
+    const text = readFileSync(url, 'utf8');
+    includeTexts.set(path, text);
+    return text;
+  }
   const name = path.split('/').pop() ?? path;
   const moved = readdirSync(INCLUDE_DIR, { recursive: true, encoding: 'utf8' }).find((file) => file.endsWith(`/${name}.lua`));
   throw new Error(
@@ -163,18 +172,43 @@ function loadScript(file: string): LuaScript {
   };
 }
 
-let scripts: LuaScript[] | undefined;
+/** Script files by name (`claimRun` -> `claimRun-27.lua`), listed once per process. */
+let scriptFiles: Map<string, string> | undefined;
 
-/** Every script, read once per process. */
+function scriptFileNames(): Map<string, string> {
+  scriptFiles ??= new Map(
+    readdirSync(LUA_DIR)
+      .filter((file) => file.endsWith('.lua'))
+      .sort()
+      .map((file) => [file.replace(/-\d+\.lua$/, ''), file]),
+  );
+  return scriptFiles;
+}
+
+/** Scripts built so far: each is built when first asked for (a command runs a few of them). */
+const built = new Map<string, LuaScript>();
+
+function builtScript(file: string): LuaScript {
+  let script = built.get(file);
+  if (script === undefined) {
+    script = loadScript(file);
+    built.set(file, script);
+  }
+  return script;
+}
+
+/** Every script. */
 export function luaScripts(): readonly LuaScript[] {
-  scripts ??= readdirSync(LUA_DIR)
-    .filter((file) => file.endsWith('.lua'))
-    .sort()
-    .map(loadScript);
-  return scripts;
+  return [...scriptFileNames().values()].map(builtScript);
 }
 
 /** A script by its name (`claimRun`), file (`claimRun-27.lua`, with or without `.lua`) or command (`fitqClaimRun`). */
 export function luaScript(name: string): LuaScript | undefined {
-  return luaScripts().find((script) => [script.name, script.file, script.file.slice(0, -4), script.command].includes(name));
+  const files = scriptFileNames();
+  const byName = (verbNoun: string) => files.get(verbNoun);
+  const file =
+    byName(name) ??
+    (/^fitq[A-Z]/.test(name) ? byName(name[4]!.toLowerCase() + name.slice(5)) : undefined) ??
+    [...files.values()].find((each) => each === name || each === `${name}.lua`);
+  return file === undefined ? undefined : builtScript(file);
 }

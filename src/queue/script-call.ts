@@ -7,7 +7,7 @@
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 import { keyPart, namespaceKey, type KeyName, type NamespaceKeys } from './keys.js';
-import { luaScript, luaScripts, type LuaScript } from './lua-source.js';
+import { luaScript, type LuaScript } from './lua-source.js';
 
 /**
  * The scripts that only read, called with EVALSHA_RO (EVAL_RO the first
@@ -16,7 +16,12 @@ import { luaScript, luaScripts, type LuaScript } from './lua-source.js';
  */
 const READ_ONLY_SCRIPTS: ReadonlySet<string> = new Set(['fitqExplainRuns', 'fitqResolveRunIds', 'fitqReadMetrics']);
 
-const prepared = new WeakSet<Redis>();
+/**
+ * Scripts queued in a pipeline (MULTI): a pipeline knows only the commands
+ * its connection had when it was made, so these are registered with a
+ * connection up front (defineScripts); the others when first called.
+ */
+const PIPELINED_SCRIPTS: readonly string[] = ['stageRuns'];
 
 /** A script's arguments: KEYS then ARGV, in one array (a call spreading 100,000 run ids overflows the stack). */
 type ScriptCall = (args: readonly (string | number)[]) => Promise<unknown>;
@@ -37,11 +42,18 @@ function scriptNamed(name: string): LuaScript {
   return script;
 }
 
+/** Registers a script as a command of a connection, once (its Lua is built when first needed: a command runs a few scripts of many). */
+function defineScript(redis: Redis, script: LuaScript): void {
+  if (typeof (redis as unknown as Record<string, unknown>)[script.command] === 'function') return;
+  redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+}
+
 export function scriptCommand(redis: Redis | ChainableCommander, name: string): ScriptCall {
   const script = scriptNamed(name);
   if (READ_ONLY_SCRIPTS.has(script.command)) return readOnlyCall(redis as Redis, script);
+  if (!('isPipeline' in redis && redis.isPipeline)) defineScript(redis as Redis, script);
   const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[script.command];
-  if (!fn) throw new Error(`script ${script.command} is not defined on this connection`);
+  if (!fn) throw new Error(`script ${script.command} is not defined on this connection (a pipeline's scripts are PIPELINED_SCRIPTS)`);
   // ioredis flattens one array argument into the command's arguments.
   return (args) => (fn as unknown as (args: readonly (string | number)[]) => Promise<unknown>).call(redis, args);
 }
@@ -58,14 +70,9 @@ function readOnlyCall(redis: Redis, source: LuaScript): ScriptCall {
   };
 }
 
-/** Registers every script but the read-only ones on a connection (idempotent). */
+/** Registers the scripts pipelines queue on a connection, before any pipeline of it is made (idempotent). */
 export function defineScripts(redis: Redis): void {
-  if (prepared.has(redis)) return;
-  for (const source of luaScripts()) {
-    if (READ_ONLY_SCRIPTS.has(source.command)) continue;
-    redis.defineCommand(source.command, { numberOfKeys: source.numberOfKeys, lua: source.lua });
-  }
-  prepared.add(redis);
+  for (const name of PIPELINED_SCRIPTS) defineScript(redis, scriptNamed(name));
 }
 
 /** What a script call is about, for the keys it is passed that are built from data: a run's, a worker's. */

@@ -15,6 +15,8 @@ describe('the fitq binary', () => {
     const id = staged.stdout.trim();
     expect(id).toMatch(/^[0-9a-f]{12}$/);
     const ok = (await fitqProcess(['stage', '--after-end', id, '--', 'true'], { queue })).stdout.trim();
+    // What the binary sets for oclif while it loads (skipping oclif's own Node check) never reaches a run.
+    const env = (await fitqProcess(['stage', '--shell', '--', 'echo "${OCLIF_DISABLE_ENGINE_WARNING-unset}"'], { queue })).stdout.trim();
 
     const worker = await fitqProcess(['worker', '-r', 'cpu=2', '--run-once', '--log-format', 'json'], { queue });
     expect(worker.exitCode, worker.stderr).toBe(0);
@@ -26,6 +28,7 @@ describe('the fitq binary', () => {
 
     const logs = await fitqProcess(['logs', id], { queue });
     expect([logs.exitCode, logs.stdout, logs.stderr]).toEqual([0, 'out', 'err']);
+    expect((await fitqProcess(['logs', env], { queue })).stdout).toBe('unset');
     // The shell sees the run's own exit code.
     expect((await fitqProcess(['wait', id], { queue })).exitCode).toBe(3);
     expect((await fitqProcess(['wait', ok], { queue })).exitCode).toBe(0);
