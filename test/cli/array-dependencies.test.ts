@@ -123,7 +123,7 @@ describe('fitq stage --after an array', () => {
     expect(expectOk(restarted).split('\n')).toEqual([`Run ${failing} restarted: staged`, 'Run gone restarted (cascade): staged, waiting for its dependencies']);
     expect(await client.waitForEnd('kept')).toMatchObject({ status: 'completed' });
     expect(await client.waitForEnd('gone')).toMatchObject({ status: 'completed' });
-    expect(worker.messages()).toContain(`Run ${failing} completed`);
+    await worker.waitForMessage(`Run ${failing} completed`);
   });
 
   it('a staged run of the array removed counts as one that did not complete', async () => {

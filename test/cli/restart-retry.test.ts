@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../support/wait.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, fitq, newQueue } from '../support/fitq.js';
 
@@ -30,7 +31,10 @@ describe('fitq stage --retry-on-failure', () => {
     const run = await client.waitForEnd(id);
     expect(run).toMatchObject({ status: 'failed', exitCode: 7, reason: 'exit code 7', failures: 2 });
     expect(readFileSync(counter, 'utf8')).toBe('x\nx\nx\n');
-    expect(worker.messages().filter((message) => message.startsWith(`Run ${id} started`))).toHaveLength(3);
+    // (The worker's log lines may reach the test after Redis records the end.)
+    const startedLines = () => worker.messages().filter((message) => message.startsWith(`Run ${id} started`));
+    await waitFor('three starts in the log', () => startedLines().length >= 3);
+    expect(startedLines()).toHaveLength(3);
     const shown = await client.getRun(id);
     expect(shown.attempts?.map(({ attempt, status, exitCode, reason, worker: by }) => ({ attempt, status, exitCode, reason, by }))).toEqual([
       { attempt: 1, status: 'failed', exitCode: 7, reason: 'exit code 7', by: 'retrier' },
@@ -91,6 +95,8 @@ describe('fitq restart', () => {
       [1, 'failed', 'restarter'],
       [2, 'failed', 'restarter'],
     ]);
-    expect(worker.messages().filter((message) => message.startsWith(`Run ${flaky} started`))).toHaveLength(3);
+    const startedLines = () => worker.messages().filter((message) => message.startsWith(`Run ${flaky} started`));
+    await waitFor('three starts in the log', () => startedLines().length >= 3);
+    expect(startedLines()).toHaveLength(3);
   });
 });

@@ -236,6 +236,9 @@ describe('fitq update', () => {
       const told = (await client.readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
       expect(told.map((line) => JSON.parse(line) as unknown), id).toEqual([resourcesToJson(demands)]);
     }
-    expect(worker.messages().filter((message) => message.startsWith('Run ') && message.endsWith(' started'))).toHaveLength(ids.length);
+    // (The worker's log lines may reach the test after Redis records the ends.)
+    const startedLines = () => worker.messages().filter((message) => message.startsWith('Run ') && message.endsWith(' started'));
+    await waitFor('every start in the log', () => startedLines().length >= ids.length);
+    expect(startedLines()).toHaveLength(ids.length);
   });
 });

@@ -114,6 +114,8 @@ describe('an outage longer than the lease', () => {
       'end',
     ]);
 
+    // (Redis records the end before the worker's log line of it reaches the test.)
+    await worker.waitForMessage(`Run ${retried} completed`);
     const said = worker.messages();
     expect(said.filter((message) => unreachable.test(message))).toHaveLength(1);
     expect(said).toContain('Worker cut lost its registration (lease expired or Redis lost its data); stopping its runs');
