@@ -139,7 +139,7 @@ export class FitqClient {
     return listPool(this.ctx);
   }
 
-  /** Live workers, after reaping any whose lease expired; see operations/workers.ts. */
+  /** Live workers, as Redis holds them (reads only: one whose lease ran out is left out, not reaped); see operations/workers.ts. */
   async listWorkers(): Promise<WorkerRecord[]> {
     return listWorkers(this.ctx);
   }

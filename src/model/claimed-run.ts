@@ -34,8 +34,6 @@ export interface ClaimedRun {
   deadline?: number | undefined;
 }
 
-const list = (text: string | undefined): number[] => (text ? text.split(',').map(Number) : []);
-
 /** Decodes a claimed run from the claim's reply: its id, epoch and flat fields (runFields of the hash it read). */
 export function decodeClaim(runId: string, epoch: string, fields: Readonly<Record<string, string>>): ClaimedRun {
   const { run, demands } = decodeRun(fields);
@@ -50,7 +48,7 @@ export function decodeClaim(runId: string, epoch: string, fields: Readonly<Recor
     stagedTimeLimit: ownLimit !== undefined && Number.isFinite(ownLimit) && ownLimit > 0 ? ownLimit : undefined,
     reserved: parseStoredResources(fields.reserved),
     pooled: parseStoredResources(fields.pooled),
-    devices: list(fields.devices),
+    devices: run.devices ?? [],
     deviceShare: fields.deviceShare ? parseDecimal(fields.deviceShare) : undefined,
     deadline: fields.deadline ? Number(fields.deadline) : undefined,
   };

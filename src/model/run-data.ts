@@ -67,11 +67,6 @@ export function fitqRunData(hash: { readonly runData?: string | null; readonly d
   return hash.runData ?? hash.data ?? undefined;
 }
 
-/** Whether BullMQ rewrote a run's `data` (job.updateData) since fitq wrote it: reconcileRuns puts it back. */
-export function bullDataAltered(hash: Readonly<Record<string, string>>): boolean {
-  return hash.runData !== undefined && hash.data !== hash.runData;
-}
-
 /** A run as one flat record: its job hash (as HGETALL gives it) with its data's fields (as fitq wrote them). */
 export function runFields(runId: string, hash: Readonly<Record<string, string>>): Record<string, string> {
   return { ...hash, ...runDataFields(fitqRunData(hash)), id: runId };

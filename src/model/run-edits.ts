@@ -22,7 +22,7 @@ import {
 } from '../resources/spec.js';
 import { quote } from '../text/quote.js';
 import { formatTimeLimit } from '../units/duration.js';
-import { ARRAY_RESOURCE_PREFIX } from './array-limit.js';
+import { ARRAY_RESOURCE_PREFIX, withoutArrayLimits } from './array-limit.js';
 import { decodeRun, type KnownParts } from './run-decode.js';
 import { parsePinnedGpus, timeFields, validateLabels, validatePriority } from './run-checks.js';
 import { shapeOf } from './stage.js';
@@ -236,7 +236,7 @@ function typedParts(input: ResourceInput, named: Resources): Map<string, string>
  * typed, aside), else in human units; those never typed follow.
  */
 function typedDemandParts(typed: string | undefined, stored: Resources): [string, string][] {
-  const own = new Map([...stored].filter(([name]) => !name.startsWith(ARRAY_RESOURCE_PREFIX)));
+  const own = withoutArrayLimits(stored);
   let parts: [string, string][] = [];
   try {
     if (typed !== undefined && sameResources(parseResourceSpecs([typed]), own)) {

@@ -172,8 +172,10 @@ export function arrayLineCells(line: ArrayLine, columns: readonly ColumnName[], 
       case 'array':
         return `${line.array}[${indexRanges(line.runs.map((run) => run.arrayIndex ?? 0), wide)}]`;
       default: {
-        const [first, ...others] = line.runs.map((run) => runCells(run, [name], wide, now)[0]!);
-        return others.every((cell) => cell === first) ? first! : '';
+        // The first run's cell, unless another run's differs (looked at until one does).
+        const cell = (run: RunRecord) => runCells(run, [name], wide, now)[0]!;
+        const first = cell(line.runs[0]!);
+        return line.runs.every((run, i) => i === 0 || cell(run) === first) ? first : '';
       }
     }
   });

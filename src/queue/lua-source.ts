@@ -42,6 +42,8 @@ export interface LuaScript {
   /** The script as Redis gets it. */
   readonly lua: string;
   readonly sha: string;
+  /** Its first line says `flags=no-writes`: it only reads, and is called with EVALSHA_RO (script-call.ts). */
+  readonly readOnly: boolean;
 }
 
 /** Includes read so far: a script pulls in dozens, many shared with the others. */
@@ -169,6 +171,7 @@ function loadScript(file: string): LuaScript {
     resolved: body,
     lua,
     sha: createHash('sha1').update(lua).digest('hex'),
+    readOnly: /\bno-writes\b/.test(shebang),
   };
 }
 

@@ -89,3 +89,31 @@ export interface RestartOutcome {
   /** restarted: where it went (staged, delayed, held, deps, canceled); notEnded: its status. */
   detail: string;
 }
+
+/** A script's reply entry `a|b|rest…`: its first `count` parts, then the rest (which may hold `|`). */
+function entryParts(entry: string, count: number): string[] {
+  const parts = entry.split('|');
+  return [...Array.from({ length: count }, (_, i) => parts[i] ?? ''), parts.slice(count).join('|')];
+}
+
+export function parseReconcileAction(entry: string): ReconcileAction {
+  const [kind, runId, detail] = entryParts(entry, 2) as [string, string, string];
+  return { kind: kind as ReconcileAction['kind'], runId, detail };
+}
+
+export function parseUpdateOutcome(entry: string): UpdateScriptOutcome {
+  const [outcome, status] = entry.split('|');
+  if (outcome === 'status') return { outcome, status: status ?? '' };
+  if (outcome === 'updated' || outcome === 'changed' || outcome === 'gone') return { outcome };
+  throw new Error(`updateRuns replied ${entry}`);
+}
+
+export function parseHeldOutcome(entry: string): HeldOutcome {
+  const [outcome, detail] = entryParts(entry, 1) as [string, string];
+  return { outcome: outcome as HeldOutcome['outcome'], detail };
+}
+
+export function parseRestartOutcome(entry: string): RestartOutcome {
+  const [runId, outcome, detail] = entryParts(entry, 2) as [string, string, string];
+  return { runId, outcome: outcome as RestartOutcome['outcome'], detail };
+}

@@ -10,13 +10,6 @@ import { keyPart, namespaceKey, type KeyName, type NamespaceKeys } from './keys.
 import { luaScript, type LuaScript } from './lua-source.js';
 
 /**
- * The scripts that only read, called with EVALSHA_RO (EVAL_RO the first
- * time): Redis refuses any write in them, and a Redis user allowed to read
- * only, without EVAL, may run them (docs/security.md, the reader's rule).
- */
-const READ_ONLY_SCRIPTS: ReadonlySet<string> = new Set(['fitqExplainRuns', 'fitqResolveRunIds', 'fitqReadMetrics']);
-
-/**
  * Scripts queued in a pipeline (MULTI): a pipeline knows only the commands
  * its connection had when it was made, so these are registered with a
  * connection up front (defineScripts); the others when first called.
@@ -29,16 +22,9 @@ type ScriptCall = (args: readonly (string | number)[]) => Promise<unknown>;
 /** An argument of a script call (Scripts.call): a value, or a list of them (run ids) passed on as they are, never spread. */
 export type ScriptArg = string | number | readonly (string | number)[];
 
-/** Scripts by the name they are called by, looked up once each (a claim calls its script thousands of times a second). */
-const scriptsByName = new Map<string, LuaScript>();
-
 function scriptNamed(name: string): LuaScript {
-  let script = scriptsByName.get(name);
-  if (script === undefined) {
-    script = luaScript(name);
-    if (!script) throw new Error(`no Lua script named ${name}`);
-    scriptsByName.set(name, script);
-  }
+  const script = luaScript(name);
+  if (!script) throw new Error(`no Lua script named ${name}`);
   return script;
 }
 
@@ -50,7 +36,9 @@ function defineScript(redis: Redis, script: LuaScript): void {
 
 export function scriptCommand(redis: Redis | ChainableCommander, name: string): ScriptCall {
   const script = scriptNamed(name);
-  if (READ_ONLY_SCRIPTS.has(script.command)) return readOnlyCall(redis as Redis, script);
+  // The scripts that only read (`#!lua flags=no-writes`) go by EVALSHA_RO (EVAL_RO the first time): Redis refuses
+  // any write in them, and a Redis user allowed to read only, without EVAL, may run them (docs/security.md).
+  if (script.readOnly) return readOnlyCall(redis as Redis, script);
   if (!('isPipeline' in redis && redis.isPipeline)) defineScript(redis as Redis, script);
   const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[script.command];
   if (!fn) throw new Error(`script ${script.command} is not defined on this connection (a pipeline's scripts are PIPELINED_SCRIPTS)`);

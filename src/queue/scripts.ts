@@ -12,7 +12,11 @@ import { parseMetricsReply, type MetricsSnapshot } from '../model/metrics-snapsh
 import { flatToRecord, limitArg, parseClaimReply, type ClaimLimits, type ClaimPolicy, type ClaimResult, type GpuPlacement } from './claim-reply.js';
 import type { FinishInput, FinishResult, StopMode, WorkerRegistration } from './worker-calls.js';
 import {
+  parseHeldOutcome,
+  parseReconcileAction,
+  parseRestartOutcome,
   parseStageReply,
+  parseUpdateOutcome,
   type BatchChunk,
   type HeldOutcome,
   type ReconcileAction,
@@ -259,44 +263,24 @@ export class Scripts {
    */
   async reconcileRuns(budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
     const [more, actions] = (await this.call('reconcileRuns', {}, this.keys.base, budget, this.logMaxLines)) as [number, string[]];
-    return {
-      more: more === 1,
-      actions: actions.map((entry) => {
-        const [kind = '', runId = '', ...detail] = entry.split('|');
-        return { kind: kind as ReconcileAction['kind'], runId, detail: detail.join('|') };
-      }),
-    };
+    return { more: more === 1, actions: actions.map(parseReconcileAction) };
   }
 
   /** Edits staged or held runs in one script call; an outcome per run, in order (see updateRuns-*.lua). */
   async updateRuns(runs: readonly UpdateScriptRun[]): Promise<UpdateScriptOutcome[]> {
     const args: (string | number)[] = [this.keys.base, runs.length];
     for (const run of runs) args.push(run.id, run.expectedData, run.data, run.shape, run.priority, run.changes);
-    const replies = (await this.call('updateRuns', {}, args)) as string[];
-    return replies.map((reply) => {
-      const [outcome = '', status = ''] = reply.split('|');
-      if (outcome === 'status') return { outcome, status };
-      if (outcome === 'updated' || outcome === 'changed' || outcome === 'gone') return { outcome };
-      throw new Error(`updateRuns replied ${reply}`);
-    });
+    return ((await this.call('updateRuns', {}, args)) as string[]).map(parseUpdateOutcome);
   }
 
   /** Holds staged runs, or releases held ones; one outcome per id, in order. */
   async setHeld(mode: 'hold' | 'release', runIds: readonly string[]): Promise<HeldOutcome[]> {
-    const reply = (await this.call('setHeld', {}, this.keys.base, mode, runIds)) as string[];
-    return reply.map((entry) => {
-      const [outcome = '', ...detail] = entry.split('|');
-      return { outcome: outcome as HeldOutcome['outcome'], detail: detail.join('|') };
-    });
+    return ((await this.call('setHeld', {}, this.keys.base, mode, runIds)) as string[]).map(parseHeldOutcome);
   }
 
   /** Stages ended runs again (with `cascade`, the dependents canceled for them too); one outcome per id, then the cascade's. */
   async restartRuns(runIds: readonly string[], cascade: boolean): Promise<RestartOutcome[]> {
-    const reply = (await this.call('restartRuns', {}, this.keys.base, cascade ? 1 : 0, this.logMaxLines, runIds)) as string[];
-    return reply.map((entry) => {
-      const [runId = '', outcome = '', ...detail] = entry.split('|');
-      return { runId, outcome: outcome as RestartOutcome['outcome'], detail: detail.join('|') };
-    });
+    return ((await this.call('restartRuns', {}, this.keys.base, cascade ? 1 : 0, this.logMaxLines, runIds)) as string[]).map(parseRestartOutcome);
   }
 
   /** Removes runs, all or none: an unknown or running one is refused (RefusedError). Returns how many. */

@@ -100,7 +100,7 @@ describe('fitq_staged_runs, bounded', () => {
     await dashboard.stop();
 
     for (const bad of ['lots', '-1', '10001', '1.5']) {
-      const refused = await fitq(['dashboard', '--port', '0', '--metrics-shapes', bad], { queue });
+      const refused = await fitq(['dashboard', '--port', '0', '--metrics-shapes', bad], { queue, process: false });
       expect(refused.exitCode, bad).toBe(2);
       expect(refused.stderr.trim()).toBe(`Error: expected --metrics-shapes to be a number of shapes from 0 to 10000, got '${bad}'`);
     }

@@ -13,7 +13,6 @@ import { endingToRecord, type EndingRun, type RunEnding } from '../../src/worker
 import { CANCELED, requestStop, type RunStop, type StopCause } from '../../src/worker/run-stop.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, fitq, newQueue } from '../support/fitq.js';
-import { waitFor } from '../support/wait.js';
 
 const stops: Record<StopCause, RunStop> = {
   cancel: CANCELED,
@@ -154,10 +153,7 @@ describe('a stop through a real worker', () => {
     expect(cancel.exitCode, cancel.stderr).toBe(0);
     await worker.waitForMessage(`Canceling run ${id}`);
     writeFileSync(go, '');
-    const run = await waitFor(`run ${id} to end`, async () => {
-      const found = await client.getRun(id);
-      return !['staged', 'running'].includes(found.status) && found;
-    });
+    const run = await client.waitForEnd(id);
     expect(run).toMatchObject({ status: 'canceled', exitCode: 0, reason: 'canceled (exit code 0)' });
     await worker.waitForMessage(`Run ${id} canceled`);
   });

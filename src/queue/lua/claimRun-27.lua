@@ -148,7 +148,7 @@
 -- @include stats/countRunStart
 -- @include namespace/serverNow
 -- @include amounts/subtractAmounts
--- @include shape/unstage
+-- @include shape/unindex
 local workerKey = KEYS[1]
 local workerCapacityKey = KEYS[2]
 local workerFreeKey = KEYS[3]
@@ -285,7 +285,7 @@ activateJob(base, chosen.id, name, token, redis.call("HGET", workerKey, "leaseMs
 countRunStart(base, chosen.id, clock)
 local heldBy = redis.call("HGET", holdsKey, chosen.id)
 if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
-unstage(base, chosen.id, chosen.shape)
+unindex(base, chosen.id, chosen.shape)
 adjustAmounts(workerFreeKey, chosen.own, -1)
 adjustAmounts(poolUsedKey, chosen.pooled, 1)
 local epoch = redis.call("HINCRBY", runKey, "epoch", 1)

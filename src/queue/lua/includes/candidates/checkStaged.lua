@@ -20,7 +20,7 @@ local function checkStaged(base, stagedKey, shape, runId)
     drop.why = "not a run id"
     return drop
   end
-  local run = tryCall("HMGET", KEY.run(base, runId), "status", "shape", "epoch", "worker", "batch")
+  local run = tryCall("HMGET", KEY.run(base, runId), "status", "shape", "epoch", "worker", "batch", JOB_STARTS_FIELD)
   if not run then
     drop.why = "its key holds no job hash"
     return drop
@@ -39,7 +39,7 @@ local function checkStaged(base, stagedKey, shape, runId)
     drop.why, drop.unhold = "a run of another shape", false
     return drop
   end
-  if (run[3] and not (string.match(run[3], "^%-?%d+$") and #run[3] <= 15)) or not jobActivatable(base, runId) then
+  if (run[3] and not (string.match(run[3], "^%-?%d+$") and #run[3] <= 15)) or not jobActivatable(run[6]) then
     drop.why = "its job's epoch or ats is not an integer"
     return drop
   end

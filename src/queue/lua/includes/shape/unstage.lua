@@ -1,12 +1,10 @@
 -- @include bullmq/unqueueJob
--- @include shape/indexShape
+-- @include shape/unindex
 
--- Removes a staged run from its shape's index (see indexShape for its group)
--- and its job from BullMQ's staged order, or, if it was parked (see
--- placeStaged), from BullMQ's delayed or waiting-children (unqueueJob).
+-- Removes a staged run from its shape's index (unindex) and its job from
+-- BullMQ's staged order, or, if it was parked (see placeStaged), from
+-- BullMQ's delayed or waiting-children (unqueueJob).
 local function unstage(base, runId, shape)
-  redis.call("ZREM", KEY.staged(base, shape), runId)
-  indexShape(base, shape)
-  redis.call("HDEL", KEY.holds(base), runId)
+  unindex(base, runId, shape)
   unqueueJob(base, runId)
 end
