@@ -27,6 +27,8 @@ export type ClaimResult =
   | { code: 'paused' }
   /** The worker is drained (fitq drain): it claims nothing. */
   | { code: 'drained' }
+  /** The fit index of the worker's class caught up with part of what changed (many shapes staged, a new class): claim again at once. */
+  | { code: 'indexing' }
   | { code: 'fenced' };
 
 /** A group of demand shapes (their resource names, `cpu,mem`) a worker cannot run, with the resource names it lacks. */
@@ -90,6 +92,8 @@ export function parseClaimReply(reply: unknown[]): ClaimResult {
       return { code: 'paused' };
     case 'drained':
       return { code: 'drained' };
+    case 'indexing':
+      return { code: 'indexing' };
     case 'fenced':
       return { code: 'fenced' };
     default:

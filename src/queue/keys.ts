@@ -44,6 +44,12 @@ export const KEY_LAYOUT = {
   // Keys of the fit index, of dependencies and of workers, by the data they are about.
   staged: 'staged:<shape>',
   group: 'group:<names>',
+  /** What changed in a group, for the fit indexes of worker classes: shape -> the group's version when it last changed (lua/includes/shape/indexShape.lua). */
+  groupLog: 'group-log:<names>',
+  /** A worker class (workers of equal capacity, devices and time limit): group -> the group version its fit index has caught up with. */
+  fitClass: 'fit-class:<classId>',
+  /** A worker class's fit index of a group (part: `<classId>|<names>`): the group's shapes that fit the class's total capacity, scored as in `group:<names>`. */
+  fitGroup: 'fit:<classGroup>',
   /** The runs that wait for a run, or (cause `array:<id>`) for every run of an array. */
   dependents: 'dependents:<cause>',
   arrayDependents: 'dependents:array:<arrayId>',

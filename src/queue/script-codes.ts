@@ -26,6 +26,8 @@ export const SCRIPT_CODES = {
   requested: 6,
   /** claimRun: the worker is drained (`fitq drain`): it claims and holds nothing. */
   drained: 7,
+  /** claimRun: the fit index of the worker's class is catching up with many changed shapes: claim again at once. */
+  indexing: 8,
   /** The worker is not registered under this token, or its lease has run out. */
   fenced: -1,
   /** A run id that is already taken (the value). */
@@ -129,7 +131,7 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
 }
 
 /** The refusal a script gives with this code, made by the client itself (e.g. before or instead of a script call). */
-export function refusalOf(name: Exclude<ScriptCode, 'ok' | 'unchanged' | 'waiting' | 'idle' | 'full' | 'paused' | 'requested' | 'fenced' | 'drained'>, value: string): RefusedError {
+export function refusalOf(name: Exclude<ScriptCode, 'ok' | 'unchanged' | 'waiting' | 'idle' | 'full' | 'paused' | 'requested' | 'fenced' | 'drained' | 'indexing'>, value: string): RefusedError {
   return refusal(SCRIPT_CODES[name], value)!;
 }
 

@@ -155,7 +155,7 @@ export class ClaimLoop {
       while (!lifecycle.stopping && this.hasRoom()) {
         const token = lease.token;
         const result = await this.claimAndDispatch(token);
-        if (result.code === 'claimed') continue;
+        if (result.code === 'claimed' || result.code === 'indexing') continue;
         if (result.code === 'fenced') {
           // Registered anew: claim again at once, runs may have been staged meanwhile.
           await lease.onFenced(token);

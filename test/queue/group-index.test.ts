@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
+import type { ClaimResult } from '../../src/queue/claim-reply.js';
 import { shapeOf } from '../../src/model/stage.js';
 import { parseResourceSpec } from '../../src/resources/spec.js';
 import { openRunQueue } from '../support/bullmq.js';
@@ -171,6 +172,14 @@ describe('claims walking the index of groups', () => {
   });
 });
 
+/** Claims until the worker's fit index has caught up (`indexing` replies), and gives the first other reply. */
+async function claimUntilSettled(scripts: Scripts, worker = 'w'): Promise<ClaimResult> {
+  for (;;) {
+    const result = await scripts.claimRun(worker, 'tok', 0);
+    if (result.code !== 'indexing') return result;
+  }
+}
+
 describe('the cost of a claim', () => {
   /**
    * The Redis commands one claim runs (counted by a server of its own): a
@@ -187,8 +196,8 @@ describe('the cost of a claim', () => {
       for (let i = 0; i < extra.length; i += 500) {
         await client.stage(extra.slice(i, i + 500).map((resources) => ({ command: ['true'], resources })));
       }
-      // Once to load the script and settle the index, then counted.
-      expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting' });
+      // Once to load the script and bring the worker's fit index up to date, then counted.
+      expect(await claimUntilSettled(scripts)).toMatchObject({ code: 'waiting' });
       await client.redis.config('RESETSTAT');
       expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting' });
       const stats = await client.redis.info('commandstats');
@@ -203,15 +212,56 @@ describe('the cost of a claim', () => {
     }
   }
 
-  it('is the same with 1,000 shapes of a group the worker lacks, or of a group none of whose runs can start beside its head', async () => {
+  it('is the same with 1,000 shapes of a group the worker lacks, or of a group none of whose runs can start beside its head, as with one', async () => {
     const server = await startRedisServer();
     try {
-      const one = await claimCommands(server.url, []);
-      expect(one).toBeGreaterThan(5);
+      expect(await claimCommands(server.url, [])).toBeGreaterThan(5);
       const lacking = Array.from({ length: 1000 }, (_, i) => `foo=${i + 1}`);
-      expect(await claimCommands(server.url, lacking)).toBe(one);
+      expect(await claimCommands(server.url, lacking)).toBe(await claimCommands(server.url, lacking.slice(0, 1)));
       const blocked = Array.from({ length: 1000 }, (_, i) => `cpu=0.${String(i + 1).padStart(4, '0')}`);
-      expect(await claimCommands(server.url, blocked)).toBe(one);
+      expect(await claimCommands(server.url, blocked)).toBe(await claimCommands(server.url, blocked.slice(0, 1)));
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  /**
+   * The Redis commands one claim runs for a cpu=4 worker starting a cpu=1
+   * run, with the runs of `older` (shapes too big for it) staged before
+   * every run it can start.
+   */
+  async function startCommands(url: string, older: readonly string[]): Promise<number> {
+    const client = await FitqClient.connect({ redisUrl: url, queue: newQueue() });
+    try {
+      const scripts = new Scripts(client.redis, client.keys, 100);
+      expect(await scripts.registerWorker(registrationOf('w', 'cpu=4'))).toBe(true);
+      for (let i = 0; i < older.length; i += 500) {
+        await client.stage(older.slice(i, i + 500).map((resources) => ({ command: ['true'], resources })));
+      }
+      await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 3 });
+      expect(await claimUntilSettled(scripts)).toMatchObject({ code: 'claimed' });
+      await client.redis.config('RESETSTAT');
+      expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed' });
+      const stats = await client.redis.info('commandstats');
+      await client.redis.flushall();
+      let calls = 0;
+      for (const [, command, count] of stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
+        if (!['evalsha', 'eval', 'info', 'config'].includes(command!)) calls += Number(count);
+      }
+      return calls;
+    } finally {
+      await client.close();
+    }
+  }
+
+  it('is the same with 1,000 or 5,000 shapes too big for the worker staged before the runs it starts, as with one', async () => {
+    const server = await startRedisServer();
+    try {
+      const tooBig = (count: number) => Array.from({ length: count }, (_, i) => `cpu=${5 + i}`);
+      const one = await startCommands(server.url, tooBig(1));
+      expect(one).toBeGreaterThan(5);
+      expect(await startCommands(server.url, tooBig(1000))).toBe(one);
+      expect(await startCommands(server.url, tooBig(5000))).toBe(one);
     } finally {
       await server.dispose();
     }

@@ -131,6 +131,7 @@
 -- @include amounts/adjustAmounts
 -- @include batches/batchRunGone
 -- @include candidates/candidateStream
+-- @include classes/catchUpClass
 -- @include bullmq/dequeueJob
 -- @include policy/decideClaim
 -- @include workers/dropWorkerHold
@@ -149,6 +150,7 @@
 -- @include namespace/serverNow
 -- @include amounts/subtractAmounts
 -- @include shape/unindex
+-- @include classes/workerClass
 local workerKey = KEYS[1]
 local workerCapacityKey = KEYS[2]
 local workerFreeKey = KEYS[3]
@@ -180,6 +182,8 @@ local reconcileKey = KEYS[27]
 local base, token, maxRuns, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local spread = ARGV[5] == "spread"
 local limits = {default = tonumber(ARGV[6] or ""), max = tonumber(ARGV[7] or "")}
+-- Changed shapes a claim brings into its class's fit indexes, at most.
+local CATCH_UP_BUDGET = 256
 
 local name = redis.call("HGET", workerKey, "name")
 -- A worker whose lease ran out is as good as reaped: it may claim nothing.
@@ -203,6 +207,10 @@ local view = readClaimView(base, name, {
 }, clock, spread, readPool(poolCapacityKey, poolUsedKey), limits)
 view.maxBare = tonumber(ARGV[8] or "") or 0
 local stream, ignored = candidateStream(view)
+-- Its class's fit indexes (includes/classes/): caught up, they hold only the
+-- shapes that fit the worker, so shapes too big for it cost nothing here;
+-- while more changes are left than one call takes in, it claims again.
+if not catchUpClass(base, workerClass(view), stream, CATCH_UP_BUDGET) then return {CODE.indexing} end
 local decision = decideClaim(view, stream, policy)
 -- What the claim looked past goes (candidates/noteDrop): stale and invalid
 -- staged index entries, shapes and groups without staged runs or written by
@@ -228,6 +236,7 @@ for _, drop in ipairs(view.drops) do
     reindex[drop.member] = true
   elseif drop.kind == "shape" then
     redis.call("ZREM", drop.key, drop.member)
+    if drop.fitKey then redis.call("ZREM", drop.fitKey, drop.member) end
     if redis.call("ZCARD", drop.key) == 0 then redis.call("HDEL", groupsKey, drop.group) end
   elseif drop.kind == "group" then
     redis.call("HDEL", groupsKey, drop.member)

@@ -30,7 +30,8 @@ local function candidateStream(view)
         stream.throttled = true
       else
         stream.groups[#stream.groups + 1] = {
-          group = group, names = names, key = KEY.group(view.base, group), entries = {}, pos = 1, offset = 0,
+          group = group, names = names, key = KEY.group(view.base, group), groupKey = KEY.group(view.base, group),
+          version = fields[i + 1], entries = {}, pos = 1, offset = 0,
         }
       end
     end

@@ -20,7 +20,8 @@ local function firstStaged(view, shape, g)
   local stagedKey = KEY.staged(view.base, shape)
   local entries = tryCall("ZRANGE", stagedKey, 0, LOOK_AHEAD, "WITHSCORES")
   if not entries then
-    noteDrop(view.drops, {kind = "shape", key = g.key, group = g.group, member = shape, why = "its index holds no sorted set"})
+    noteDrop(view.drops, {kind = "shape", key = g.groupKey, fitKey = g.fitted and g.key, group = g.group, member = shape,
+      why = "its index holds no sorted set"})
     return nil
   end
   for i = 1, #entries, 2 do

@@ -33,15 +33,17 @@ local function nextCandidate(stream, walk)
         else
           g.entries, g.pos, g.read = tryCall("ZRANGE", g.key, g.offset, g.offset + CHUNK - 1, "WITHSCORES"), 1, true
           if not g.entries then
-            noteDrop(view.drops, {kind = "group", member = g.group, why = "its key holds no sorted set"})
+            if not g.fitted then noteDrop(view.drops, {kind = "group", member = g.group, why = "its key holds no sorted set"}) end
             g.done = true
           elseif #g.entries == 0 then
-            if g.offset == 0 then noteDrop(view.drops, {kind = "group", member = g.group}) end
+            if g.offset == 0 and not g.fitted then noteDrop(view.drops, {kind = "group", member = g.group}) end
             g.done = true
           end
           g.offset = g.offset + CHUNK
         end
       end
+      -- (A fit index ends with "": see catchUpClass.)
+      if not g.done and g.fitted and g.entries[g.pos] == "" then g.done = true end
       if not g.done then
         local score = tonumber(g.entries[g.pos + 1]) or -math.huge
         if score >= stream.horizon or (walk and stream.seen and groupBlocked(walk, g.names, score)) then
@@ -63,7 +65,8 @@ local function nextCandidate(stream, walk)
     best.pos = best.pos + 2
     local parsed = parseShape(shape)
     if not parsed or parsed.group ~= best.group then
-      noteDrop(view.drops, {kind = "shape", key = best.key, group = best.group, member = shape, why = "not a shape of its group"})
+      noteDrop(view.drops, {kind = "shape", key = best.groupKey, fitKey = best.fitted and best.key, group = best.group,
+        member = shape, why = "not a shape of its group"})
     else
       local wanted = shapeDemand(view, shape, parsed)
       if fitsTotal(view, wanted) then

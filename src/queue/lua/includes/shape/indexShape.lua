@@ -1,29 +1,38 @@
+-- @include shape/nextGroupVersion
 -- @include shape/parseShape
 -- @include namespace/tryCall
 
 -- Brings the group index in step with a shape's staged index, after runs
 -- came or went: the shape's score in its group (`group:<names>`) is its
 -- first run's; a shape left without runs leaves its group, a group left
--- without shapes leaves `groups`. The group's version in `groups` (the
--- server's clock in microseconds) changes, for the workers that report its
--- runs as ignored. (A group key written by hand as another type is left as
--- it is.) A shape fitq never writes (parseShape) is in no group: there is
--- nothing to bring in step.
+-- without shapes leaves `groups` (and its log goes). The group's version in
+-- `groups` changes (nextGroupVersion), for the workers that report its runs
+-- as ignored, and the shape is logged with it in `group-log:<names>`, from
+-- which the fit index of each worker class catches up
+-- (includes/classes/catchUpClass.lua). A group's log begins with the
+-- member "" (score 0) when the group begins: a log without it began before
+-- fitq kept logs, and is not complete. (A group key written by hand as
+-- another type is left as it is.) A shape fitq never writes (parseShape)
+-- is in no group: there is nothing to bring in step.
 local function indexShape(base, shape)
   local parsed = parseShape(shape)
   if not parsed then return end
   local group = parsed.group
-  local groupKey = KEY.group(base, group)
+  local groupKey, logKey = KEY.group(base, group), KEY.groupLog(base, group)
   local first = tryCall("ZRANGE", KEY.staged(base, shape), 0, 0, "WITHSCORES") or {}
+  local was = redis.call("HGET", KEY.groups(base), group)
   if #first == 0 then
     tryCall("ZREM", groupKey, shape)
     if (tryCall("ZCARD", groupKey) or 0) == 0 then
       redis.call("HDEL", KEY.groups(base), group)
+      redis.call("DEL", logKey)
       return
     end
   else
     tryCall("ZADD", groupKey, first[2], shape)
   end
-  local time = redis.call("TIME")
-  redis.call("HSET", KEY.groups(base), group, time[1] .. string.format("%06d", tonumber(time[2])))
+  local version = nextGroupVersion(was)
+  redis.call("HSET", KEY.groups(base), group, version)
+  if not was then tryCall("ZADD", logKey, 0, "") end
+  tryCall("ZADD", logKey, version, shape)
 end
