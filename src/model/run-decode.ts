@@ -4,7 +4,7 @@
  * its kind in the table (run-fields.ts) reads, its demands parsed once.
  */
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Demands, type Resources } from '../resources/spec.js';
-import { withoutArrayLimits } from './array-limit.js';
+import { withoutArrayLimits } from '../resources/array-limit.js';
 import { parseJson, type FlatFields } from './run-codec.js';
 import { RUN_FIELDS, type RunFieldName } from './run-fields.js';
 import type { Dependency, RetryPolicy } from './parked.js';

@@ -22,7 +22,7 @@ import {
 } from '../resources/spec.js';
 import { quote } from '../text/quote.js';
 import { formatTimeLimit } from '../units/duration.js';
-import { ARRAY_RESOURCE_PREFIX, withoutArrayLimits } from './array-limit.js';
+import { ARRAY_RESOURCE_PREFIX, withoutArrayLimits } from '../resources/array-limit.js';
 import { decodeRun, type KnownParts } from './run-decode.js';
 import { parsePinnedGpus, timeFields, validateLabels, validatePriority } from './run-checks.js';
 import { shapeOf } from './stage.js';

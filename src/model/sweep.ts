@@ -24,7 +24,7 @@ import { MICROS_PER_UNIT } from '../resources/amount.js';
 import { formatResources, sortResources } from '../resources/spec.js';
 import { quote } from '../text/quote.js';
 import { checkPlaceholders, fillPlaceholders, placeholdersOf } from './placeholders.js';
-import { ARRAY_RESOURCE_PREFIX } from './array-limit.js';
+import { ARRAY_RESOURCE_PREFIX } from '../resources/array-limit.js';
 import { MAX_REPEAT, newRunId, prepareRuns, type ArrayRequest, type PreparedRun, type StageRequest } from './stage.js';
 
 /** The largest array index. */

@@ -5,7 +5,7 @@
  */
 import { formatTimeLimit } from '../units/duration.js';
 import { formatHumanAmount, MICROS_PER_UNIT } from '../resources/amount.js';
-import { ARRAY_RESOURCE_PREFIX, arrayOfLimit } from './array-limit.js';
+import { ARRAY_RESOURCE_PREFIX, arrayOfLimit } from '../resources/array-limit.js';
 import type { HeadLack, HeldDevices, RunVerdict, Shortfall, WorkerVerdict } from './explain.js';
 
 export interface WaitVerdict {

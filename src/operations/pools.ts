@@ -7,7 +7,7 @@
  * it limits and how its runs stand.
  */
 import { UsageError } from '../errors.js';
-import { arrayOfLimit } from '../model/array-limit.js';
+import { arrayOfLimit } from '../resources/array-limit.js';
 import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseResourceSpecs, resourcesFromHash, type Resources } from '../resources/spec.js';
 import { readArrayTallies } from './array-tallies.js';

@@ -7,7 +7,7 @@
  * page both list arrays so; `--expand`, `--array ID` (`?array=ID`) list
  * their runs one a line.
  */
-import { ARRAY_RESOURCE_PREFIX } from '../model/array-limit.js';
+import { ARRAY_RESOURCE_PREFIX } from '../resources/array-limit.js';
 import { fillPlaceholders } from '../model/placeholders.js';
 import { RUN_STATUSES, type RunRecord } from '../model/run-record.js';
 import { MICROS_PER_UNIT } from '../resources/amount.js';

@@ -53,6 +53,8 @@ export const KEY_LAYOUT = {
   /** The runs that wait for a run, or (cause `array:<id>`) for every run of an array. */
   dependents: 'dependents:<cause>',
   arrayDependents: 'dependents:array:<arrayId>',
+  /** Set: `<class>|<shape>` of the shapes of an array at its limit that claims took out of a worker class's fit index (lua/includes/arrays/unparkArray.lua). */
+  arrayParked: 'array-parked:<arrayId>',
   worker: 'worker:<name>',
   workerCapacity: 'worker:<name>:capacity',
   workerFree: 'worker:<name>:free',

@@ -7,7 +7,7 @@
 import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from './keys.js';
 import { quote } from '../text/quote.js';
-import { arrayOfLimit } from '../model/array-limit.js';
+import { arrayOfLimit } from '../resources/array-limit.js';
 
 export const SCRIPT_CODES = {
   /** Done: claimed, staged, recorded, canceled, registered, removed. */

@@ -11,6 +11,7 @@
  * lua/includes/shape/parseShape.lua and formatShape.lua (test/queue/shape-lua.test.ts
  * holds the two to each other).
  */
+import { arrayOfLimit } from './array-limit.js';
 import { formatMicros, MAX_MICROS, parseDecimal } from './amount.js';
 import { MAX_DEVICE_INDEX } from './devices.js';
 import { MAX_RESOURCE_NAME_LENGTH, RESOURCE_NAME_PATTERN, sortResources, type Resources } from './spec.js';
@@ -86,11 +87,13 @@ function parseShapeDemands(text: string): Resources | undefined {
 
 /**
  * A shape's group: the names of the resources its runs demand, sorted and
- * joined by commas ("cpu,mem"), "none" for none. A worker that lacks one of
- * them (and the pool too) can run no shape of the group.
+ * joined by commas ("cpu,mem"), "none" for none; arrays' limits
+ * (`array.<id>`) left out, so a thousand arrays of the same demands are one
+ * group. A worker that lacks one of them (and the pool too) can run no
+ * shape of the group.
  */
 export function shapeGroup(shape: Shape): string {
-  return [...sortResources(shape.demands).keys()].join(',') || NO_DEMANDS;
+  return [...sortResources(shape.demands).keys()].filter((name) => arrayOfLimit(name) === undefined).join(',') || NO_DEMANDS;
 }
 
 /** The same shape without its time limit (a metric's label: one series per shape, not per limit). */

@@ -9,7 +9,7 @@
 import type { Logger } from 'pino';
 import { formatDemands } from '../model/run-data.js';
 import type { Resources } from '../resources/spec.js';
-import { arrayOfLimit } from '../model/array-limit.js';
+import { arrayOfLimit } from '../resources/array-limit.js';
 import { activeRun, type ActiveRun, type ClaimedRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
 import type { RunEnding } from './run-ending.js';

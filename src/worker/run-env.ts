@@ -7,7 +7,7 @@
  * signing secret is never passed on.
  */
 import { resolve } from 'node:path';
-import { withoutArrayLimits } from '../model/array-limit.js';
+import { withoutArrayLimits } from '../resources/array-limit.js';
 import type { TlsFiles } from '../redis/tls-options.js';
 import { resourcesToJson, type Resources } from '../resources/spec.js';
 

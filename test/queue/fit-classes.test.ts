@@ -113,3 +113,84 @@ describe('a worker class\'s fit index', () => {
     expect(await client.redis.zrange(fitKey!, 0, -1)).toEqual(['']);
   });
 });
+
+describe('arrays with a limit', () => {
+  /** Stages `count` arrays of `runs` runs of cpu=1, each limited to 1 at once; gives each array's run ids. */
+  async function stageArrays(client: FitqClient, count: number, runs = 2): Promise<string[][]> {
+    const arrays: string[][] = [];
+    for (let i = 0; i < count; i++) {
+      const staged = await client.stage({ command: ['true'], resources: 'cpu=1', array: { indices: Array.from({ length: runs }, (_, j) => j), limit: 1 } });
+      arrays.push(staged.runs.map((run) => run.id));
+    }
+    return arrays;
+  }
+
+  /** The Redis commands (beside scripts) of one claim that starts nothing more, with `count` arrays at their limit. */
+  async function commandsAtLimit(count: number): Promise<number> {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('w', 'cpu=100000'))).toBe(true);
+    const arrays = await stageArrays(client, count);
+    // The first run of each array starts; then each array is at its limit.
+    for (const ids of arrays) expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids[0] });
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'waiting' });
+    await client.redis.config('RESETSTAT');
+    expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting' });
+    const stats = await client.redis.info('commandstats');
+    let calls = 0;
+    for (const [, command, count] of stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
+      if (!['evalsha', 'eval', 'info', 'config'].includes(command!)) calls += Number(count);
+    }
+    return calls;
+  }
+
+  it('of the same demands are one group, and those at their limit cost a claim nothing', async () => {
+    const one = await commandsAtLimit(1);
+    expect(one).toBeGreaterThan(5);
+    expect(await commandsAtLimit(300)).toBe(one);
+  });
+
+  it('start their next run once one of theirs ends, in the order they were staged', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('w', 'cpu=100000'))).toBe(true);
+    const [first, second] = await stageArrays(client, 2, 3);
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: first![0] });
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: second![0] });
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'waiting' });
+    const finish = (runId: string) =>
+      scripts.finishRun({ runId, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
+    await finish(second![0]!);
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: second![1] });
+    await finish(first![0]!);
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: first![1] });
+    // A limit raised lets the array's next run start at once.
+    await client.setPool(`array.${(await client.getRun(first![1]!))!.array}=2`);
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: first![2] });
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'waiting' });
+  });
+
+  it('are started from a group an older fitq indexed them in (their limit among its names), and move to their own', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    expect(await scripts.registerWorker(registrationOf('w', 'cpu=100000'))).toBe(true);
+    const [ids] = await stageArrays(client, 1, 2);
+    const shape = (await client.redis.hget(client.keys.run(ids![0]!), 'shape'))!;
+    const older = shape.replace(/=[^,;]*/g, '');
+    expect(older).toMatch(/^array\.[0-9a-f]{12},cpu$/);
+    // As an older fitq left it: the shape in the group of all its names, with no log.
+    const score = (await client.redis.zscore(client.keys.group('cpu'), shape))!;
+    await client.redis.zrem(client.keys.group('cpu'), shape);
+    await client.redis.del(namespaceKey(client.keys.base, 'groupLog', 'cpu'));
+    await client.redis.hdel(client.keys.groups, 'cpu');
+    await client.redis.zadd(client.keys.group(older), score, shape);
+    await client.redis.hset(client.keys.groups, older, '1');
+    // The first claim moves the shape to its own group, and says its runs wait; the next starts it.
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'waiting' });
+    expect(Object.keys(await client.redis.hgetall(client.keys.groups))).toEqual(['cpu']);
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids![0] });
+    await scripts.finishRun({ runId: ids![0]!, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
+    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids![1] });
+    expect(Object.keys(await client.redis.hgetall(client.keys.groups))).toEqual([]);
+  });
+});

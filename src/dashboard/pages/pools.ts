@@ -5,7 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
-import { ARRAY_RESOURCE_PREFIX } from '../../model/array-limit.js';
+import { ARRAY_RESOURCE_PREFIX } from '../../resources/array-limit.js';
 import { formatHumanAmount } from '../../resources/amount.js';
 import { bar } from '../bars.js';
 import type { DashboardContext } from '../context.js';

@@ -145,10 +145,12 @@
 -- @include bullmq/queuePaused
 -- @include candidates/readClaimView
 -- @include candidates/readPool
+-- @include classes/parkedField
 -- @include lifecycle/removeRun
 -- @include stats/countRunStart
 -- @include namespace/serverNow
 -- @include amounts/subtractAmounts
+-- @include namespace/tryCall
 -- @include shape/unindex
 -- @include classes/workerClass
 local workerKey = KEYS[1]
@@ -238,6 +240,14 @@ for _, drop in ipairs(view.drops) do
     redis.call("ZREM", drop.key, drop.member)
     if drop.fitKey then redis.call("ZREM", drop.fitKey, drop.member) end
     if redis.call("ZCARD", drop.key) == 0 then redis.call("HDEL", groupsKey, drop.group) end
+  elseif drop.kind == "park" then
+    -- Its array is at its limit: out of this class's fit index until a run of the array ends (unparkArray).
+    redis.call("ZREM", drop.fitKey, drop.member)
+    for _, array in ipairs(drop.arrays) do
+      if tryCall("SADD", KEY.arrayParked(base, array), drop.class .. "|" .. drop.member) == 1 then
+        tryCall("HINCRBY", KEY.fitClass(base, drop.class), parkedField(), 1)
+      end
+    end
   elseif drop.kind == "group" then
     redis.call("HDEL", groupsKey, drop.member)
   else
@@ -255,8 +265,8 @@ for shape in pairs(reindex) do indexShape(base, shape) end
 -- reconcile saw the index and BullMQ disagree: the next reconcile makes a full pass, which
 -- forgets them (their ids, holds, dependents; reconcileRuns).
 if jobsGone then redis.call("HSET", reconcileKey, "pass", "ids:") end
--- More are left than one call drops: workers claim again at once.
-if view.drops.full then publish(base, {type = "staged", count = 0}) end
+-- More are left than one call drops, or shapes went to their own group: workers claim again at once.
+if view.drops.full or stream.moved then publish(base, {type = "staged", count = 0}) end
 local chosen, head, placed, share = decision.chosen, decision.head, decision.placed, decision.share
 local olderHold = view.olderHold
 local devices = view.devices.shares
@@ -284,7 +294,7 @@ end
 
 if chosen == nil then
   -- (Runs of an array at its limit wait too: they start once one of it ends.)
-  if stream.seen or stream.throttled or view.drops.full then return {CODE.waiting, ignored, headId, nextBegin} end
+  if stream.seen or stream.throttled or view.drops.full or stream.moved then return {CODE.waiting, ignored, headId, nextBegin} end
   return {CODE.idle, ignored, "", nextBegin}
 end
 

@@ -30,6 +30,7 @@
 -- @include namespace/forgetIfEmpty
 -- @include arrays/arrayOfLimit
 -- @include arrays/arrayGoing
+-- @include arrays/unparkArray
 local poolCapacityKey = KEYS[1]
 local poolUsedKey = KEYS[2]
 -- (Touched by its includes.)
@@ -57,6 +58,9 @@ if action == "set" then
   end
   for i = 3, #ARGV, 2 do
     redis.call("HSET", poolCapacityKey, ARGV[i], ARGV[i + 1])
+    -- (A limit raised: runs of the array may start.)
+    local array = arrayOfLimit(ARGV[i])
+    if array then unparkArray(base, array) end
   end
 else
   for i = 3, #ARGV do

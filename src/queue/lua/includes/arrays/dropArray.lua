@@ -11,6 +11,7 @@ local function dropArray(base, array)
   redis.call("HDEL", KEY.poolCapacity(base), resource)
   local used = redis.call("HGET", KEY.poolUsed(base), resource)
   if used == false or used == "0" then redis.call("HDEL", KEY.poolUsed(base), resource) end
+  redis.call("DEL", KEY.arrayParked(base, array))
   local cause = arrayCause(array)
   if redis.call("HEXISTS", KEY.dependentsPending(base), cause) == 0 then redis.call("DEL", KEY.dependents(base, cause)) end
 end

@@ -18,25 +18,34 @@ local LOOK_AHEAD = 100
 -- same id) is left to other workers until the old claim has ended.
 local function firstStaged(view, shape, g)
   local stagedKey = KEY.staged(view.base, shape)
-  local entries = tryCall("ZRANGE", stagedKey, 0, LOOK_AHEAD, "WITHSCORES")
-  if not entries then
-    noteDrop(view.drops, {kind = "shape", key = g.groupKey, fitKey = g.fitted and g.key, group = g.group, member = shape,
-      why = "its index holds no sorted set"})
-    return nil
-  end
-  for i = 1, #entries, 2 do
-    local id = entries[i]
-    local drop = checkStaged(view.base, stagedKey, shape, id)
-    -- (Runs behind one of an open batch wait for its commit.)
-    if drop and drop.kind == "open" then return nil end
-    if not drop then
-      if redis.call("HEXISTS", view.reservedKey, id) == 1 then return nil end
-      return id, tonumber(entries[i + 1]) or -math.huge
+  -- The first entry is nearly always a staged run: it is read alone, the
+  -- ones behind it only when it goes.
+  local from, to, last = 0, 0, -math.huge
+  while from <= LOOK_AHEAD do
+    local entries = tryCall("ZRANGE", stagedKey, from, to, "WITHSCORES")
+    if not entries then
+      noteDrop(view.drops, {kind = "shape", key = g.groupKey, fitKey = g.fitted and g.key, group = g.group, member = shape,
+        why = "its index holds no sorted set"})
+      return nil
     end
-    if not noteDrop(view.drops, drop) then return nil, nil, tonumber(entries[i + 1]) or -math.huge end
+    for i = 1, #entries, 2 do
+      local id = entries[i]
+      local drop = checkStaged(view.base, stagedKey, shape, id)
+      -- (Runs behind one of an open batch wait for its commit.)
+      if drop and drop.kind == "open" then return nil end
+      if not drop then
+        if redis.call("HEXISTS", view.reservedKey, id) == 1 then return nil end
+        return id, tonumber(entries[i + 1]) or -math.huge
+      end
+      if not noteDrop(view.drops, drop) then return nil, nil, tonumber(entries[i + 1]) or -math.huge end
+      last = tonumber(entries[i + 1]) or -math.huge
+    end
+    if #entries / 2 < to - from + 1 then
+      -- Every entry it holds goes: the shape leaves its group.
+      noteDrop(view.drops, {kind = "reindex", member = shape})
+      return nil
+    end
+    from, to = to + 1, LOOK_AHEAD
   end
-  if #entries / 2 > LOOK_AHEAD then return nil, nil, tonumber(entries[#entries]) or -math.huge end
-  -- Every entry it holds goes: the shape leaves its group.
-  noteDrop(view.drops, {kind = "reindex", member = shape})
-  return nil
+  return nil, nil, last
 end

@@ -1,3 +1,4 @@
+-- @include shape/demandNames
 -- @include candidates/firstStaged
 -- @include candidates/fitsTotal
 -- @include policy/groupBlocked
@@ -5,6 +6,7 @@
 -- @include candidates/shapeDemand
 -- @include namespace/tryCall
 -- @include shape/parseShape
+-- @include candidates/throttled
 
 -- Shapes of a group read at once.
 local CHUNK = 16
@@ -65,8 +67,23 @@ local function nextCandidate(stream, walk)
     best.pos = best.pos + 2
     local parsed = parseShape(shape)
     if not parsed or parsed.group ~= best.group then
-      noteDrop(view.drops, {kind = "shape", key = best.groupKey, fitKey = best.fitted and best.key, group = best.group,
-        member = shape, why = "not a shape of its group"})
+      local drop = {kind = "shape", key = best.groupKey, fitKey = best.fitted and best.key, group = best.group, member = shape}
+      if parsed and best.group == demandNames(parsed) then
+        -- Indexed by an older fitq, whose groups held arrays' limits: it goes to its own group
+        -- (stream.moved: the claim says its runs wait, and claims again).
+        noteDrop(view.drops, {kind = "reindex", member = shape})
+        stream.moved = true
+      else
+        drop.why = "not a shape of its group"
+      end
+      noteDrop(view.drops, drop)
+    elseif #parsed.arrays > 0 and throttled(view.pool, parsed.arrays) then
+      -- Its array is at its limit: passed over (its runs start once one of the array's ends), and
+      -- out of the claiming worker's fit index until then (unparkArray).
+      stream.throttled = true
+      if walk and best.fitted then
+        noteDrop(view.drops, {kind = "park", fitKey = best.key, class = best.classId, member = shape, arrays = parsed.arrays})
+      end
     else
       local wanted = shapeDemand(view, shape, parsed)
       if fitsTotal(view, wanted) then

@@ -1,8 +1,10 @@
 -- @include classes/classFits
+-- @include classes/parkedField
 -- @include shape/parseShape
 -- @include namespace/tryCall
 
--- Fit indexes of a class are kept for a week after they last changed.
+-- A fit index lasts a week from when it was begun; then it is built again
+-- (an unused class leaves nothing behind for long).
 local FIT_INDEX_TTL_SECONDS = 7 * 86400
 
 -- Points each group a claim walks (stream.groups, see candidateStream) at
@@ -24,13 +26,15 @@ local function catchUpClass(base, class, stream, budget)
   if not flat then redis.call("UNLINK", classKey) end
   flat = flat or {}
   for i = 1, #flat, 2 do caught[flat[i]] = flat[i + 1] end
+  -- Shapes of arrays at their limit are out of the indexes (unparkArray): their runs wait.
+  if (tonumber(caught[parkedField()] or "") or 0) > 0 then stream.throttled = true end
   local complete = true
   for _, g in ipairs(stream.groups) do
     local fitKey = KEY.fitGroup(base, class.id .. "|" .. g.group)
     local since = caught[g.group]
     if since and not tryCall("ZSCORE", fitKey, "") then since = nil end
     if since == g.version then
-      g.key, g.fitted = fitKey, true
+      g.key, g.fitted, g.classId = fitKey, true, class.id
     elseif tryCall("ZSCORE", KEY.groupLog(base, g.group), "") then
       if budget <= 0 then
         complete = false
@@ -58,14 +62,16 @@ local function catchUpClass(base, class, stream, budget)
         if read < budget then
           -- The whole log is in: caught up with the group's version.
           redis.call("HSET", classKey, g.group, g.version)
-          g.key, g.fitted = fitKey, true
+          g.key, g.fitted, g.classId = fitKey, true, class.id
         else
           if read > 0 then redis.call("HSET", classKey, g.group, entries[#entries]) end
           complete = false
         end
         budget = budget - read
-        redis.call("EXPIRE", fitKey, FIT_INDEX_TTL_SECONDS)
-        redis.call("EXPIRE", classKey, FIT_INDEX_TTL_SECONDS)
+        if not since then
+          redis.call("EXPIRE", fitKey, FIT_INDEX_TTL_SECONDS)
+          redis.call("EXPIRE", classKey, FIT_INDEX_TTL_SECONDS)
+        end
       end
     end
   end

@@ -1,5 +1,4 @@
--- @include amounts/parseResourceList
--- @include amounts/adjustAmounts
+-- @include claims/releasePoolShare
 -- @include bullmq/deactivateJob
 -- @include bullmq/finishJob
 -- @include bullmq/jobState
@@ -26,8 +25,7 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   local was = redis.call("HGET", runKey, "status")
   -- (A run that is not staged is running.)
   local from = was == "staged" and "staged" or "running"
-  local pooled = parseResourceList(redis.call("HGET", runKey, "pooled"))
-  adjustAmounts(KEY.poolUsed(base), pooled, -1)
+  local pooled = releasePoolShare(base, redis.call("HGET", runKey, "pooled"))
   if from == "running" then deactivateJob(base, runId) end
   redis.call("HSET", runKey, "status", status)
   if reason ~= nil and reason ~= "" then redis.call("HSET", runKey, "reason", reason) end
@@ -37,7 +35,7 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   endLog(base, runId, status, logMaxLines)
   publish(base, {type = "ended", runId = runId, status = status})
   -- Pool capacity came back: workers waiting for it should look again.
-  if #pooled > 0 then publish(base, {type = "poolReleased"}) end
+  if pooled then publish(base, {type = "poolReleased"}) end
   -- Its worker notifies of what it recorded; the rest is left for a worker to send.
   if from == "staged" or status == "lost" then notifyOutbox(base, runId, runDataText(base, runId)) end
   trimEndedRuns(base, jobState(status), RETENTION_BATCH, runId)

@@ -1,5 +1,4 @@
--- @include amounts/parseResourceList
--- @include amounts/adjustAmounts
+-- @include claims/releasePoolShare
 -- @include bullmq/emitEvent
 -- @include bullmq/jobState
 -- @include bullmq/returnJob
@@ -28,7 +27,7 @@ local function restageRun(base, runId, reason, logMaxLines, unstarted)
     why = reason .. " (re-staged " .. restaged .. " of " .. retries .. ")"
   end
   countRestage(base, "worker")
-  adjustAmounts(KEY.poolUsed(base), parseResourceList(run[2]), -1)
+  releasePoolShare(base, run[2])
   returnJob(base, runId)
   redis.call("HDEL", runKey, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested")
   redis.call("HSET", runKey, "status", "staged", "restagedReason", why)

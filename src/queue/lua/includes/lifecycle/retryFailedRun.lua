@@ -1,7 +1,6 @@
 -- @include lifecycle/runData
 -- @include lifecycle/recordAttempt
--- @include amounts/parseResourceList
--- @include amounts/adjustAmounts
+-- @include claims/releasePoolShare
 -- @include bullmq/returnJob
 -- @include lifecycle/placeStaged
 -- @include namespace/publish
@@ -38,7 +37,7 @@ local function retryFailedRun(base, runId, status, exitCode, signal, reason, now
   redis.call("HSET", key, "reason", reason)
   recordAttempt(base, runId, status, now)
   countRestage(base, "retry")
-  adjustAmounts(KEY.poolUsed(base), parseResourceList(redis.call("HGET", key, "pooled")), -1)
+  releasePoolShare(base, redis.call("HGET", key, "pooled"))
   returnJob(base, runId)
   redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested", "exitCode",
     "signal", "reason")

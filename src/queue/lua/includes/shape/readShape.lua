@@ -1,4 +1,5 @@
 -- @include amounts/parseAmount
+-- @include arrays/arrayOfLimit
 -- @include shape/formatShape
 
 -- The one reading of a shape (src/resources/shape.ts is its TypeScript
@@ -8,8 +9,10 @@
 -- ";gpus=" and device indices (0 to 1023); then, for a run with a time
 -- limit, ";t=" and its ms (1 to MAX_LIMIT_MS). Gives `demand` (a list of
 -- {name, amount}, in the shape's order), `group` (the names joined by
--- commas, "none" for none: a worker that lacks one of them, and the pool
--- too, can run no shape of the group), `pinned` (device indices, text) and
+-- commas, "none" for none, arrays' limits `array.<id>` left out, so arrays
+-- of the same demands share a group: a worker that lacks one of them, and
+-- the pool too, can run no shape of the group), `arrays` (the arrays whose
+-- limits it demands: one, for a run of an array with a limit), `pinned` (device indices, text) and
 -- `limit` (ms, or nil); nil when the text is not exactly as formatShape
 -- writes it, which only a hand can have put in Redis.
 local MAX_RESOURCE_NAME_LENGTH = 64
@@ -35,7 +38,7 @@ local function readShape(text)
       pinned[#pinned + 1] = tostring(index)
     end
   end
-  local demand, names, seen = {}, {}, {}
+  local demand, names, arrays, seen = {}, {}, {}, {}
   if demands ~= "none" then
     for part in string.gmatch(demands .. ",", "([^,]*),") do
       local name, amount = string.match(part, "^([A-Za-z][A-Za-z0-9_.%-]*)=([%d.]+)$")
@@ -44,10 +47,12 @@ local function readShape(text)
       if (parsed[1] == 0 and parsed[2] == 0) or parsed[1] > MAX_WHOLE_UNITS then return nil end
       seen[name] = true
       demand[#demand + 1] = {name, parsed}
-      names[#names + 1] = name
+      local array = arrayOfLimit(name)
+      if array then arrays[#arrays + 1] = array else names[#names + 1] = name end
     end
   end
-  local shape = {demand = demand, group = #names == 0 and "none" or table.concat(names, ","), pinned = pinned, limit = limit}
+  local shape = {demand = demand, group = #names == 0 and "none" or table.concat(names, ","), arrays = arrays, pinned = pinned,
+    limit = limit}
   -- Exactly as fitq writes it: no leading zeros, no trailing decimal zeros, no amount beyond exact.
   if formatShape(shape) ~= text then return nil end
   return shape

@@ -4,7 +4,7 @@
  * the array's, not the run's: what a person reads of a run's demands, and
  * what the run is told (FITQ_RESOURCES), leave it out.
  */
-import type { Resources } from '../resources/spec.js';
+import type { Resources } from './spec.js';
 
 /** The pool resource of an array with a limit: `array.<id>`. */
 export const ARRAY_RESOURCE_PREFIX = 'array.';
