@@ -18,7 +18,7 @@ const LISTPACK_VALUE = 64;
 async function encodingOf(client: FitqClient, runId: string): Promise<{ encoding: string; long: string[] }> {
   const key = client.keys.run(runId);
   const hash = await client.redis.hgetall(key);
-  const long = Object.entries(hash).flatMap(([name, value]) => (Buffer.byteLength(value) > LISTPACK_VALUE ? [name] : []));
+  const long = Object.entries(hash).flatMap(([name, value]) => (Buffer.byteLength(value) > LISTPACK_VALUE ? [name] : [])).sort();
   return { encoding: String(await client.redis.object('ENCODING', key)), long };
 }
 
