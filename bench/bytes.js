@@ -1,11 +1,16 @@
-// Redis memory per run: 100,000 staged runs of `true` (-r cpu=1), read as
+// Redis memory per run: 100,000 staged runs of `true` (-r cpu=1, in /tmp), read as
 // INFO memory's used_memory before and after, against the same number of
 // plain BullMQ jobs added with the same job data (the floor fitq builds
 // on), in the same run; then runs staged in a namespace of their own run to
 // their end by a real `fitq worker --run-once`, per finished run. Each is
 // broken down per key kind by MEMORY USAGE (SAMPLES 0: every element):
 // one run's own keys, and the shared keys (indexes, the events stream)
-// divided by their runs.
+// divided by their runs. Then runs whose job data is longer than Redis's
+// hash-max-listpack-value (a longer working directory), whose job hash is a
+// hashtable, against plain BullMQ jobs with that data.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { Queue } from 'bullmq';
@@ -14,6 +19,13 @@ import { FitqClient } from '../dist/index.js';
 
 const STAGED = Number(process.env.BENCH_BYTES_RUNS ?? 100_000);
 const FINISHED = Number(process.env.BENCH_BYTES_FINISHED ?? 2_000);
+/** Runs staged with data longer than Redis's hash-max-listpack-value (64 bytes). */
+const LONG = Number(process.env.BENCH_BYTES_LONG ?? 20_000);
+/**
+ * The runs' working directory, given so the figures do not depend on where
+ * the bench runs from (the default is the current directory, in the data).
+ */
+const CWD = '/tmp';
 const CONCURRENCY = 8;
 const WARM_UP = 20;
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url));
@@ -77,15 +89,15 @@ async function bullmqJobs(url, name, runs, data) {
   return { perJob, parts };
 }
 
-/** STAGED runs staged in one namespace: bytes per staged run, then the namespace emptied. */
-async function stagedRuns(url, queue) {
+/** `runs` runs staged in one namespace (in `cwd`): bytes per staged run, then the namespace emptied. */
+async function stagedRuns(url, queue, runs = STAGED, cwd = CWD) {
   const client = await FitqClient.connect({ redisUrl: url, queue });
   try {
     const before = await usedMemory(client.redis);
-    await client.stage({ command: ['true'], resources: 'cpu=1', repeat: STAGED });
-    const perRun = (await usedMemory(client.redis) - before) / STAGED;
+    await client.stage({ command: ['true'], resources: 'cpu=1', cwd, repeat: runs });
+    const perRun = (await usedMemory(client.redis) - before) / runs;
     const prefix = client.keys.base;
-    const parts = await breakdown(client.redis, prefix, STAGED);
+    const parts = await breakdown(client.redis, prefix, runs);
     const [id] = await client.redis.zrange(client.keys.ids, 0, 0);
     const hash = await jobHash(client.redis, `${prefix}runs:${id}`);
     await client.removeRuns(await client.redis.zrange(client.keys.ids, 0, -1));
@@ -112,10 +124,10 @@ const runWorker = (url, queue) =>
 async function finishedRuns(url, queue) {
   const client = await FitqClient.connect({ redisUrl: url, queue });
   try {
-    await client.stage({ command: ['true'], resources: 'cpu=1', repeat: WARM_UP });
+    await client.stage({ command: ['true'], resources: 'cpu=1', cwd: CWD, repeat: WARM_UP });
     await runWorker(url, queue);
     const before = await usedMemory(client.redis);
-    await client.stage({ command: ['true'], resources: 'cpu=1', repeat: FINISHED });
+    await client.stage({ command: ['true'], resources: 'cpu=1', cwd: CWD, repeat: FINISHED });
     await runWorker(url, queue);
     const perRun = (await usedMemory(client.redis) - before) / FINISHED;
     const prefix = client.keys.base;
@@ -130,10 +142,25 @@ async function finishedRuns(url, queue) {
   }
 }
 
+/**
+ * LONG runs whose job data is longer than hash-max-listpack-value: staged
+ * in a working directory of a typical length, which the data holds.
+ */
+async function longDataRuns(url, queue) {
+  const cwd = mkdtempSync(join(tmpdir(), 'fitq-bench-a-project-of-someone-'));
+  try {
+    return await stagedRuns(url, queue, LONG, cwd);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
 /** The case and its baseline, on the Redis at `url`. */
 export async function bytesPerRun(url, newQueue) {
   const staged = await stagedRuns(url, newQueue());
   const bullmq = await bullmqJobs(url, newQueue(), STAGED, staged.data);
   const finished = await finishedRuns(url, newQueue());
-  return { runs: STAGED, finishedRuns: FINISHED, staged, bullmq, finished };
+  const long = await longDataRuns(url, newQueue());
+  const longBullmq = await bullmqJobs(url, newQueue(), LONG, long.data);
+  return { runs: STAGED, finishedRuns: FINISHED, longRuns: LONG, staged, bullmq, finished, long, longBullmq };
 }

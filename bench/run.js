@@ -426,19 +426,21 @@ async function reportMetricsScrape() {
 
 /** Redis memory per staged run against a plain BullMQ job with the same data, and per finished run (bench/bytes.js). */
 async function reportBytes() {
-  const { runs, finishedRuns, staged, bullmq, finished } = await bytesPerRun(redis.url, newQueue);
+  const { runs, finishedRuns, longRuns, staged, bullmq, finished, long, longBullmq } = await bytesPerRun(redis.url, newQueue);
   const count = (n) => n.toLocaleString('en');
   const parts = (list) => list.map(({ kind, bytes }) => `${kind} ${bytes.toFixed(1)}`).join(', ');
   const fields = ({ encoding, bytes, fields }) =>
     `${bytes} B (${encoding}, ${fields.length} fields: ${fields.map(({ name, bytes: b }) => `${name} ${b}`).join(', ')}, as name + value bytes)`;
   report(`bytes per staged run, ${count(runs)} runs vs a plain BullMQ job with the same data`, staged.perRun, bullmq.perJob, 'B/run', '≤ 600 B');
   report(`bytes per finished run of \`true\`, ${count(finishedRuns)} runs (vs a plain BullMQ job)`, finished.perRun, bullmq.perJob, 'B/run', '≤ 1 KiB + output');
+  report(`bytes per staged run, job data over 64 bytes (${Buffer.byteLength(long.hash.data)}), ${count(longRuns)} runs vs a plain BullMQ job`, long.perRun, longBullmq.perJob, 'B/run', 'for comparison');
   notes.push(
     `Bytes per staged run, by key kind (MEMORY USAGE, shared keys divided by ${count(runs)} runs): ${parts(staged.parts)}`,
     `Bytes per plain BullMQ job, by key kind: ${parts(bullmq.parts)}`,
     `Bytes per finished run, by key kind (${count(finished.completed)} kept as completed): ${parts(finished.parts)}`,
     `A staged run's job hash: ${fields(staged.hash)}`,
     `A finished run's job hash: ${fields(finished.hash)}`,
+    `A staged run's job hash, job data over 64 bytes: ${fields(long.hash)}`,
   );
 }
 

@@ -1,9 +1,12 @@
 /**
  * A run's job data, both ways, by the field table (run-fields.ts): the flat
  * string fields of a run about to be staged (as signed) into its JSON, and
- * a stored run's JSON back into those exact fields. Fields always written
- * come first, then the others, each in the table's order: the JSON is
- * byte for byte what fitq has always written, and any fitq's runs read back.
+ * a stored run's JSON back into those exact fields. Fields with a default
+ * come first, then the others, each in the table's order; a field at its
+ * default is left out (`{"command":["true"],"resources":"cpu=1"}`), so a
+ * short run's data stays under Redis's hash-max-listpack-value and its job
+ * hash a listpack. Data written before, defaults and all, reads back the
+ * same: an absent field reads as its default.
  */
 import { LIFECYCLE_DATA_KEYS } from './parked.js';
 import { fieldsOf, RUN_FIELDS, type RunFieldName, type RunFieldSpec } from './run-fields.js';
@@ -52,9 +55,16 @@ function toText(kind: RunFieldSpec['kind'], value: unknown): string {
   return kind === 'json' ? JSON.stringify(value) : String(value);
 }
 
+/** Whether a data value is its field's default (left out of the data). */
+function isDefault(name: RunFieldName, value: unknown): boolean {
+  const { always, marksRun } = spec(name);
+  return always !== undefined && marksRun !== true && JSON.stringify(value) === JSON.stringify(always);
+}
+
 /**
  * The job data (JSON text) of a run about to be staged, from its flat
- * fields: each field as its kind holds it, the lifecycle options spread over it.
+ * fields: each field as its kind holds it, unless it is its default, the
+ * lifecycle options spread over it.
  */
 export function encodeRunData(fields: FlatFields): string {
   const data: Record<string, unknown> = {};
@@ -63,14 +73,18 @@ export function encodeRunData(fields: FlatFields): string {
     const text = fields[name];
     if (text === undefined && always === undefined) continue;
     if (kind === 'spread') Object.assign(data, parseJson<Record<string, unknown>>(text, {}));
-    else data[name] = toData(kind, text, always);
+    else {
+      const value = toData(kind, text, always);
+      if (!isDefault(name, value)) data[name] = value;
+    }
   }
   return JSON.stringify(data);
 }
 
 /**
  * The flat fields of a run's job data, exactly as they were staged (and
- * signed); none for data that is not a fitq run's.
+ * signed), a field left out as its default; none for data that is not a
+ * fitq run's (no `command` list).
  */
 export function runDataFields(dataJson: string | undefined): Record<string, string> {
   const data = parseJson<Record<string, unknown> | null>(dataJson, null);

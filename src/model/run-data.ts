@@ -16,15 +16,20 @@ import { encodeRunData, runDataFields } from './run-codec.js';
 import { decodeRun } from './run-decode.js';
 import type { RunRecord } from './run-record.js';
 
-/** What a run is, as its job's `data` holds it (the `data` fields of run-fields.ts). */
+/**
+ * What a run is, as its job's `data` holds it (the `data` fields of
+ * run-fields.ts): a field at its default (no shell, cwd "", no env, labels
+ * or demands, priority 0) is left out (run-codec.ts); runs stored before
+ * hold them all.
+ */
 export interface RunData {
   command: string[];
-  shell: boolean;
-  cwd: string;
-  env: Record<string, string>;
-  labels: Record<string, string>;
+  shell?: boolean;
+  cwd?: string;
+  env?: Record<string, string>;
+  labels?: Record<string, string>;
   /** Exact demands, `name=amount` sorted by name ("cpu=1 mem=500000000"). */
-  resources: string;
+  resources?: string;
   /** The demands as typed ("mem=0.5G cpu=1"), if typed. */
   requires?: string;
   /** GPU devices it is pinned to ("0,1"), if any. */
@@ -34,7 +39,7 @@ export interface RunData {
   timeLimit?: number;
   /** `SIGUSR1@2m`, if given. */
   timeSignal?: string;
-  priority: number;
+  priority?: number;
   signature?: string;
   notify?: string;
   /** Lifecycle options (parked.ts): hold, begin, delay, after, keepIfDependencyFails, retry. */

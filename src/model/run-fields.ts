@@ -33,8 +33,14 @@ export interface RunFieldSpec {
   /** `data`: the job's data, what the run is; `hash`: a job hash field the scripts write. */
   readonly home: 'data' | 'hash';
   readonly kind: RunFieldKind;
-  /** In every run's data, this when not given (others only when given). */
+  /**
+   * What the field reads as when the data lacks it. Written only when it
+   * differs (a default costs bytes in every job: see docs/benchmarks.md,
+   * "Bytes per run"); fields without one only when given.
+   */
   readonly always?: unknown;
+  /** Written even when it is the default: a job whose data has it is a fitq run's (runDataFields). */
+  readonly marksRun?: true;
   /**
    * Covered by the signature: `always` (null when absent, so absent and
    * empty differ), or `ifPresent` (name and value, only when present: runs
@@ -46,11 +52,12 @@ export interface RunFieldSpec {
 /**
  * Every field fitq stores of a run. Data fields come first, in the order the
  * data is written and signed: never reorder signed ones, or signatures made
- * before no longer verify.
+ * before no longer verify. Runs stored before defaults were left out hold
+ * them all (`"shell":false,"cwd":"","env":{}`...): they read the same.
  */
 export const RUN_FIELDS = {
   /** The argv to run; with `shell`, one string run by `sh -c`. */
-  command: { home: 'data', kind: 'json', always: [], signed: 'always' },
+  command: { home: 'data', kind: 'json', always: [], marksRun: true, signed: 'always' },
   shell: { home: 'data', kind: 'flag', always: false, signed: 'always' },
   cwd: { home: 'data', kind: 'text', always: '', signed: 'always' },
   env: { home: 'data', kind: 'json', always: {}, signed: 'always' },

@@ -108,8 +108,16 @@ async function storeRuns(ctx: QueueContext, runs: PreparedRun[]): Promise<{ seq:
       await abortBatch(ctx, id, chunks.slice(0, replies.length + 1).flat().map((run) => run.id)).catch(() => {});
       throw error;
     }
+    // Committed: the runs' `batch` field means nothing now, and costs bytes
+    // in each. Left in place if this fails: the runs are staged all the same.
+    await settleBatch(ctx, id, chunks).catch(() => {});
   }
   return replies.flatMap((batch, chunk) => chunks[chunk]!.map((_, i) => ({ seq: (batch?.firstSeq ?? 0) + i, timestamp: batch?.timestamp ?? 0 })));
+}
+
+/** Takes a committed batch's id out of its runs, a chunk per call. */
+async function settleBatch(ctx: QueueContext, batch: string, chunks: readonly { id: string }[][]): Promise<void> {
+  for (const chunk of chunks) await ctx.scripts.settleBatch(batch, chunk.map((run) => run.id));
 }
 
 /**

@@ -73,6 +73,12 @@ export class Scripts {
     return Number(value);
   }
 
+  /** Takes a committed batch's id out of those of `runIds` that still carry it (settleBatch-1.lua). Returns how many. */
+  async settleBatch(batch: string, runIds: string[]): Promise<number> {
+    const [, count] = (await this.call('settleBatch', {}, this.keys.base, batch, runIds)) as [number, number];
+    return Number(count);
+  }
+
   /** Removes the runs of an uncommitted batch among `runIds` (with `last`, ends the batch). Returns how many. */
   async abortBatch(batch: string, runIds: string[], last: boolean): Promise<number> {
     const [, count] = (await this.call('abortBatch', {}, this.keys.base, batch, last ? 1 : 0, runIds)) as [number, number];

@@ -90,11 +90,13 @@ describe("BullMQ's API on fitq runs", () => {
     expect({ id: okJob.id, name: okJob.name, timestamp: okJob.timestamp }).toEqual({ id: ok, name: 'run', timestamp: (await client.getRun(ok!)).stagedAt });
     expect(okJob.data).toMatchObject({
       command: ['true'],
-      shell: false,
       resources: 'mem=1000000000 slot=1',
       requires: 'slot=1 mem=1G',
       labels: { sweep: 'a', lr: '0.1' },
     });
+    // A field at its default (no shell, priority 0) is left out of the data.
+    expect(okJob.data).not.toHaveProperty('shell');
+    expect(okJob.data).not.toHaveProperty('priority');
     expect(badJob.data).toMatchObject({ command: ['sh', '-c', 'exit 3'], resources: 'slot=1', labels: { sweep: 'b' } });
     expect(await okJob.getState()).toBe('prioritized');
 

@@ -72,8 +72,38 @@ describe('the run field table', () => {
     expect(dataFields(FULL_DATA)).toEqual({ ...FULL_FIELDS, priority: '5' });
     expect(Object.keys(dataFields(FULL_DATA))).toEqual(['command', 'shell', 'cwd', 'env', 'labels', 'resources', 'priority', ...Object.keys(FULL_FIELDS).slice(6)]);
     expect(dataFields('{"command":["true"]}')).toEqual({ command: '["true"]', shell: '0', cwd: '', env: '{}', labels: '{}', resources: '', priority: '0' });
+    // Written by the build that stored every default: read as they were.
+    const OLD_DEFAULTS = '{"command":["true"],"shell":false,"cwd":"","env":{},"labels":{},"resources":"cpu=1","priority":0}';
+    expect(dataFields(OLD_DEFAULTS)).toEqual({ command: '["true"]', shell: '0', cwd: '', env: '{}', labels: '{}', resources: 'cpu=1', priority: '0' });
     expect(dataFields('{"cmd":"true"}')).toEqual({});
     expect(dataFields('not json')).toEqual({});
+  });
+
+  it('leaves a field at its default out of the data, and reads it back as the default', () => {
+    const fields = { command: '["true"]', shell: '0', cwd: '', env: '{}', labels: '{}', resources: 'cpu=1' };
+    const data = runDataJson(fields, 0);
+    expect(data).toBe('{"command":["true"],"resources":"cpu=1"}');
+    expect(dataFields(data)).toEqual({ ...fields, priority: '0' });
+    // Short enough to keep a job hash a listpack (hash-max-listpack-value 64).
+    expect(Buffer.byteLength(data)).toBeLessThanOrEqual(64);
+    // `command` marks a fitq run's data: written even when empty.
+    expect(runDataJson({ command: '[]' }, 0)).toBe('{"command":[]}');
+    expect(dataFields('{"command":[]}')).toMatchObject({ command: '[]', priority: '0' });
+    // Only defaults are left out: a value beside one is written.
+    expect(runDataJson({ ...fields, shell: '1', cwd: '/', env: '{"A":"1"}', labels: '{"a":"b"}' }, -3)).toBe(
+      '{"command":["true"],"shell":true,"cwd":"/","env":{"A":"1"},"labels":{"a":"b"},"resources":"cpu=1","priority":-3}',
+    );
+  });
+
+  it('signatures made over data with every default still verify over the data without them, and the reverse', () => {
+    const run = { namespace: 'fitq:{default}:', runId: 'a1b2c3d4e5f6', fields: { command: '["true"]', shell: '0', cwd: '', env: '{}', labels: '{}', resources: 'cpu=1', priority: '0' } };
+    const signature = signRun(SECRET, run);
+    const oldData = '{"command":["true"],"shell":false,"cwd":"","env":{},"labels":{},"resources":"cpu=1","priority":0}';
+    for (const data of [oldData, runDataJson(run.fields, 0)]) {
+      const stored = runFields(run.runId, { data, status: 'staged' });
+      expect(verifyRun(SECRET, { ...run, fields: { ...stored, signature } })).toEqual({ ok: true });
+    }
+    expect(dataFields(oldData)).toEqual(dataFields(runDataJson(run.fields, 0)));
   });
 
   it('round-trips any flat fields through the job data', () => {

@@ -128,7 +128,7 @@ describe('updateRuns', () => {
 
     // The script itself for the parked run (reconciling, as updateRuns does first, today puts a staged run missing from the index back).
     const data = String(await client.redis.hget(client.keys.run(parked), 'data'));
-    const edited = data.replace('"cpu=1"', '"cpu=2"').replace('"priority":0', '"priority":4');
+    const edited = JSON.stringify({ ...(JSON.parse(data) as object), resources: 'cpu=2', priority: 4 });
     expect(await scripts.updateRuns([{ id: parked, expectedData: data, data: edited, shape: 'cpu=2', priority: 4, changes: 'resources' }])).toEqual([
       { outcome: 'updated' },
     ]);

@@ -141,6 +141,33 @@ describe('staging a large batch', () => {
   });
 });
 
+describe('a committed batch', () => {
+  it('leaves no `batch` field in its runs (it means nothing once committed)', async () => {
+    const client = await connectClient(newQueue());
+    const { runs } = await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 1200 });
+    const fields = await Promise.all(runs.map((run) => client.redis.hget(client.keys.run(run.id), 'batch')));
+    expect(fields.filter((field) => field !== null)).toEqual([]);
+    expect(await client.redis.exists(client.keys.batches)).toBe(0);
+  });
+
+  it('settleBatch clears only its own id, and nothing while the batch is still open', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    const runs = scriptRuns('s', 3, 'cpu=1');
+    await scripts.stageRuns(runs, undefined, { id: 'b', ttlMs: 60_000, first: true });
+    const ids = runs.map((run) => run.id);
+    expect(await scripts.settleBatch('b', ids)).toBe(0);
+    expect(await client.redis.hget(client.keys.run('s0'), 'batch')).toBe('b');
+    expect(await scripts.commitBatch('b')).toBe(3);
+    await client.redis.hset(client.keys.run('s2'), 'batch', 'other');
+    expect(await scripts.settleBatch('b', [...ids, 'gone'])).toBe(2);
+    expect(await client.redis.hmget(client.keys.run('s0'), 'batch', 'status')).toEqual([null, 'staged']);
+    expect(await client.redis.hget(client.keys.run('s2'), 'batch')).toBe('other');
+    expect(await client.redis.exists(client.keys.run('gone'))).toBe(0);
+    expect(await allIds(client)).toEqual(['s0', 's1', 's2']);
+  });
+});
+
 describe('giving a batch up', () => {
   it('removes nothing of a batch already committed (a stager that lost the commit\'s reply)', async () => {
     const client = await connectClient(newQueue());

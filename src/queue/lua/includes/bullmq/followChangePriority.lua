@@ -35,7 +35,8 @@ local function followChangePriority(r, runId)
       -- Unsigned: the new priority is fitq's too.
       local priority = 0
       if given and given > 0 then priority = math.max(-1000000, PRIORITY_BASE - given) end
-      data.priority = priority
+      -- (Left out at its default, as the run codec writes it: run-codec.ts.)
+      data.priority = priority ~= 0 and priority or nil
       local decoded, opts = pcall(cjson.decode, job[5] or "")
       if not decoded or type(opts) ~= "table" then opts = {} end
       opts.priority = bullPriority(priority)
