@@ -14,7 +14,8 @@ import { FitqClient, resolveNamespace } from '../../src/client.js';
 import { DEFAULT_LOG_MAX_LINES } from '../../src/model/logs.js';
 import { createContext, type QueueContext } from '../../src/operations/context.js';
 import { closeRedis, connectRedis, openConnectionCount } from '../../src/redis/connection.js';
-import { namespaceKeys, type NamespaceKeys } from '../../src/queue/keys.js';
+import { namespaceKey, namespaceKeys, type NamespaceKeys } from '../../src/queue/keys.js';
+import { parseShape, shapeGroup } from '../../src/resources/shape.js';
 import { secretKey, type Secret } from '../../src/security/secret.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
 import { runFitqInProcess } from './in-process-cli.js';
@@ -225,16 +226,26 @@ export async function alterRunData(client: FitqClient, runId: string, alter: (da
   await client.redis.hset(client.keys.run(runId), 'data', JSON.stringify(data), 'runData', JSON.stringify(data));
 }
 
-/** The group of a shape in fitq's index (lua/includes/shape/parseShape.lua): its resource names, joined by commas. */
+/** The group of a text no shape (written by hand): its resource names, joined by commas. */
 function groupOf(shape: string): string {
   const names = [...(shape.split(';')[0] ?? '').matchAll(/([^,=]+)=/g)].map((match) => match[1]!);
   return names.length > 0 ? names.join(',') : 'none';
 }
 
-/** Puts a shape in fitq's index of groups by hand, at `score`, as anyone with write access could. */
+/**
+ * Puts a shape in fitq's index of groups by hand, at `score`, as anyone with
+ * write access could, with the group's log (so workers' fit indexes see it).
+ */
 export async function indexShapeByHand(redis: Redis, keys: NamespaceKeys, shape: string, score: number | string): Promise<void> {
-  await redis.zadd(keys.group(groupOf(shape)), score, shape);
-  await redis.hset(keys.groups, groupOf(shape), 'by-hand');
+  const parsed = parseShape(shape);
+  const group = parsed ? shapeGroup(parsed) : groupOf(shape);
+  const was = await redis.hget(keys.groups, group);
+  const version = String(Math.max(Date.now() * 1000, Number(was ?? 0) + 1));
+  const log = namespaceKey(keys.base, 'groupLog', group);
+  await redis.zadd(keys.group(group), score, shape);
+  await redis.hset(keys.groups, group, version);
+  if (was === null) await redis.zadd(log, 0, '');
+  await redis.zadd(log, version, shape);
 }
 
 /** Every shape in the namespace's index of groups. */

@@ -3,11 +3,16 @@
   Claims for a worker the first staged run, in order (higher priority, then
   older), that fits its free capacity, and reserves its demands. Cost grows
   with the number of groups of demand shapes (shapes demanding the same
-  resources, includes/shape/parseShape.lua; and of holds, one per worker at most)
-  and with the shapes older than the run it starts or holds, not with the
-  number of staged runs: the shapes of a group needing a resource the worker
-  and the pool lack are never looked at, nor those after the run it starts
-  or, once it holds a blocked head, those of a group none of whose runs can
+  resources, arrays' limits aside, includes/shape/readShape.lua; and of
+  holds, one per worker at most) and with the shapes that fit the worker
+  older than the run it starts or holds, not with the number of staged runs
+  nor of shapes too big for it: it walks its class's fit indexes
+  (includes/classes/: the shapes that can ever fit workers of its capacity,
+  brought up to date from the group logs, 256 changed shapes per call at
+  most), and a shape of an array at its limit leaves them until a run of
+  the array ends. The shapes of a group needing a resource the worker and
+  the pool lack are never looked at, nor those after the run it starts or,
+  once it holds a blocked head, those of a group none of whose runs can
   start now (includes/candidates/nextCandidate.lua).
 
   A resource defined in the namespace's pool (`fitq pool set`) is reserved
@@ -114,6 +119,8 @@
                    (nextBegin: ms until the next delayed run is due, -1 if none)
     {CODE.full}    the worker already runs maxRuns runs
     {CODE.paused}  the namespace's queue is paused (`fitq pause`, BullMQ's pause)
+    {CODE.indexing} its class's fit indexes caught up with part of what
+                   changed (many shapes staged, a new class): claim again
     {CODE.drained} the worker is drained (`fitq drain`): it claims nothing and
                    gives up any hold it had (checked before full and paused, so
                    every reply but fenced tells the worker whether it is drained)

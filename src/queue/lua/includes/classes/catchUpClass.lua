@@ -5,7 +5,7 @@
 
 -- A fit index lasts a week from when it was begun; then it is built again
 -- (an unused class leaves nothing behind for long).
-local FIT_INDEX_TTL_SECONDS = 7 * 86400
+local FIT_INDEX_TTL_MS = 7 * 86400000
 
 -- Points each group a claim walks (stream.groups, see candidateStream) at
 -- its class's fit index (`fit:<class>|<names>`: the group's shapes that fit
@@ -23,7 +23,7 @@ local function catchUpClass(base, class, stream, budget)
   local caught = {}
   local flat = tryCall("HGETALL", classKey)
   -- (A key of another type, written by hand, would never record what was caught up.)
-  if not flat then redis.call("UNLINK", classKey) end
+  if not flat then redis.call("DEL", classKey) end
   flat = flat or {}
   for i = 1, #flat, 2 do caught[flat[i]] = flat[i + 1] end
   -- Shapes of arrays at their limit are out of the indexes (unparkArray): their runs wait.
@@ -43,7 +43,7 @@ local function catchUpClass(base, class, stream, budget)
           "WITHSCORES", "LIMIT", 0, budget) or {}
         -- From the start: what an expired or older index held goes.
         if not since then
-          redis.call("UNLINK", fitKey)
+          redis.call("DEL", fitKey)
           redis.call("ZADD", fitKey, "+inf", "")
         end
         for i = 1, #entries, 2 do
@@ -69,8 +69,8 @@ local function catchUpClass(base, class, stream, budget)
         end
         budget = budget - read
         if not since then
-          redis.call("EXPIRE", fitKey, FIT_INDEX_TTL_SECONDS)
-          redis.call("EXPIRE", classKey, FIT_INDEX_TTL_SECONDS)
+          redis.call("PEXPIRE", fitKey, FIT_INDEX_TTL_MS)
+          redis.call("PEXPIRE", classKey, FIT_INDEX_TTL_MS)
         end
       end
     end
