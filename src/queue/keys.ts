@@ -48,6 +48,8 @@ export const KEY_LAYOUT = {
   groupLog: 'group-log:<names>',
   /** A worker class (workers of equal capacity, devices and time limit): group -> the group version its fit index has caught up with. */
   fitClass: 'fit-class:<classId>',
+  /** Set: the worker classes that keep a fit index of a group, whose indexes go with the group (lua/includes/classes/forgetFitIndexes.lua). */
+  groupClasses: 'group-classes:<names>',
   /** A worker class's fit index of a group (part: `<classId>|<names>`): the group's shapes that fit the class's total capacity, scored as in `group:<names>`. */
   fitGroup: 'fit:<classGroup>',
   /** The runs that wait for a run, or (cause `array:<id>`) for every run of an array. */

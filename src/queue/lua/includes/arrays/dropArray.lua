@@ -1,4 +1,5 @@
 -- @include arrays/arrayCause
+-- @include arrays/unparkArray
 
 -- Forgets an array that has no run left: its count in `arrays`, its tally
 -- (see arrayTally), its pool resource `array.<id>` (the %N limit), with its
@@ -11,7 +12,7 @@ local function dropArray(base, array)
   redis.call("HDEL", KEY.poolCapacity(base), resource)
   local used = redis.call("HGET", KEY.poolUsed(base), resource)
   if used == false or used == "0" then redis.call("HDEL", KEY.poolUsed(base), resource) end
-  redis.call("DEL", KEY.arrayParked(base, array))
+  unparkArray(base, array)
   local cause = arrayCause(array)
   if redis.call("HEXISTS", KEY.dependentsPending(base), cause) == 0 then redis.call("DEL", KEY.dependents(base, cause)) end
 end

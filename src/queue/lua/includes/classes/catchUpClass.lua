@@ -45,6 +45,8 @@ local function catchUpClass(base, class, stream, budget)
         if not since then
           redis.call("DEL", fitKey)
           redis.call("ZADD", fitKey, "+inf", "")
+          -- (It goes with the group: forgetFitIndexes.)
+          tryCall("SADD", KEY.groupClasses(base, g.group), class.id)
         end
         for i = 1, #entries, 2 do
           local shape = entries[i]

@@ -1,3 +1,4 @@
+-- @include classes/forgetFitIndexes
 -- @include shape/nextGroupVersion
 -- @include shape/parseShape
 -- @include namespace/tryCall
@@ -5,7 +6,7 @@
 -- Brings the group index in step with a shape's staged index, after runs
 -- came or went: the shape's score in its group (`group:<names>`) is its
 -- first run's; a shape left without runs leaves its group, a group left
--- without shapes leaves `groups` (and its log goes). The group's version in
+-- without shapes leaves `groups` (its log and the fit indexes of it go). The group's version in
 -- `groups` changes (nextGroupVersion), for the workers that report its runs
 -- as ignored, and the shape is logged with it in `group-log:<names>`, from
 -- which the fit index of each worker class catches up
@@ -26,6 +27,7 @@ local function indexShape(base, shape)
     if (tryCall("ZCARD", groupKey) or 0) == 0 then
       redis.call("HDEL", KEY.groups(base), group)
       redis.call("DEL", logKey)
+      forgetFitIndexes(base, group)
       return
     end
   else
