@@ -147,6 +147,7 @@
 -- @include amounts/formatResourceList
 -- @include workers/holdsLease
 -- @include shape/indexShape
+-- @include classes/keepFitIndex
 -- @include namespace/publish
 -- @include lifecycle/promoteDueRuns
 -- @include bullmq/queuePaused
@@ -311,7 +312,7 @@ activateJob(base, chosen.id, name, token, redis.call("HGET", workerKey, "leaseMs
 countRunStart(base, chosen.id, clock)
 local heldBy = redis.call("HGET", holdsKey, chosen.id)
 if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
-unindex(base, chosen.id, chosen.shape)
+keepFitIndex(base, stream, chosen.shape, unindex(base, chosen.id, chosen.shape))
 adjustAmounts(workerFreeKey, chosen.own, -1)
 adjustAmounts(poolUsedKey, chosen.pooled, 1)
 local epoch = redis.call("HINCRBY", runKey, "epoch", 1)

@@ -14,7 +14,9 @@
 -- member "" (score 0) when the group begins: a log without it began before
 -- fitq kept logs, and is not complete. (A group key written by hand as
 -- another type is left as it is.) A shape fitq never writes (parseShape)
--- is in no group: there is nothing to bring in step.
+-- is in no group: there is nothing to bring in step. Returns the group's
+-- version now (nil once it is gone), the one before, and the shape's score
+-- in it (nil once it left).
 local function indexShape(base, shape)
   local parsed = parseShape(shape)
   if not parsed then return end
@@ -28,7 +30,7 @@ local function indexShape(base, shape)
       redis.call("HDEL", KEY.groups(base), group)
       redis.call("DEL", logKey)
       forgetFitIndexes(base, group)
-      return
+      return nil, was
     end
   else
     tryCall("ZADD", groupKey, first[2], shape)
@@ -37,4 +39,5 @@ local function indexShape(base, shape)
   redis.call("HSET", KEY.groups(base), group, version)
   if not was then tryCall("ZADD", logKey, 0, "") end
   tryCall("ZADD", logKey, version, shape)
+  return version, was, first[2]
 end
