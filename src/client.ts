@@ -22,6 +22,7 @@ import { resolveArrayId, resolveRunId, resolveRunIds } from './operations/ids.js
 import { listPool, removePool, setPool, type PoolResource } from './operations/pools.js';
 import { getRun, listRuns, readRuns, selectRunIds, selectRunRecords } from './operations/read.js';
 import { restartRuns, type RestartResult } from './operations/restart.js';
+import { countRuns, readRunPage, type RunPage, type RunPageQuery } from './operations/run-pages.js';
 import { getNotifyUrl, getRetention, isPaused, setNotifyUrl, setPaused, setRetention, type RetentionState } from './operations/settings.js';
 import { stageRuns, type StageResult } from './operations/stage.js';
 import { updateRuns, type UpdateOptions, type UpdateResult } from './operations/update.js';
@@ -162,6 +163,16 @@ export class FitqClient {
   /** Runs in staging order, with why staged ones wait; see operations/read.ts. */
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     return listRuns(this.ctx, filter);
+  }
+
+  /** A page of runs in staging order, with why staged ones wait; see operations/run-pages.ts. */
+  async readRunPage(query: RunPageQuery): Promise<RunPage> {
+    return readRunPage(this.ctx, query);
+  }
+
+  /** How many runs there are after the staging number `from` (backward: before it; none: all); see operations/run-pages.ts. */
+  async countRuns(from?: number, backward = false): Promise<number> {
+    return countRuns(this.ctx, from, backward);
   }
 
   /** Brings fitq's index in line with what BullMQ's API did to the queue; see operations/upkeep.ts. */
