@@ -15,13 +15,6 @@ export interface RunSummary {
   endedAt?: number;
 }
 
-/** Runs per status, every status present (0 for none). */
-export function countByStatus(runs: readonly RunSummary[]): Record<RunStatus, number> {
-  const counts = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
-  for (const run of runs) counts[run.status]++;
-  return counts;
-}
-
 export interface StagedShape {
   /** As indexed: `gpu=1,mem=8000000000;gpus=0;t=60000`. */
   shape: string;
