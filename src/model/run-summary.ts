@@ -5,7 +5,7 @@
  */
 import { parseShape } from '../resources/shape.js';
 import { formatDemands } from './run-data.js';
-import { RUN_STATUSES, type RunStatus } from './run-record.js';
+import type { RunStatus } from './run-record.js';
 
 export interface RunSummary {
   status: RunStatus;
