@@ -135,7 +135,7 @@ describe('a read-only user reads a namespace whose upkeep is due', () => {
     for (const result of [runs, table, showDoomed, showRetried, showAgain, logs, workers]) expectClean(result);
 
     // The dead worker's runs: lost with the reaper's reason; the one with a retry left staged again, as the reaper will put it.
-    const listed = new Map((JSON.parse(runs.stdout) as RunRecord[]).map((run) => [run.id, run]));
+    const listed = new Map((JSON.parse(runs.stdout) as { runs: RunRecord[] }).runs.map((run) => [run.id, run]));
     expect([...listed.keys()]).toEqual([hello, doomed, retried, again]);
     expect(listed.get(hello)).toMatchObject({ status: 'completed', exitCode: 0 });
     expect(listed.get(doomed)).toMatchObject({ status: 'lost', reason: LAPSED, worker: 'w2', endedAt: expect.any(Number) as unknown });

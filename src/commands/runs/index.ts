@@ -3,7 +3,7 @@ import { FitqCommand } from '../../cli/base-command.js';
 import { parseKeyValues } from '../../present/key-values.js';
 import { tableWriter } from '../../cli/format.js';
 import { COLUMN_NAMES, DEFAULT_COLUMNS, columnTitles, formatCommand, parseColumns, type ColumnName } from '../../present/run-table.js';
-import { lineRows } from '../../present/array-lines.js';
+import { lineRows, unlistedRuns, type ArrayLine, type ListLine } from '../../present/array-lines.js';
 import { pageLines, type PageLineOptions } from '../../present/page-lines.js';
 import { formatCursor, parseCursor } from '../../cli/run-cursor.js';
 import type { FitqClient } from '../../client.js';
@@ -135,21 +135,44 @@ function jsonWriter(write: (text: string) => void): PagePrinter {
   };
 }
 
-/** The table, printed a page at a time; each array one line where its first run stands (its later runs, on later pages, are on it). */
+/**
+ * The table, printed a page at a time. Each array is one line where its
+ * first run stands, gathering its runs from the pages that follow: the
+ * lines from an array line on wait until all its runs are read (its tally
+ * says how many; with --status or --label, until the listing ends), or
+ * until the listing ends.
+ */
 function tableLines(command: { log(text: string): void }, client: FitqClient, columns: readonly ColumnName[], wide: boolean, options: PageLineOptions): PagePrinter {
   const write = tableWriter(columnTitles(columns));
-  const shownArrays = new Set<string>();
+  const open = new Map<string, ArrayLine>();
+  const printed = new Set<string>();
+  let pending: ListLine[] = [];
   let any = false;
+  const complete = (line: ArrayLine) => line.tally !== undefined && unlistedRuns(line) === 0;
+  const flush = (all: boolean) => {
+    const waiting = all ? pending.length : pending.findIndex((line) => line.array !== undefined && !complete(line.array));
+    const ready = pending.slice(0, waiting === -1 ? pending.length : waiting);
+    pending = pending.slice(ready.length);
+    if (ready.length === 0) return;
+    for (const line of ready) if (line.array) printed.add(line.array.array);
+    any = true;
+    command.log(write(lineRows(ready, columns, wide)));
+  };
   return {
     async page(runs) {
-      const fresh = runs.filter((run) => run.array === undefined || !options.collapse || !shownArrays.has(run.array));
+      const fresh: RunRecord[] = [];
+      for (const run of runs) {
+        const line = run.array === undefined || !options.collapse ? undefined : open.get(run.array);
+        if (line) line.runs.push(run);
+        else if (run.array === undefined || !options.collapse || !printed.has(run.array)) fresh.push(run);
+      }
       const lines = await pageLines(client, fresh, options);
-      for (const line of lines) if (line.array) shownArrays.add(line.array.array);
-      if (lines.length === 0) return;
-      any = true;
-      command.log(write(lineRows(lines, columns, wide)));
+      for (const line of lines) if (line.array) open.set(line.array.array, line.array);
+      pending.push(...lines);
+      flush(false);
     },
     end() {
+      flush(true);
       if (!any) command.log('No runs.');
     },
   };
