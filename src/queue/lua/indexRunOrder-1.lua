@@ -12,6 +12,9 @@
   ARGV[3] most ids looked at
 
   Returns the last id looked at, "" when the walk reached the end.
+
+  Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
+  (it only adds entries; the listing goes on without them).
 ]]
 -- @include lifecycle/orderRun
 -- @include namespace/tryCall
