@@ -401,7 +401,8 @@ describe('what each rule refuses', () => {
 const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]> = {
   worker: ['registerWorker', 'heartbeat', 'claimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold'],
   // Staging reaps first, updating reconciles first, cancelling waits (reaping) for the end.
-  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns'],
+  // (Listing a namespace an older fitq staged indexes its runs' order first: indexRunOrder.)
+  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns', 'indexRunOrder'],
   // The read-only scripts only (EVAL_RO): reads do no upkeep.
   reader: ['explainRuns', 'resolveRunIds', 'readMetrics'],
 };
@@ -423,6 +424,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     eval: 'scripts, sent once per connection', evalsha: 'scripts',
     eval_ro: 'read-only scripts, sent once per connection', evalsha_ro: 'read-only scripts',
     xread: 'logs -f, wait and cancel waiting for the end',
+    zcount: 'runs: the runs around a page, in the order index',
   },
   reader: {
     info: "ioredis's ready check; the eviction warning",
@@ -434,6 +436,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     lrange: "runs show: a run's earlier attempts",
     hget: 'runs clean: the status of each ended run (then EVAL is refused)',
     xrevrange: 'logs -f: where the event stream and the log end when it starts',
+    zcount: 'runs, the dashboard: the runs around a page, in the order index',
   },
   admin: {
     info: "ioredis's ready check; the eviction check",
@@ -442,6 +445,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     eval: 'scripts', evalsha: 'scripts', eval_ro: 'read-only scripts', evalsha_ro: 'read-only scripts',
     subscribe: 'fitq worker, stop --wait', xread: 'logs -f',
     lpop: 'fitq worker: notifications of runs that ended without their worker',
+    zcount: 'runs: the runs around a page, in the order index',
   },
 };
 
