@@ -10,7 +10,7 @@
 import { ENDED_STATUSES, RUN_STATUSES, type RunStatus } from '../model/run-record.js';
 import { describeShape, type RunSummary, type StagedShape } from '../model/run-summary.js';
 import type { RunRecord } from '../model/run-record.js';
-import { execPipeline } from '../redis/pipeline.js';
+import { execPipeline, wrongTypeAs } from '../redis/pipeline.js';
 import type { ReadContext } from './context.js';
 import { readRuns } from './read.js';
 
@@ -55,7 +55,7 @@ export async function readRunCounts(ctx: ReadContext): Promise<RunCounts> {
       lumped.push(lump);
       return;
     }
-    const ids = await redis.zrange(q(state), 0, SPLIT_MOST - 1).catch(() => [] as string[]);
+    const ids = await redis.zrange(q(state), 0, SPLIT_MOST - 1).catch(wrongTypeAs<string[]>([]));
     const reads = redis.pipeline();
     for (const id of ids) reads.hmget(keys.run(id), 'status', 'held');
     for (const reply of await execPipeline(reads, { wrongTypeAsNull: true })) {
@@ -80,11 +80,8 @@ export async function readRunCounts(ctx: ReadContext): Promise<RunCounts> {
  */
 export async function readRecentRuns(ctx: ReadContext, since: number): Promise<{ runs: RunSummary[]; complete: boolean }> {
   const { redis, keys } = ctx;
-  const ended = async (state: string) => {
-    const flat = await redis.zrange(keys.queue.key(state), '+inf', since, 'BYSCORE', 'REV', 'LIMIT', 0, RECENT_MOST).catch(() => [] as string[]);
-    return flat;
-  };
-  const [completed, failed, active] = await Promise.all([ended('completed'), ended('failed'), redis.lrange(keys.queue.key('active'), 0, -1).catch(() => [] as string[])]);
+  const ended = (state: string) => redis.zrange(keys.queue.key(state), '+inf', since, 'BYSCORE', 'REV', 'LIMIT', 0, RECENT_MOST).catch(wrongTypeAs<string[]>([]));
+  const [completed, failed, active] = await Promise.all([ended('completed'), ended('failed'), redis.lrange(keys.queue.key('active'), 0, -1).catch(wrongTypeAs<string[]>([]))]);
   const complete = completed.length < RECENT_MOST && failed.length < RECENT_MOST;
   const runs = await readRuns(ctx, [...active, ...completed, ...failed]);
   return { runs: runs.map(summaryOf), complete };

@@ -13,7 +13,7 @@ import { matchesFilter, type RunFilter, type RunRecord } from '../model/run-reco
 import { asUpkeepLeavesIt } from '../model/upkeep-view.js';
 import { whyWaiting } from '../model/why-waiting.js';
 import type { RunVerdict } from '../model/explain.js';
-import { execPipeline } from '../redis/pipeline.js';
+import { execPipeline, wrongTypeAs } from '../redis/pipeline.js';
 import { readArrayTallies } from './array-tallies.js';
 import type { QueueContext } from './context.js';
 import { resolveArrayId } from './ids.js';
@@ -107,7 +107,7 @@ export async function countRuns(ctx: QueueContext, from?: number, backward = fal
 
 /** The highest block of the order index a run may be in: that of the last staging number given. */
 async function lastBlock(ctx: QueueContext): Promise<number> {
-  const seq = Number((await ctx.redis.get(ctx.keys.seq).catch(() => null)) ?? 0);
+  const seq = Number((await ctx.redis.get(ctx.keys.seq).catch(wrongTypeAs(null))) ?? 0);
   return orderBlock(Number.isFinite(seq) && seq > 0 ? seq : 0);
 }
 
@@ -122,7 +122,7 @@ async function orderedChunk(ctx: QueueContext, from: number | undefined, backwar
     const reply = await (backward
       ? ctx.redis.zrange(key, bound, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, count - out.length, 'WITHSCORES')
       : ctx.redis.zrange(key, bound, '+inf', 'BYSCORE', 'LIMIT', 0, count - out.length, 'WITHSCORES')
-    ).catch(() => [] as string[]);
+    ).catch(wrongTypeAs<string[]>([]));
     for (let i = 0; i + 1 < reply.length; i += 2) out.push({ id: reply[i]!, seq: Number(reply[i + 1]) });
   }
   return out;
@@ -136,7 +136,7 @@ async function orderedChunk(ctx: QueueContext, from: number | undefined, backwar
  * runs are not listed then.
  */
 async function indexOlderRuns(ctx: QueueContext): Promise<void> {
-  const [indexed, all] = await Promise.all([countRuns(ctx), ctx.redis.zcard(ctx.keys.ids).catch(() => 0)]);
+  const [indexed, all] = await Promise.all([countRuns(ctx), ctx.redis.zcard(ctx.keys.ids).catch(wrongTypeAs(0))]);
   if (indexed >= all) return;
   let position = '';
   do {
