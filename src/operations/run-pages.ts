@@ -63,13 +63,15 @@ interface Ordered {
  */
 export async function readRunPage(ctx: QueueContext, query: RunPageQuery): Promise<RunPage> {
   const filter = query.filter?.array === undefined ? query.filter : { ...query.filter, array: await resolveArrayId(ctx, query.filter.array) };
+  // Selecting nothing, a page reads just its runs; selecting, whole chunks until the page is full.
+  const selects = query.where !== undefined || (filter !== undefined && ((filter.statuses?.length ?? 0) > 0 || Object.keys(filter.labels ?? {}).length > 0 || filter.array !== undefined));
   await indexOlderRuns(ctx);
   const workers = await readWorkers(ctx);
   const found: RunRecord[] = [];
   let next: number | undefined;
   let position = query.from;
   scan: for (;;) {
-    const chunk = await orderedChunk(ctx, position, query.backward === true, query.limit <= PAGE_CHUNK && !filter && !query.where ? query.limit : PAGE_CHUNK);
+    const chunk = await orderedChunk(ctx, position, query.backward === true, selects ? PAGE_CHUNK : Math.min(query.limit, PAGE_CHUNK));
     if (chunk.length === 0) break;
     const stored = new Map((await getRuns(ctx, chunk.map(({ id }) => id))).map((entry) => [entry.run.id, entry]));
     for (const [i, { id, seq }] of chunk.entries()) {
