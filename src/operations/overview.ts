@@ -96,22 +96,39 @@ function summaryOf(run: RunRecord): RunSummary {
   };
 }
 
-/** The fit index's shapes with their number of staged runs, most runs first. */
-export async function readStagedShapes({ redis, keys }: ReadContext): Promise<StagedShape[]> {
+/** Shapes the overview reads at most: the oldest (by their first run) of each group, then the oldest of those. */
+export const SHAPES_MOST = 50;
+
+/**
+ * The fit index's shapes with their number of staged runs, most runs
+ * first: at most SHAPES_MOST of them, those whose first run is oldest
+ * (each group's shapes are sorted so: `group:<names>`), and how many shapes
+ * there are in all.
+ */
+export async function readStagedShapes({ redis, keys }: ReadContext): Promise<StagedShape[] & { total?: number }> {
   const groups = Object.keys(await redis.hgetall(keys.groups));
   if (groups.length === 0) return [];
   const shapesPipeline = redis.pipeline();
-  for (const group of groups) shapesPipeline.zrange(keys.group(group), 0, -1);
-  const shapes = (await execPipeline(shapesPipeline, { wrongTypeAsNull: true })).flatMap((reply) => (reply ?? []) as string[]);
+  for (const group of groups) shapesPipeline.zrange(keys.group(group), 0, SHAPES_MOST - 1, 'WITHSCORES').zcard(keys.group(group));
+  const replies = await execPipeline(shapesPipeline, { wrongTypeAsNull: true });
+  const oldest: { shape: string; score: number }[] = [];
+  let total = 0;
+  for (let i = 0; i < groups.length; i++) {
+    const flat = (replies[2 * i] ?? []) as string[];
+    for (let j = 0; j + 1 < flat.length; j += 2) oldest.push({ shape: flat[j]!, score: Number(flat[j + 1]) });
+    total += Number(replies[2 * i + 1] ?? 0);
+  }
+  const shapes = oldest.sort((a, b) => a.score - b.score).slice(0, SHAPES_MOST).map(({ shape }) => shape);
   if (shapes.length === 0) return [];
   const countPipeline = redis.pipeline();
   for (const shape of shapes) countPipeline.zcard(keys.staged(shape)).zrange(keys.staged(shape), 0, 0);
-  const replies = await execPipeline(countPipeline, { wrongTypeAsNull: true });
-  return shapes
+  const counted = await execPipeline(countPipeline, { wrongTypeAsNull: true });
+  const read = shapes
     .map((shape, i) => {
-      const head = ((replies[2 * i + 1] ?? []) as string[])[0];
-      return { ...describeShape(shape), count: Number(replies[2 * i] ?? 0), ...(head === undefined ? {} : { head }) };
+      const head = ((counted[2 * i + 1] ?? []) as string[])[0];
+      return { ...describeShape(shape), count: Number(counted[2 * i] ?? 0), ...(head === undefined ? {} : { head }) };
     })
     .filter((shape) => shape.count > 0)
     .sort((a, b) => b.count - a.count || a.shape.localeCompare(b.shape));
+  return Object.assign(read, { total });
 }

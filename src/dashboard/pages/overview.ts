@@ -10,7 +10,7 @@ import type { FitqClient } from '../../client.js';
 import { serverTimeMs } from '../../model/liveness.js';
 import { RUN_STATUSES } from '../../model/run-record.js';
 import type { StagedShape } from '../../model/run-summary.js';
-import { readRecentRuns, readRunCounts, readStagedShapes, RECENT_MOST, type RunCounts } from '../../operations/overview.js';
+import { readRecentRuns, readRunCounts, readStagedShapes, RECENT_MOST, SHAPES_MOST, type RunCounts } from '../../operations/overview.js';
 import { workerState } from '../../model/worker-record.js';
 import { ACTIVITY_MINUTES, activityOf, MINUTE_MS, type Activity } from '../activity.js';
 import { activityChart } from '../chart.js';
@@ -28,6 +28,8 @@ interface NamespaceOverview {
   counts: RunCounts;
   workers: { live: number; busy: number; draining: number };
   shapes: StagedShape[];
+  /** Shapes with staged runs in all (the table shows at most SHAPES_MOST). */
+  shapeTotal: number;
   /** Shape -> why its first run waits, as `fitq runs` says it. */
   why: Map<string, string>;
   activity: Activity;
@@ -71,6 +73,7 @@ async function readOverview(queue: string, client: FitqClient): Promise<Namespac
       draining: workers.filter((worker) => workerState(worker) !== 'active').length,
     },
     shapes,
+    shapeTotal: shapes.total ?? shapes.length,
     activity: activityOf(recent.runs, now),
     sampled: !recent.complete,
   };
@@ -92,7 +95,7 @@ function namespacePanel(overview: NamespaceOverview): Html {
     ? html`<p class="empty" data-testid="shapes-empty">No staged runs waiting.</p>`
     : html`<div class="table-wrap"><table data-testid="staged-shapes"><thead><tr><th>Demands</th><th class="num">Runs</th><th>Why the first waits</th></tr></thead><tbody>
       ${shapes.map((shape) => html`<tr data-testid="shape-row"><td class="mono wrap-anywhere">${shape.demands}${shape.gpus.length > 0 ? html` <span class="pill soft" title="pinned GPU devices">@${shape.gpus.join(',')}</span>` : ''}${shape.timeLimitMs === undefined ? '' : html` <span class="pill soft" title="time limit">≤ ${formatDuration(shape.timeLimitMs)}</span>`}</td><td class="num" data-testid="shape-count">${shape.count}</td><td class="why wrap-anywhere" data-testid="shape-why">${why.get(shape.shape) ?? ''}</td></tr>`)}
-    </tbody></table></div>`}
+    </tbody></table></div>${overview.shapeTotal > shapes.length ? html`<p class="sub" data-testid="shapes-more">The ${SHAPES_MOST} shapes whose first run is oldest, of ${overview.shapeTotal}: the runs page lists them all.</p>` : ''}`}
   </div><div>
   <h3 class="section-label">Last hour</h3>
   ${activityChart(activity, `${queue}: ${activity.started} runs started and ${activity.ended} ended in the last hour`)}
