@@ -2,8 +2,10 @@
  * The dashboard's runs table, as data: which runs a query selects (status,
  * label, array, worker, free text) and each row's cells, taken from the
  * columns of `fitq runs` (present/run-table.ts) so the WHY cell is the
- * very text `fitq runs` prints (listRuns explains every staged run with the
- * claim's own policy). An array is one row, as `fitq runs` prints it
+ * very text `fitq runs` prints (readRunPage explains the page's staged runs
+ * with the claim's own policy). A page is read as `fitq runs` reads one
+ * (operations/run-pages.ts: the order index, never every run). An array is
+ * one row of the page's runs, as `fitq runs` prints it
  * (present/array-lines.ts), unless the query names it or asks for every
  * run (`expand`). Rendering is pages/runs.ts's.
  */
