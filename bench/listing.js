@@ -4,7 +4,8 @@
 // each to warm up, each past the few seconds the dashboard keeps a view
 // unchanged, so every GET reads Redis), each with
 // 100,000 staged runs (one shape) against the same with 100 staged, in the
-// same run. Redis's SLOWLOG records every command meanwhile (as in
+// same run, and with 100,000 staged over 20,000 shapes, 1,000 of them
+// arrays of 80 runs. Redis's SLOWLOG records every command meanwhile (as in
 // bench/worker-claims.js), to report the longest call each made: while one
 // script runs, Redis serves nobody else.
 import { execa } from 'execa';
@@ -13,6 +14,10 @@ import { FitqClient } from '../dist/index.js';
 
 const RUNS = Number(process.env.BENCH_LISTING_RUNS ?? 100_000);
 const BASELINE_RUNS = 100;
+/** The spread case: SHAPES shapes, ARRAYS of them arrays of ARRAY_RUNS runs, the other shapes sharing the rest of RUNS. */
+const SHAPES = 20_000;
+const ARRAYS = 1_000;
+const ARRAY_RUNS = 80;
 /** Rounds per case (the median is reported, and the longest call of any round). */
 const ROUNDS = 3;
 /** Longer than the dashboard keeps a view (fragment-cache.ts, MAX_AGE_MS). */
@@ -76,12 +81,24 @@ async function get(url) {
   return response.text();
 }
 
-/** One namespace of `runs` staged runs: each listing timed. */
-async function listingCase(url, queue, runs) {
+/** Stages RUNS runs over SHAPES shapes (`cpu=1`, `cpu=2`, …), the first ARRAYS of them arrays of ARRAY_RUNS runs, 500 requests per call. */
+async function stageSpread(client) {
+  const rest = RUNS - ARRAYS * ARRAY_RUNS;
+  const others = SHAPES - ARRAYS;
+  const requests = Array.from({ length: SHAPES }, (_, i) =>
+    i < ARRAYS
+      ? { command: ['echo', '{index}'], resources: `cpu=${i + 1}`, array: { indices: Array.from({ length: ARRAY_RUNS }, (_, j) => j) } }
+      : { command: ['true'], resources: `cpu=${i + 1}`, repeat: Math.floor(rest / others) + (i - ARRAYS < rest % others ? 1 : 0) });
+  for (let i = 0; i < requests.length; i += 500) await client.stage(requests.slice(i, i + 500));
+}
+
+/** One namespace of `runs` staged runs (`spread`: over SHAPES shapes and ARRAYS arrays): each listing timed. */
+async function listingCase(url, queue, runs, spread = false) {
   const client = await FitqClient.connect({ redisUrl: url, queue });
   const { redis } = client;
   try {
-    await client.stage({ command: ['true'], resources: 'cpu=1', repeat: runs });
+    if (spread) await stageSpread(client);
+    else await client.stage({ command: ['true'], resources: 'cpu=1', repeat: runs });
     const env = { ...process.env, FITQ_REDIS_URL: url, FITQ_QUEUE: queue };
     const cli = (args) =>
       rounds(redis, async () => {
@@ -110,7 +127,7 @@ async function listingCase(url, queue, runs) {
   }
 }
 
-/** The cases with RUNS staged and with BASELINE_RUNS staged, on the Redis at `url`. */
+/** The cases with RUNS staged (in one shape, and spread), and with BASELINE_RUNS staged, on the Redis at `url`. */
 export async function listing(url, newQueue) {
   const admin = await FitqClient.connect({ redisUrl: url, queue: newQueue() });
   await admin.redis.config('SET', 'slowlog-log-slower-than', '0');
@@ -118,7 +135,8 @@ export async function listing(url, newQueue) {
   try {
     const few = await listingCase(url, newQueue(), BASELINE_RUNS);
     const many = await listingCase(url, newQueue(), RUNS);
-    return { runs: RUNS, baselineRuns: BASELINE_RUNS, few, many };
+    const spread = await listingCase(url, newQueue(), RUNS, true);
+    return { runs: RUNS, baselineRuns: BASELINE_RUNS, shapes: SHAPES, arrays: ARRAYS, few, many, spread };
   } finally {
     await admin.redis.config('SET', 'slowlog-log-slower-than', '10000');
     await admin.close();

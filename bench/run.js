@@ -456,13 +456,16 @@ async function reportCliStart() {
 
 /** `fitq runs` and the dashboard's runs page and overview, 100,000 staged runs against 100 (bench/listing.js). */
 async function reportListing() {
-  const { runs, baselineRuns, few, many } = await listing(redis.url, newQueue);
+  const { runs, baselineRuns, shapes, arrays, few, many, spread } = await listing(redis.url, newQueue);
   const count = (n) => n.toLocaleString('en');
   const cases = [['`fitq runs`, spawn to exit', 'table'], ['`fitq runs --json` (first page), spawn to exit', 'json'], ['dashboard runs page, GET', 'runsPage'], ['dashboard overview, GET', 'overview']];
   for (const [name, key] of cases) {
     report(`${name}, ${count(runs)} staged vs ${count(baselineRuns)}`, many[key].ms, few[key].ms, 'ms', '≈ 1×');
     const longest = ({ micros, command }) => `${(micros / 1000).toFixed(2)} ms (${command})`;
-    notes.push(`${name}: ${count(runs)} staged ${many[key].ms.toFixed(0)} ms, longest Redis call ${longest(many[key].longest)}; ${count(baselineRuns)} staged ${few[key].ms.toFixed(0)} ms, longest ${longest(few[key].longest)}`);
+    notes.push(
+      `${name}: ${count(runs)} staged ${many[key].ms.toFixed(0)} ms, longest Redis call ${longest(many[key].longest)}; ${count(baselineRuns)} staged ${few[key].ms.toFixed(0)} ms, longest ${longest(few[key].longest)}; ` +
+        `${count(runs)} staged over ${count(shapes)} shapes, ${count(arrays)} arrays ${spread[key].ms.toFixed(0)} ms, longest ${longest(spread[key].longest)}`,
+    );
   }
 }
 

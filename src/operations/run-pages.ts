@@ -25,7 +25,7 @@ import type { WorkerRecord } from '../model/worker-record.js';
 /** Runs read per round trip while a page fills. */
 export const PAGE_CHUNK = 500;
 /** Staged runs explained per explainRuns call. */
-export const EXPLAIN_CHUNK = 100;
+export const EXPLAIN_CHUNK = 50;
 /** Run ids of an older fitq put in the order index per script call. */
 const INDEX_CHUNK = 1000;
 
