@@ -14,7 +14,9 @@
 // bench/run.js metrics` a /metrics scrape against the number of shapes,
 // `node bench/run.js bytes` Redis memory per staged and per finished run,
 // `node bench/run.js start` how long `fitq --help`, `fitq runs` and `fitq
-// stage` take to start and end, against `node -e 0`.
+// stage` take to start and end, against `node -e 0`, `node bench/run.js
+// listing` `fitq runs` and the dashboard's runs page and overview with
+// 100,000 staged runs against 100, with the longest Redis call of each.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -31,6 +33,7 @@ import { workerClaims } from './worker-claims.js';
 import { metricsScrape } from './metrics-scrape.js';
 import { bytesPerRun } from './bytes.js';
 import { cliStart } from './cli-start.js';
+import { listing } from './listing.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -453,6 +456,21 @@ async function reportCliStart() {
   }
 }
 
+/** `fitq runs` and the dashboard's runs page and overview, 100,000 staged runs against 100 (bench/listing.js). */
+async function reportListing() {
+  const { runs, baselineRuns, shapes, arrays, few, many, spread } = await listing(redis.url, newQueue);
+  const count = (n) => n.toLocaleString('en');
+  const cases = [['`fitq runs`, spawn to exit', 'table'], ['`fitq runs --json` (first page), spawn to exit', 'json'], ['dashboard runs page, GET', 'runsPage'], ['dashboard overview, GET', 'overview']];
+  for (const [name, key] of cases) {
+    report(`${name}, ${count(runs)} staged vs ${count(baselineRuns)}`, many[key].ms, few[key].ms, 'ms', '≈ 1×');
+    const longest = ({ micros, command }) => `${(micros / 1000).toFixed(2)} ms (${command})`;
+    notes.push(
+      `${name}: ${count(runs)} staged ${many[key].ms.toFixed(0)} ms, longest Redis call ${longest(many[key].longest)}; ${count(baselineRuns)} staged ${few[key].ms.toFixed(0)} ms, longest ${longest(few[key].longest)}; ` +
+        `${count(runs)} staged over ${count(shapes)} shapes, ${count(arrays)} arrays ${spread[key].ms.toFixed(0)} ms, longest ${longest(spread[key].longest)}`,
+    );
+  }
+}
+
 const only = process.argv[2];
 if (only === 'bytes') {
   console.log(`fitq bytes per run benchmark, Redis ${redis.url}\n`);
@@ -475,6 +493,9 @@ if (only === 'bytes') {
 } else if (only === 'staging') {
   console.log(`fitq batch staging benchmark, Redis ${redis.url}\n`);
   await reportStaging();
+} else if (only === 'listing') {
+  console.log(`fitq listing benchmark, Redis ${redis.url}\n`);
+  await reportListing();
 } else if (only === 'shapes') {
   console.log(`fitq claim benchmark against the number of demand shapes, Redis ${redis.url}\n`);
   await reportClaimShapes();
@@ -503,6 +524,7 @@ if (only === 'bytes') {
   await reportMetricsScrape();
   await reportBytes();
   await reportCliStart();
+  await reportListing();
   await reportStaging();
   await reportSchedulingQuality();
 }

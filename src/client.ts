@@ -7,6 +7,7 @@
  * method here.
  */
 import type { Redis } from 'ioredis';
+import type { ArrayTally } from './model/array-tally.js';
 import type { LogEntry } from './model/logs.js';
 import { DEFAULT_LOG_MAX_LINES } from './model/logs.js';
 import type { RunChanges } from './model/run-edits.js';
@@ -22,6 +23,8 @@ import { resolveArrayId, resolveRunId, resolveRunIds } from './operations/ids.js
 import { listPool, removePool, setPool, type PoolResource } from './operations/pools.js';
 import { getRun, listRuns, readRuns, selectRunIds, selectRunRecords } from './operations/read.js';
 import { restartRuns, type RestartResult } from './operations/restart.js';
+import { readArrayTallies } from './operations/array-tallies.js';
+import { countRuns, readRunPage, type RunPage, type RunPageQuery } from './operations/run-pages.js';
 import { getNotifyUrl, getRetention, isPaused, setNotifyUrl, setPaused, setRetention, type RetentionState } from './operations/settings.js';
 import { stageRuns, type StageResult } from './operations/stage.js';
 import { updateRuns, type UpdateOptions, type UpdateResult } from './operations/update.js';
@@ -162,6 +165,21 @@ export class FitqClient {
   /** Runs in staging order, with why staged ones wait; see operations/read.ts. */
   async listRuns(filter: RunFilter = {}): Promise<RunRecord[]> {
     return listRuns(this.ctx, filter);
+  }
+
+  /** A page of runs in staging order, with why staged ones wait; see operations/run-pages.ts. */
+  async readRunPage(query: RunPageQuery): Promise<RunPage> {
+    return readRunPage(this.ctx, query);
+  }
+
+  /** How the runs of these arrays stand (their tallies); an array fitq does not count is left out. See operations/array-tallies.ts. */
+  async readArrayTallies(arrays: Iterable<string>): Promise<Map<string, ArrayTally>> {
+    return readArrayTallies(this.ctx, arrays);
+  }
+
+  /** How many runs there are after the staging number `from` (backward: before it; none: all); see operations/run-pages.ts. */
+  async countRuns(from?: number, backward = false): Promise<number> {
+    return countRuns(this.ctx, from, backward);
   }
 
   /** Brings fitq's index in line with what BullMQ's API did to the queue; see operations/upkeep.ts. */

@@ -24,3 +24,25 @@ export function renderTable(header: readonly string[], cells: readonly (readonly
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
+
+/**
+ * A table printed a page of rows at a time (`fitq runs --all`): the header
+ * with the first page, each column as wide as the widest cell printed so
+ * far (a later page's wider cell widens the column from then on).
+ */
+export function tableWriter(header: readonly string[]): (cells: readonly (readonly string[])[]) => string {
+  const widths = header.map((title) => title.length);
+  let first = true;
+  return (cells) => {
+    const rows = cells.map((row) => row.map(oneLine));
+    rows.forEach((row) => row.forEach((cell, column) => (widths[column] = Math.max(widths[column] ?? 0, cell.length))));
+    const line = (row: readonly string[]) =>
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+        .join('  ')
+        .trimEnd();
+    const lines = [...(first ? [line(header)] : []), ...rows.map(line)];
+    first = false;
+    return lines.join('\n');
+  };
+}

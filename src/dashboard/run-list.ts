@@ -2,14 +2,17 @@
  * The dashboard's runs table, as data: which runs a query selects (status,
  * label, array, worker, free text) and each row's cells, taken from the
  * columns of `fitq runs` (present/run-table.ts) so the WHY cell is the
- * very text `fitq runs` prints (listRuns explains every staged run with the
- * claim's own policy). An array is one row, as `fitq runs` prints it
+ * very text `fitq runs` prints (readRunPage explains the page's staged runs
+ * with the claim's own policy). A page is read as `fitq runs` reads one
+ * (operations/run-pages.ts: the order index, never every run). An array is
+ * one row of the page's runs, as `fitq runs` prints it
  * (present/array-lines.ts), unless the query names it or asks for every
  * run (`expand`). Rendering is pages/runs.ts's.
  */
 import { parseKeyValues } from '../present/key-values.js';
 import { COLUMN_NAMES, formatCommand, formatLabels, type ColumnName } from '../present/run-table.js';
-import { anyArrayLimit, arrayLimits, collapseArrays, lineRows, type ArrayLine, type ListLine } from '../present/array-lines.js';
+import { lineRows, type ArrayLine, type ListLine } from '../present/array-lines.js';
+import { pageLines } from '../present/page-lines.js';
 import { UsageError } from '../errors.js';
 import type { FitqClient } from '../client.js';
 import { oneLine, quote } from '../text/quote.js';
@@ -32,7 +35,7 @@ export interface RunQuery {
   text?: string;
   /** Every run its own row, an array's too (by default an array is one row; `array` lists its runs). */
   expand?: boolean;
-  /** The page: the newest MAX_ROWS staged before this staging number (`before`), or the oldest after it (`after`); neither: the newest. */
+  /** The page: the newest MAX_ROWS runs staged before this staging number (`before`), or the oldest after it (`after`); neither: the newest. */
   before?: number;
   after?: number;
 }
@@ -41,7 +44,7 @@ export interface RunQuery {
 export const RUN_QUERY_PARAMS = ['queue', 'status', 'label', 'array', 'worker', 'q', 'expand', 'before', 'after'] as const;
 const PASSED_THROUGH = new Set<string>(['token']);
 
-/** Most rows one page shows (a namespace may hold 100,000 runs): older and newer pages show the rest. */
+/** Most runs one page shows (a namespace may hold 100,000 runs): older and newer pages show the rest. */
 export const MAX_ROWS = 500;
 
 /**
@@ -130,16 +133,23 @@ export interface RunRow {
 }
 
 export interface RunListing {
-  /** The page: at most MAX_ROWS rows, in staging order. */
+  /** The page: at most MAX_ROWS runs (an array's one row, unless expanded), in staging order. */
   rows: RunRow[];
-  /** Rows that match, on any page (an array one row, unless expanded). */
-  total: number;
-  /** Runs that match. */
-  runs: number;
-  /** Of those, how many come before the page and after it. */
-  older: number;
-  newer: number;
+  /** Runs on the page, and the staging numbers of its first and last: where the pages around it start. */
+  shown: number;
+  first?: number;
+  last?: number;
+  /** Runs that match, on any page, and how many come before the page and after it: counted only when nothing is selected (the order index's counts). */
+  total?: number;
+  older?: number;
+  newer?: number;
+  /** Whether runs may match before the page, and after it. */
+  hasOlder: boolean;
+  hasNewer: boolean;
 }
+
+/** A listing of no run. */
+export const NO_LISTING: RunListing = { rows: [], shown: 0, total: 0, older: 0, newer: 0, hasOlder: false, hasNewer: false };
 
 /** Whether every word of `text` is in the run's id, command or labels (case-insensitive). */
 export function matchesText(run: RunRecord, text: string): boolean {
@@ -151,10 +161,11 @@ export function matchesText(run: RunRecord, text: string): boolean {
 
 /**
  * The page of runs a query selects, in staging order (the newest MAX_ROWS,
- * or those before or after its position), each with its cells, and how
- * many match before and after it. Status, labels and array go to listRuns
- * (an unknown or ambiguous array is its UsageError); worker and text are
- * matched here.
+ * or those before or after its position), each with its cells, read a
+ * page at a time (operations/run-pages.ts: no read of every run), and
+ * where it stands among the others. Status, labels and array select as
+ * `fitq runs` does (an unknown or ambiguous array is its UsageError);
+ * worker and text are matched on each run read.
  */
 export async function listRunRows(client: FitqClient, query: RunQuery, now = Date.now()): Promise<RunListing> {
   const filter: RunFilter = {
@@ -162,35 +173,40 @@ export async function listRunRows(client: FitqClient, query: RunQuery, now = Dat
     labels: query.labels,
     ...(query.array === undefined ? {} : { array: query.array }),
   };
-  const runs = (await client.listRuns(filter)).filter(
-    (run) => (query.worker === undefined || run.worker === query.worker) && (query.text === undefined || matchesText(run, query.text)),
-  );
+  const { worker, text } = query;
+  const where = worker === undefined && text === undefined
+    ? undefined
+    : (run: RunRecord) => (worker === undefined || run.worker === worker) && (text === undefined || matchesText(run, text));
+  const forward = query.after !== undefined;
+  const from = query.after ?? query.before;
+  const page = await client.readRunPage({ filter, ...(where ? { where } : {}), ...(from === undefined ? {} : { from }), backward: !forward, limit: MAX_ROWS });
+  const { runs } = page;
+  const selected = query.statuses.length > 0 || Object.keys(query.labels).length > 0 || worker !== undefined || text !== undefined;
   const collapse = !query.expand && query.array === undefined;
-  const limits = collapse && anyArrayLimit(runs) ? arrayLimits(await client.listPool()) : new Map<string, number>();
-  const lines: ListLine[] = collapse ? collapseArrays(runs, limits) : runs.map((run) => ({ run }));
-  const { start, end } = pageOf(lines.map((line) => line.run), query);
-  const shown = lines.slice(start, end);
-  const rows = lineRows(shown, COLUMN_NAMES, true, now);
-  return {
-    rows: shown.map((line, i) => ({
+  const lines: ListLine[] = await pageLines(client, runs, { collapse, selected });
+  const rows = lineRows(lines, COLUMN_NAMES, true, now);
+  const first = runs[0]?.seq;
+  const last = runs[runs.length - 1]?.seq;
+  const listing: RunListing = {
+    rows: lines.map((line, i) => ({
       ...line,
       cells: Object.fromEntries(COLUMN_NAMES.map((name, column) => [name, oneLine(rows[i]![column]!)])) as Record<ColumnName, string>,
     })),
-    total: lines.length,
-    runs: runs.length,
-    older: start,
-    newer: lines.length - end,
+    shown: runs.length,
+    ...(first === undefined ? {} : { first }),
+    ...(last === undefined ? {} : { last }),
+    // Not known without reading on: a backward page's older runs, a forward page's newer ones, by `next`; the others from the position it came from.
+    hasOlder: forward ? (query.after ?? 0) > 0 : page.next !== undefined,
+    hasNewer: forward ? page.next !== undefined : query.before !== undefined,
   };
-}
-
-/** Where a query's page lies among the rows that match, each where its (first) run stands in staging order: [start, end). */
-function pageOf(runs: readonly RunRecord[], query: RunQuery): { start: number; end: number } {
-  if (query.after !== undefined) {
-    const after = query.after;
-    const start = runs.findIndex((run) => run.seq > after);
-    return start === -1 ? { start: runs.length, end: runs.length } : { start, end: Math.min(runs.length, start + MAX_ROWS) };
-  }
-  const before = query.before;
-  const end = before === undefined ? runs.length : runs.filter((run) => run.seq < before).length;
-  return { start: Math.max(0, end - MAX_ROWS), end };
+  if (selected || query.array !== undefined) return listing;
+  // Nothing selected: the order index counts the runs around the page.
+  const [total, older, newer] = await Promise.all([
+    client.countRuns(),
+    first === undefined ? Promise.resolve(undefined) : client.countRuns(first, true),
+    last === undefined ? Promise.resolve(undefined) : client.countRuns(last),
+  ]);
+  const before = older ?? (forward ? total : 0);
+  const after = newer ?? (forward ? 0 : total);
+  return { ...listing, total, older: before, newer: after, hasOlder: before > 0, hasNewer: after > 0 };
 }

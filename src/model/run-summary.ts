@@ -5,7 +5,7 @@
  */
 import { parseShape } from '../resources/shape.js';
 import { formatDemands } from './run-data.js';
-import { RUN_STATUSES, type RunStatus } from './run-record.js';
+import type { RunStatus } from './run-record.js';
 
 export interface RunSummary {
   status: RunStatus;
@@ -13,13 +13,6 @@ export interface RunSummary {
   stagedAt: number;
   startedAt?: number;
   endedAt?: number;
-}
-
-/** Runs per status, every status present (0 for none). */
-export function countByStatus(runs: readonly RunSummary[]): Record<RunStatus, number> {
-  const counts = Object.fromEntries(RUN_STATUSES.map((status) => [status, 0])) as Record<RunStatus, number>;
-  for (const run of runs) counts[run.status]++;
-  return counts;
 }
 
 export interface StagedShape {

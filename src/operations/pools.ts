@@ -3,7 +3,7 @@
  * (software licences, a database's connection budget, an API quota). A run
  * demanding a pool resource reserves it from the pool in the same claim that
  * reserves the rest on its worker. An array's limit (`--array 0-9%2`) is a
- * pool resource of its own, `array.<id>` (model/array-limit.ts): listed with the array
+ * pool resource of its own, `array.<id>` (resources/array-limit.ts): listed with the array
  * it limits and how its runs stand.
  */
 import { UsageError } from '../errors.js';

@@ -8,6 +8,7 @@
  * their runs one a line.
  */
 import { ARRAY_RESOURCE_PREFIX } from '../resources/array-limit.js';
+import type { ArrayTally } from '../model/array-tally.js';
 import { fillPlaceholders } from '../model/placeholders.js';
 import { RUN_STATUSES, type RunRecord } from '../model/run-record.js';
 import { MICROS_PER_UNIT } from '../resources/amount.js';
@@ -15,11 +16,17 @@ import { oneLine } from '../text/quote.js';
 import type { PoolResource } from '../operations/pools.js';
 import { cutCell, formatCommand, runCells, type ColumnName } from './run-table.js';
 
-/** The runs of one array, as listed: its id, its runs (oldest first) and its limit, if it has one. */
+/**
+ * The runs of one array, as listed: its id, its runs (oldest first), its
+ * limit, if it has one, and, when the listing selects runs by no status or
+ * label, its tally: how all its runs stand, listed or not (a page lists
+ * some of a big array's runs).
+ */
 export interface ArrayLine {
   array: string;
   runs: RunRecord[];
   limit?: number;
+  tally?: ArrayTally;
 }
 
 /** A line of a listing: a run that is no array's, or an array's runs. */
@@ -31,9 +38,14 @@ const MAX_RANGES = 6;
 /**
  * The runs (in listing order), each array's as one line where its first
  * run stands; every line keeps that run (`run`), so a page of lines goes by
- * its staging number. `limits`: each array's limit, by id.
+ * its staging number. `limits`: each array's limit, by id; `tallies`: each
+ * array's tally, by id (given when no status or label selects runs).
  */
-export function collapseArrays(runs: readonly RunRecord[], limits: ReadonlyMap<string, number> = new Map()): ListLine[] {
+export function collapseArrays(
+  runs: readonly RunRecord[],
+  limits: ReadonlyMap<string, number> = new Map(),
+  tallies: ReadonlyMap<string, ArrayTally> = new Map(),
+): ListLine[] {
   const lines: ListLine[] = [];
   const arrays = new Map<string, ArrayLine>();
   for (const run of runs) {
@@ -47,7 +59,8 @@ export function collapseArrays(runs: readonly RunRecord[], limits: ReadonlyMap<s
       continue;
     }
     const limit = limits.get(run.array);
-    const line: ArrayLine = { array: run.array, runs: [run], ...(limit === undefined ? {} : { limit }) };
+    const tally = tallies.get(run.array);
+    const line: ArrayLine = { array: run.array, runs: [run], ...(limit === undefined ? {} : { limit }), ...(tally === undefined ? {} : { tally }) };
     arrays.set(run.array, line);
     lines.push({ run, array: line });
   }
@@ -72,10 +85,32 @@ export function indexRanges(indices: readonly number[], wide = false): string {
   return !wide && ranges.length > MAX_RANGES ? `${ranges.slice(0, MAX_RANGES).join(',')},…` : ranges.join(',');
 }
 
-/** An array line's id, as squeue's: `<array>_[0-999%8]`. */
+/** How many runs its tally counts beyond those the line lists (0: none, or no tally). */
+export function unlistedRuns(line: ArrayLine): number {
+  if (line.tally === undefined) return 0;
+  return Math.max(0, line.tally.open + line.tally.ok + line.tally.notok - line.runs.length);
+}
+
+/** An array line's id, as squeue's: `<array>_[0-999%8]`; `…` after the indices when it has runs the line does not list. */
 export function arrayLineId(line: ArrayLine, wide = false): string {
   const indices = line.runs.flatMap((run) => (run.arrayIndex === undefined ? [] : [run.arrayIndex]));
-  return `${line.array}_[${indexRanges(indices, wide)}${line.limit === undefined ? '' : `%${line.limit}`}]`;
+  const ranges = indexRanges(indices, wide);
+  const more = unlistedRuns(line) > 0 && !ranges.endsWith('…') ? ',…' : '';
+  return `${line.array}_[${ranges}${more}${line.limit === undefined ? '' : `%${line.limit}`}]`;
+}
+
+/**
+ * How an array's runs stand by its tally, when the line lists only some of
+ * them: `99900 not ended, 88 completed, 12 ended otherwise` (the tally
+ * does not tell staged, held and running apart, nor the ways a run ends
+ * other than completed).
+ */
+export function tallySummary(tally: ArrayTally): string {
+  return [
+    [tally.open, 'not ended'],
+    [tally.ok, 'completed'],
+    [tally.notok, 'ended otherwise'],
+  ].flatMap(([count, words]) => (count === 0 ? [] : [`${count} ${words}`])).join(', ');
 }
 
 /** How many of the runs stand in each status, in the lifecycle's order, none of those at zero: `700 staged, 12 running, 288 completed`. */
@@ -164,7 +199,7 @@ export function arrayLineCells(line: ArrayLine, columns: readonly ColumnName[], 
       case 'id':
         return arrayLineId(line, wide);
       case 'status':
-        return statusSummary(line.runs);
+        return line.tally !== undefined && unlistedRuns(line) > 0 ? tallySummary(line.tally) : statusSummary(line.runs);
       case 'command':
         return cutCell(name, sharedCommand(line.runs), wide);
       case 'why':

@@ -43,6 +43,8 @@ export const KEY_LAYOUT = {
   olderRuns: 'runs',
   // Keys of the fit index, of dependencies and of workers, by the data they are about.
   staged: 'staged:<shape>',
+  /** The order index: the runs staged in one block of ORDER_BLOCK staging numbers, score = seq (lua/includes/lifecycle/orderRun.lua). */
+  order: 'order:<block>',
   group: 'group:<names>',
   /** What changed in a group, for the fit indexes of worker classes: shape -> the group's version when it last changed (lua/includes/shape/indexShape.lua). */
   groupLog: 'group-log:<names>',
@@ -88,6 +90,19 @@ export const KEY_LAYOUT = {
 } as const;
 
 export type KeyName = keyof typeof KEY_LAYOUT;
+
+/**
+ * Staging numbers per key of the order index (`order:<block>`, block =
+ * floor(seq / ORDER_BLOCK)): keys of a part, so the scripts that remove
+ * runs build them (lua/includes/lifecycle/orderBlock.lua holds the same
+ * number), and few of them (one per 100,000 runs ever staged).
+ */
+export const ORDER_BLOCK = 100_000;
+
+/** The block of the order index a staging number lies in. */
+export function orderBlock(seq: number): number {
+  return Math.floor(seq / ORDER_BLOCK);
+}
 
 /** A key's pattern cut at its part: what comes before it, the part's name (none for a key fixed for the namespace), what comes after. */
 interface KeyPattern {
@@ -202,6 +217,8 @@ export interface NamespaceKeys {
   /** Hash: run id -> SSCAN cursor, for runs whose dependents are still to be judged (too many for one script call). */
   readonly dependentsPending: string;
   staged(shape: string): string;
+  /** Zset: the runs whose staging number lies in this block (orderBlock), score = seq: the runs in staging order. */
+  order(block: number): string;
   /** Zset: the shapes of a group (`cpu,mem`, or `none`) that have staged runs -> the score of their first run. */
   group(names: string): string;
   worker(name: string): WorkerKeys;
@@ -254,6 +271,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     arrayDependents: (arrayId) => key('arrayDependents', arrayId),
     dependentsPending: key('dependentsPending'),
     staged: (shape) => key('staged', shape),
+    order: (block) => key('order', String(block)),
     group: (names) => key('group', names),
     worker: (name) => ({
       info: key('worker', name),

@@ -236,6 +236,15 @@ export class Scripts {
   }
 
   /**
+   * Puts the next `most` runs of `ids` after `position` (an id; "" from the
+   * start) in the order index, as an older fitq staged them; returns the
+   * last id looked at, "" at the end (see indexRunOrder-*.lua).
+   */
+  async indexRunOrder(position: string, most: number): Promise<string> {
+    return String(await this.call('indexRunOrder', {}, this.keys.base, position, most));
+  }
+
+  /**
    * For each reference, the run it names in full, else the runs it is a
    * prefix of (at most `most` + 1); see resolveRunIds-*.lua.
    */

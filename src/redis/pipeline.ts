@@ -17,3 +17,11 @@ export async function execPipeline(pipeline: ChainableCommander, options: { wron
     return reply;
   });
 }
+
+/** For a read's `.catch`: a key of another type (written by hand) reads as `none`; any other error stands. */
+export function wrongTypeAs<T>(none: T): (error: unknown) => T {
+  return (error) => {
+    if (error instanceof Error && error.message.startsWith('WRONGTYPE')) return none;
+    throw error;
+  };
+}

@@ -116,7 +116,7 @@ async function expectAgreement(setup: Setup, options: { cli?: boolean } = {}): P
   if (options.cli) {
     const listed = await fitq(['runs', '--json'], { queue });
     expect(listed.exitCode, listed.stderr).toBe(0);
-    runs = JSON.parse(listed.stdout) as RunRecord[];
+    runs = (JSON.parse(listed.stdout) as { runs: RunRecord[] }).runs;
   } else {
     runs = await client.listRuns();
   }

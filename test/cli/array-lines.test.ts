@@ -65,7 +65,7 @@ describe('fitq runs: an array is one line', () => {
     expect((await table(queue, ['--status', 'held', '--expand', '--columns', 'id'])).map((row) => row.ID)).toEqual([seeds.ids[1]]);
 
     // --json lists every run, as before.
-    const json = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as RunRecord[];
+    const json = (JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as { runs: RunRecord[] }).runs;
     expect(json.map((run) => run.id)).toEqual(every);
   });
 

@@ -331,7 +331,7 @@ describe('label values of any kind', () => {
     const shown = await fitq(['runs', 'show', id, '--json'], { queue });
     expect(shown.exitCode, shown.stderr).toBe(0);
     expect((JSON.parse(shown.stdout) as { labels: unknown }).labels).toEqual(labels);
-    const listed = JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as { labels: unknown }[];
+    const listed = (JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as { runs: { labels: unknown }[] }).runs;
     expect(listed.map((run) => run.labels)).toEqual([labels]);
     const text = await fitq(['runs', 'show', id], { queue });
     const labelLines = text.stdout.split('\n').filter((line) => line.startsWith('labels:'));
@@ -396,9 +396,9 @@ describe('staging 100,000 runs at once', () => {
       const ids = staged.stdout.split('\n');
       expect(ids).toHaveLength(100_000);
       expect(new Set(ids).size).toBe(100_000);
-      const listed = await fitq(['runs', '--status', 'staged', '--json'], { queue, env, timeoutMs });
+      const listed = await fitq(['runs', '--status', 'staged', '--all', '--json'], { queue, env, timeoutMs });
       expect(listed.exitCode, listed.stderr).toBe(0);
-      const runs = JSON.parse(listed.stdout) as { id: string; status: string }[];
+      const { runs } = JSON.parse(listed.stdout) as { runs: { id: string; status: string }[] };
       expect(runs).toHaveLength(100_000);
       expect(runs.every((run) => run.status === 'staged')).toBe(true);
       expect(new Set(runs.map((run) => run.id))).toEqual(new Set(ids));

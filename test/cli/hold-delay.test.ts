@@ -23,7 +23,7 @@ describe('fitq hold / release', () => {
     expect(held.exitCode, held.stderr).toBe(0);
     expect(held.stdout).toBe('Run middle held (fitq release middle to let it start)\nRun first held (fitq release first to let it start)');
     expect((await fitq(['hold', 'middle'], { queue })).stdout).toBe('Run middle is already held');
-    const listed = JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as { id: string; status: string; reason?: string }[];
+    const listed = (JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as { runs: { id: string; status: string; reason?: string }[] }).runs;
     expect(listed.map(({ id, status, reason }) => [id, status, reason])).toEqual([
       ['first', 'held', 'held (fitq release first to let it start)'],
       ['middle', 'held', 'held (fitq release middle to let it start)'],

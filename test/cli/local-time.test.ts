@@ -41,7 +41,7 @@ describe('times in the local time zone', () => {
     const staged = await fitq(['stage', '--begin', '2030-01-15T22:00:00-05:00', '--json', '--', 'true'], { queue, env });
     expect(staged.exitCode, staged.stderr).toBe(0);
     const listed = await fitq(['runs', '--json'], { queue, env });
-    const [run] = JSON.parse(listed.stdout) as { id: string; stagedAt: number; beginAt: number; reason: string }[];
+    const [run] = (JSON.parse(listed.stdout) as { runs: { id: string; stagedAt: number; beginAt: number; reason: string }[] }).runs;
     // JSON: epoch ms stay numbers; the reason is the sentence fitq runs shows.
     expect(run!.beginAt).toBe(Date.parse('2030-01-16T03:00:00Z'));
     expect(run!.reason).toBe(`begins at ${shown}`);

@@ -54,7 +54,7 @@ it('refuses what writes in one line, exit 1, and does none of it; reads go on', 
 
     const runs = await fitq(['runs', '--json'], { queue, env });
     expectOk(runs);
-    expect((JSON.parse(runs.stdout) as { id: string; status: string }[]).map(({ id, status }) => ({ id, status }))).toEqual([
+    expect((JSON.parse(runs.stdout) as { runs: { id: string; status: string }[] }).runs.map(({ id, status }) => ({ id, status }))).toEqual([
       { id: staged!.id, status: 'staged' },
     ]);
     expectOk(await fitq(['runs', 'show', staged!.id], { queue, env }));

@@ -39,7 +39,7 @@ describe('fitq stage --output and --error', () => {
     // Signed runs: the worker checks the output files are those staged.
     expectOk(await fitq(['worker', '--run-once'], { queue, env: SECRET }));
 
-    const runs = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as RunRecord[];
+    const { runs } = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as { runs: RunRecord[] };
     expect(runs.map((run) => run.status)).toEqual(Array(7).fill('completed'));
     expect(runs[0]!.output).toEqual({ stdout: join(dir, `both-${both}.log`) });
     expect(runs[2]!.output).toEqual({ stdout: join(dir, 'kept.log'), append: true });
@@ -64,7 +64,7 @@ describe('fitq stage --output and --error', () => {
     const [errOnly] = expectOk(await fitq(['stage', '--cwd', dir, '--output', 'ok.log', '--error', dir, '--', 'echo', 'never'], { queue })).split('\n');
     const [fine] = expectOk(await fitq(['stage', '--cwd', dir, '--', 'echo', 'fine'], { queue })).split('\n');
     expectOk(await fitq(['worker', '--run-once'], { queue }));
-    const runs = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as RunRecord[];
+    const { runs } = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as { runs: RunRecord[] };
     expect(runs.map((run) => [run.id, run.status, run.reason])).toEqual([
       [broken, 'failed', `cannot open --output file ${join(dir, 'missing/out.log')}: no such directory`],
       [errOnly, 'failed', `cannot open --error file ${dir}: it is a directory`],
@@ -92,7 +92,7 @@ describe('fitq stage --output and --error', () => {
       const devNull = await stage(['--output', '/dev/null', '--', 'echo', 'gone']);
       const fine = await stage(['--', 'echo', 'fine']);
       expectOk(await fitq(['worker', '--run-once', '--concurrency', '1'], { queue, timeoutMs: 60_000 }));
-      const runs = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as RunRecord[];
+      const { runs } = JSON.parse(expectOk(await fitq(['runs', '--json'], { queue }))) as { runs: RunRecord[] };
       expect(runs.map((run) => [run.id, run.status, run.reason])).toEqual([
         [noReader, 'failed', `cannot open --output file ${fifo}: it is a named pipe (FIFO) with no reader: give a regular file`],
         [withReader, 'failed', `cannot open --error file ${read}: it is a named pipe (FIFO): give a regular file`],

@@ -58,7 +58,7 @@ describe('fitq runs: what a user can read', () => {
     expect(rows.get(fromMap)).toMatch(/\s+staged\s+mem=8G\s+true\s+/);
     expect(table.stdout).not.toContain('8000000000');
 
-    const json = JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as Record<string, unknown>[];
+    const json = (JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as { runs: Record<string, unknown>[] }).runs;
     expect(json.map((run) => [run.id, run.requires, run.resources])).toEqual([
       [sweep, 'gpu=1 mem=8G', { gpu: 1, mem: 8_000_000_000 }],
       [pinned, 'gpu=2 mem=0.5G', { gpu: 2, mem: 500_000_000 }],
@@ -147,7 +147,7 @@ describe('--label selections', () => {
   it('fitq runs --label KEY=VALUE, repeatable: all must match', async () => {
     const queue = newQueue();
     const [lr1, lr2, bs] = await stageLabeled(queue, ...sweep);
-    const listed = async (args: string[]) => (JSON.parse((await fitq(['runs', '--json', ...args], { queue })).stdout) as { id: string }[]).map((run) => run.id);
+    const listed = async (args: string[]) => (JSON.parse((await fitq(['runs', '--json', ...args], { queue })).stdout) as { runs: { id: string }[] }).runs.map((run) => run.id);
     const [lr, lrTwo, expr, lrCanceled, nothing, noValue, twice] = await Promise.all([
       listed(['--label', 'sweep=lr']),
       listed(['--label', 'sweep=lr', '--label', 'i=2']),

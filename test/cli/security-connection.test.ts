@@ -69,7 +69,7 @@ async function runEndToEnd(env: Record<string, string>, args: string[] = []): Pr
     fitq(['logs', id, '-f', ...args], { queue, env }),
   ]);
   for (const result of [runs, logs, follow]) expectOk(result);
-  expect(JSON.parse(runs.stdout)).toMatchObject([{ id, status: 'completed', exitCode: 0, worker: 'secure-1' }]);
+  expect(JSON.parse(runs.stdout)).toMatchObject({ runs: [{ id, status: 'completed', exitCode: 0, worker: 'secure-1' }], next: null });
   for (const output of [logs, follow]) expect(output.stdout.trim()).toBe('out-line');
   expect(logs.stderr.trim()).toBe('err-line');
   expect(follow.stderr.trim()).toBe(`err-line\nrun ${id} completed`);
@@ -334,7 +334,7 @@ describe('ACL users', () => {
     expectOneLine(worker, 1, 'Redis refused a command claiming runs needs', "can't run this command");
     // The refused claim reserved nothing and left the run where it was.
     const runs = await fitq(['runs', '--json'], { queue, env });
-    const [run] = JSON.parse(runs.stdout) as Record<string, unknown>[];
+    const [run] = (JSON.parse(runs.stdout) as { runs: Record<string, unknown>[] }).runs;
     expect(run).toMatchObject({ id: staged.stdout.trim(), status: 'staged' });
     expect(run).not.toHaveProperty('epoch');
     expect(run).not.toHaveProperty('worker');

@@ -29,7 +29,7 @@ function expectRefused(result: CliResult, message: string): void {
 }
 
 async function runsJson(queue: string, args: string[] = []): Promise<RunRecord[]> {
-  return JSON.parse(expectOk(await fitq(['runs', '--json', ...args], { queue }))) as RunRecord[];
+  return (JSON.parse(expectOk(await fitq(['runs', '--json', ...args], { queue }))) as { runs: RunRecord[] }).runs;
 }
 
 /** The most runs running at once, from their recorded start and end times (an end counts before a start at the same ms). */

@@ -21,7 +21,7 @@ const ACTION_PATHS = ['runs/Q/ID/cancel', 'runs/Q/ID/hold', 'runs/Q/ID/release',
 /** A run's status as `fitq runs --json` gives it. */
 async function cliStatus(queue: string, id: string): Promise<{ status: string; priority: number }> {
   const result = await fitq(['runs', '--json'], { queue });
-  const run = (JSON.parse(result.stdout) as { id: string; status: string; priority: number }[]).find((candidate) => candidate.id === id);
+  const run = (JSON.parse(result.stdout) as { runs: { id: string; status: string; priority: number }[] }).runs.find((candidate) => candidate.id === id);
   if (!run) throw new Error(`fitq runs lists no run ${id}: ${result.stdout}`);
   return { status: run.status, priority: run.priority };
 }

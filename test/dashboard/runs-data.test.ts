@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { loadRunDetail } from '../../src/dashboard/run-detail.js';
-import { listRunRows, MAX_ROWS, parseRunQuery, type RunQuery } from '../../src/dashboard/run-list.js';
+import { listRunRows, MAX_ROWS, parseRunQuery, type RunListing, type RunQuery } from '../../src/dashboard/run-list.js';
 import { runAction, workerAction } from '../../src/dashboard/run-actions.js';
 import type { FitqClient } from '../../src/client.js';
 import { cliWhy, connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
@@ -69,24 +69,42 @@ describe('dashboard runs data', () => {
     await expect(ids(client, 'array=nosucharray')).rejects.toThrow("unknown array 'nosucharray'");
   });
 
-  it('lists the newest MAX_ROWS runs that match, says how many older ones it leaves out, and pages through them', async () => {
+  it('lists the newest MAX_ROWS runs, counts those before and after it when nothing is selected, and pages through them', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const { runs } = await client.stage({ command: ['true'], resources: 'slot=1', repeat: MAX_ROWS + 5 });
     const all = runs.map((run) => run.id);
-    const listing = await listRunRows(client, query('status=staged'));
-    expect([listing.total, listing.older, listing.newer]).toEqual([MAX_ROWS + 5, 5, 0]);
+    const around = (listing: RunListing) => [listing.total, listing.older, listing.newer, listing.hasOlder, listing.hasNewer];
+    const listing = await listRunRows(client, query(''));
+    expect(around(listing)).toEqual([MAX_ROWS + 5, 5, 0, true, false]);
     expect(listing.rows.map((row) => row.run.id)).toEqual(all.slice(5));
     const seqOf = (index: number) => listing.rows[index - 5]!.run.seq;
 
-    const older = await listRunRows(client, query(`status=staged&before=${seqOf(5)}`));
-    expect([older.total, older.older, older.newer]).toEqual([MAX_ROWS + 5, 0, MAX_ROWS]);
+    const older = await listRunRows(client, query(`before=${seqOf(5)}`));
+    expect(around(older)).toEqual([MAX_ROWS + 5, 0, MAX_ROWS, false, true]);
     expect(older.rows.map((row) => row.run.id)).toEqual(all.slice(0, 5));
-    const after = await listRunRows(client, query(`status=staged&after=${older.rows[2]!.run.seq}`));
+    const after = await listRunRows(client, query(`after=${older.rows[2]!.run.seq}`));
     expect([after.older, after.newer]).toEqual([3, 2]);
     expect(after.rows.map((row) => row.run.id)).toEqual(all.slice(3, 3 + MAX_ROWS));
     const past = await listRunRows(client, query(`after=${seqOf(MAX_ROWS + 4)}`));
     expect([past.rows.length, past.older, past.newer]).toEqual([0, MAX_ROWS + 5, 0]);
+  });
+
+  it('with runs selected, pages the same without counting them: it says whether more may match before and after the page', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { runs } = await client.stage({ command: ['true'], resources: 'slot=1', repeat: MAX_ROWS + 5 });
+    const all = runs.map((run) => run.id);
+    const around = (listing: RunListing) => [listing.total, listing.older, listing.newer, listing.hasOlder, listing.hasNewer];
+    const newest = await listRunRows(client, query('status=staged'));
+    expect(around(newest)).toEqual([undefined, undefined, undefined, true, false]);
+    expect(newest.rows.map((row) => row.run.id)).toEqual(all.slice(5));
+    const older = await listRunRows(client, query(`status=staged&before=${newest.first}`));
+    expect(around(older)).toEqual([undefined, undefined, undefined, false, true]);
+    expect(older.rows.map((row) => row.run.id)).toEqual(all.slice(0, 5));
+    const after = await listRunRows(client, query(`status=staged&after=${older.last}`));
+    expect(after.rows.map((row) => row.run.id)).toEqual(all.slice(5));
+    expect([after.hasOlder, after.hasNewer]).toEqual([true, false]);
   });
 
   it('refuses bad filters, quoting them', () => {

@@ -192,7 +192,7 @@ describe('each role with only its rule', () => {
       for (const result of [runs, show, logs, follow, workers, pool, retention]) expectOk(result);
       expect(JSON.parse(pool.stdout)).toMatchObject([{ name: 'lic' }]);
       expect(JSON.parse(retention.stdout)).toMatchObject({ keepCompleted: 1 });
-      const listed = JSON.parse(runs.stdout) as { id: string; status: string }[];
+      const listed = (JSON.parse(runs.stdout) as { runs: { id: string; status: string }[] }).runs;
       expect(Object.fromEntries(listed.map((run) => [run.id, run.status]))).toEqual({
         // Retention keeps one completed run: licensed ended last, out was removed.
         licensed: 'completed',
@@ -243,7 +243,7 @@ describe("BullMQ's API and Bull Board, read-only", () => {
     const staged = (await as('stager', ['stage', '-r', 'slot=1', '--repeat', '2', '--', 'echo', 'board-line'])).stdout.trim().split('\n');
     expectOk(await as('worker', ['worker', '-r', 'slot=1', '--run-once', '--name', 'board-w']));
     const [done, waiting] = [staged[0]!, (await as('stager', ['stage', '-r', 'nowhere=1', '--', 'true'])).stdout.trim()];
-    const runs = JSON.parse((await as('stager', ['runs', '--json'])).stdout) as { id: string; status: string }[];
+    const runs = (JSON.parse((await as('stager', ['runs', '--json'])).stdout) as { runs: { id: string; status: string }[] }).runs;
     const count = (status: string) => runs.filter((run) => run.status === status).length;
     const before = await snapshot(QUEUE);
 
@@ -309,9 +309,9 @@ describe('a large batch', () => {
     const batch = await as('stager', ['stage', '--repeat', '2001', '--label', 'batch=big', '-r', 'nowhere=1', '--', 'true']);
     expectOk(batch);
     expect(batch.stdout.trim().split('\n')).toHaveLength(2001);
-    const listed = await as('reader', ['runs', '--label', 'batch=big', '--json']);
+    const listed = await as('reader', ['runs', '--label', 'batch=big', '--all', '--json']);
     expectOk(listed);
-    expect((JSON.parse(listed.stdout) as { status: string }[]).filter((run) => run.status === 'staged')).toHaveLength(2001);
+    expect((JSON.parse(listed.stdout) as { runs: { status: string }[] }).runs.filter((run) => run.status === 'staged')).toHaveLength(2001);
     expectOk(await as('stager', ['cancel', '--label', 'batch=big']));
     expectOk(await as('admin', ['runs', 'clean', '--status', 'canceled']));
     expect(await denials()).toEqual({});
@@ -401,7 +401,8 @@ describe('what each rule refuses', () => {
 const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]> = {
   worker: ['registerWorker', 'heartbeat', 'claimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold'],
   // Staging reaps first, updating reconciles first, cancelling waits (reaping) for the end.
-  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns'],
+  // (Listing a namespace an older fitq staged indexes its runs' order first: indexRunOrder.)
+  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns', 'indexRunOrder'],
   // The read-only scripts only (EVAL_RO): reads do no upkeep.
   reader: ['explainRuns', 'resolveRunIds', 'readMetrics'],
 };
@@ -423,6 +424,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     eval: 'scripts, sent once per connection', evalsha: 'scripts',
     eval_ro: 'read-only scripts, sent once per connection', evalsha_ro: 'read-only scripts',
     xread: 'logs -f, wait and cancel waiting for the end',
+    zcount: 'runs: the runs around a page, in the order index',
   },
   reader: {
     info: "ioredis's ready check; the eviction warning",
@@ -434,6 +436,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     lrange: "runs show: a run's earlier attempts",
     hget: 'runs clean: the status of each ended run (then EVAL is refused)',
     xrevrange: 'logs -f: where the event stream and the log end when it starts',
+    zcount: 'runs, the dashboard: the runs around a page, in the order index',
   },
   admin: {
     info: "ioredis's ready check; the eviction check",
@@ -442,6 +445,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     eval: 'scripts', evalsha: 'scripts', eval_ro: 'read-only scripts', evalsha_ro: 'read-only scripts',
     subscribe: 'fitq worker, stop --wait', xread: 'logs -f',
     lpop: 'fitq worker: notifications of runs that ended without their worker',
+    zcount: 'runs: the runs around a page, in the order index',
   },
 };
 

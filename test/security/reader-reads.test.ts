@@ -19,8 +19,7 @@ import { loadRunDetail } from '../../src/dashboard/run-detail.js';
 import { listRunRows, parseRunQuery } from '../../src/dashboard/run-list.js';
 import { serverTimeMs } from '../../src/model/liveness.js';
 import type { RunRecord } from '../../src/model/run-record.js';
-import { countByStatus } from '../../src/model/run-summary.js';
-import { readRunSummaries } from '../../src/operations/overview.js';
+import { readRunCounts } from '../../src/operations/overview.js';
 import { namespaceKeys } from '../../src/queue/keys.js';
 import { aclRule, PREFIX, type AclRole } from '../support/acl-rules.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
@@ -136,7 +135,7 @@ describe('a read-only user reads a namespace whose upkeep is due', () => {
     for (const result of [runs, table, showDoomed, showRetried, showAgain, logs, workers]) expectClean(result);
 
     // The dead worker's runs: lost with the reaper's reason; the one with a retry left staged again, as the reaper will put it.
-    const listed = new Map((JSON.parse(runs.stdout) as RunRecord[]).map((run) => [run.id, run]));
+    const listed = new Map((JSON.parse(runs.stdout) as { runs: RunRecord[] }).runs.map((run) => [run.id, run]));
     expect([...listed.keys()]).toEqual([hello, doomed, retried, again]);
     expect(listed.get(hello)).toMatchObject({ status: 'completed', exitCode: 0 });
     expect(listed.get(doomed)).toMatchObject({ status: 'lost', reason: LAPSED, worker: 'w2', endedAt: expect.any(Number) as unknown });
@@ -171,7 +170,7 @@ describe('a read-only user reads a namespace whose upkeep is due', () => {
       expect(Object.fromEntries(rows)).toEqual({ [hello]: 'completed', [doomed]: 'lost', [retried]: 'staged', [again]: 'staged' });
       expect((await loadRunDetail(reader, doomed)).run).toMatchObject({ status: 'lost', reason: LAPSED });
       // The overview's counts, as the runs page shows them.
-      expect(countByStatus(await readRunSummaries(reader))).toMatchObject({ completed: 1, lost: 1, staged: 2, running: 0, canceled: 0 });
+      expect((await readRunCounts(reader)).counts).toMatchObject({ completed: 1, lost: 1, staged: 2, running: 0, canceled: 0 });
     } finally {
       await reader.close();
     }

@@ -122,9 +122,9 @@ export interface RunsByState {
 
 /** `fitq runs --json`, sorted into the BullMQ state each run's job is in. */
 export async function fitqRunsByState(queue: string): Promise<RunsByState> {
-  const listed = await fitq(['runs', '--json'], { queue });
+  const listed = await fitq(['runs', '--all', '--json'], { queue });
   expect(listed.exitCode, listed.stderr).toBe(0);
-  const runs = JSON.parse(listed.stdout) as { id: string; status: RunStatus }[];
+  const { runs } = JSON.parse(listed.stdout) as { runs: { id: string; status: RunStatus }[] };
   // (Held runs, in waiting-children, only when there are some.)
   const ids = { prioritized: [], active: [], completed: [], failed: [] } as unknown as Record<FitqJobState, string[]>;
   const statuses: Partial<Record<RunStatus, number>> = {};

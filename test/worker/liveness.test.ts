@@ -215,7 +215,7 @@ describe('a worker killed with SIGKILL', () => {
     expect(readFileSync(pidFile, 'utf8').trim()).toBe(String(pid)); // never started a second time
     const listedRuns = await fitq(['runs', '--json'], { queue });
     expect(listedRuns.exitCode).toBe(0);
-    expect((JSON.parse(listedRuns.stdout) as RunRecord[]).find((run) => run.id === runId)).toMatchObject({
+    expect((JSON.parse(listedRuns.stdout) as { runs: RunRecord[] }).runs.find((run) => run.id === runId)).toMatchObject({
       status: 'lost',
       epoch: 1,
     });
@@ -292,7 +292,7 @@ describe('a worker that stops answering (SIGSTOP)', () => {
     expect(shown.stdout).toMatch(/^status:\s+running \(worker not responding\)$/m);
     expect(shown.stdout).toMatch(new RegExp(`^reason:\\s+worker killed ${gone}$`, 'm'));
     expect(workers.stdout.split('\n')[1]).toMatch(new RegExp(`^killed\\s.*\\s${gone}$`));
-    const json = JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as RunRecord[];
+    const json = (JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as { runs: RunRecord[] }).runs;
     expect(json[0]).toMatchObject({ id: runId, status: 'running', workerResponding: false });
   });
 

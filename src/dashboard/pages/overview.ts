@@ -9,10 +9,10 @@ import { formatDuration } from '../../units/time.js';
 import type { FitqClient } from '../../client.js';
 import { serverTimeMs } from '../../model/liveness.js';
 import { RUN_STATUSES } from '../../model/run-record.js';
-import { countByStatus, type StagedShape } from '../../model/run-summary.js';
-import { readRunSummaries, readStagedShapes } from '../../operations/overview.js';
+import type { StagedShape } from '../../model/run-summary.js';
+import { readRecentRuns, readRunCounts, readStagedShapes, RECENT_MOST, SHAPES_MOST, type RunCounts } from '../../operations/overview.js';
 import { workerState } from '../../model/worker-record.js';
-import { activityOf, type Activity } from '../activity.js';
+import { ACTIVITY_MINUTES, activityOf, MINUTE_MS, type Activity } from '../activity.js';
 import { activityChart } from '../chart.js';
 import type { DashboardContext } from '../context.js';
 import type { DashboardEnv } from '../env.js';
@@ -25,13 +25,16 @@ interface NamespaceOverview {
   queue: string;
   /** fitq pause: no worker starts a run. */
   paused: boolean;
-  counts: Record<string, number>;
-  total: number;
+  counts: RunCounts;
   workers: { live: number; busy: number; draining: number };
   shapes: StagedShape[];
+  /** Shapes with staged runs in all (the table shows at most SHAPES_MOST). */
+  shapeTotal: number;
   /** Shape -> why its first run waits, as `fitq runs` says it. */
   why: Map<string, string>;
   activity: Activity;
+  /** The activity was drawn from the most recent ended runs only (RECENT_MOST): more ended in the hour. */
+  sampled: boolean;
 }
 
 /** Shapes explained at most on the overview: past them, `fitq runs` (or the runs page) says why. */
@@ -51,36 +54,40 @@ async function whyHeadsWait(client: FitqClient, shapes: readonly StagedShape[]):
 
 async function readOverview(queue: string, client: FitqClient): Promise<NamespaceOverview> {
   // Reads only, as `fitq runs` does (workers whose lease ran out are not listed).
-  const [runs, shapes, workers, time, paused] = await Promise.all([
-    readRunSummaries(client),
+  const now = serverTimeMs(await client.redis.time());
+  const [counts, recent, shapes, workers, paused] = await Promise.all([
+    readRunCounts(client),
+    readRecentRuns(client, now - ACTIVITY_MINUTES * MINUTE_MS),
     readStagedShapes(client),
     client.listWorkers(),
-    client.redis.time(),
     client.isPaused(),
   ]);
   return {
     queue,
     paused,
     why: await whyHeadsWait(client, shapes),
-    counts: countByStatus(runs),
-    total: runs.length,
+    counts,
     workers: {
       live: workers.length,
       busy: workers.filter((worker) => worker.runs.length > 0).length,
       draining: workers.filter((worker) => workerState(worker) !== 'active').length,
     },
     shapes,
-    activity: activityOf(runs, serverTimeMs(time)),
+    shapeTotal: shapes.total ?? shapes.length,
+    activity: activityOf(recent.runs, now),
+    sampled: !recent.complete,
   };
 }
 
 function namespacePanel(overview: NamespaceOverview): Html {
-  const { queue, counts, workers, shapes, why, activity } = overview;
+  const { queue, workers, shapes, why, activity } = overview;
+  const { counts, lumped, total } = overview.counts;
   return html`<section class="panel" data-testid="ns-${queue}" data-queue="${queue}">
-  <div class="panel-head"><h2>${queue}</h2>${overview.paused ? html`<span class="pill warn" data-testid="paused" title="fitq resume starts runs again">paused</span>` : ''}<span class="sub" data-testid="run-total">${overview.total} run${overview.total === 1 ? '' : 's'}</span>
+  <div class="panel-head"><h2>${queue}</h2>${overview.paused ? html`<span class="pill warn" data-testid="paused" title="fitq resume starts runs again">paused</span>` : ''}<span class="sub" data-testid="run-total">${total} run${total === 1 ? '' : 's'}</span>
     <span class="sub" data-testid="worker-summary">${workers.live} worker${workers.live === 1 ? '' : 's'}, ${workers.busy} busy${workers.draining > 0 ? `, ${workers.draining} drained or draining` : ''}</span></div>
   <div class="counts">
-    ${RUN_STATUSES.map((status) => html`<div class="count${counts[status] === 0 ? ' zero' : ''}" data-status="${status}"><div class="n" data-testid="count-${status}">${counts[status]}</div><div class="label">${status}</div></div>`)}
+    ${RUN_STATUSES.map((status) => (counts[status] === undefined ? '' : html`<div class="count${counts[status] === 0 ? ' zero' : ''}" data-status="${status}"><div class="n" data-testid="count-${status}">${counts[status]}</div><div class="label">${status}</div></div>`))}
+    ${lumped.map(({ name, label, count }) => html`<div class="count" data-status="${name}" title="too many runs to tell apart without reading each"><div class="n" data-testid="count-${name}">${count}</div><div class="label">${label}</div></div>`)}
   </div>
   <div class="ns-body"><div>
   <h3 class="section-label">Staged runs by shape</h3>
@@ -88,11 +95,11 @@ function namespacePanel(overview: NamespaceOverview): Html {
     ? html`<p class="empty" data-testid="shapes-empty">No staged runs waiting.</p>`
     : html`<div class="table-wrap"><table data-testid="staged-shapes"><thead><tr><th>Demands</th><th class="num">Runs</th><th>Why the first waits</th></tr></thead><tbody>
       ${shapes.map((shape) => html`<tr data-testid="shape-row"><td class="mono wrap-anywhere">${shape.demands}${shape.gpus.length > 0 ? html` <span class="pill soft" title="pinned GPU devices">@${shape.gpus.join(',')}</span>` : ''}${shape.timeLimitMs === undefined ? '' : html` <span class="pill soft" title="time limit">≤ ${formatDuration(shape.timeLimitMs)}</span>`}</td><td class="num" data-testid="shape-count">${shape.count}</td><td class="why wrap-anywhere" data-testid="shape-why">${why.get(shape.shape) ?? ''}</td></tr>`)}
-    </tbody></table></div>`}
+    </tbody></table></div>${overview.shapeTotal > shapes.length ? html`<p class="sub" data-testid="shapes-more">The ${SHAPES_MOST} shapes whose first run is oldest, of ${overview.shapeTotal}: the runs page lists them all.</p>` : ''}`}
   </div><div>
   <h3 class="section-label">Last hour</h3>
   ${activityChart(activity, `${queue}: ${activity.started} runs started and ${activity.ended} ended in the last hour`)}
-  <p class="sub" data-testid="activity-summary">${activity.started} started, ${activity.ended} ended in the last hour${activity.medianDurationMs === undefined ? '' : `; median duration ${formatDuration(activity.medianDurationMs)}`}</p>
+  <p class="sub" data-testid="activity-summary">${activity.started} started, ${activity.ended} ended in the last hour${activity.medianDurationMs === undefined ? '' : `; median duration ${formatDuration(activity.medianDurationMs)}`}${overview.sampled ? ` (of the last ${RECENT_MOST} completed and ${RECENT_MOST} otherwise ended: more ended)` : ''}</p>
   </div></div>
 </section>`;
 }

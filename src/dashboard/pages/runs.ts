@@ -19,7 +19,7 @@ import type { LiveTopic } from '../live.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 import type { ArrayLine } from '../../present/array-lines.js';
-import { listRunRows, MAX_ROWS, parseRunQuery, runQueryParams, type RunListing, type RunQuery, type RunRow } from '../run-list.js';
+import { listRunRows, MAX_ROWS, NO_LISTING, parseRunQuery, runQueryParams, type RunListing, type RunQuery, type RunRow } from '../run-list.js';
 import { runHref, runsHref } from '../run-links.js';
 import { registerRunsAssets, RUNS_STYLESHEET } from './runs-style.js';
 
@@ -117,35 +117,41 @@ function pageHref(query: RunQuery, queue: string, several: boolean, position: { 
   return runsHref({ ...filters, ...position });
 }
 
-/** Which runs of how many the page shows, and links to the pages around it. */
-function pager(queue: string, query: RunQuery, several: boolean, { rows, total, runs, older, newer }: RunListing): Html {
+/** Which runs of how many the page shows (counted when nothing is selected), and links to the pages around it. */
+function pager(queue: string, query: RunQuery, several: boolean, listing: RunListing): Html {
+  const { rows, shown, first, last, total, older, newer, hasOlder, hasNewer } = listing;
   const link = (name: string, label: string, position: { before?: number; after?: number }) =>
     html`<a href="${pageHref(query, queue, several, position)}" data-testid="page-${name}-${queue}">${label}</a>`;
-  const first = rows[0]?.run.seq;
-  const last = rows[rows.length - 1]?.run.seq;
-  // An array is one row: rows are counted then, not runs.
-  const range = rows.length === 0 ? `none here, ${total} in all` : `${total === runs ? 'runs' : 'rows'} ${older + 1}–${older + rows.length} of ${total}`;
+  const counted = total !== undefined && older !== undefined;
+  const range = rows.length === 0
+    ? `none here${total === undefined ? '' : `, ${total} in all`}`
+    : counted
+      ? `runs ${older + 1}–${older + shown} of ${total}`
+      : `${shown} matching run${shown === 1 ? '' : 's'} here`;
+  // Counted, the next page of at most MAX_ROWS newer runs is the newest (the live view, no position).
+  const newerPosition = newer !== undefined && newer <= MAX_ROWS ? {} : last === undefined ? {} : { after: last };
   return html`<nav class="pager" aria-label="pages of ${queue}'s runs" data-testid="pager-${queue}">
-  ${older > MAX_ROWS ? link('oldest', '« oldest', { after: 0 }) : ''}
-  ${older > 0 && first !== undefined ? link('older', '‹ older', { before: first }) : ''}
+  ${hasOlder && (older === undefined || older > MAX_ROWS) ? link('oldest', '« oldest', { after: 0 }) : ''}
+  ${hasOlder && first !== undefined ? link('older', '‹ older', { before: first }) : ''}
   <span class="sub" data-testid="run-range-${queue}">${range}</span>
-  ${newer > 0 ? link('newer', 'newer ›', newer > MAX_ROWS && last !== undefined ? { after: last } : {}) : ''}
-  ${newer > MAX_ROWS ? link('newest', 'newest »', {}) : ''}
+  ${hasNewer ? link('newer', 'newer ›', newerPosition) : ''}
+  ${hasNewer && (newer === undefined || newer > MAX_ROWS) ? link('newest', 'newest »', {}) : ''}
 </nav>`;
 }
 
 /** One namespace's runs: a page of its table, and links to the others. */
 function namespaceRuns(queue: string, query: RunQuery, several: boolean, listing: RunListing): Html {
-  const { rows, total, runs } = listing;
+  const { rows, total, hasOlder, hasNewer } = listing;
+  const none = total === 0 || (total === undefined && !hasOlder && !hasNewer);
   const table = rows.length === 0
-    ? html`<p class="empty" data-testid="no-runs">${total === 0 ? 'No runs match.' : 'No runs on this page.'}</p>`
+    ? html`<p class="empty" data-testid="no-runs">${none ? 'No runs match.' : 'No runs on this page.'}</p>`
     : html`<div class="table-wrap"><table class="runs-table">
   <thead><tr>${HEADERS.map((name) => html`<th class="${[OPTIONAL.has(name) ? 'opt' : '', name === 'duration' ? 'num' : ''].filter(Boolean).join(' ')}">${name}</th>`)}</tr></thead>
   <tbody>${rows.map((row) => (row.array ? arrayRow(queue, query, several, row.array, row) : runRow(queue, row)))}</tbody>
 </table></div>`;
   return html`<section class="panel" data-testid="runs-${queue}">
-  <div class="panel-head"><h2>${queue}</h2><span class="sub" data-testid="run-count-${queue}">${runs} run${runs === 1 ? '' : 's'}</span></div>
-  ${total > 0 ? pager(queue, query, several, listing) : ''}${table}
+  <div class="panel-head"><h2>${queue}</h2>${total === undefined ? '' : html`<span class="sub" data-testid="run-count-${queue}">${total} run${total === 1 ? '' : 's'}</span>`}</div>
+  ${none ? '' : pager(queue, query, several, listing)}${table}
 </section>`;
 }
 
@@ -168,7 +174,7 @@ async function readRunsFragment(context: DashboardContext, query: RunQuery): Pro
   const unknown = listings.find((listing): listing is UsageError => listing instanceof UsageError);
   if (unknown && listings.every((listing) => listing instanceof UsageError)) throw unknown;
   const several = context.clients.size > 1;
-  return html`${listings.map((listing, i) => namespaceRuns(queues[i]!, query, several, listing instanceof UsageError ? { rows: [], total: 0, runs: 0, older: 0, newer: 0 } : listing))}`;
+  return html`${listings.map((listing, i) => namespaceRuns(queues[i]!, query, several, listing instanceof UsageError ? NO_LISTING : listing))}`;
 }
 
 function filterError(error: UsageError): Html {

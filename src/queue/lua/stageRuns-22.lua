@@ -58,6 +58,7 @@
 -- @include bullmq/addJob
 -- @include bullmq/orderScore
 -- @include lifecycle/admitNewRun
+-- @include lifecycle/orderRun
 -- @include namespace/olderLayout
 -- @include namespace/publish
 -- @include namespace/serverNow
@@ -140,6 +141,7 @@ for i = 0, count - 1 do
   if ARGV[at + 4] ~= "" then stageArrayRun(base, id, ARGV[at + 4], ARGV[at + 5]) end
   if not admitNewRun(base, id, data, now) then stage(base, id, shape, score) end
   redis.call("ZADD", idsKey, 0, id)
+  orderRun(base, id, seq)
 end
 if batch == "" then publish(base, {type = "staged", count = count}) end
 return {CODE.ok, firstSeq, now}

@@ -1,5 +1,6 @@
 -- @include bullmq/finishJob
 -- @include bullmq/takeWaitingJob
+-- @include lifecycle/orderRun
 -- @include namespace/publish
 -- @include namespace/serverNow
 -- @include namespace/validName
@@ -28,6 +29,7 @@ local function followAdd(r, runId, known)
   if validName(runId) and not QUEUE_KEY_NAMES[runId] then
     if not known then redis.call("ZADD", KEY.ids(base), 0, runId) end
     if not redis.call("HGET", key, "seq") then redis.call("HSET", key, "seq", redis.call("INCR", KEY.seq(base))) end
+    orderRun(base, runId, redis.call("HGET", key, "seq"))
   end
   redis.call("HSET", key, "status", "rejected", "reason", FOREIGN_REASON)
   local now = serverNow()

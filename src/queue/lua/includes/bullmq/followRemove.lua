@@ -1,12 +1,13 @@
 -- @include bullmq/deleteJob
 -- @include lifecycle/dropRunKeys
+-- @include lifecycle/unorderGoneRun
 -- @include shape/allShapes
 -- @include shape/indexShape
 -- @include namespace/tryCall
 
 -- Reconciling (see reconcileRuns), BullMQ removed a run's job (job.remove,
--- clean, drain, obliterate): fitq forgets the run: its id, staged index
--- entries, hold, output and whatever is left of its job. The runs depending
+-- clean, drain, obliterate): fitq forgets the run: its id, its place in the
+-- order index, staged index entries, hold, output and whatever is left of its job. The runs depending
 -- on it are left to be judged (a dependency removed can never be met).
 -- `r` is the reconciling call (see followJob).
 local function followRemove(r, runId)
@@ -15,6 +16,7 @@ local function followRemove(r, runId)
     redis.call("HSET", KEY.dependentsPending(base), runId, "0")
   end
   redis.call("ZREM", KEY.ids(base), runId)
+  unorderGoneRun(base, runId)
   for _, shape in ipairs(allShapes(base)) do
     -- (A key written by hand that is no sorted set is left alone.)
     if tryCall("ZREM", KEY.staged(base, shape), runId) == 1 then indexShape(base, shape) end

@@ -1,12 +1,15 @@
 -- @include arrays/forgetArrayRun
 -- @include bullmq/deleteJob
 -- @include lifecycle/dropRunKeys
+-- @include lifecycle/unorderRun
 
 -- Removes a run (a staged one is unstaged first) whose status is `status`:
 -- its place in its array (forgetArrayRun), its job (deleteJob, with BullMQ's
--- `removed` event), the keys fitq keeps beside it (dropRunKeys) and its id.
+-- `removed` event), the keys fitq keeps beside it (dropRunKeys), its id and
+-- its place in the order index (unorderRun).
 -- `removeRuns`, `cleanRuns` and retention (trimEndedRuns) share it.
 local function removeRun(base, runId, status)
+  unorderRun(base, runId)
   forgetArrayRun(base, runId)
   deleteJob(base, runId, status)
   dropRunKeys(base, runId)
