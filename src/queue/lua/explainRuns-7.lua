@@ -117,6 +117,12 @@ local shapeCount = tonumber(ARGV[3 + idCount])
 local clock = serverNow()
 local pool = readPool(poolCapacityKey, poolUsedKey)
 local paused = queuePaused(base)
+-- Candidates newer than every run explained change no verdict (shapes about to be staged come after them all).
+local newestExplained = shapeCount > 0 and math.huge or -math.huge
+for i = 1, idCount do
+  local score = tonumber(tryCall("HGET", KEY.run(base, ARGV[2 + i]), "score") or "")
+  if score and score > newestExplained then newestExplained = score end
+end
 
 -- The live workers, in the order of the workers zset, each with its view,
 -- candidates and claim settings; and every score the verdict of a run may
@@ -136,7 +142,7 @@ for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
       capacity = KEY.workerCapacity(base, name), free = KEY.workerFree(base, name), devices = KEY.workerDevices(base, name),
       reserved = KEY.workerReserved(base, name), workers = workersKey, holds = holdsKey,
     }, clock, info[3] == "spread", pool, {default = tonumber(info[6] or ""), max = tonumber(info[7] or "")})
-    local candidates = buildCandidates(view)
+    local candidates = buildCandidates(view, newestExplained)
     workers[#workers + 1] = {
       name = name, view = view, candidates = candidates, policy = info[2] == "fifo" and "fifo" or "backfill",
       maxRuns = tonumber(info[4] or "0") or 0, running = tonumber(info[5] or "0") or 0,

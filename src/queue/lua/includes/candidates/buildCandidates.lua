@@ -1,13 +1,22 @@
 -- @include candidates/candidateStream
 -- @include candidates/nextCandidate
+-- @include classes/useFitIndexes
+-- @include classes/workerClass
 
--- Every candidate of a worker, oldest first: the first runs of every shape
--- that fits its total capacity (see nextCandidate), and the groups it
--- cannot run (see candidateStream). explainRuns walks them up to each run
--- it explains; a claim takes them one by one instead, and stops early.
-local function buildCandidates(view)
+-- Every candidate of a worker, oldest first, up to the score `upTo`: the
+-- first runs of every shape that fits its total capacity (see
+-- nextCandidate; taken from its class's fit indexes where they have caught
+-- up), and the groups it cannot run (see candidateStream). explainRuns
+-- walks them up to each run it explains (no candidate newer than the
+-- newest of those changes a verdict); a claim takes them one by one
+-- instead, and stops early.
+local function buildCandidates(view, upTo)
   local stream, ignored = candidateStream(view)
+  useFitIndexes(view.base, workerClass(view), stream)
   local candidates = {}
-  for candidate in function() return nextCandidate(stream) end do candidates[#candidates + 1] = candidate end
+  for candidate in function() return nextCandidate(stream) end do
+    if candidate.score > upTo then break end
+    candidates[#candidates + 1] = candidate
+  end
   return candidates, ignored
 end
