@@ -5,11 +5,13 @@
 -- Works through `dependents-pending` (see settleDependents): judges about
 -- `budget` more dependents of the runs (and arrays, see arrayCause) left
 -- there, resuming each one's set where the last call stopped (SSCAN
--- cursor), and settles the dependents of those it cancels. Returns whether
--- work is left.
+-- cursor), and settles the dependents of those it cancels. It takes the
+-- causes an HSCAN from the start gives (a hundred or so, however many are
+-- left: a cause done leaves the hash, so the next call meets others).
+-- Returns whether work is left.
 local function settlePendingDependents(base, now, logMaxLines, budget)
   local pendingKey = KEY.dependentsPending(base)
-  local flat = redis.call("HGETALL", pendingKey)
+  local flat = redis.call("HSCAN", pendingKey, "0", "COUNT", 100)[2]
   for i = 1, #flat, 2 do
     if budget <= 0 then break end
     local cause, cursor = flat[i], flat[i + 1]
