@@ -7,7 +7,8 @@
 // stage`, a real CLI `fitq worker --run-once` running 20 runs, a worker
 // polling idle (the library's, polling every 100 ms, as the CLI's does every
 // 5 s), `fitq runs`, `fitq workers`, `fitq hold`/`release`/`cancel`/`restart`
-// of an array, the /metrics read and `fitq runs clean`. Redis's SLOWLOG,
+// of an array (of 5,000 runs in the large namespace, 20 in the small), the
+// /metrics read and `fitq runs clean`. Redis's SLOWLOG,
 // set to record every command, gives each call's time inside Redis:
 // reported per script (calls, p50, longest) and per step (its longest
 // call), large against small.
@@ -22,10 +23,18 @@ import { renderNamespaceMetrics } from '../dist/metrics/namespace.js';
 const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url));
 const silent = pino({ level: 'silent' });
 
-/** The two namespaces: staged runs, demand shapes (`x=1` … `x=N`: no worker here has `x`), arrays of ARRAY_RUNS runs. */
+/**
+ * The two namespaces: staged runs, demand shapes (`x=1` … `x=N`: no worker
+ * here has `x`), arrays: the first of `bigArray` runs (what hold, release,
+ * cancel and restart act on: a command over many runs goes in parts), the
+ * others of ARRAY_RUNS.
+ */
 export const SIZES = [
-  { name: 'large', runs: Number(process.env.BENCH_LONGEST_RUNS ?? 100_000), shapes: Number(process.env.BENCH_LONGEST_SHAPES ?? 20_000), arrays: Number(process.env.BENCH_LONGEST_ARRAYS ?? 1000) },
-  { name: 'small', runs: 100, shapes: 1, arrays: 1 },
+  {
+    name: 'large', runs: Number(process.env.BENCH_LONGEST_RUNS ?? 100_000), shapes: Number(process.env.BENCH_LONGEST_SHAPES ?? 20_000),
+    arrays: Number(process.env.BENCH_LONGEST_ARRAYS ?? 1000), bigArray: 5000,
+  },
+  { name: 'small', runs: 100, shapes: 1, arrays: 1, bigArray: 20 },
 ];
 const ARRAY_RUNS = 20;
 /** Runs of `true` the CLI worker runs (cpu=1: the only runs it fits). */
@@ -63,16 +72,16 @@ async function loggedCalls(redis, scripts) {
 
 /** Stages the namespace: the arrays first (each its own shape among the first ones), then the other runs spread over every shape. */
 async function build(client, size) {
-  const arrayRuns = Math.min(size.arrays * ARRAY_RUNS, size.runs);
+  const lengths = Array.from({ length: size.arrays }, (_, i) => (i === 0 ? size.bigArray : ARRAY_RUNS));
   const arrays = [];
   for (let i = 0; i < size.arrays; i += 100) {
-    const requests = Array.from({ length: Math.min(100, size.arrays - i) }, (_, j) => ({
-      command: ['true', '{index}'], resources: `x=${((i + j) % size.shapes) + 1}`, array: { indices: Array.from({ length: ARRAY_RUNS }, (_, k) => k) },
+    const requests = lengths.slice(i, i + 100).map((length, j) => ({
+      command: ['true', '{index}'], resources: `x=${((i + j) % size.shapes) + 1}`, array: { indices: Array.from({ length }, (_, k) => k) },
     }));
     const { runs } = await client.stage(requests);
-    for (let k = 0; k < runs.length; k += ARRAY_RUNS) arrays.push(runs[k].array);
+    arrays.push(...new Set(runs.map((run) => run.array)));
   }
-  const rest = size.runs - arrayRuns;
+  const rest = size.runs - lengths.reduce((sum, length) => sum + length, 0);
   const requests = Array.from({ length: size.shapes }, (_, i) => ({
     command: ['true'], resources: `x=${i + 1}`, repeat: Math.floor(rest / size.shapes) + (i < rest % size.shapes ? 1 : 0),
   })).filter((request) => request.repeat > 0);
@@ -96,8 +105,8 @@ function steps(url, queue, client, arrays) {
     ['fitq workers', () => fitq('workers')],
     ['fitq hold --array', () => fitq('hold', '--array', arrays[0])],
     ['fitq release --array', () => fitq('release', '--array', arrays[0])],
-    ['fitq cancel --array', () => fitq('cancel', '--array', arrays[arrays.length - 1])],
-    ['fitq restart --array', () => fitq('restart', '--array', arrays[arrays.length - 1])],
+    ['fitq cancel --array', () => fitq('cancel', '--array', arrays[0])],
+    ['fitq restart --array', () => fitq('restart', '--array', arrays[0])],
     ['/metrics read', () => renderNamespaceMetrics(new Map([[queue, client]]), {})],
     ['fitq runs clean', async () => {
       await fitq('cancel', '--array', arrays[Math.floor(arrays.length / 2)]);

@@ -6,10 +6,9 @@
  * (see restartRuns-*.lua). With `cascade`, the dependents canceled because
  * of it are restarted too.
  */
+import { RESTART_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { resolveRunIds } from './ids.js';
-
-const RESTART_CHUNK = 500;
 
 export interface RestartResult {
   id: string;

@@ -33,6 +33,13 @@ const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' |
   ['ok', 'canceled'], ['requested', 'requested'], ['unchanged', 'ended'], ['unknownRun', 'unknown'],
 ]);
 
+/**
+ * Jobs and events one reconcileRuns call looks at (about): each costs some
+ * 35 µs of Redis's time (a job BullMQ added, read and checked), so a call
+ * holds Redis about 4 ms at most (`node bench/run.js longest`).
+ */
+export const RECONCILE_BUDGET = 100;
+
 /** Typed calls of the scripts for one namespace. */
 export class Scripts {
   constructor(
@@ -261,7 +268,7 @@ export class Scripts {
    * `budget` jobs and events per call; `more` when work is left for another
    * call.
    */
-  async reconcileRuns(budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
+  async reconcileRuns(budget = RECONCILE_BUDGET): Promise<{ more: boolean; actions: ReconcileAction[] }> {
     const [more, actions] = (await this.call('reconcileRuns', {}, this.keys.base, budget, this.logMaxLines)) as [number, string[]];
     return { more: more === 1, actions: actions.map(parseReconcileAction) };
   }

@@ -141,7 +141,8 @@ local base, budget, logMaxLines = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local INDEX_START = "0|||||"
 local INDEX_SLOW_WORK = 10
 
-if redis.call("EXISTS", idsKey) == 0 and not queueInUse(base) then return {0, {}} end
+-- (A fit index left behind, its runs forgotten, still has its entries to sweep.)
+if redis.call("EXISTS", idsKey, groupsKey) == 0 and not queueInUse(base) then return {0, {}} end
 
 -- This call, as the steps that follow BullMQ's actions take it (see
 -- bullmq/followJob): its budget, and what it did.
@@ -195,8 +196,9 @@ if call.forgotten > 0 or (drained and not state[3]) then
   urgent = true
 end
 index = followIndex(call, index or INDEX_START, urgent and math.max(call.work, INDEX_SLOW_WORK) or INDEX_SLOW_WORK)
-if not index and again then index, again = INDEX_START, false
-elseif not index then urgent = false end
+local swept = not index
+if swept and again then index, again = INDEX_START, false
+elseif swept then urgent = false end
 if index ~= (state[5] or nil) then
   if index then redis.call("HSET", reconcileKey, "index", index) else redis.call("HDEL", reconcileKey, "index") end
 end
@@ -215,5 +217,6 @@ if redis.call("EXISTS", dependentsPendingKey) == 1 then
   if settlePendingDependents(base, now, logMaxLines, math.max(math.floor(call.work), 100)) then more = true end
 end
 
-if call.forgotten > 0 then forgetIfEmpty(base) end
+-- (Not while the fit index holds entries: the sweep has yet to drop them.)
+if (call.forgotten > 0 or swept) and redis.call("EXISTS", groupsKey) == 0 then forgetIfEmpty(base) end
 return {(more or pass or urgent) and 1 or 0, call.actions}
