@@ -6,20 +6,20 @@
  * none, for `fitq runs rm`), the next part after it. Sized so that one
  * call holds Redis a few milliseconds at the cost per run that `node
  * bench/run.js longest` measures (docs/benchmarks.md): about 60 µs a run
- * to hold, release or remove, twice that to restart.
+ * to hold, release or remove, twice that to restart, more on a busy server.
  */
 
 /** Runs held or released per setHeld call. */
-export const HOLD_CHUNK = 100;
+export const HOLD_CHUNK = 64;
 
 /** Runs restarted per restartRuns call (each re-staged, its history kept). */
-export const RESTART_CHUNK = 50;
+export const RESTART_CHUNK = 32;
 
 /** Runs removed per removeRuns call: all or nothing within one. */
-export const REMOVE_CHUNK = 100;
+export const REMOVE_CHUNK = 64;
 
 /** Runs removed per cleanRuns call. */
-export const CLEAN_CHUNK = 100;
+export const CLEAN_CHUNK = 64;
 
 /** References (ids or prefixes) resolved per resolveRunIds call (a lookup in `ids` each). */
 export const RESOLVE_CHUNK = 200;
