@@ -11,6 +11,7 @@
  * command goes on.
  */
 import { isOutOfMemory } from '../redis/connection.js';
+import { REAP_BATCH } from '../queue/scripts.js';
 import type { ReconcileAction } from '../queue/run-calls.js';
 import type { QueueContext } from './context.js';
 
@@ -22,9 +23,6 @@ import type { QueueContext } from './context.js';
  */
 export const READ_ONLY_NOTE =
   'this Redis user may only read (Redis refused it EVAL): fitq did not reap workers whose lease ran out; live workers do as they poll';
-
-/** Dead workers reaped per script call. */
-const REAP_BATCH = 50;
 
 /** The most reconcile calls one reconcile makes (each looks at RECONCILE_BUDGET jobs, about). */
 const RECONCILE_MAX_CALLS = 50_000;

@@ -40,6 +40,13 @@ const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' |
  */
 export const RECONCILE_BUDGET = 100;
 
+/**
+ * Dead workers one reapWorkers call reaps: each one's runs end (or are
+ * staged again) in that call, so a call costs what their runs' ends do; a
+ * few workers keep it to a few ms. More go in the next calls.
+ */
+export const REAP_BATCH = 5;
+
 /** Typed calls of the scripts for one namespace. */
 export class Scripts {
   constructor(
@@ -217,7 +224,7 @@ export class Scripts {
   }
 
   /** Reaps expired workers; returns them and how long until the next lease runs out (if any). */
-  async reapWorkers(limit = 50): Promise<{ reaped: string[]; msUntilNext: number | undefined }> {
+  async reapWorkers(limit = REAP_BATCH): Promise<{ reaped: string[]; msUntilNext: number | undefined }> {
     const [reaped, next] = (await this.call('reapWorkers', {}, this.keys.base, limit, this.logMaxLines)) as [string[], string | number];
     const msUntilNext = Number(next);
     return { reaped, msUntilNext: msUntilNext < 0 ? undefined : msUntilNext };
