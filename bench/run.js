@@ -474,8 +474,8 @@ async function reportLongestCall() {
     .sort((a, b) => b.max - a.max)
     .map((script) => {
       const other = smallByName.get(script.name);
-      const beside = other ? `small: ${other.calls} calls, p50 ${ms(other.p50)}, longest ${ms(other.max)}` : 'small: not called';
-      return `  ${script.name}: ${script.calls} calls, p50 ${ms(script.p50)}, longest ${ms(script.max)} (${beside})`;
+      const beside = other ? `small: ${other.calls} calls, p50 ${ms(other.p50)}, p99 ${ms(other.p99)}, longest ${ms(other.max)}` : 'small: not called';
+      return `  ${script.name}: ${script.calls} calls, p50 ${ms(script.p50)}, p99 ${ms(script.p99)}, longest ${ms(script.max)} (${beside})`;
     });
   notes.push(`Per script, large queue (small queue beside it):\n${lines.join('\n')}`);
 }
