@@ -155,4 +155,22 @@ describe('reconciling in bounded steps', () => {
     expect(await indexEntries(client)).not.toContain(gone);
     expect(await indexEntries(client)).toHaveLength(119);
   });
+
+  it('dependents canceled in a cascade wider than a call judges are all canceled over several calls', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    await client.stage({ command: ['true'], resources: 'nowhere=1', runId: 'root' });
+    const children = Array.from({ length: 120 }, (_, i) => `child${i}`);
+    await client.stage(children.map((runId) => ({ command: ['true'], resources: 'nowhere=1', runId, after: [{ kind: 'ok' as const, ids: ['root'] }] })));
+    const grandchildren = children.flatMap((child) => [`${child}a`, `${child}b`]);
+    await client.stage(grandchildren.map((runId) => ({ command: ['true'], resources: 'nowhere=1', runId, after: [{ kind: 'ok' as const, ids: [runId.slice(0, -1)] }] })));
+    await client.cancelRuns(['root']);
+    // Not all in the cancel's call: the rest is in dependents-pending, for reconcile calls.
+    expect(await client.redis.exists(client.keys.dependentsPending)).toBe(1);
+    const { count } = await reconcileUntilDone(scripts);
+    expect(count).toBeGreaterThan(1);
+    const statuses = await Promise.all([...children, ...grandchildren].map((id) => client.redis.hget(client.keys.run(id), 'status')));
+    expect(new Set(statuses)).toEqual(new Set(['canceled']));
+    expect(await client.redis.exists(client.keys.dependentsPending)).toBe(0);
+  });
 });
