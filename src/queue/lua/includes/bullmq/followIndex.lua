@@ -41,19 +41,25 @@ local function followIndex(r, position, work)
       local limit = math.max(1, math.floor(work / INDEX_ENTRY_COST))
       local entries = tryCall("ZRANGE", key, after == "" and "-inf" or ("(" .. after), "+inf", "BYSCORE", "LIMIT", 0, limit, "WITHSCORES") or {}
       work = work - INDEX_ENTRY_COST
-      local dropped = false
+      local dropped, looked = false, 0
       for i = 1, #entries, 2 do
+        -- (A run forgotten costs what a job looked at does: the budget may end mid-batch.)
+        if work <= 0 then break end
         local runId = entries[i]
         after = entries[i + 1]
+        looked = looked + 2
         work = work - INDEX_ENTRY_COST
         if redis.call("EXISTS", KEY.run(base, runId)) == 0 then
-          if redis.call("ZSCORE", KEY.ids(base), runId) then followJob(r, runId) end
+          if redis.call("ZSCORE", KEY.ids(base), runId) then
+            followJob(r, runId)
+            work = work - 1
+          end
           redis.call("ZREM", key, runId)
           dropped = true
         end
       end
       if dropped then indexShape(base, shape) end
-      if #entries < 2 * limit then
+      if looked == #entries and #entries < 2 * limit then
         table.remove(shapes, 1)
         after = ""
       end
