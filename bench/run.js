@@ -16,7 +16,9 @@
 // `node bench/run.js start` how long `fitq --help`, `fitq runs` and `fitq
 // stage` take to start and end, against `node -e 0`, `node bench/run.js
 // listing` `fitq runs` and the dashboard's runs page and overview with
-// 100,000 staged runs against 100, with the longest Redis call of each.
+// 100,000 staged runs against 100, with the longest Redis call of each,
+// `node bench/run.js longest` the longest script call of what users do on a large queue
+// (100,000 staged runs, 20,000 shapes, 1,000 arrays) against a small one.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -34,6 +36,7 @@ import { metricsScrape } from './metrics-scrape.js';
 import { bytesPerRun } from './bytes.js';
 import { cliStart } from './cli-start.js';
 import { listing } from './listing.js';
+import { longestCall } from './longest-call.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -471,8 +474,37 @@ async function reportListing() {
   }
 }
 
+/** The longest script call of what users do, a large queue against a small one (bench/longest-call.js). */
+async function reportLongestCall() {
+  const sizes = await longestCall(redis.url, newQueue);
+  const [large, small] = sizes;
+  const count = (n) => n.toLocaleString('en');
+  const ms = (micros) => `${(micros / 1000).toFixed(2)} ms`;
+  report(
+    `longest script call, ${count(large.runs)} staged runs, ${count(large.shapes)} shapes, ${count(large.arrays)} arrays vs ${count(small.runs)} runs, 1 shape`,
+    large.longest.micros / 1000, Math.max(0.001, small.longest.micros / 1000), 'ms', '≤ 10 ms',
+  );
+  for (const size of sizes) {
+    notes.push(`Longest call, ${size.name} queue (${count(size.runs)} runs, ${count(size.shapes)} shapes, ${count(size.arrays)} arrays): ${size.longest.name}${size.longest.key ? ` ${size.longest.key}` : ''} ${ms(size.longest.micros)}`);
+    notes.push(`  per step, its longest call: ${size.byStep.map((step) => `${step.name}: ${step.longest.name}${step.longest.key ? ` ${step.longest.key}` : ''} ${ms(step.longest.micros)} (${step.calls} calls)`).join('; ')}`);
+  }
+  const smallByName = new Map(small.scripts.map((script) => [script.name, script]));
+  const lines = large.scripts
+    .filter((script) => /^([a-z]|EVAL)/.test(script.name))
+    .sort((a, b) => b.max - a.max)
+    .map((script) => {
+      const other = smallByName.get(script.name);
+      const beside = other ? `small: ${other.calls} calls, p50 ${ms(other.p50)}, p99 ${ms(other.p99)}, longest ${ms(other.max)}` : 'small: not called';
+      return `  ${script.name}: ${script.calls} calls, p50 ${ms(script.p50)}, p99 ${ms(script.p99)}, longest ${ms(script.max)} (${beside})`;
+    });
+  notes.push(`Per script, large queue (small queue beside it):\n${lines.join('\n')}`);
+}
+
 const only = process.argv[2];
-if (only === 'bytes') {
+if (only === 'longest') {
+  console.log(`fitq longest script call, a large queue against a small one, timed by Redis, Redis ${redis.url}\n`);
+  await reportLongestCall();
+} else if (only === 'bytes') {
   console.log(`fitq bytes per run benchmark, Redis ${redis.url}\n`);
   await reportBytes();
 } else if (only === 'start') {
@@ -522,6 +554,7 @@ if (only === 'bytes') {
   await reportClaimShapes();
   await reportWorkerClaims();
   await reportMetricsScrape();
+  await reportLongestCall();
   await reportBytes();
   await reportCliStart();
   await reportListing();

@@ -11,7 +11,8 @@ export default class Cancel extends FitqCommand {
     'Runs are named by id (or a unique prefix of one), or selected with --status, --label and --array (all must match; ' +
     '--label or --array without --status selects staged and running runs). Every id is checked first: an unknown one cancels nothing. ' +
     'Runs that depend on a canceled run and can then never start are canceled with it (unless staged with --keep-if-dependency-fails): ' +
-    '--dry-run lists what would be canceled, them included.';
+    '--dry-run lists what would be canceled, them included. ' +
+    'Runs are canceled one script call each, so Redis is never held long: a read meanwhile may show some canceled and the rest not yet.';
   static override strict = false;
   static override examples = [
     '<%= config.bin %> cancel 3f2a9c81d0e4',

@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { quote } from '../text/quote.js';
 import { ENDED_STATUSES, isEnded } from '../model/run-record.js';
+import { RESTART_CHUNK } from '../operations/chunks.js';
 
 export default class Restart extends FitqCommand {
   static override summary = 'Stage ended runs again: same id, command, demands and labels, a fresh attempt.';
@@ -14,7 +15,8 @@ export default class Restart extends FitqCommand {
     'with --cascade, those that were canceled because of it are restarted too. ' +
     'Runs are named by id (or a unique prefix of one), or selected with --status, --label and --array (all must match; --label or --array alone selects ended runs); --dry-run lists them. ' +
     `Every run is checked first: one that has not ended is refused with its status (exit ${EXIT.usage}) and nothing is restarted; ` +
-    `one restarted by someone else between the check and the restart is reported (exit ${EXIT.failed}), the others are restarted.`;
+    `one restarted by someone else between the check and the restart is reported (exit ${EXIT.failed}), the others are restarted. ` +
+    `Many runs are restarted ${RESTART_CHUNK} per script call, each part whole, so Redis is never held long: a read meanwhile may show the first parts staged and the rest not yet.`;
   static override strict = false;
   static override examples = [
     '<%= config.bin %> restart 3f2a9c81d0e4',

@@ -11,6 +11,7 @@ import type { RunRecord, RunStatus } from '../model/run-record.js';
 import { cleanableStatuses } from '../model/retention.js';
 import { execPipeline } from '../redis/pipeline.js';
 import { quote } from '../text/quote.js';
+import { CLEAN_CHUNK, REMOVE_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { getRun, getRuns } from './read.js';
 import { RunRemovedError, unknownRun } from './run-errors.js';
@@ -33,12 +34,6 @@ export interface CleanOptions {
   /** Keep this many, the most recently ended, of the runs with those statuses. */
   keep?: number;
 }
-
-/** Runs removed per removeRuns script call (a call of this many holds Redis a few ms). */
-const REMOVE_CHUNK = 500;
-
-/** Runs removed per cleanRuns script call. */
-const CLEAN_BATCH = 500;
 
 /** Run statuses read per round trip when selecting runs to clean. */
 const STATUS_READ_CHUNK = 5000;
@@ -128,8 +123,8 @@ export async function removeRuns(ctx: QueueContext, runIds: readonly string[], o
 export async function cleanRuns(ctx: QueueContext, options: CleanOptions = {}, selected?: readonly string[]): Promise<number> {
   const { statuses, latest, ids } = await cleanSelection(ctx, options, selected);
   let removed = 0;
-  for (let i = 0; i < ids.length; i += CLEAN_BATCH) {
-    removed += await ctx.scripts.cleanRuns(statuses, latest, ids.slice(i, i + CLEAN_BATCH));
+  for (let i = 0; i < ids.length; i += CLEAN_CHUNK) {
+    removed += await ctx.scripts.cleanRuns(statuses, latest, ids.slice(i, i + CLEAN_CHUNK));
   }
   return removed;
 }

@@ -5,11 +5,10 @@
  * its own: a run that is not staged is refused with the reason, the others
  * are done.
  */
+import { HOLD_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { resolveRunIds } from './ids.js';
 
-/** Most run ids per script call, so Redis is never held long. */
-const HOLD_CHUNK = 500;
 
 export interface HoldResult {
   id: string;

@@ -6,6 +6,7 @@
 import { UsageError } from '../errors.js';
 import { validateRunId } from '../model/names.js';
 import { quote } from '../text/quote.js';
+import { RESOLVE_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { unknownRun } from './run-errors.js';
 
@@ -20,7 +21,8 @@ const SHOWN_CANDIDATES = 5;
 export async function resolveRunIds(ctx: QueueContext, refs: readonly string[]): Promise<string[]> {
   refs.forEach(validateRunId);
   if (refs.length === 0) return [];
-  const found = await ctx.scripts.resolveRunIds(refs, SHOWN_CANDIDATES);
+  const found: string[][] = [];
+  for (let i = 0; i < refs.length; i += RESOLVE_CHUNK) found.push(...(await ctx.scripts.resolveRunIds(refs.slice(i, i + RESOLVE_CHUNK), SHOWN_CANDIDATES)));
   return refs.map((ref, i) => {
     const ids = found[i] ?? [];
     if (ids.length === 0) throw unknownRun(ref);

@@ -6,15 +6,14 @@
  * (see restartRuns-*.lua). With `cascade`, the dependents canceled because
  * of it are restarted too.
  */
+import { RESTART_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { resolveRunIds } from './ids.js';
 
-const RESTART_CHUNK = 500;
-
 export interface RestartResult {
   id: string;
-  /** restarted: staged again (`where`); refused: not ended (`status`); removed: gone meanwhile; left: a dependent the cascade did not reach (its limit). */
-  outcome: 'restarted' | 'refused' | 'removed' | 'left';
+  /** restarted: staged again (`where`); refused: not ended (`status`); removed: gone meanwhile. */
+  outcome: 'restarted' | 'refused' | 'removed';
   /** Restarted by --cascade, as a dependent of a restarted run. */
   cascade?: boolean;
   /** Where a restarted run went: staged, delayed, held, deps, canceled (its own dependencies can never be met). */
@@ -31,21 +30,36 @@ const WHERE: Readonly<Record<string, string>> = {
   canceled: 'canceled again: its dependencies can never be met',
 };
 
+/**
+ * Restarts the runs named, RESTART_CHUNK per script call; with `cascade`,
+ * the dependents a call's cascade did not reach (its limit per call) are
+ * restarted by the next calls, as the cascade would have.
+ */
 export async function restartRuns(ctx: QueueContext, refs: readonly string[], cascade: boolean): Promise<RestartResult[]> {
   const ids = [...new Set(await resolveRunIds(ctx, refs))];
   const results: RestartResult[] = [];
-  for (let i = 0; i < ids.length; i += RESTART_CHUNK) {
-    const chunk = ids.slice(i, i + RESTART_CHUNK);
+  const reported = new Set<string>();
+  // Runs the cascade reached but left to a later call.
+  const left: string[] = [];
+  for (let i = 0; i < ids.length || left.length > 0; ) {
+    const fromCascade = i >= ids.length;
+    const chunk = fromCascade ? left.splice(0, RESTART_CHUNK) : ids.slice(i, i + RESTART_CHUNK);
+    if (!fromCascade) i += RESTART_CHUNK;
     const outcomes = await ctx.scripts.restartRuns(chunk, cascade);
     const named = new Set(chunk);
     for (const { runId: id, outcome, detail } of outcomes) {
-      const byCascade = !named.has(id) || results.some((result) => result.id === id);
+      const byCascade = fromCascade || !named.has(id) || reported.has(id);
+      // A run left by one call and restarted by a later one's cascade meanwhile: reported once.
+      if (fromCascade && outcome !== 'restarted' && outcome !== 'cascadeLeft') continue;
+      if (outcome === 'cascadeLeft') {
+        left.push(id);
+        continue;
+      }
+      reported.add(id);
       if (outcome === 'restarted') {
         results.push({ id, outcome, where: detail, ...(byCascade ? { cascade: true } : {}), message: `Run ${id} restarted${byCascade ? ' (cascade)' : ''}: ${WHERE[detail] ?? detail}` });
       } else if (outcome === 'notEnded') {
         results.push({ id, outcome: 'refused', status: detail, message: `Run ${id} is ${detail}: only an ended run can be restarted` });
-      } else if (outcome === 'cascadeLeft') {
-        results.push({ id, outcome: 'left', cascade: true, message: `Run ${id} not restarted: the cascade restarts at most 1000 runs at once (restart it with --cascade)` });
       } else {
         results.push({ id, outcome: 'removed', message: `Run ${id} was removed meanwhile` });
       }

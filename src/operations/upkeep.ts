@@ -11,6 +11,7 @@
  * command goes on.
  */
 import { isOutOfMemory } from '../redis/connection.js';
+import { REAP_BATCH } from '../queue/scripts.js';
 import type { ReconcileAction } from '../queue/run-calls.js';
 import type { QueueContext } from './context.js';
 
@@ -23,12 +24,8 @@ import type { QueueContext } from './context.js';
 export const READ_ONLY_NOTE =
   'this Redis user may only read (Redis refused it EVAL): fitq did not reap workers whose lease ran out; live workers do as they poll';
 
-/** Dead workers reaped per script call. */
-const REAP_BATCH = 50;
-
-/** Jobs and events looked at per reconcile call, and the most calls one reconcile makes. */
-const RECONCILE_BUDGET = 500;
-const RECONCILE_MAX_CALLS = 10_000;
+/** The most reconcile calls one reconcile makes (each looks at RECONCILE_BUDGET jobs, about). */
+const RECONCILE_MAX_CALLS = 50_000;
 
 /** Whether Redis refused the user a script call itself (NOPERM for EVAL or EVALSHA), not a command inside one. */
 function isEvalRefused(error: unknown): boolean {
@@ -79,7 +76,7 @@ export async function reap(ctx: QueueContext): Promise<number | undefined> {
 export async function reconcile(ctx: QueueContext): Promise<ReconcileAction[]> {
   const actions: ReconcileAction[] = [];
   for (let calls = 0; calls < RECONCILE_MAX_CALLS; calls++) {
-    const result = await runUpkeep(ctx, () => ctx.scripts.reconcileRuns(RECONCILE_BUDGET));
+    const result = await runUpkeep(ctx, () => ctx.scripts.reconcileRuns());
     if (!result) break;
     actions.push(...result.actions);
     if (!result.more) break;

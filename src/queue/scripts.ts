@@ -33,6 +33,20 @@ const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' |
   ['ok', 'canceled'], ['requested', 'requested'], ['unchanged', 'ended'], ['unknownRun', 'unknown'],
 ]);
 
+/**
+ * Jobs and events one reconcileRuns call looks at (about): each costs some
+ * 35 µs of Redis's time (a job BullMQ added, read and checked), so a call
+ * holds Redis about 4 ms at most (`node bench/run.js longest`).
+ */
+export const RECONCILE_BUDGET = 100;
+
+/**
+ * Dead workers one reapWorkers call reaps: each one's runs end (or are
+ * staged again) in that call, so a call costs what their runs' ends do; a
+ * few workers keep it to a few ms. More go in the next calls.
+ */
+export const REAP_BATCH = 5;
+
 /** Typed calls of the scripts for one namespace. */
 export class Scripts {
   constructor(
@@ -216,7 +230,7 @@ export class Scripts {
   }
 
   /** Reaps expired workers; returns them and how long until the next lease runs out (if any). */
-  async reapWorkers(limit = 50): Promise<{ reaped: string[]; msUntilNext: number | undefined }> {
+  async reapWorkers(limit = REAP_BATCH): Promise<{ reaped: string[]; msUntilNext: number | undefined }> {
     const [reaped, next] = (await this.call('reapWorkers', {}, this.keys.base, limit, this.logMaxLines)) as [string[], string | number];
     const msUntilNext = Number(next);
     return { reaped, msUntilNext: msUntilNext < 0 ? undefined : msUntilNext };
@@ -276,7 +290,7 @@ export class Scripts {
    * `budget` jobs and events per call; `more` when work is left for another
    * call.
    */
-  async reconcileRuns(budget = 500): Promise<{ more: boolean; actions: ReconcileAction[] }> {
+  async reconcileRuns(budget = RECONCILE_BUDGET): Promise<{ more: boolean; actions: ReconcileAction[] }> {
     const [more, actions] = (await this.call('reconcileRuns', {}, this.keys.base, budget, this.logMaxLines)) as [number, string[]];
     return { more: more === 1, actions: actions.map(parseReconcileAction) };
   }

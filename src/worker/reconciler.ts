@@ -8,8 +8,8 @@ import type { Scripts } from '../queue/scripts.js';
 import type { ReconcileAction } from '../queue/run-calls.js';
 import type { Lifecycle } from './lifecycle.js';
 
-/** Most reconcile calls in one go (each does a bounded amount of work). */
-const RECONCILE_MAX_CALLS = 100;
+/** Most reconcile calls in one go (each does a bounded amount of work, RECONCILE_BUDGET jobs): the next poll goes on. */
+const RECONCILE_MAX_CALLS = 500;
 
 export class Reconciler {
   /** Whether a reconcile is under way: a poll during it does not start another. */

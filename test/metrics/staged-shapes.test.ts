@@ -7,13 +7,14 @@
  * its --metrics-shapes flag.
  */
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/client.js';
+import { FitqClient } from '../../src/client.js';
 import { renderNamespaceMetrics } from '../../src/metrics/namespace.js';
 import { OTHER_SHAPES } from '../../src/metrics/shape-series.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { startDashboard } from '../support/browser.js';
 import { connectClient, fitq, newQueue } from '../support/fitq.js';
 import { parseExposition, samplesOf, valueOf, type Sample } from '../support/prometheus.js';
+import { startRedisServer } from '../support/redis-server.js';
 
 /** Stages `runs` runs of each `resources`, in this order. */
 async function stageShapes(client: FitqClient, shapes: [resources: string, runs: number][]): Promise<void> {
@@ -87,6 +88,33 @@ describe('fitq_staged_runs, bounded', () => {
     expect(series.slice(0, 50).every(([, value]) => value === 1)).toBe(true);
     expect(series[50]).toEqual([OTHER_SHAPES, 1203 - 50]);
     expect(sum(series)).toBe(1203);
+  });
+
+  it('with more groups than shapes to read (each run its own resource names): looks at a few groups only, and every staged run is in the total', async () => {
+    // A server of its own: the test counts the commands the read runs (INFO commandstats).
+    const server = await startRedisServer();
+    const queue = newQueue();
+    const client = await FitqClient.connect({ redisUrl: server.url, queue });
+    try {
+      // 300 groups of one shape each: g1=1, g2=1, …, 2 runs each.
+      await stageShapes(client, Array.from({ length: 300 }, (_, i): [string, number] => [`g${i + 1}=1`, 2]));
+      const scripts = new Scripts(client.redis, client.keys, client.logMaxLines);
+      await client.redis.config('RESETSTAT');
+      const ten = await scripts.readMetrics(10);
+      const stats = await client.redis.info('commandstats');
+      const zcards = Number(/^cmdstat_zcard:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
+      // A count of each group read, and of each shape shown: not one of every group.
+      expect(zcards).toBeLessThan(100);
+      expect(ten.shapes.size).toBeLessThanOrEqual(10);
+      expect([...ten.shapes.values()].every((runs) => runs === 2)).toBe(true);
+      expect(ten.stagedTotal).toBe(600);
+      const every = await scripts.readMetrics(1000);
+      expect(every.shapes.size).toBe(300);
+      expect(every.stagedTotal).toBe(600);
+    } finally {
+      await client.close();
+      await server.dispose();
+    }
   });
 
   it('fitq dashboard --metrics-shapes sets N at /metrics; a value that is no count is refused', async () => {

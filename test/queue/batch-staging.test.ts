@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
+import { REMOVE_CHUNK } from '../../src/operations/chunks.js';
 import { runDataJson } from '../../src/model/run-data.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import type { StageScriptRun } from '../../src/queue/run-calls.js';
@@ -210,12 +211,13 @@ describe('removing many runs', () => {
     expect(await scripts.registerWorker(registrationOf('w', 'cpu=1'))).toBe(true);
     await client.stage({ command: ['true'], resources: 'cpu=1', runId: 'busy' });
     expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed', runId: 'busy' });
-    const { runs } = await client.stage({ command: ['true'], repeat: 1499 });
+    const { runs } = await client.stage({ command: ['true'], repeat: 4 * REMOVE_CHUNK - 1 });
     const ids = runs.map((run) => run.id);
-    ids.splice(1200, 0, 'busy');
+    // In the third part: the first two go.
+    ids.splice(2 * REMOVE_CHUNK + 10, 0, 'busy');
     await expect(client.removeRuns(ids)).rejects.toThrow(
-      "removed 1000 of 1500 runs, then stopped: run 'busy' is running: cancel it first, or use --force",
+      `removed ${2 * REMOVE_CHUNK} of ${4 * REMOVE_CHUNK} runs, then stopped: run 'busy' is running: cancel it first, or use --force`,
     );
-    expect((await allIds(client)).length).toBe(500);
+    expect((await allIds(client)).length).toBe(2 * REMOVE_CHUNK);
   });
 });

@@ -5,6 +5,7 @@ import { parseDuration } from '../../units/duration.js';
 import { parseIntegerOption } from '../../model/run-checks.js';
 import { cleanableStatuses } from '../../model/retention.js';
 import { ENDED_STATUSES } from '../../model/run-record.js';
+import { CLEAN_CHUNK } from '../../operations/chunks.js';
 
 export default class RunsClean extends FitqCommand {
   static override summary = 'Remove ended runs now, with their output: all of them, or those selected.';
@@ -12,7 +13,8 @@ export default class RunsClean extends FitqCommand {
     'Every ended run (completed, failed, canceled, lost, rejected, timeout), or only those with --status, ' +
     'that ended more than --older-than ago, less the --keep most recently ended of them (all given must hold). ' +
     'Staged and running runs are never removed; --dry-run lists what would be removed. ' +
-    'Retention (fitq retention) removes old runs as others end; this clears them at once.';
+    'Retention (fitq retention) removes old runs as others end; this clears them at once. ' +
+    `Many runs go ${CLEAN_CHUNK} per script call, so Redis is never held long: a read meanwhile may show some removed and the rest not yet.`;
   static override examples = [
     '<%= config.bin %> runs clean',
     '<%= config.bin %> runs clean --status completed --older-than 7d',

@@ -1,12 +1,14 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../../cli/run-selection.js';
+import { REMOVE_CHUNK } from '../../operations/chunks.js';
 
 export default class RunsRm extends FitqCommand {
   static override summary = 'Remove runs and their output.';
   static override description =
     'Runs are named by id (or a unique prefix of one), or selected with --status, --label and --array (all must match). ' +
-    'A running run is refused unless --force, which cancels it and waits for it to end first. --dry-run lists what would be removed.';
+    'A running run is refused unless --force, which cancels it and waits for it to end first. --dry-run lists what would be removed. ' +
+    `All or nothing up to ${REMOVE_CHUNK} runs; more go ${REMOVE_CHUNK} per script call, so Redis is never held long: a part refused (a run started meanwhile) leaves the earlier parts removed, and the error says how many.`;
   static override strict = false;
   static override examples = [
     '<%= config.bin %> runs rm 3f2a9c81d0e4 77b0',

@@ -15,14 +15,27 @@
      `prioritized`, then of `delayed`, looking at each (followPass). It starts when BullMQ's
      priority counter `pc` has moved (an add, retry, changePriority or
      promote by BullMQ: fitq never touches it), a `cleaned` event is read,
-     events were lost, or the staged index and `prioritized` stop holding as
-     many runs (checked on every call); `pass` in `reconcile` is where it is.
+     events were lost, or `prioritized` is found empty while the fit index
+     holds runs (a drain; checked on every call, at the cost of two
+     commands); `pass` in `reconcile` is where it is.
   3. The jobs of the `wait` list, which fitq never uses: each is looked at
      on every call. (The `delayed` set, where fitq parks runs that begin
      later, is looked at by the full pass.)
-  4. Upkeep of parked runs (see includes/lifecycle/placeStaged.lua): runs whose begin
+  4. The sweep of the fit index (includes/bullmq/followIndex.lua): every
+     entry of every shape, a bounded number per call; an entry whose job is
+     gone leaves the index. It goes on at a slow pace on every call (a few
+     dozen entries: a safety net that finds what nothing said), and at the
+     call's budget, saying there is more, once a call forgot runs (their
+     entries are somewhere in the index) or the check of step 2 found
+     `prioritized` empty; a call that forgets runs while a sweep is under
+     way has it start over when done (`index`, `indexUrgent`, `indexAgain`
+     in `reconcile`).
+  5. Upkeep of parked runs (see includes/lifecycle/placeStaged.lua): runs whose begin
      time has come join the fit index (as a claim does), and dependents of
      runs with many (`dependents-pending`) are judged, a batch per call.
+
+  No step's work grows with the number of runs, shapes or arrays: each
+  goes by the budget, from where the last call stopped.
   (job.updateData emits no event and moves no counter: the data it rewrote
   is put back by the next full pass; fitq never runs, shows or verifies it.)
 
@@ -58,7 +71,8 @@
     (followChangePriority).
 
   KEYS[1]  ids                 zset of every run id, score 0
-  KEYS[2]  reconcile           hash: events, pc, mismatch, pass
+  KEYS[2]  reconcile           hash: events, pc, drained, pass, index,
+                               indexUrgent, indexAgain
   KEYS[3]  dependents-pending  hash: run (or array) whose dependents are still
                                to be judged -> SSCAN cursor
   KEYS[4..26] what its includes touch, each named at its top: seq, groups,
@@ -83,6 +97,7 @@
   (maxmemory reached): it catches up once Redis has room again.
 ]]
 -- @include bullmq/followEvents
+-- @include bullmq/followIndex
 -- @include bullmq/followPass
 -- @include bullmq/followWaitList
 -- @include bullmq/prioritizedCount
@@ -93,8 +108,6 @@
 -- @include namespace/forgetIfEmpty
 -- @include namespace/publish
 -- @include namespace/serverNow
--- @include namespace/tryCall
--- @include shape/allShapes
 local idsKey = KEYS[1]
 local reconcileKey = KEYS[2]
 local dependentsPendingKey = KEYS[3]
@@ -123,8 +136,13 @@ local queueIdKey = KEYS[24]
 local queuePcKey = KEYS[25]
 local queueMarkerKey = KEYS[26]
 local base, budget, logMaxLines = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+-- Where a sweep of the fit index starts (see followIndex), and its slow
+-- pace: the budget of a call that has no reason to hurry (about 40 entries).
+local INDEX_START = "0|||||"
+local INDEX_SLOW_WORK = 10
 
-if redis.call("EXISTS", idsKey) == 0 and not queueInUse(base) then return {0, {}} end
+-- (A fit index left behind, its runs forgotten, still has its entries to sweep.)
+if redis.call("EXISTS", idsKey, groupsKey) == 0 and not queueInUse(base) then return {0, {}} end
 
 -- This call, as the steps that follow BullMQ's actions take it (see
 -- bullmq/followJob): its budget, and what it did.
@@ -134,7 +152,7 @@ call.act = function(kind, runId, detail)
   if kind == "forgotten" then call.forgotten = call.forgotten + 1 end
 end
 
-local state = redis.call("HMGET", reconcileKey, "events", "pc", "mismatch", "pass")
+local state = redis.call("HMGET", reconcileKey, "events", "pc", "drained", "pass", "index", "indexUrgent", "indexAgain")
 -- (A missing field is false, not nil.)
 local cursor, pass = state[1] or nil, state[4] or nil
 
@@ -145,25 +163,19 @@ if cursor ~= (state[1] or nil) then
   if cursor then redis.call("HSET", reconcileKey, "events", cursor) else redis.call("HDEL", reconcileKey, "events") end
 end
 
--- 2. What starts a full pass.
+-- 2. What starts a full pass: BullMQ's counter moved, or a drain (the fit
+-- index holds runs and `prioritized` none; once, when it is first seen).
 local pc = priorityCounter(base)
 if pc ~= (state[2] or "") then
   startPass = true
   if pc == "" then redis.call("HDEL", reconcileKey, "pc") else redis.call("HSET", reconcileKey, "pc", pc) end
 end
-local stagedCount = 0
-for _, shape in ipairs(allShapes(base)) do
-  stagedCount = stagedCount + (tryCall("ZCARD", KEY.staged(base, shape)) or 0)
-end
-local queuedCount = prioritizedCount(base)
-if stagedCount ~= queuedCount then
-  local mismatch = stagedCount .. ":" .. queuedCount
-  if mismatch ~= state[3] then
-    startPass = true
-    redis.call("HSET", reconcileKey, "mismatch", mismatch)
-  end
-elseif state[3] then
-  redis.call("HDEL", reconcileKey, "mismatch")
+local drained = prioritizedCount(base) == 0 and redis.call("EXISTS", groupsKey) == 1
+if drained and not state[3] then
+  startPass = true
+  redis.call("HSET", reconcileKey, "drained", "1")
+elseif not drained and state[3] then
+  redis.call("HDEL", reconcileKey, "drained")
 end
 
 -- 3. The wait list (at least one job per call).
@@ -176,7 +188,28 @@ if pass ~= (state[4] or nil) then
   if pass then redis.call("HSET", reconcileKey, "pass", pass) else redis.call("HDEL", reconcileKey, "pass") end
 end
 
--- 5. Parked runs: those due join the index; dependents still to be judged.
+-- 5. The sweep of the fit index: at the budget left (at least a slow
+-- pace's) once runs were forgotten or a drain seen, else at a slow pace.
+local index, urgent, again = state[5] or nil, state[6] == "1", state[7] == "1"
+if call.forgotten > 0 or (drained and not state[3]) then
+  if index and not again then again = true end
+  urgent = true
+end
+index = followIndex(call, index or INDEX_START, urgent and math.max(call.work, INDEX_SLOW_WORK) or INDEX_SLOW_WORK)
+local swept = not index
+if swept and again then index, again = INDEX_START, false
+elseif swept then urgent = false end
+if index ~= (state[5] or nil) then
+  if index then redis.call("HSET", reconcileKey, "index", index) else redis.call("HDEL", reconcileKey, "index") end
+end
+if urgent ~= (state[6] == "1") then
+  if urgent then redis.call("HSET", reconcileKey, "indexUrgent", "1") else redis.call("HDEL", reconcileKey, "indexUrgent") end
+end
+if again ~= (state[7] == "1") then
+  if again then redis.call("HSET", reconcileKey, "indexAgain", "1") else redis.call("HDEL", reconcileKey, "indexAgain") end
+end
+
+-- 6. Parked runs: those due join the index; dependents still to be judged.
 local now = serverNow()
 local promoted = promoteDueRuns(base, now, 100)
 if promoted > 0 then publish(base, {type = "staged", count = promoted}) end
@@ -184,5 +217,6 @@ if redis.call("EXISTS", dependentsPendingKey) == 1 then
   if settlePendingDependents(base, now, logMaxLines, math.max(math.floor(call.work), 100)) then more = true end
 end
 
-if call.forgotten > 0 then forgetIfEmpty(base) end
-return {(more or pass) and 1 or 0, call.actions}
+-- (Not while the fit index holds entries: the sweep has yet to drop them.)
+if (call.forgotten > 0 or swept) and redis.call("EXISTS", groupsKey) == 0 then forgetIfEmpty(base) end
+return {(more or pass or urgent) and 1 or 0, call.actions}

@@ -5,8 +5,10 @@
   runs that depend on a restarted run wait for it again (their record of
   how it ended goes; one kept with a dependency that could never be met
   waits again). With cascade, the dependents that were canceled because of
-  it (`canceledFor`) are restarted too, and theirs in turn: at most 1,000
-  runs per call in all (the reply says which were left). A restarted run of
+  it (`canceledFor`) are restarted too, and theirs in turn: at most
+  CASCADE_LIMIT runs per call in all (the reply says which were left: the
+  caller restarts them in the next call). The runs waiting for an array
+  are looked at once per call, however many of its runs it restarts. A restarted run of
   an array is open again in the array's tally: the runs waiting for the
   whole array are judged again too, and with cascade those canceled
   because of the array (`canceledFor` array:<id>) restarted.
@@ -58,9 +60,10 @@ local queueEventsKey = KEYS[19]
 local queueMetaKey = KEYS[20]
 local base, cascade, logMaxLines = ARGV[1], ARGV[2] == "1", ARGV[3]
 local now = serverNow()
-local CASCADE_LIMIT = 1000
+-- Runs restarted by the cascade per call (each costs about what a run named does).
+local CASCADE_LIMIT = 50
 
-local results, staged, done = {}, 0, 0
+local results, staged, done, causesSeen = {}, 0, 0, {}
 local queue = {}
 for i = 4, #ARGV do queue[#queue + 1] = {ARGV[i], false} end
 local i = 1
@@ -82,7 +85,9 @@ while i <= #queue do
     results[#results + 1] = runId .. "|restarted|" .. where
     -- Its dependents (and its array's) wait for it again; with cascade, those canceled for it run again too.
     for _, cause in ipairs({runId, arrayCause}) do
-      for _, dependent in ipairs(redis.call("SMEMBERS", KEY.dependents(base, cause))) do
+      local members = causesSeen[cause] and {} or redis.call("SMEMBERS", KEY.dependents(base, cause))
+      causesSeen[cause] = true
+      for _, dependent in ipairs(members) do
         local depKey = KEY.run(base, dependent)
         redis.call("HDEL", depKey, "dep:" .. cause)
         local d = redis.call("HMGET", depKey, "status", "waitDeps", "canceledFor")

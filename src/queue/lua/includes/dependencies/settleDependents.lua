@@ -10,10 +10,12 @@
 -- `dependents-pending` (run id -> SSCAN cursor where this call stopped),
 -- which reconcileRuns works through, a batch per call
 -- (settlePendingDependents), and `dependents` is published so workers
--- reconcile at once.
+-- reconcile at once. `most`, if given, is the budget instead of
+-- DEPENDENTS_BATCH (what the caller has left of its own). Returns how many
+-- dependents it judged.
 local DEPENDENTS_BATCH = 100
-local function settleDependents(base, runId, now, logMaxLines, arrayCause)
-  local queue, budget, left = {runId, arrayCause}, DEPENDENTS_BATCH, false
+local function settleDependents(base, runId, now, logMaxLines, arrayCause, most)
+  local queue, budget, left = {runId, arrayCause}, most or DEPENDENTS_BATCH, false
   local i = 1
   while i <= #queue do
     local cause = queue[i]
@@ -44,4 +46,5 @@ local function settleDependents(base, runId, now, logMaxLines, arrayCause)
     end
   end
   if left then publish(base, {type = "dependents"}) end
+  return (most or DEPENDENTS_BATCH) - budget
 end

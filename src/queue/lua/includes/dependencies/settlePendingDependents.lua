@@ -5,11 +5,15 @@
 -- Works through `dependents-pending` (see settleDependents): judges about
 -- `budget` more dependents of the runs (and arrays, see arrayCause) left
 -- there, resuming each one's set where the last call stopped (SSCAN
--- cursor), and settles the dependents of those it cancels. Returns whether
--- work is left.
+-- cursor), and settles the dependents of those it cancels, out of the
+-- same budget (a run canceled here whose own dependents are many leaves
+-- them in the hash too, not judged in this call). It takes the
+-- causes an HSCAN from the start gives (a hundred or so, however many are
+-- left: a cause done leaves the hash, so the next call meets others).
+-- Returns whether work is left.
 local function settlePendingDependents(base, now, logMaxLines, budget)
   local pendingKey = KEY.dependentsPending(base)
-  local flat = redis.call("HGETALL", pendingKey)
+  local flat = redis.call("HSCAN", pendingKey, "0", "COUNT", 100)[2]
   for i = 1, #flat, 2 do
     if budget <= 0 then break end
     local cause, cursor = flat[i], flat[i + 1]
@@ -17,7 +21,8 @@ local function settlePendingDependents(base, now, logMaxLines, budget)
     for _, dependent in ipairs(reply[2]) do
       budget = budget - 1
       local canceled, itsArray = evaluateDependent(base, dependent, cause, now, logMaxLines)
-      if canceled then settleDependents(base, dependent, now, logMaxLines, itsArray) end
+      -- Its own dependents out of the same budget (those beyond it wait in the hash too).
+      if canceled then budget = budget - settleDependents(base, dependent, now, logMaxLines, itsArray, math.max(budget, 0)) end
     end
     if reply[1] == "0" then
       redis.call("HDEL", pendingKey, cause)

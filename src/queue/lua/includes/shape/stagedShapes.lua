@@ -4,7 +4,7 @@
 -- @include shape/parseShape
 
 -- The staged runs of the fit index as /metrics shows them, at a cost that
--- does not grow with the number of shapes: the runs of at most `most`
+-- grows neither with the number of shapes nor with the number of groups: the runs of at most `most`
 -- shapes (flat shape, runs) and the runs of the whole index. Each group of
 -- `groups` gets an equal share of `most` (a group with fewer shapes leaves
 -- what it does not use to the others), filled with its first shapes in the
@@ -15,8 +15,14 @@
 -- the fit index (reconcileRuns-*.lua checks that the two agree).
 local function stagedShapes(base, most)
   local groups = {}
-  local fields = redis.call("HGETALL", KEY.groups(base))
-  for i = 1, #fields, 2 do
+  -- More groups than shapes to show (each its own resource names): the
+  -- shapes of some of them, taken as an HSCAN gives them, not a ZCARD of
+  -- each group.
+  -- (A small hash is scanned whole at once, whatever COUNT says: at most
+  -- `most` of what it gives.)
+  local manyGroups = redis.call("HLEN", KEY.groups(base)) > most
+  local fields = manyGroups and redis.call("HSCAN", KEY.groups(base), "0", "COUNT", most)[2] or redis.call("HGETALL", KEY.groups(base))
+  for i = 1, math.min(#fields, 2 * math.max(most, 1)), 2 do
     if groupNames(fields[i]) then
       local key = KEY.group(base, fields[i])
       groups[#groups + 1] = {key = key, size = tryCall("ZCARD", key) or 0}
@@ -37,6 +43,7 @@ local function stagedShapes(base, most)
       end
     end
   end
+  if manyGroups then complete = false end
   if not complete then total = math.max(total, prioritizedCount(base)) end
   return shapes, total
 end
