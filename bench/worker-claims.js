@@ -15,12 +15,17 @@ const BIN = fileURLToPath(new URL('../bin/run.js', import.meta.url));
 /** Runs of `true` the worker runs in each case. */
 const RUNNABLE = Number(process.env.BENCH_CLAIM_RUNS ?? 400);
 
-/** The cases: the runs beside the runnable ones that the worker (cpu=4) can never run, one per shape. */
+/**
+ * The cases: the runs beside the runnable ones that the worker (cpu=4) can
+ * never run, one per shape; or (`arrays`) arrays of the runnable runs' own
+ * demands, each limited to one run at once, staged before them.
+ */
 export const CLAIM_CASES = [
   { name: 'one shape', unrunnable: () => undefined },
   { name: '1,000 shapes too big', unrunnable: (i) => (i < 1000 ? `cpu=${5 + i}` : undefined) },
   { name: '1,000 shapes needing a resource it lacks', unrunnable: (i) => (i < 1000 ? `lic=${1 + i}` : undefined) },
   { name: '20,000 shapes too big', unrunnable: (i) => (i < 20_000 ? `cpu=${5 + i}` : undefined) },
+  { name: '1,000 arrays of the same demands (%1, 2 runs each)', unrunnable: () => undefined, arrays: 1000 },
 ];
 
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
@@ -68,6 +73,9 @@ async function runCase(url, queue, claimCase, scriptBySha, redis) {
       requests.push({ command: ['true'], resources });
     }
     for (let i = 0; i < requests.length; i += 500) await client.stage(requests.slice(i, i + 500));
+    for (let i = 0; i < (claimCase.arrays ?? 0); i++) {
+      await client.stage({ command: ['true'], resources: 'cpu=1', array: { indices: [0, 1], limit: 1 } });
+    }
     await client.stage({ command: ['true'], resources: 'cpu=1', repeat: RUNNABLE });
   } finally {
     await client.close();
