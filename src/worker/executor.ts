@@ -177,6 +177,8 @@ export class Executor {
     const group = await spawned.process.group;
     if (group !== undefined) await letGo(this.ctx, run, spawned, group, log);
     let outcome: RunEnding = await spawned.process.outcome;
+    // Its worker lost sight of it (its spawn helper died, its group was killed): not the run's doing.
+    if (outcome.lostBy !== undefined) requestStop(run, { cause: 'abandon', reason: `its worker ${this.ctx.workerName} ${outcome.lostBy}` });
     // Not the run's doing: it goes back to staged, and the worker claims nothing for a while.
     if (outcome.status === 'returned') {
       outcome = { ...outcome, reason: `its worker ${this.ctx.workerName} ${outcome.reason}` };

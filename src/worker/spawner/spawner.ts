@@ -1,0 +1,162 @@
+/**
+ * The worker's side of the spawn helper (helper.js): one small Node process
+ * per worker process, started when the first run is, that forks every run's
+ * process so the worker never forks itself (a fork costs in proportion to
+ * the memory of the process that forks, and the worker is several times the
+ * helper's size). The helper knows nothing of runs; child.ts says what to
+ * spawn, when to let it go and what to signal, and hears back its pid, its
+ * group, its output and its end.
+ *
+ * If the helper dies, its runs' pipes and gates die with it: every run it
+ * had is told (`lost`), and the next spawn starts a new helper.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { SPAWN_DESCRIPTORS } from '../shortage.js';
+
+/** What the spawner tells about one run's process. */
+export interface SpawnListener {
+  spawned(pid: number): void;
+  /** It could not be spawned: Node's error code and message. */
+  failed(code: string | undefined, message: string): void;
+  /** The keeper told its run's group. */
+  group(group: number): void;
+  /** The keeper told the main process's wait status. */
+  status(status: number): void;
+  output(stream: 0 | 1, chunk: Buffer): void;
+  exit(): void;
+  /** Its pipes are closed too: the last word. */
+  close(code: number | null, signal: NodeJS.Signals | null): void;
+  /** The helper died before its close (`why`: its pid, how it ended): nothing more comes. */
+  lost(why: string): void;
+}
+
+export interface SpawnRequest {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Its group is told by the keeper (else it is its pid). */
+  toldGroup: boolean;
+}
+
+type Reply =
+  | { op: 'ready' }
+  | { op: 'spawned'; id: number; pid: number }
+  | { op: 'failed'; id: number; code?: string; message: string }
+  | { op: 'group'; id: number; group: number }
+  | { op: 'status'; id: number; status: number }
+  | { op: 'out'; id: number; stream: 0 | 1; chunk: Uint8Array }
+  | { op: 'exit'; id: number }
+  | { op: 'close'; id: number; code: number | null; signal: NodeJS.Signals | null };
+
+type Command =
+  | ({ op: 'spawn'; id: number } & SpawnRequest)
+  | { op: 'go'; id: number; keepGate: boolean }
+  | { op: 'closeGate'; id: number }
+  | { op: 'signal'; id: number; signal: NodeJS.Signals }
+  | { op: 'pause' | 'resume'; id: number; stream: 0 | 1 };
+
+const HELPER = fileURLToPath(new URL('./helper.js', import.meta.url));
+
+/** One helper process, and the runs it has. */
+class Helper {
+  readonly process: ChildProcess;
+  readonly runs = new Map<number, SpawnListener>();
+  private ready = false;
+  private queued: Command[] = [];
+
+  constructor(pipeDrainMs: number, private readonly onGone: (helper: Helper) => void) {
+    // Its own session (a Ctrl-C is the worker's to handle) and an empty
+    // environment: nothing of the worker's (NODE_OPTIONS, its Redis URL)
+    // reaches it; each run's environment comes with its request.
+    this.process = spawn(process.execPath, [HELPER, String(pipeDrainMs), String(SPAWN_DESCRIPTORS)], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      serialization: 'advanced',
+      detached: true,
+      env: {},
+    });
+    this.process.on('message', (reply: Reply) => this.receive(reply));
+    this.process.once('error', (error) => this.gone(`it could not start: ${error.message}`));
+    this.process.once('exit', (code, signal) => this.gone(signal ? `killed by signal ${signal}` : `exit code ${code}`));
+    // It must not keep the worker's process alive: the runs' own handles and the worker's do.
+    this.process.unref();
+    this.process.channel?.unref();
+  }
+
+  send(command: Command): void {
+    if (!this.ready) this.queued.push(command);
+    else if (this.process.connected) this.process.send(command);
+  }
+
+  private receive(reply: Reply): void {
+    if (reply.op === 'ready') {
+      this.ready = true;
+      for (const command of this.queued.splice(0)) this.send(command);
+      return;
+    }
+    const listener = this.runs.get(reply.id);
+    if (!listener) return;
+    switch (reply.op) {
+      case 'spawned':
+        return listener.spawned(reply.pid);
+      case 'failed':
+        this.runs.delete(reply.id);
+        return listener.failed(reply.code, reply.message);
+      case 'group':
+        return listener.group(reply.group);
+      case 'status':
+        return listener.status(reply.status);
+      case 'out':
+        return listener.output(reply.stream, Buffer.from(reply.chunk.buffer, reply.chunk.byteOffset, reply.chunk.byteLength));
+      case 'exit':
+        return listener.exit();
+      case 'close':
+        this.runs.delete(reply.id);
+        return listener.close(reply.code, reply.signal);
+    }
+  }
+
+  private gone(why: string): void {
+    this.onGone(this);
+    this.ready = false;
+    this.queued = [];
+    const runs = [...this.runs.values()];
+    this.runs.clear();
+    for (const listener of runs) listener.lost(`pid ${this.process.pid ?? '?'}, ${why}`);
+  }
+}
+
+/** A run's process as the spawner handles it. */
+export interface SpawnedProcess {
+  go(keepGate: boolean): void;
+  closeGate(): void;
+  signal(signal: NodeJS.Signals): void;
+  pause(stream: 0 | 1): void;
+  resume(stream: 0 | 1): void;
+}
+
+let current: Helper | undefined;
+let nextId = 1;
+
+/** The pid of this process's spawn helper, if one runs (tests kill it). */
+export function spawnHelperPid(): number | undefined {
+  return current?.process.pid;
+}
+
+/** Asks the helper (started now if none runs) to spawn a run's process; `listener` hears what becomes of it. */
+export function spawnThroughHelper(request: SpawnRequest, pipeDrainMs: number, listener: SpawnListener): SpawnedProcess {
+  const helper = (current ??= new Helper(pipeDrainMs, (gone) => {
+    if (current === gone) current = undefined;
+  }));
+  const id = nextId++;
+  helper.runs.set(id, listener);
+  helper.send({ op: 'spawn', id, ...request, args: [...request.args] });
+  return {
+    go: (keepGate) => helper.send({ op: 'go', id, keepGate }),
+    closeGate: () => helper.send({ op: 'closeGate', id }),
+    signal: (signal) => helper.send({ op: 'signal', id, signal }),
+    pause: (stream) => helper.send({ op: 'pause', id, stream }),
+    resume: (stream) => helper.send({ op: 'resume', id, stream }),
+  };
+}
