@@ -38,8 +38,7 @@ export interface RunProcessSpec {
   onLine: (stream: 'stdout' | 'stderr', line: string) => void;
 }
 
-/** How long a run's output pipes are read after its main process has exited, at most. */
-export const PIPE_DRAIN_MS = 1000;
+export { PIPE_DRAIN_MS } from './spawner/spawner.js';
 
 export interface RunOutcome {
   /** `returned`: never started, for want of something the worker itself lacks (see shortage.ts): put back, not failed. */
@@ -190,7 +189,7 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     pause: (stream) => helper.pause(stream),
     resume: (stream) => helper.resume(stream),
   });
-  const helper = spawnThroughHelper({ ...gated, cwd: spec.cwd, env: keeper.ok ? keeperEnv(spec.env) : spec.env, toldGroup: keeper.ok }, PIPE_DRAIN_MS, {
+  const helper = spawnThroughHelper({ ...gated, cwd: spec.cwd, env: keeper.ok ? keeperEnv(spec.env) : spec.env, toldGroup: keeper.ok }, {
     spawned(spawnedPid) {
       pid = spawnedPid;
       liveProcesses.add(spawnedPid);

@@ -57,6 +57,9 @@ type Command =
   | { op: 'signal'; id: number; signal: NodeJS.Signals }
   | { op: 'pause' | 'resume'; id: number; stream: 0 | 1 };
 
+/** How long a run's output pipes are read after its main process has exited, at most (the helper closes them then). */
+export const PIPE_DRAIN_MS = 1000;
+
 const HELPER = fileURLToPath(new URL('./helper.js', import.meta.url));
 
 /** One helper process, and the runs it has. */
@@ -66,11 +69,11 @@ class Helper {
   private ready = false;
   private queued: Command[] = [];
 
-  constructor(pipeDrainMs: number, private readonly onGone: (helper: Helper) => void) {
+  constructor(private readonly onGone: (helper: Helper) => void) {
     // Its own session (a Ctrl-C is the worker's to handle) and an empty
     // environment: nothing of the worker's (NODE_OPTIONS, its Redis URL)
     // reaches it; each run's environment comes with its request.
-    this.process = spawn(process.execPath, [HELPER, String(pipeDrainMs), String(SPAWN_DESCRIPTORS)], {
+    this.process = spawn(process.execPath, [HELPER, String(PIPE_DRAIN_MS), String(SPAWN_DESCRIPTORS)], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
       detached: true,
@@ -144,11 +147,21 @@ export function spawnHelperPid(): number | undefined {
   return current?.process.pid;
 }
 
-/** Asks the helper (started now if none runs) to spawn a run's process; `listener` hears what becomes of it. */
-export function spawnThroughHelper(request: SpawnRequest, pipeDrainMs: number, listener: SpawnListener): SpawnedProcess {
-  const helper = (current ??= new Helper(pipeDrainMs, (gone) => {
+/** This process's spawn helper, started now if none runs (a worker starts it as it starts, so its first run need not wait for it). */
+export function spawnHelper(): void {
+  runningHelper();
+}
+
+function runningHelper(): Helper {
+  current ??= new Helper((gone) => {
     if (current === gone) current = undefined;
-  }));
+  });
+  return current;
+}
+
+/** Asks the helper (started now if none runs) to spawn a run's process; `listener` hears what becomes of it. */
+export function spawnThroughHelper(request: SpawnRequest, listener: SpawnListener): SpawnedProcess {
+  const helper = runningHelper();
   const id = nextId++;
   helper.runs.set(id, listener);
   helper.send({ op: 'spawn', id, ...request, args: [...request.args] });
