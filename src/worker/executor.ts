@@ -187,7 +187,8 @@ export class Executor {
     run.disarmLimit?.();
     if (group !== undefined) this.ctx.watchdog.release(group);
     // Its group is gone; what escaped it (setsid daemons) goes too, while its end is recorded.
-    void this.ctx.sweep.sweep(spawned.token).then((pids) => {
+    const since = spawned.process.pid === undefined ? undefined : { pid: spawned.process.pid, atMs: spawned.spawnedAtMs };
+    void this.ctx.sweep.sweep(spawned.token, since).then((pids) => {
       if (pids.length > 0) log.info({ pids }, `Killed ${pids.length} process(es) run ${run.runId} left behind (${pids.join(', ')})`);
     });
     await spawned.output.flush();
