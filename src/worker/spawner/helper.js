@@ -79,7 +79,9 @@ function start({ id, file, args, cwd, env, toldGroup }) {
   if (shortage) return send({ op: 'failed', id, ...shortage });
   let child;
   try {
-    child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    // The keeper's gate is fd 3, which it also tells on; the plain gate is stdin.
+    const stdio = toldGroup ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'];
+    child = spawn(file, args, { cwd, env, detached: true, stdio });
   } catch (error) {
     return send({ op: 'failed', id, code: error.code, message: error.message });
   }
@@ -88,7 +90,7 @@ function start({ id, file, args, cwd, env, toldGroup }) {
     return;
   }
   // The plain gate's group is its pid; the keeper tells the group it made.
-  const run = { child, group: toldGroup ? undefined : child.pid, exited: false, gate: child.stdio[3], readables: [child.stdout, child.stderr], paused: [false, false] };
+  const run = { child, group: toldGroup ? undefined : child.pid, exited: false, gate: toldGroup ? child.stdio[3] : child.stdin, readables: [child.stdout, child.stderr], paused: [false, false] };
   runs.set(id, run);
   send({ op: 'spawned', id, pid: child.pid });
   run.gate?.on('error', () => {});
