@@ -11,6 +11,7 @@
 // nothing of runs: the worker says what to spawn (the gate or the keeper,
 // see child.ts), when to let it go, what to signal, when to pause reading.
 //
+// Each message on the channel is an array of these, in order.
 // Worker -> helper: {op: 'spawn', id, file, args, cwd, env, toldGroup}, {op: 'go', id,
 // keepGate}, {op: 'closeGate', id}, {op: 'signal', id, signal}, {op:
 // 'pause' | 'resume', id, stream}.
@@ -34,10 +35,28 @@ const runs = new Map();
 let unsent = 0;
 let channelFull = false;
 
+/**
+ * Messages of one turn of the event loop go to the worker in one (runs
+ * start and end in bursts, and each message written wakes the worker).
+ */
+let outbox = [];
+let outboxBytes = 0;
+
 function send(message, bytes = 0) {
   if (!process.connected) return;
+  if (outbox.length === 0) setImmediate(flush);
+  outbox.push(message);
+  outboxBytes += bytes;
+}
+
+function flush() {
+  const messages = outbox;
+  const bytes = outboxBytes;
+  outbox = [];
+  outboxBytes = 0;
+  if (!process.connected) return;
   unsent += bytes;
-  process.send(message, undefined, undefined, () => {
+  process.send(messages, undefined, undefined, () => {
     unsent -= bytes;
     if (channelFull && unsent <= CHANNEL_LOW) {
       channelFull = false;
@@ -161,7 +180,9 @@ const handlers = {
 
 // A Ctrl-C meant for the worker is the worker's to handle (the helper has a session of its own anyway).
 process.on('SIGINT', () => {});
-process.on('message', (message) => handlers[message.op]?.(message));
+process.on('message', (messages) => {
+  for (const message of messages) handlers[message.op]?.(message);
+});
 // The worker is gone: runs not yet let go never start (their gate closes with this process), the watchdog ends the others.
 process.on('disconnect', () => process.exit(0));
 send({ op: 'ready' });

@@ -67,6 +67,7 @@ class Helper {
   readonly process: ChildProcess;
   readonly runs = new Map<number, SpawnListener>();
   private ready = false;
+  /** Commands not sent yet: those of this turn of the event loop, or all until the helper is ready. */
   private queued: Command[] = [];
 
   constructor(private readonly onGone: (helper: Helper) => void) {
@@ -79,7 +80,7 @@ class Helper {
       detached: true,
       env: {},
     });
-    this.process.on('message', (reply: Reply) => this.receive(reply));
+    this.process.on('message', (replies: Reply[]) => this.receiveAll(replies));
     this.process.once('error', (error) => this.gone(`it could not start: ${error.message}`));
     this.process.once('exit', (code, signal) => this.gone(signal ? `killed by signal ${signal}` : `exit code ${code}`));
     // It must not keep the worker's process alive: the runs' own handles and the worker's do.
@@ -87,15 +88,26 @@ class Helper {
     this.process.channel?.unref();
   }
 
+  /** Commands of one turn of the event loop go in one message (each message written wakes the helper). */
   send(command: Command): void {
-    if (!this.ready) this.queued.push(command);
-    else if (this.process.connected) this.process.send(command);
+    if (this.queued.length === 0 && this.ready) setImmediate(() => this.flush());
+    this.queued.push(command);
+  }
+
+  private flush(): void {
+    const commands = this.queued;
+    this.queued = [];
+    if (commands.length > 0 && this.process.connected) this.process.send(commands);
+  }
+
+  private receiveAll(replies: Reply[]): void {
+    for (const reply of replies) this.receive(reply);
   }
 
   private receive(reply: Reply): void {
     if (reply.op === 'ready') {
       this.ready = true;
-      for (const command of this.queued.splice(0)) this.send(command);
+      this.flush();
       return;
     }
     const listener = this.runs.get(reply.id);
