@@ -40,13 +40,14 @@ describe('a worker out of file descriptors', () => {
     const go = join(dir, 'go');
     const worker = spawnCliWorker(queue, ['-r', 'cpu=12', '--concurrency', '12', '--name', 'few-fds']);
     await worker.waitForMessage('Worker resources: cpu=12');
-    // Room for a few runs, not twelve: in the spawn helper, which holds a run's pipes (three descriptors while it
-    // runs, sixteen to spawn), and in the worker, which holds its output file.
-    const helper = await waitFor('the spawn helper to start', async () => {
+    // Room for a few runs, not twelve: in the two spawn helpers, which hold a run's pipes (three descriptors while
+    // it runs, sixteen to spawn), and in the worker, which holds its output file.
+    const helpers = await waitFor('the spawn helpers to start', async () => {
       const found = await execa('pgrep', ['-P', String(worker.pid), '-f', 'spawner/helper.js'], { reject: false });
-      return found.exitCode === 0 && Number(found.stdout);
+      const pids = found.stdout.split('\n').filter(Boolean).map(Number);
+      return pids.length === 2 && pids;
     });
-    await leaveRoom(helper, 24);
+    for (const helper of helpers) await leaveRoom(helper, 24);
     await leaveRoom(worker.pid, 24);
 
     // Every run waits for the test; half of them also write their output to a file.

@@ -1,14 +1,14 @@
 /**
- * The worker's side of the spawn helper (helper.js): one small Node process
- * per worker process, started when the first run is, that forks every run's
+ * The worker's side of the spawn helper (helper.js): small Node processes
+ * (HELPERS per worker process), started with the worker, that fork every run's
  * process so the worker never forks itself (a fork costs in proportion to
  * the memory of the process that forks, and the worker is several times the
  * helper's size). The helper knows nothing of runs; child.ts says what to
  * spawn, when to let it go and what to signal, and hears back its pid, its
  * group, its output and its end.
  *
- * If the helper dies, its runs' pipes and gates die with it: every run it
- * had is told (`lost`), and the next spawn starts a new helper.
+ * If a helper dies, its runs' pipes and gates die with it: every run it
+ * had is told (`lost`), and a new helper is started when one is next needed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -151,29 +151,42 @@ export interface SpawnedProcess {
   resume(stream: 0 | 1): void;
 }
 
-let current: Helper | undefined;
+/**
+ * Helpers per worker process. A spawn blocks its helper until the child has
+ * exec'd (Node waits for it), so two helpers spawn side by side on a machine
+ * with more than one core; each run stays with the one that spawned it.
+ */
+const HELPERS = 2;
+const helpers: (Helper | undefined)[] = Array.from({ length: HELPERS }, () => undefined);
 let nextId = 1;
 
-/** The pid of this process's spawn helper, if one runs (tests kill it). */
-export function spawnHelperPid(): number | undefined {
-  return current?.process.pid;
+/** The pids of this process's spawn helpers that run (tests kill them). */
+export function spawnHelperPids(): number[] {
+  return helpers.flatMap((helper) => (helper?.process.pid === undefined ? [] : [helper.process.pid]));
 }
 
-/** This process's spawn helper, started now if none runs (a worker starts it as it starts, so its first run need not wait for it). */
+/** Starts this process's spawn helpers if they do not run (a worker does as it starts, so its first runs need not wait for them). */
 export function spawnHelper(): void {
-  runningHelper();
+  for (let slot = 0; slot < HELPERS; slot++) runningHelper(slot);
 }
 
-function runningHelper(): Helper {
-  current ??= new Helper((gone) => {
-    if (current === gone) current = undefined;
-  });
-  return current;
+function runningHelper(slot: number): Helper {
+  const helper = (helpers[slot] ??= new Helper((gone) => {
+    if (helpers[slot] === gone) helpers[slot] = undefined;
+  }));
+  return helper;
 }
 
-/** Asks the helper (started now if none runs) to spawn a run's process; `listener` hears what becomes of it. */
+/** The helper with the fewest runs, started now if it does not run. */
+function leastBusyHelper(): Helper {
+  let best = 0;
+  for (let slot = 1; slot < HELPERS; slot++) if ((helpers[slot]?.runs.size ?? 0) < (helpers[best]?.runs.size ?? 0)) best = slot;
+  return runningHelper(best);
+}
+
+/** Asks a helper (started now if none runs) to spawn a run's process; `listener` hears what becomes of it. */
 export function spawnThroughHelper(request: SpawnRequest, listener: SpawnListener): SpawnedProcess {
-  const helper = runningHelper();
+  const helper = leastBusyHelper();
   const id = nextId++;
   helper.runs.set(id, listener);
   helper.send({ op: 'spawn', id, ...request, args: [...request.args] });
