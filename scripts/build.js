@@ -44,5 +44,7 @@ const digest = sourcesDigest(root);
 run(createRequire(import.meta.url).resolve('typescript/bin/tsc'), ['-p', 'tsconfig.build.json']);
 rmSync(join(root, 'dist/queue/lua'), { recursive: true, force: true });
 cpSync(join(root, 'src/queue/lua'), join(root, 'dist/queue/lua'), { recursive: true });
+// The spawn helper is plain JavaScript, run as it is (src/worker/spawner/helper.js).
+cpSync(join(root, 'src/worker/spawner/helper.js'), join(root, 'dist/worker/spawner/helper.js'));
 run(join(root, 'scripts/oclif-manifest.js'), []);
 markFresh(root, digest);

@@ -10,14 +10,16 @@
  * escaped the group with `setsid`. Output still in the pipes is read, but a
  * pipe held open by something that escaped is not waited for beyond
  * PIPE_DRAIN_MS: then it is closed, and the run ends anyway.
+ *
+ * The worker never forks: the spawn helper (spawner/) spawns the process,
+ * reads its pipes and tells this module what happens to it. If the helper
+ * dies, the run's group is killed, and its outcome says its worker lost it
+ * (`lostBy`): its own end cannot be known.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
 import type { StoredOutputFiles } from '../model/output-files.js';
-import { LineSplitter } from './line-splitter.js';
 import { openOutputFiles, type OutputFileWriters } from './output-files.js';
-import { readRunPipes } from './run-pipes.js';
-import { descriptorShortage } from './shortage.js';
+import { RunPipes } from './run-pipes.js';
+import { spawnThroughHelper } from './spawner/spawner.js';
 import { isDirectory, preflight, spawnFailure } from './start-failure.js';
 import { KEEPER_SCRIPT, keeperEnv, keeperSupport, type KeeperSupport } from './subreaper.js';
 import { constants as osConstants } from 'node:os';
@@ -36,8 +38,7 @@ export interface RunProcessSpec {
   onLine: (stream: 'stdout' | 'stderr', line: string) => void;
 }
 
-/** How long a run's output pipes are read after its main process has exited, at most. */
-export const PIPE_DRAIN_MS = 1000;
+export { PIPE_DRAIN_MS } from './spawner/spawner.js';
 
 export interface RunOutcome {
   /** `returned`: never started, for want of something the worker itself lacks (see shortage.ts): put back, not failed. */
@@ -46,6 +47,8 @@ export interface RunOutcome {
   signal?: string;
   /** e.g. "exit code 2", "killed by signal SIGKILL", "command not found: foo". */
   reason: string;
+  /** Set when its worker lost sight of it (its spawn helper died): why, for the run's stop. */
+  lostBy?: string;
 }
 
 export interface RunProcess {
@@ -89,8 +92,12 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Waits for a line on fd 3 (the worker's go-ahead), then becomes the command. */
-const GATE = 'IFS= read -r _ <&3 || exit 125; exec 3<&-; exec "$@"';
+/**
+ * Waits for a line on its stdin (the worker's go-ahead, through the spawn
+ * helper), then becomes the command, its stdin /dev/null. (The keeper, which
+ * also tells, uses fd 3: one pipe fewer to make per run here.)
+ */
+const GATE = 'IFS= read -r _ || exit 125; exec "$@" </dev/null';
 
 /** The outcome of a wait status as the keeper reports it (`status N`). */
 function waitStatusOutcome(status: number): RunOutcome {
@@ -101,6 +108,32 @@ function waitStatusOutcome(status: number): RunOutcome {
   }
   const code = (status >> 8) & 0xff;
   return code === 0 ? { status: 'completed', exitCode: 0, reason: 'exit code 0' } : { status: 'failed', exitCode: code, reason: `exit code ${code}` };
+}
+
+/** How long a run whose helper died is waited for to be gone, once its group is killed, at most. */
+const LOST_GROUP_WAIT_MS = 2000;
+
+/** Whether any process of group `group` is left. */
+function groupAlive(group: number): boolean {
+  try {
+    process.kill(-group, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Resolves once group `group` is gone (its processes reparented and reaped), or after LOST_GROUP_WAIT_MS. */
+async function groupGone(group: number): Promise<void> {
+  const until = performance.now() + LOST_GROUP_WAIT_MS;
+  while (groupAlive(group) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/** The process a run's spec asks for: the plain gate, or the keeper, before the command. */
+function gateCommand(file: string, args: readonly string[], keeper: KeeperSupport): { file: string; args: string[] } {
+  return keeper.ok
+    ? { file: 'perl', args: ['-e', KEEPER_SCRIPT, '--', String(keeper.prctl), file, ...args] }
+    : { file: 'sh', args: ['-c', GATE, 'fitq-run', file, ...args] };
 }
 
 /** Starts the run's process at its gate; resolves once it is spawned (or could not be), its output files open. */
@@ -126,114 +159,67 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     if ('failure' in opened) return notStarted({ status: opened.shortage ? 'returned' : 'failed', reason: opened.failure });
     files = opened;
   }
-  // Checked right before spawning, in the same turn of the event loop as the spawn.
-  const shortage = descriptorShortage();
-  if (shortage !== undefined) {
-    await files?.close();
-    return notStarted({ status: 'returned', reason: shortage });
-  }
   const keeper: KeeperSupport = spec.reapEscaped ? keeperSupport() : { ok: false, why: 'not asked for' };
-  // node:child_process directly: a run needs none of execa's conveniences
-  // here (no buffering, no transforms), and skipping them saves the worker's
-  // main thread about a tenth of its time per run (npm run bench).
-  let subprocess: ChildProcess;
-  try {
-    subprocess = keeper.ok
-      ? spawn('perl', ['-e', KEEPER_SCRIPT, '--', String(keeper.prctl), file, ...args], {
-          cwd: spec.cwd,
-          env: keeperEnv(spec.env),
-          detached: true,
-          stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-        })
-      : spawn('sh', ['-c', GATE, 'fitq-run', file, ...args], {
-          cwd: spec.cwd,
-          env: spec.env,
-          detached: true,
-          stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-        });
-  } catch (error) {
-    // Node throws the spawn failures it does not report as an 'error' event.
-    const { code, message } = error as NodeJS.ErrnoException;
-    void files?.close();
-    return notStarted(spawnFailure(code, file, spec.cwd, message));
-  }
-  if (subprocess.pid === undefined) {
-    // Node says why in an 'error' event; out of descriptors (EMFILE), before it set up any pipe.
-    const failed = new Promise<RunOutcome>((resolve) =>
-      subprocess.once('error', (error: NodeJS.ErrnoException) => resolve(spawnFailure(error.code, file, spec.cwd, error.message))),
-    );
-    return notStarted(failed.then(async (failure) => {
-      await files?.close();
-      return failure;
-    }));
-  }
-  // Node makes fd 3 a socket pair: the gate, and what the keeper tells.
-  const gate = subprocess.stdio[3] as (Writable & Readable) | null;
-  gate?.on('error', () => {}); // the child may be gone already (terminated at the gate)
-  const pid = subprocess.pid;
-  if (pid !== undefined) liveProcesses.add(pid);
+  const gated = gateCommand(file, args, keeper);
 
+  let pid: number | undefined;
   /** What the keeper told: the run's group, and the main process's wait status. */
-  let groupId: number | undefined = keeper.ok ? undefined : pid;
+  let groupId: number | undefined;
   let keeperStatus: number | undefined;
   let tellGroup: (group: number | undefined) => void = () => {};
-  const group = new Promise<number | undefined>((resolve) => {
-    if (!keeper.ok || pid === undefined) resolve(pid);
-    else tellGroup = resolve;
-  });
-  if (keeper.ok && gate) {
-    const told = new LineSplitter();
-    gate.on('data', (chunk: Buffer) => {
-      for (const line of told.push(chunk)) {
-        const [word, value] = line.split(' ');
-        if (word === 'group' && groupId === undefined) {
-          groupId = Number(value);
-          tellGroup(groupId);
-        } else if (word === 'status') keeperStatus = Number(value);
-      }
-    });
-  }
-
+  const group = new Promise<number | undefined>((resolve) => (tellGroup = resolve));
   let killTimer: NodeJS.Timeout | undefined;
-  let drainTimer: NodeJS.Timeout | undefined;
   let killed = false;
   let exited = false;
   let released = false;
-  const readables: (Readable | null)[] = [subprocess.stdout, subprocess.stderr];
-  readRunPipes(readables, files, spec.onLine, () => exited);
-
-  // When the main process exits, whatever it left in its group goes too:
-  // the run's resources are released, so nothing of it may keep using them.
-  // (The keeper did that, and more, before it exited.)
-  subprocess.once('exit', () => {
-    exited = true;
-    if (groupId !== undefined) signalGroup(groupId, 'SIGKILL');
-    for (const readable of readables) readable?.resume();
-    // Something that escaped the group may hold the pipes open: read what is
-    // there, but do not wait for it.
-    drainTimer = setTimeout(() => {
-      for (const readable of readables) readable?.destroy();
-      gate?.destroy();
-    }, PIPE_DRAIN_MS);
-    drainTimer.unref();
-  });
+  let settled = false;
+  let settle: (outcome: RunOutcome) => void = () => {};
+  const outcome = new Promise<RunOutcome>((resolve) => (settle = resolve));
+  let spawnedOrNot: (started: boolean) => void = () => {};
+  const spawnAnswered = new Promise<boolean>((resolve) => (spawnedOrNot = resolve));
 
   // Settles once the process has exited and its output has been read to the end (or PIPE_DRAIN_MS later).
-  const outcome = new Promise<RunOutcome>((settle) => {
-    const ended = (outcome: RunOutcome) => {
-      if (killTimer) clearTimeout(killTimer);
-      if (drainTimer) clearTimeout(drainTimer);
-      if (pid !== undefined) liveProcesses.delete(pid);
-      tellGroup(undefined);
-      if (files) void files.close().then(() => settle(outcome));
-      else settle(outcome);
-    };
-    subprocess.once('error', (error: NodeJS.ErrnoException) => {
-      // Spawning failed (no 'close' follows when it never started).
-      if (pid === undefined) ended(spawnFailure(error.code, file, spec.cwd, error.message));
-    });
-    subprocess.once('close', (code, signal) => {
-      if (pid === undefined) return; // its 'error' says why it never started
+  const ended = (result: RunOutcome) => {
+    if (settled) return;
+    settled = true;
+    if (killTimer) clearTimeout(killTimer);
+    if (pid !== undefined) liveProcesses.delete(pid);
+    tellGroup(undefined);
+    pipes.close();
+    if (files) void files.close().then(() => settle(result));
+    else settle(result);
+  };
+  const pipes = new RunPipes(files, spec.onLine, () => exited, {
+    pause: (stream) => helper.pause(stream),
+    resume: (stream) => helper.resume(stream),
+  });
+  const helper = spawnThroughHelper({ ...gated, cwd: spec.cwd, env: keeper.ok ? keeperEnv(spec.env) : spec.env, toldGroup: keeper.ok }, {
+    spawned(spawnedPid) {
+      pid = spawnedPid;
+      liveProcesses.add(spawnedPid);
+      if (!keeper.ok) {
+        groupId = spawnedPid;
+        tellGroup(spawnedPid);
+      }
+      spawnedOrNot(true);
+    },
+    failed(code, message) {
+      ended(spawnFailure(code, file, spec.cwd, message));
+      spawnedOrNot(false);
+    },
+    group(told) {
+      if (groupId !== undefined) return;
+      groupId = told;
+      tellGroup(told);
+    },
+    status(status) {
+      keeperStatus = status;
+    },
+    output: (stream, chunk) => pipes.data(stream, chunk),
+    exit() {
+      exited = true;
+    },
+    close(code, signal) {
       // Under the keeper, the main process's own end, as the keeper saw it.
       if (keeperStatus !== undefined) ended(waitStatusOutcome(keeperStatus));
       else if (keeper.ok && !released) ended({ status: 'failed', reason: 'terminated before it started' });
@@ -241,13 +227,29 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
       else if (signal) ended({ status: 'failed', signal, reason: `killed by signal ${signal}` });
       else if (code === 0) ended({ status: 'completed', exitCode: 0, reason: 'exit code 0' });
       else ended({ status: 'failed', exitCode: code ?? 0, reason: `exit code ${code}` });
-    });
+    },
+    lost(why) {
+      spawnedOrNot(pid !== undefined);
+      const lostBy = `lost its spawn helper (${why})`;
+      // Never let go: its gate closed with the helper, so it never starts. Let go: its end cannot be known; nothing of it may go on.
+      if (!released) {
+        ended({ status: 'returned', reason: lostBy });
+        return;
+      }
+      killed = true;
+      const target = groupId;
+      if (target !== undefined && !exited) signalGroup(target, 'SIGKILL');
+      void (target === undefined ? Promise.resolve() : groupGone(target)).then(() =>
+        ended({ status: 'failed', reason: lostBy, lostBy }),
+      );
+    },
   });
+  if (!(await spawnAnswered)) return notStarted(outcome);
 
   /** Before the go-ahead under the keeper: close the gate, so the command never starts. */
   const closeGate = (): boolean => {
     if (!keeper.ok || released) return false;
-    gate?.destroy();
+    helper.closeGate();
     return true;
   };
 
@@ -258,32 +260,30 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     release() {
       released = true;
       // The plain gate's socket may close; the keeper's stays open to tell the end.
-      if (keeper.ok) gate?.write('go\n');
-      else gate?.end('go\n');
+      helper.go(keeper.ok);
     },
     terminate(graceMs: number, signal: NodeJS.Signals = 'SIGTERM') {
-      // Once it has exited, its group id may belong to someone else.
-      if (pid === undefined || killTimer || exited) return;
+      // Once it has exited, its group id may belong to someone else (the helper checks again).
+      if (killTimer || exited || settled) return;
       if (closeGate()) {
         killed = true;
         return;
       }
-      const target = groupId;
-      if (target === undefined) return;
-      signalGroup(target, signal);
-      killTimer = setTimeout(() => signalGroup(target, 'SIGKILL'), graceMs);
+      if (groupId === undefined) return;
+      helper.signal(signal);
+      killTimer = setTimeout(() => helper.signal('SIGKILL'), graceMs);
       killTimer.unref();
     },
     signal(signal: NodeJS.Signals) {
-      if (pid === undefined || exited || !released || groupId === undefined) return false;
-      signalGroup(groupId, signal);
+      if (exited || settled || !released || groupId === undefined) return false;
+      helper.signal(signal);
       return true;
     },
     kill() {
-      if (pid === undefined || exited) return false;
+      if (exited || settled) return false;
       killed = true;
       if (closeGate()) return true;
-      if (groupId !== undefined) signalGroup(groupId, 'SIGKILL');
+      if (groupId !== undefined) helper.signal('SIGKILL');
       return true;
     },
     get terminated() {

@@ -177,6 +177,8 @@ export class Executor {
     const group = await spawned.process.group;
     if (group !== undefined) await letGo(this.ctx, run, spawned, group, log);
     let outcome: RunEnding = await spawned.process.outcome;
+    // Its worker lost sight of it (its spawn helper died, its group was killed): not the run's doing.
+    if (outcome.lostBy !== undefined) requestStop(run, { cause: 'abandon', reason: `its worker ${this.ctx.workerName} ${outcome.lostBy}` });
     // Not the run's doing: it goes back to staged, and the worker claims nothing for a while.
     if (outcome.status === 'returned') {
       outcome = { ...outcome, reason: `its worker ${this.ctx.workerName} ${outcome.reason}` };
@@ -185,7 +187,8 @@ export class Executor {
     run.disarmLimit?.();
     if (group !== undefined) this.ctx.watchdog.release(group);
     // Its group is gone; what escaped it (setsid daemons) goes too, while its end is recorded.
-    void this.ctx.sweep.sweep(spawned.token).then((pids) => {
+    const since = spawned.process.pid === undefined ? undefined : { pid: spawned.process.pid, atMs: spawned.spawnedAtMs };
+    void this.ctx.sweep.sweep(spawned.token, since).then((pids) => {
       if (pids.length > 0) log.info({ pids }, `Killed ${pids.length} process(es) run ${run.runId} left behind (${pids.join(', ')})`);
     });
     await spawned.output.flush();

@@ -27,6 +27,8 @@ export interface SpawnedRun {
   token: string;
   /** The devices it was given, if any. */
   devices: string | undefined;
+  /** When its process was spawned (performance.now()): what it left behind was started since (escaped-sweep.ts). */
+  spawnedAtMs: number;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
     env.CUDA_VISIBLE_DEVICES = devices;
     env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
   }
+  const spawnedAtMs = performance.now();
   run.process = await startRunProcess({
     command: record.command,
     shell: record.shell,
@@ -80,7 +83,7 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
       echo(ctx, run.runId, stream, line);
     },
   });
-  return { process: run.process, output, token, devices: devices || undefined };
+  return { process: run.process, output, token, devices: devices || undefined, spawnedAtMs };
 }
 
 /**

@@ -81,9 +81,11 @@ function isExecutableFile(path: string): boolean {
  */
 export function preflight(file: string, cwd: string, env: Record<string, string>): StartFailure | undefined {
   if (!file.includes('/')) {
-    const candidates = (env.PATH ?? '').split(':').map((dir) => resolve(cwd, dir || '.', file));
-    if (candidates.some(isExecutableFile)) return undefined;
-    const present = candidates.some((path) => existsSync(path) && !isDirectory(path));
+    const dirs = (env.PATH ?? '').split(':');
+    const candidate = (dir: string) => resolve(cwd, dir || '.', file);
+    // Most runs find theirs in the first entries: resolved one by one.
+    if (dirs.some((dir) => isExecutableFile(candidate(dir)))) return undefined;
+    const present = dirs.map(candidate).some((path) => existsSync(path) && !isDirectory(path));
     return spawnFailure(present ? 'EACCES' : 'ENOENT', file, cwd, '');
   }
   const path = resolve(cwd, file);

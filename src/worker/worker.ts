@@ -30,6 +30,7 @@ import { Requests } from './requests.js';
 import { inheritedEnv } from './run-env.js';
 import { stoppedReason } from './run-ending.js';
 import { Watchdog } from './watchdog.js';
+import { spawnHelper } from './spawner/spawner.js';
 import { openWorker, type WorkerParts } from './worker-start.js';
 
 export type { WorkerOptions } from './options.js';
@@ -76,6 +77,8 @@ export class FitqWorker {
     const watchdog = new Watchdog(Math.ceil(options.killGraceMs / 1000), (message) =>
       logger.error(`${message}; runs of this worker would outlive it if it died`),
     );
+    // Started now, so the first run need not wait for it.
+    spawnHelper();
     const ignoredRuns = new IgnoredRuns(redis, keys, logger);
     const fail = (failure: string) => this.fail(failure);
     const runEnv = inheritedEnv(process.env, options.passRedisEnv, parts.connection);

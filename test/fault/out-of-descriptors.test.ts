@@ -1,7 +1,7 @@
 /**
- * A worker that runs out of file descriptors (its limit lowered with
- * `prlimit --pid` once it runs, so it is the runs it starts that use them
- * up) carries on: a run it cannot start (spawning fails with EMFILE, or its
+ * A worker that runs out of file descriptors (its limit, and its spawn
+ * helper's, lowered with `prlimit --pid` once it runs, so it is the runs it
+ * starts that use them up) carries on: a run it cannot start (spawning fails with EMFILE, or its
  * --output file cannot be opened) is its worker's fault, not the run's, so
  * it is put back as staged, without spending a retry, with the reason; the
  * worker claims less for a while and starts it once descriptors are free.
@@ -25,6 +25,12 @@ afterEach(() => {
 /** Descriptors a process has open now. */
 const openDescriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
+/** Lowers a process's limit of open descriptors to `room` more than it has open now. */
+const leaveRoom = (pid: number, room: number) => {
+  const limit = openDescriptors(pid) + room;
+  return execa('prlimit', ['--pid', String(pid), `--nofile=${limit}:${limit}`]);
+};
+
 describe('a worker out of file descriptors', () => {
   it('puts back the runs it cannot start, keeps running, and runs them all once descriptors are free', async () => {
     const queue = newQueue();
@@ -34,9 +40,15 @@ describe('a worker out of file descriptors', () => {
     const go = join(dir, 'go');
     const worker = spawnCliWorker(queue, ['-r', 'cpu=12', '--concurrency', '12', '--name', 'few-fds']);
     await worker.waitForMessage('Worker resources: cpu=12');
-    // Room for a few runs (each takes three or four descriptors while it runs, and sixteen to spawn), not twelve.
-    const limit = openDescriptors(worker.pid) + 24;
-    await execa('prlimit', ['--pid', String(worker.pid), `--nofile=${limit}:${limit}`]);
+    // Room for a few runs, not twelve: in the two spawn helpers, which hold a run's pipes (three descriptors while
+    // it runs, sixteen to spawn), and in the worker, which holds its output file.
+    const helpers = await waitFor('the spawn helpers to start', async () => {
+      const found = await execa('pgrep', ['-P', String(worker.pid), '-f', 'spawner/helper.js'], { reject: false });
+      const pids = found.stdout.split('\n').filter(Boolean).map(Number);
+      return pids.length === 2 && pids;
+    });
+    for (const helper of helpers) await leaveRoom(helper, 24);
+    await leaveRoom(worker.pid, 24);
 
     // Every run waits for the test; half of them also write their output to a file.
     const waitForGo = `while [ ! -e '${go}' ]; do sleep 0.05; done; echo done`;
