@@ -17,7 +17,8 @@
 // stage` take to start and end, against `node -e 0`, `node bench/run.js
 // listing` `fitq runs` and the dashboard's runs page and overview with
 // 100,000 staged runs against 100, with the longest Redis call of each,
-// `node bench/run.js longest` the longest script call of what users do on a large queue
+// `node bench/run.js claim-parts` where a one-shape claim's time goes,
+// step by step, `node bench/run.js longest` the longest script call of what users do on a large queue
 // (100,000 staged runs, 20,000 shapes, 1,000 arrays) against a small one.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +37,7 @@ import { metricsScrape } from './metrics-scrape.js';
 import { bytesPerRun } from './bytes.js';
 import { cliStart } from './cli-start.js';
 import { listing } from './listing.js';
+import { claimParts } from './claim-parts.js';
 import { longestCall } from './longest-call.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -474,6 +476,14 @@ async function reportListing() {
   }
 }
 
+/** Where a one-shape claim's time goes, step by step (bench/claim-parts.js). */
+async function reportClaimParts() {
+  const { claimMicros, emptyMicros, steps } = await claimParts(redis.url, newQueue());
+  report('claim script, one shape, p50 (vs a script doing nothing, same KEYS and ARGV)', claimMicros, Math.max(1, emptyMicros), 'µs', 'p50 ≤ 200 µs');
+  const total = steps.reduce((sum, step) => sum + step.micros, 0);
+  notes.push(`Claim, step by step (medians of ${steps[0]?.samples ?? 0} claims, each with a clock reading of some 2 µs; sum ${total} µs):\n${steps.map((step) => `  ${step.name}: ${step.micros} µs`).join('\n')}`);
+}
+
 /** The longest script call of what users do, a large queue against a small one (bench/longest-call.js). */
 async function reportLongestCall() {
   const sizes = await longestCall(redis.url, newQueue);
@@ -501,7 +511,10 @@ async function reportLongestCall() {
 }
 
 const only = process.argv[2];
-if (only === 'longest') {
+if (only === 'claim-parts') {
+  console.log(`fitq claim, step by step, Redis ${redis.url}\n`);
+  await reportClaimParts();
+} else if (only === 'longest') {
   console.log(`fitq longest script call, a large queue against a small one, timed by Redis, Redis ${redis.url}\n`);
   await reportLongestCall();
 } else if (only === 'bytes') {
@@ -553,6 +566,7 @@ if (only === 'longest') {
   report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
   await reportClaimShapes();
   await reportWorkerClaims();
+  await reportClaimParts();
   await reportMetricsScrape();
   await reportLongestCall();
   await reportBytes();

@@ -20,12 +20,7 @@ import { resolveDependencies } from './dependencies.js';
 import { getRuns } from './read.js';
 import { reap } from './upkeep.js';
 import { stageWarnings } from './warnings.js';
-
-/**
- * Runs staged per script call (a call of this many holds Redis a few ms); a
- * larger batch goes as several calls, hidden from readers until committed.
- */
-const STAGE_CHUNK = 500;
+import { STAGE_CHUNK } from './chunks.js';
 
 /** How long a batch staged in chunks stays open after each chunk: a stager silent this long is taken as dead. */
 const BATCH_TTL_MS = 60_000;
