@@ -87,6 +87,13 @@ describe('staging a large batch', () => {
       // A chunk per STAGE_CHUNK runs and the commit; nothing in MULTI.
       expect(staging.scripts).toBeGreaterThanOrEqual(20_000 / STAGE_CHUNK + 1);
       expect(staging.transactions).toBe(0);
+      // Selecting every run reads the ids in parts (one ZRANGE of 100,000 held Redis 50 ms), each run once.
+      await client.redis.config('RESETSTAT');
+      const selected = await client.selectRunIds([], { statuses: ['staged'] });
+      expect(new Set(selected).size).toBe(20_000);
+      expect(selected).toHaveLength(20_000);
+      const reads = Number(/^cmdstat_zrange:calls=(\d+)/m.exec(await client.redis.info('commandstats'))?.[1] ?? 0);
+      expect(reads).toBeGreaterThanOrEqual(5);
       await client.redis.config('RESETSTAT');
       expect(await client.removeRuns(await client.redis.zrange(client.keys.ids, 0, -1))).toBe(20_000);
       const removing = await scriptCalls(client);
