@@ -10,22 +10,14 @@ import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { namespaceKey } from '../../src/queue/keys.js';
-import type { ClaimResult } from '../../src/queue/claim-reply.js';
 import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
+import { claimSettled, commandsDuring } from '../support/claim-cost.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { startRedisServer } from '../support/redis-server.js';
 
 const registrationOf = (name: string, resources: string): WorkerRegistration => ({
   name, token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources,
 });
-
-/** Claims until a reply other than `indexing`; gives it and how many `indexing` replies came first. */
-async function claimSettled(scripts: Scripts, worker: string): Promise<{ result: ClaimResult; indexing: number }> {
-  for (let indexing = 0; ; indexing++) {
-    const result = await scripts.claimRun(worker, 'tok', 0);
-    if (result.code !== 'indexing') return { result, indexing };
-  }
-}
 
 /** Stages one run per demand, in order, in chunks; gives their ids. */
 async function stageEach(client: FitqClient, demands: readonly string[]): Promise<string[]> {
@@ -52,7 +44,7 @@ describe('a worker class\'s fit index', () => {
     const demands = Array.from({ length: 603 }, (_, i) => (i % 201 === 200 ? 'cpu=1' : `cpu=${5 + i}`));
     const ids = await stageEach(client, demands);
     const runnable = ids.filter((_, i) => demands[i] === 'cpu=1');
-    const first = await claimSettled(scripts, 'w');
+    const first = await claimSettled(scripts);
     // 603 changed shapes, 256 per claim.
     expect(first.indexing).toBe(2);
     expect(first.result).toMatchObject({ code: 'claimed', runId: runnable[0] });
@@ -72,16 +64,16 @@ describe('a worker class\'s fit index', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     expect(await scripts.registerWorker(registrationOf('w', 'cpu=4 mem=4'))).toBe(true);
     const ids = await stageEach(client, ['cpu=9', 'cpu=1', 'cpu=2', 'mem=9', 'mem=1', 'mem=2']);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids[1] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids[1] });
     // Expired (as after a week unused): the claim sees the index gone and builds it again.
     for (const key of await fitKeys(client)) await client.redis.del(key);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids[2] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids[2] });
     // The mem group's log as an older fitq left it (none): its shapes are walked in the group.
     await client.redis.del(namespaceKey(client.keys.base, 'groupLog', 'mem'));
     for (const key of await client.redis.keys(`${client.keys.base.replace(/[{}]/g, '\\$&')}fit*`)) await client.redis.del(key);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids[4] });
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids[5] });
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'idle' });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids[4] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids[5] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'idle' });
   });
 
   it('knows a shape too big for the worker may fit once the pool holds that resource too', async () => {
@@ -89,9 +81,9 @@ describe('a worker class\'s fit index', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     expect(await scripts.registerWorker(registrationOf('w', 'lic=1 cpu=1'))).toBe(true);
     const [big] = await stageEach(client, ['lic=3']);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'idle' });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'idle' });
     await client.setPool('lic=4');
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: big });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: big });
   });
 
   it('passes over log members and keys written by hand', async () => {
@@ -99,7 +91,7 @@ describe('a worker class\'s fit index', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     expect(await scripts.registerWorker(registrationOf('w', 'cpu=2'))).toBe(true);
     const ids = await stageEach(client, ['cpu=1', 'cpu=3', 'cpu=2']);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids[0] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids[0] });
     await scripts.finishRun({ runId: ids[0]!, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
     const logKey = namespaceKey(client.keys.base, 'groupLog', 'cpu');
     await client.redis.zadd(logKey, '+inf', 'no shape', '+inf', 'mem=1', '+inf', 'cpu=0.5', '+inf', 'q'.repeat(10_000));
@@ -108,9 +100,9 @@ describe('a worker class\'s fit index', () => {
     await client.redis.set(namespaceKey(client.keys.base, 'fitClass', classId), 'x');
     await client.redis.del(fitKey!);
     await client.redis.set(fitKey!, 'x');
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids[2] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids[2] });
     // cpu=3 never fits: once the claim caught up with cpu=2 gone, the index holds its end only.
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'idle' });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'idle' });
     expect(await client.redis.zrange(fitKey!, 0, -1)).toEqual(['']);
   });
 });
@@ -133,16 +125,11 @@ describe('arrays with a limit', () => {
     expect(await scripts.registerWorker(registrationOf('w', 'cpu=100000'))).toBe(true);
     const arrays = await stageArrays(client, count);
     // The first run of each array starts; then each array is at its limit.
-    for (const ids of arrays) expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids[0] });
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'waiting' });
-    await client.redis.config('RESETSTAT');
-    expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting' });
-    const stats = await client.redis.info('commandstats');
+    for (const ids of arrays) expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids[0] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'waiting' });
+    const calls = await commandsDuring(client.redis, async () =>
+      expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting' }));
     await client.close();
-    let calls = 0;
-    for (const [, command, count] of stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
-      if (!['evalsha', 'eval', 'info', 'config'].includes(command!)) calls += Number(count);
-    }
     return calls;
   }
 
@@ -162,19 +149,19 @@ describe('arrays with a limit', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     expect(await scripts.registerWorker(registrationOf('w', 'cpu=100000'))).toBe(true);
     const [first, second] = await stageArrays(client, 2, 3);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: first![0] });
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: second![0] });
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'waiting' });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: first![0] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: second![0] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'waiting' });
     const finish = (runId: string) =>
       scripts.finishRun({ runId, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
     await finish(second![0]!);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: second![1] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: second![1] });
     await finish(first![0]!);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: first![1] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: first![1] });
     // A limit raised lets the array's next run start at once.
     await client.setPool(`array.${(await client.getRun(first![1]!))!.array}=2`);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: first![2] });
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'waiting' });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: first![2] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'waiting' });
   });
 
   it('are started from a group an older fitq indexed them in (their limit among its names), and move to their own', async () => {
@@ -193,11 +180,11 @@ describe('arrays with a limit', () => {
     await client.redis.zadd(client.keys.group(older), score, shape);
     await client.redis.hset(client.keys.groups, older, '1');
     // The first claim moves the shape to its own group, and says its runs wait; the next starts it.
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'waiting' });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'waiting' });
     expect(Object.keys(await client.redis.hgetall(client.keys.groups))).toEqual(['cpu']);
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids![0] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids![0] });
     await scripts.finishRun({ runId: ids![0]!, worker: 'w', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
-    expect((await claimSettled(scripts, 'w')).result).toMatchObject({ code: 'claimed', runId: ids![1] });
+    expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed', runId: ids![1] });
     expect(Object.keys(await client.redis.hgetall(client.keys.groups))).toEqual([]);
   });
 });

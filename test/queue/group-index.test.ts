@@ -10,10 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
-import type { ClaimResult } from '../../src/queue/claim-reply.js';
 import { shapeOf } from '../../src/model/stage.js';
 import { parseResourceSpec } from '../../src/resources/spec.js';
 import { openRunQueue } from '../support/bullmq.js';
+import { claimSettled, commandsDuring } from '../support/claim-cost.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { prng } from '../support/prng.js';
 import { startRedisServer } from '../support/redis-server.js';
@@ -172,14 +172,6 @@ describe('claims walking the index of groups', () => {
   });
 });
 
-/** Claims until the worker's fit index has caught up (`indexing` replies), and gives the first other reply. */
-async function claimUntilSettled(scripts: Scripts, worker = 'w'): Promise<ClaimResult> {
-  for (;;) {
-    const result = await scripts.claimRun(worker, 'tok', 0);
-    if (result.code !== 'indexing') return result;
-  }
-}
-
 describe('the cost of a claim', () => {
   /**
    * The Redis commands one claim runs (counted by a server of its own): a
@@ -197,15 +189,10 @@ describe('the cost of a claim', () => {
         await client.stage(extra.slice(i, i + 500).map((resources) => ({ command: ['true'], resources })));
       }
       // Once to load the script and bring the worker's fit index up to date, then counted.
-      expect(await claimUntilSettled(scripts)).toMatchObject({ code: 'waiting' });
-      await client.redis.config('RESETSTAT');
-      expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting' });
-      const stats = await client.redis.info('commandstats');
+      expect((await claimSettled(scripts)).result).toMatchObject({ code: 'waiting' });
+      const calls = await commandsDuring(client.redis, async () =>
+        expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'waiting' }));
       await client.redis.flushall();
-      let calls = 0;
-      for (const [, command, count] of stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
-        if (!['evalsha', 'eval', 'info', 'config'].includes(command!)) calls += Number(count);
-      }
       return calls;
     } finally {
       await client.close();
@@ -239,15 +226,10 @@ describe('the cost of a claim', () => {
         await client.stage(older.slice(i, i + 500).map((resources) => ({ command: ['true'], resources })));
       }
       await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 3 });
-      expect(await claimUntilSettled(scripts)).toMatchObject({ code: 'claimed' });
-      await client.redis.config('RESETSTAT');
-      expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed' });
-      const stats = await client.redis.info('commandstats');
+      expect((await claimSettled(scripts)).result).toMatchObject({ code: 'claimed' });
+      const calls = await commandsDuring(client.redis, async () =>
+        expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed' }));
       await client.redis.flushall();
-      let calls = 0;
-      for (const [, command, count] of stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
-        if (!['evalsha', 'eval', 'info', 'config'].includes(command!)) calls += Number(count);
-      }
       return calls;
     } finally {
       await client.close();
