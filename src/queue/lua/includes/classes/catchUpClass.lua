@@ -1,4 +1,5 @@
 -- @include classes/classFits
+-- @include classes/fitIndexOf
 -- @include classes/parkedField
 -- @include shape/parseShape
 -- @include namespace/tryCall
@@ -30,9 +31,7 @@ local function catchUpClass(base, class, stream, budget)
   if (tonumber(caught[parkedField()] or "") or 0) > 0 then stream.throttled = true end
   local complete = true
   for _, g in ipairs(stream.groups) do
-    local fitKey = KEY.fitGroup(base, class.id .. "|" .. g.group)
-    local since = caught[g.group]
-    if since and not tryCall("ZSCORE", fitKey, "") then since = nil end
+    local fitKey, since = fitIndexOf(base, class.id, g.group, caught)
     if since == g.version then
       g.key, g.fitted, g.classId = fitKey, true, class.id
     elseif tryCall("ZSCORE", KEY.groupLog(base, g.group), "") then

@@ -1,3 +1,4 @@
+-- @include classes/fitIndexOf
 -- @include namespace/tryCall
 
 -- What a read (explainRuns) takes of a worker class's fit indexes: the
@@ -9,9 +10,7 @@ local function useFitIndexes(base, class, stream)
   local caught = {}
   for i = 1, #flat, 2 do caught[flat[i]] = flat[i + 1] end
   for _, g in ipairs(stream.groups) do
-    local fitKey = KEY.fitGroup(base, class.id .. "|" .. g.group)
-    if caught[g.group] == g.version and tryCall("ZSCORE", fitKey, "") then
-      g.key, g.fitted, g.classId = fitKey, true, class.id
-    end
+    local fitKey, since = fitIndexOf(base, class.id, g.group, caught)
+    if since == g.version then g.key, g.fitted, g.classId = fitKey, true, class.id end
   end
 end
