@@ -11,7 +11,7 @@
  * command goes on.
  */
 import { isOutOfMemory } from '../redis/connection.js';
-import { REAP_BATCH } from '../queue/scripts.js';
+import { REAP_BATCH } from '../queue/upkeep-budgets.js';
 import type { ReconcileAction } from '../queue/run-calls.js';
 import type { QueueContext } from './context.js';
 

@@ -27,25 +27,11 @@ import {
   type UpdateScriptRun,
 } from './run-calls.js';
 import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
-
+import { REAP_BATCH, RECONCILE_BUDGET } from './upkeep-budgets.js';
 
 const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' | 'unknown'>([
   ['ok', 'canceled'], ['requested', 'requested'], ['unchanged', 'ended'], ['unknownRun', 'unknown'],
 ]);
-
-/**
- * Jobs and events one reconcileRuns call looks at (about): each costs some
- * 35 µs of Redis's time (a job BullMQ added, read and checked), so a call
- * holds Redis about 4 ms at most (`node bench/run.js longest`).
- */
-export const RECONCILE_BUDGET = 100;
-
-/**
- * Dead workers one reapWorkers call reaps: each one's runs end (or are
- * staged again) in that call, so a call costs what their runs' ends do; a
- * few workers keep it to a few ms. More go in the next calls.
- */
-export const REAP_BATCH = 5;
 
 /** Typed calls of the scripts for one namespace. */
 export class Scripts {

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reap } from '../../src/operations/upkeep.js';
-import { REAP_BATCH, Scripts } from '../../src/queue/scripts.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import { REAP_BATCH } from '../../src/queue/upkeep-budgets.js';
 import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
 import { connectClient, connectContext, newQueue } from '../support/fitq.js';
 
