@@ -44,7 +44,7 @@ const digest = sourcesDigest(root);
 run(createRequire(import.meta.url).resolve('typescript/bin/tsc'), ['-p', 'tsconfig.build.json']);
 rmSync(join(root, 'dist/queue/lua'), { recursive: true, force: true });
 cpSync(join(root, 'src/queue/lua'), join(root, 'dist/queue/lua'), { recursive: true });
-// The spawn helper is plain JavaScript, run as it is (src/worker/spawner/helper.js).
-cpSync(join(root, 'src/worker/spawner/helper.js'), join(root, 'dist/worker/spawner/helper.js'));
+// The spawn helper and its watchdog are plain JavaScript, run as they are (src/worker/spawner/*.js).
+for (const file of ['helper.js', 'watchdog.js']) cpSync(join(root, 'src/worker/spawner', file), join(root, 'dist/worker/spawner', file));
 run(join(root, 'scripts/oclif-manifest.js'), []);
 markFresh(root, digest);

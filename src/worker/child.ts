@@ -12,9 +12,10 @@
  * PIPE_DRAIN_MS: then it is closed, and the run ends anyway.
  *
  * The worker never forks: the spawn helper (spawner/) spawns the process,
- * reads its pipes and tells this module what happens to it. If the helper
- * dies, the run's group is killed, and its outcome says its worker lost it
- * (`lostBy`): its own end cannot be known.
+ * lets it go once the helper's watchdog has its group (so it never outlives
+ * its worker unobserved), reads its pipes and tells this module what happens
+ * to it. If the helper dies, the run's group is killed, and its outcome says
+ * its worker lost it (`lostBy`): its own end cannot be known.
  */
 import type { StoredOutputFiles } from '../model/output-files.js';
 import { openOutputFiles, type OutputFileWriters } from './output-files.js';
@@ -35,6 +36,8 @@ export interface RunProcessSpec {
   reapEscaped?: boolean;
   /** Files to write its stdout and stderr to as well (output-files.ts), opened before it starts. */
   output?: StoredOutputFiles;
+  /** If its worker dies, its group gets SIGTERM, then SIGKILL this much later (the watchdog's grace). */
+  killGraceMs: number;
   onLine: (stream: 'stdout' | 'stderr', line: string) => void;
 }
 
@@ -52,22 +55,16 @@ export interface RunOutcome {
 }
 
 export interface RunProcess {
-  /** The process the worker started (the gate, or the keeper); undefined if it never started. */
+  /** The process the helper started (the command, or the keeper); undefined if it never started. */
   readonly pid: number | undefined;
   /**
-   * The run's process group (its main process's pid), to be signalled and
-   * watched: known at once with the plain gate, told by the keeper; undefined
-   * if it never started.
+   * The run's process group (its main process's pid), to be signalled: the
+   * command's pid, or told by the keeper; known once the helper's watchdog
+   * has it and the command runs. Undefined if it never started.
    */
   readonly group: Promise<number | undefined>;
-  /**
-   * Lets the command run. Until then the child waits at a gate, so a worker
-   * that dies before its watchdog knows the process group never leaves a run
-   * behind: the gate's pipe closes with the worker and the child just exits.
-   */
-  release(): void;
   readonly outcome: Promise<RunOutcome>;
-  /** SIGTERM (or `signal`) to the process group now, SIGKILL after graceMs if still alive (not released yet: it never starts). */
+  /** SIGTERM (or `signal`) to the process group now, SIGKILL after graceMs if still alive (still at the keeper's gate: it never starts). */
   terminate(graceMs: number, signal?: NodeJS.Signals): void;
   /** A signal to the process group of a started run that has not exited, and nothing more; false if it was not sent. */
   signal(signal: NodeJS.Signals): boolean;
@@ -91,13 +88,6 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
     // The group is already gone.
   }
 }
-
-/**
- * Waits for a line on its stdin (the worker's go-ahead, through the spawn
- * helper), then becomes the command, its stdin /dev/null. (The keeper, which
- * also tells, uses fd 3: one pipe fewer to make per run here.)
- */
-const GATE = 'IFS= read -r _ || exit 125; exec "$@" </dev/null';
 
 /** The outcome of a wait status as the keeper reports it (`status N`). */
 function waitStatusOutcome(status: number): RunOutcome {
@@ -129,11 +119,9 @@ async function groupGone(group: number): Promise<void> {
   while (groupAlive(group) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
-/** The process a run's spec asks for: the plain gate, or the keeper, before the command. */
-function gateCommand(file: string, args: readonly string[], keeper: KeeperSupport): { file: string; args: string[] } {
-  return keeper.ok
-    ? { file: 'perl', args: ['-e', KEEPER_SCRIPT, '--', String(keeper.prctl), file, ...args] }
-    : { file: 'sh', args: ['-c', GATE, 'fitq-run', file, ...args] };
+/** The process a run's spec asks for: the command itself, or the keeper before it. */
+function keptCommand(file: string, args: readonly string[], keeper: KeeperSupport): { file: string; args: string[] } {
+  return keeper.ok ? { file: 'perl', args: ['-e', KEEPER_SCRIPT, '--', String(keeper.prctl), file, ...args] } : { file, args: [...args] };
 }
 
 /** Starts the run's process at its gate; resolves once it is spawned (or could not be), its output files open. */
@@ -143,7 +131,6 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     pid: undefined,
     group: Promise.resolve(undefined),
     outcome: Promise.resolve(failure),
-    release: () => {},
     terminate: () => {},
     signal: () => false,
     kill: () => false,
@@ -160,7 +147,7 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     files = opened;
   }
   const keeper: KeeperSupport = spec.reapEscaped ? keeperSupport() : { ok: false, why: 'not asked for' };
-  const gated = gateCommand(file, args, keeper);
+  const spawned = keptCommand(file, args, keeper);
 
   let pid: number | undefined;
   /** What the keeper told: the run's group, and the main process's wait status. */
@@ -171,6 +158,7 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
   let killTimer: NodeJS.Timeout | undefined;
   let killed = false;
   let exited = false;
+  /** Whether the command runs (its group is known): before, under the keeper, it waits at the gate. */
   let released = false;
   let settled = false;
   let settle: (outcome: RunOutcome) => void = () => {};
@@ -193,12 +181,20 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     pause: (stream) => helper.pause(stream),
     resume: (stream) => helper.resume(stream),
   });
-  const helper = spawnThroughHelper({ ...gated, cwd: spec.cwd, env: keeper.ok ? keeperEnv(spec.env) : spec.env, toldGroup: keeper.ok }, {
+  const request = {
+    ...spawned,
+    cwd: spec.cwd,
+    env: keeper.ok ? keeperEnv(spec.env) : spec.env,
+    toldGroup: keeper.ok,
+    graceSeconds: Math.ceil(spec.killGraceMs / 1000),
+  };
+  const helper = spawnThroughHelper(request, {
     spawned(spawnedPid) {
       pid = spawnedPid;
       liveProcesses.add(spawnedPid);
       if (!keeper.ok) {
         groupId = spawnedPid;
+        released = true;
         tellGroup(spawnedPid);
       }
       spawnedOrNot(true);
@@ -210,6 +206,7 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     group(told) {
       if (groupId !== undefined) return;
       groupId = told;
+      released = true;
       tellGroup(told);
     },
     status(status) {
@@ -231,8 +228,9 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     lost(why) {
       spawnedOrNot(pid !== undefined);
       const lostBy = `lost its spawn helper (${why})`;
-      // Never let go: its gate closed with the helper, so it never starts. Let go: its end cannot be known; nothing of it may go on.
-      if (!released) {
+      // At the keeper's gate: it closed with the helper, so it never starts. Otherwise it may run (a plain
+      // run whose spawn was not confirmed too, which the helper's watchdog ends): its end cannot be known.
+      if (keeper.ok && !released) {
         ended({ status: 'returned', reason: lostBy });
         return;
       }
@@ -257,11 +255,6 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     pid,
     group,
     outcome,
-    release() {
-      released = true;
-      // The plain gate's socket may close; the keeper's stays open to tell the end.
-      helper.go(keeper.ok);
-    },
     terminate(graceMs: number, signal: NodeJS.Signals = 'SIGTERM') {
       // Once it has exited, its group id may belong to someone else (the helper checks again).
       if (killTimer || exited || settled) return;

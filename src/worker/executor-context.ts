@@ -5,12 +5,10 @@ import type { Scripts } from '../queue/scripts.js';
 import type { ClaimLimits } from '../queue/claim-reply.js';
 import type { EscapedSweep } from './escaped-sweep.js';
 import type { LogFormat } from './logger.js';
-import type { Watchdog } from './watchdog.js';
 
 export interface ExecutorContext {
   keys: NamespaceKeys;
   scripts: Scripts;
-  watchdog: Watchdog;
   logger: Logger;
   workerName: string;
   /** The token of the registration this executor runs for: its writes are refused once that is gone. */

@@ -14,7 +14,7 @@ import { activeRun, type ActiveRun, type ClaimedRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
 import type { RunEnding } from './run-ending.js';
 import { recordRunEnd } from './record-end.js';
-import { letGo, spawnRun } from './run-start.js';
+import { markRunning, spawnRun } from './run-start.js';
 import { CANCELED, requestStop, type RunStop } from './run-stop.js';
 
 /** Why a run Redis no longer holds for its worker is stopped. */
@@ -173,9 +173,9 @@ export class Executor {
     }
     // Canceled or given up while its files were being opened: what cancel() or abandonAll() would have done.
     if (run.stop !== undefined) spawned.process.terminate(this.ctx.killGraceMs);
-    // The command waits at a gate until its group is known to the watchdog.
+    // Known once the spawn helper's watchdog has it and the command runs.
     const group = await spawned.process.group;
-    if (group !== undefined) await letGo(this.ctx, run, spawned, group, log);
+    if (group !== undefined) markRunning(this.ctx, run, spawned, group, log);
     let outcome: RunEnding = await spawned.process.outcome;
     // Its worker lost sight of it (its spawn helper died, its group was killed): not the run's doing.
     if (outcome.lostBy !== undefined) requestStop(run, { cause: 'abandon', reason: `its worker ${this.ctx.workerName} ${outcome.lostBy}` });
@@ -185,7 +185,6 @@ export class Executor {
       this.ctx.onShortage?.(outcome.reason);
     }
     run.disarmLimit?.();
-    if (group !== undefined) this.ctx.watchdog.release(group);
     // Its group is gone; what escaped it (setsid daemons) goes too, while its end is recorded.
     const since = spawned.process.pid === undefined ? undefined : { pid: spawned.process.pid, atMs: spawned.spawnedAtMs };
     void this.ctx.sweep.sweep(spawned.token, since).then((pids) => {

@@ -1,8 +1,8 @@
 /**
  * The start of a claimed run: checked (signed runs), its environment made
- * and its process spawned, held at its gate, its output stored as it comes;
- * then, once the watchdog knows its process group, let go, and its time
- * limit armed.
+ * and its process spawned (let go by the spawn helper once the helper's
+ * watchdog has its process group), its output stored as it comes; then,
+ * once its group is known, marked running and its time limit armed.
  */
 import type { Logger } from 'pino';
 import { claimMismatch } from '../security/claim-check.js';
@@ -18,7 +18,7 @@ import { grantedResourcesEnv } from './run-env.js';
 import { runTimeLimit } from './time-limit.js';
 import { watchTimeLimit } from './time-limit-watch.js';
 
-/** A run spawned at its gate. */
+/** A run spawned. */
 export interface SpawnedRun {
   /** Its process (also `run.process`). */
   process: RunProcess;
@@ -32,9 +32,9 @@ export interface SpawnedRun {
 }
 
 /**
- * Spawns a claimed run's process at its gate (see child.ts); resolves with
- * it, or with its rejection when the worker wants signed runs and this one
- * is not, or was altered.
+ * Spawns a claimed run's process (see child.ts); resolves with it, or with
+ * its rejection when the worker wants signed runs and this one is not, or
+ * was altered.
  */
 export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger): Promise<SpawnedRun | RunEnding> {
   // Checked on the very fields it is started with, as the claim read them.
@@ -77,6 +77,7 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
     cwd: record.cwd,
     env,
     reapEscaped: ctx.reapEscaped,
+    killGraceMs: ctx.killGraceMs,
     ...(record.output === undefined ? {} : { output: record.output }),
     onLine: (stream, line) => {
       output.add({ stream, line });
@@ -86,14 +87,9 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
   return { process: run.process, output, token, devices: devices || undefined, spawnedAtMs };
 }
 
-/**
- * Lets a spawned run's command go once the watchdog knows its process group
- * `group` (so it never outlives a worker that dies), and arms its time limit.
- */
-export async function letGo(ctx: ExecutorContext, run: ActiveRun, spawned: SpawnedRun, group: number, log: Logger): Promise<void> {
+/** Marks a spawned run running once its command runs in process group `group`, and arms its time limit. */
+export function markRunning(ctx: ExecutorContext, run: ActiveRun, spawned: SpawnedRun, group: number, log: Logger): void {
   const { process: runProcess, devices } = spawned;
-  await ctx.watchdog.watch(group);
-  runProcess.release();
   run.phase = 'running';
   run.startedAtMs = performance.now();
   ctx.onRunStarted?.();

@@ -29,7 +29,6 @@ import { within } from './registration.js';
 import { Requests } from './requests.js';
 import { inheritedEnv } from './run-env.js';
 import { stoppedReason } from './run-ending.js';
-import { Watchdog } from './watchdog.js';
 import { spawnHelper } from './spawner/spawner.js';
 import { openWorker, type WorkerParts } from './worker-start.js';
 
@@ -47,7 +46,6 @@ export class FitqWorker {
   private readonly redis: Redis;
   private readonly scripts: Scripts;
   private readonly logger: Logger;
-  private readonly watchdog: Watchdog;
   private readonly lifecycle: Lifecycle;
   private readonly lease: Lease;
   private readonly requests: Requests;
@@ -74,9 +72,6 @@ export class FitqWorker {
     this.metrics = parts.metrics;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     const lifecycle = new Lifecycle(options.killGraceMs + GIVE_UP_AFTER_GRACE_MS);
-    const watchdog = new Watchdog(Math.ceil(options.killGraceMs / 1000), (message) =>
-      logger.error(`${message}; runs of this worker would outlive it if it died`),
-    );
     // Started now, so the first run need not wait for it.
     spawnHelper();
     const ignoredRuns = new IgnoredRuns(redis, keys, logger);
@@ -90,7 +85,6 @@ export class FitqWorker {
       new Executor({
         keys,
         scripts,
-        watchdog,
         logger,
         workerName: options.name,
         token,
@@ -125,7 +119,6 @@ export class FitqWorker {
     });
     const reaper = new Reaper(scripts, logger, lifecycle, options.leaseMs);
     this.lifecycle = lifecycle;
-    this.watchdog = watchdog;
     this.lease = lease;
     this.requests = requests;
     this.claims = claims;
@@ -235,7 +228,6 @@ export class FitqWorker {
     if (survivors === 0) await within(this.scripts.deregisterWorker(this.name, lease.token).catch(() => {}), GIVE_UP_AFTER_GRACE_MS);
     // Notifications on their way get a short while, never more.
     await within(this.notifier.close(), NOTIFY_SHUTDOWN_MS + 1000);
-    this.watchdog.close();
     await this.metrics?.server.close();
     if (this.subscriber) await within(closeRedis(this.subscriber), 1000);
     await within(closeRedis(this.redis), 1000);

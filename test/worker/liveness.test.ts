@@ -1,6 +1,7 @@
 /**
  * Worker liveness with real processes: a CLI worker killed with SIGKILL
- * leaves no run process behind (its watchdog ends them), its runs end as
+ * leaves no run process behind (its spawn helpers' watchdogs end them, even
+ * when the helpers are killed with it), its runs end as
  * `lost` within the lease and are never re-run, its reservation goes, and its
  * name can be taken again. Also: a name held by a live worker is refused, and
  * SIGTERM stops a worker gracefully (a second SIGTERM terminates its runs,
@@ -54,6 +55,25 @@ function groupMembers(pgid: number): number[] {
     if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') members.push(Number(entry));
   }
   return members;
+}
+
+/** The parent of a process, from the kernel. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/** Live children of a process whose command line holds `marker`. */
+function childrenOf(parent: number, marker: string): number[] {
+  return readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      const pid = Number(entry);
+      return parentOf(pid) === parent && isAlive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) ? [pid] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 const runGroups = new Set<number>();
@@ -143,7 +163,7 @@ describe('a worker killed with SIGKILL', () => {
     expect(isAlive(pgid)).toBe(false);
   });
 
-  it('leaves no run behind even when killed the moment the run starts (the run waits at a gate until the watchdog knows it)', async () => {
+  it('leaves no run behind even when killed the moment the run starts (its helper lets it go once the watchdog has its group)', async () => {
     for (let attempt = 0; attempt < 5; attempt++) {
       const queue = newQueue();
       const client = await connectClient(queue);
@@ -157,6 +177,41 @@ describe('a worker killed with SIGKILL', () => {
       runGroups.add(pid);
       await waitFor(`run process group ${pid} to be gone (attempt ${attempt})`, () => groupMembers(pid).length === 0);
     }
+  });
+
+  it('leaves no run running when its spawn helpers are killed with it (their watchdogs end the runs)', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const pidFile = join(tempDir(), 'pid');
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60 & wait'), resources: 'foo=1' });
+    const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'with-helpers', '--lease', '2', '--kill-grace', '1']);
+    const pgid = await waitUntilRunning(client, runs[0]!.id, pidFile);
+    const helper = parentOf(pgid);
+    expect(childrenOf(victim.process.pid!, 'helper.js')).toContain(helper);
+
+    // The worker and its helpers at once: nothing of theirs runs on to clean up.
+    for (const pid of [victim.process.pid!, ...childrenOf(victim.process.pid!, 'helper.js')]) process.kill(pid, 'SIGKILL');
+    await victim.exited;
+    await waitFor(`run process group ${pgid} to be gone`, () => groupMembers(pgid).length === 0, 5000);
+  });
+
+  it("leaves no run running when its helper's watchdog died before: a new watchdog was told the run", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const pidFile = join(tempDir(), 'pid');
+    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60'), resources: 'foo=1' });
+    const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'watchdog-died', '--lease', '2', '--kill-grace', '1']);
+    const pgid = await waitUntilRunning(client, runs[0]!.id, pidFile);
+    const helper = parentOf(pgid);
+    const [watchdog] = childrenOf(helper, 'fitq-watchdog');
+    expect(watchdog).toBeDefined();
+    process.kill(watchdog!, 'SIGKILL');
+    await waitFor('a new watchdog', () => childrenOf(helper, 'fitq-watchdog').find((pid) => pid !== watchdog));
+    expect(isAlive(pgid)).toBe(true);
+
+    for (const pid of [victim.process.pid!, ...childrenOf(victim.process.pid!, 'helper.js')]) process.kill(pid, 'SIGKILL');
+    await victim.exited;
+    await waitFor(`run process group ${pgid} to be gone`, () => groupMembers(pgid).length === 0, 5000);
   });
 
   it('has its runs marked lost within the lease, its reservation released, and nothing re-run; its name is free again', async () => {

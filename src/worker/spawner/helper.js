@@ -6,14 +6,22 @@
 // times this one's size, so spawning from here keeps each run's fork small
 // and takes it off the worker's main thread.
 //
-// Plain JavaScript importing nothing but Node, so it stays small and runs as
-// it is from src/ (tests) and from dist/ (the build copies it). It knows
-// nothing of runs: the worker says what to spawn (the gate or the keeper,
-// see child.ts), when to let it go, what to signal, when to pause reading.
+// It lets each run go itself: the run's process group goes to its watchdog
+// (watchdog.js) before the command can outlive the helper, and only then
+// does the command run. A plain run is spawned as the command itself (its
+// group is its pid, known as the spawn returns, and the watchdog is told
+// before anything else happens); a run under the keeper (see subreaper.ts)
+// waits at the keeper's gate until the keeper has told its group and the
+// watchdog has it.
+//
+// Plain JavaScript importing nothing but Node (and watchdog.js), so it stays
+// small and runs as it is from src/ (tests) and from dist/ (the build copies
+// it). It knows nothing of runs: the worker says what to spawn, what to
+// signal, when to pause reading.
 //
 // Each message on the channel is an array of these, in order.
-// Worker -> helper: {op: 'spawn', id, file, args, cwd, env, toldGroup}, {op: 'go', id,
-// keepGate}, {op: 'closeGate', id}, {op: 'signal', id, signal}, {op:
+// Worker -> helper: {op: 'spawn', id, file, args, cwd, env, toldGroup,
+// graceSeconds}, {op: 'closeGate', id}, {op: 'signal', id, signal}, {op:
 // 'pause' | 'resume', id, stream}.
 // Helper -> worker: {op: 'ready'}, {op: 'spawned', id, pid}, {op: 'failed',
 // id, code, message}, {op: 'group', id, group}, {op: 'status', id, status},
@@ -21,6 +29,7 @@
 // signal}.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { Watchdog } from './watchdog.js';
 
 /** How long a run's pipes are read after its main process exited, at most (child.ts PIPE_DRAIN_MS). */
 const PIPE_DRAIN_MS = Number(process.argv[2] ?? 1000);
@@ -32,6 +41,8 @@ const CHANNEL_LOW = 1024 * 1024;
 
 /** Runs under way, by the worker's id: {child, group, exited, gate, readables, paused}. */
 const runs = new Map();
+/** Ends the runs' groups if this process goes (its worker died, or it was killed). */
+const watchdog = new Watchdog();
 let unsent = 0;
 let channelFull = false;
 
@@ -93,13 +104,26 @@ function descriptorShortage() {
   }
 }
 
-function start({ id, file, args, cwd, env, toldGroup }) {
+/** Lists a run's group with the watchdog, then lets the run go: false (the run told it failed) if no watchdog can run. */
+function watchAndGo(id, run, group, graceSeconds) {
+  try {
+    watchdog.watch(group, graceSeconds);
+  } catch (error) {
+    signalGroup(group, 'SIGKILL');
+    send({ op: 'failed', id, code: error.code, message: error.message });
+    return false;
+  }
+  run.group = group;
+  return true;
+}
+
+function start({ id, file, args, cwd, env, toldGroup, graceSeconds }) {
   const shortage = descriptorShortage();
   if (shortage) return send({ op: 'failed', id, ...shortage });
   let child;
   try {
-    // The keeper's gate is fd 3, which it also tells on; the plain gate is stdin.
-    const stdio = toldGroup ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'];
+    // The keeper's gate is fd 3, which it also tells on; a plain run is the command itself, its stdin /dev/null.
+    const stdio = toldGroup ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'];
     child = spawn(file, args, { cwd, env, detached: true, stdio });
   } catch (error) {
     return send({ op: 'failed', id, code: error.code, message: error.message });
@@ -108,8 +132,12 @@ function start({ id, file, args, cwd, env, toldGroup }) {
     child.once('error', (error) => send({ op: 'failed', id, code: error.code, message: error.message }));
     return;
   }
-  // The plain gate's group is its pid; the keeper tells the group it made.
-  const run = { child, group: toldGroup ? undefined : child.pid, exited: false, gate: toldGroup ? child.stdio[3] : child.stdin, readables: [child.stdout, child.stderr], paused: [false, false] };
+  // A plain run's group is its pid, watched at once; the keeper tells the group it made, then is let go.
+  const run = { child, group: undefined, exited: false, gate: toldGroup ? child.stdio[3] : undefined, readables: [child.stdout, child.stderr], paused: [false, false] };
+  if (!toldGroup && !watchAndGo(id, run, child.pid, graceSeconds)) {
+    for (const readable of run.readables) readable?.destroy();
+    return;
+  }
   runs.set(id, run);
   send({ op: 'spawned', id, pid: child.pid });
   run.gate?.on('error', () => {});
@@ -121,7 +149,9 @@ function start({ id, file, args, cwd, env, toldGroup }) {
       const [word, value] = told.slice(0, end).split(' ');
       told = told.slice(end + 1);
       if (word === 'group' && run.group === undefined) {
-        run.group = Number(value);
+        if (!watchAndGo(id, run, Number(value), graceSeconds)) return run.gate.destroy();
+        // The keeper's gate stays open: it tells the main process's end on it.
+        run.gate.write('go\n');
         send({ op: 'group', id, group: run.group });
       } else if (word === 'status') send({ op: 'status', id, status: Number(value) });
     }
@@ -132,8 +162,11 @@ function start({ id, file, args, cwd, env, toldGroup }) {
   child.on('error', () => {}); // after a spawn that worked: 'close' follows
   child.once('exit', () => {
     run.exited = true;
-    // Whatever it left in its group goes with it (the keeper did that, and more, itself).
-    if (run.group !== undefined) signalGroup(run.group, 'SIGKILL');
+    // Whatever it left in its group goes with it (the keeper did that, and more, itself); then the watchdog has nothing of it to end.
+    if (run.group !== undefined) {
+      signalGroup(run.group, 'SIGKILL');
+      watchdog.forget(run.group);
+    }
     for (const readable of run.readables) readable?.resume();
     send({ op: 'exit', id });
     // Something that escaped the group may hold the pipes open: read what is there, but do not wait for it.
@@ -151,11 +184,6 @@ function start({ id, file, args, cwd, env, toldGroup }) {
 
 const handlers = {
   spawn: start,
-  go({ id, keepGate }) {
-    const gate = runs.get(id)?.gate;
-    if (keepGate) gate?.write('go\n');
-    else gate?.end('go\n');
-  },
   closeGate({ id }) {
     runs.get(id)?.gate?.destroy();
   },
@@ -183,6 +211,6 @@ process.on('SIGINT', () => {});
 process.on('message', (messages) => {
   for (const message of messages) handlers[message.op]?.(message);
 });
-// The worker is gone: runs not yet let go never start (their gate closes with this process), the watchdog ends the others.
+// The worker is gone: the watchdog ends the runs (a run at the keeper's gate never starts: the gate closes with this process).
 process.on('disconnect', () => process.exit(0));
 send({ op: 'ready' });

@@ -3,12 +3,14 @@
  * (HELPERS per worker process), started with the worker, that fork every run's
  * process so the worker never forks itself (a fork costs in proportion to
  * the memory of the process that forks, and the worker is several times the
- * helper's size). The helper knows nothing of runs; child.ts says what to
- * spawn, when to let it go and what to signal, and hears back its pid, its
- * group, its output and its end.
+ * helper's size). The helper lets each run go once its own watchdog
+ * (watchdog.js) has the run's group. It knows nothing of runs; child.ts
+ * says what to spawn and what to signal, and hears back its pid, its group,
+ * its output and its end.
  *
- * If a helper dies, its runs' pipes and gates die with it: every run it
- * had is told (`lost`), and a new helper is started when one is next needed.
+ * If a helper dies, its runs' pipes and gates die with it and its watchdog
+ * ends them: every run it had is told (`lost`), and a new helper is started
+ * when one is next needed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +40,8 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** Its group is told by the keeper (else it is its pid). */
   toldGroup: boolean;
+  /** If the helper goes, the watchdog sends its group SIGTERM, then SIGKILL this many seconds later. */
+  graceSeconds: number;
 }
 
 type Reply =
@@ -52,7 +56,6 @@ type Reply =
 
 type Command =
   | ({ op: 'spawn'; id: number } & SpawnRequest)
-  | { op: 'go'; id: number; keepGate: boolean }
   | { op: 'closeGate'; id: number }
   | { op: 'signal'; id: number; signal: NodeJS.Signals }
   | { op: 'pause' | 'resume'; id: number; stream: 0 | 1 };
@@ -144,7 +147,6 @@ class Helper {
 
 /** A run's process as the spawner handles it. */
 export interface SpawnedProcess {
-  go(keepGate: boolean): void;
   closeGate(): void;
   signal(signal: NodeJS.Signals): void;
   pause(stream: 0 | 1): void;
@@ -191,7 +193,6 @@ export function spawnThroughHelper(request: SpawnRequest, listener: SpawnListene
   helper.runs.set(id, listener);
   helper.send({ op: 'spawn', id, ...request, args: [...request.args] });
   return {
-    go: (keepGate) => helper.send({ op: 'go', id, keepGate }),
     closeGate: () => helper.send({ op: 'closeGate', id }),
     signal: (signal) => helper.send({ op: 'signal', id, signal }),
     pause: (stream) => helper.send({ op: 'pause', id, stream }),
