@@ -179,39 +179,38 @@ describe('a worker killed with SIGKILL', () => {
     }
   });
 
-  it('leaves no run running when its spawn helpers are killed with it (their watchdogs end the runs)', async () => {
+  /** A CLI worker running one run of `script` (after its pid is written), with the run's group and the helper that spawned it. */
+  async function workerWithRun(name: string, script: string) {
     const queue = newQueue();
     const client = await connectClient(queue);
     const pidFile = join(tempDir(), 'pid');
-    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60 & wait'), resources: 'foo=1' });
-    const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'with-helpers', '--lease', '2', '--kill-grace', '1']);
+    const { runs } = await client.stage({ command: pidScript(pidFile, script), resources: 'foo=1' });
+    const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', name, '--lease', '2', '--kill-grace', '1']);
     const pgid = await waitUntilRunning(client, runs[0]!.id, pidFile);
     const helper = parentOf(pgid);
     expect(childrenOf(victim.process.pid!, 'helper.js')).toContain(helper);
+    /** The worker and its helpers killed at once (nothing of theirs runs on to clean up); resolves once the run's group is gone. */
+    const killAllAndWait = async () => {
+      for (const pid of [victim.process.pid!, ...childrenOf(victim.process.pid!, 'helper.js')]) process.kill(pid, 'SIGKILL');
+      await victim.exited;
+      await waitFor(`run process group ${pgid} to be gone`, () => groupMembers(pgid).length === 0, 5000);
+    };
+    return { pgid, helper, killAllAndWait };
+  }
 
-    // The worker and its helpers at once: nothing of theirs runs on to clean up.
-    for (const pid of [victim.process.pid!, ...childrenOf(victim.process.pid!, 'helper.js')]) process.kill(pid, 'SIGKILL');
-    await victim.exited;
-    await waitFor(`run process group ${pgid} to be gone`, () => groupMembers(pgid).length === 0, 5000);
+  it('leaves no run running when its spawn helpers are killed with it (their watchdogs end the runs)', async () => {
+    const { killAllAndWait } = await workerWithRun('with-helpers', 'sleep 60 & wait');
+    await killAllAndWait();
   });
 
   it("leaves no run running when its helper's watchdog died before: a new watchdog was told the run", async () => {
-    const queue = newQueue();
-    const client = await connectClient(queue);
-    const pidFile = join(tempDir(), 'pid');
-    const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 60'), resources: 'foo=1' });
-    const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'watchdog-died', '--lease', '2', '--kill-grace', '1']);
-    const pgid = await waitUntilRunning(client, runs[0]!.id, pidFile);
-    const helper = parentOf(pgid);
+    const { pgid, helper, killAllAndWait } = await workerWithRun('watchdog-died', 'sleep 60');
     const [watchdog] = childrenOf(helper, 'fitq-watchdog');
     expect(watchdog).toBeDefined();
     process.kill(watchdog!, 'SIGKILL');
     await waitFor('a new watchdog', () => childrenOf(helper, 'fitq-watchdog').find((pid) => pid !== watchdog));
     expect(isAlive(pgid)).toBe(true);
-
-    for (const pid of [victim.process.pid!, ...childrenOf(victim.process.pid!, 'helper.js')]) process.kill(pid, 'SIGKILL');
-    await victim.exited;
-    await waitFor(`run process group ${pgid} to be gone`, () => groupMembers(pgid).length === 0, 5000);
+    await killAllAndWait();
   });
 
   it('has its runs marked lost within the lease, its reservation released, and nothing re-run; its name is free again', async () => {
