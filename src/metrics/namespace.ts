@@ -1,14 +1,16 @@
 /**
  * The dashboard's `/metrics`: every namespace it shows, each read from Redis
  * in one script call (readMetrics-*.lua) so a scrape's numbers describe one
- * moment, as Prometheus text. A fresh registry per scrape: the values are
- * Redis's, not this process's.
+ * moment, but for the runs of waiting-children and failed, counted by
+ * status a part at a time (status-counts.ts); as Prometheus text. A fresh
+ * registry per scrape: the values are Redis's, not this process's.
  */
 import { Gauge, Registry } from 'prom-client';
 import type { FitqClient } from '../client.js';
 import { Scripts } from '../queue/scripts.js';
 import { capacityMetrics } from './capacity-metrics.js';
 import { runMetrics } from './run-metrics.js';
+import { addParkedAndEndedCounts } from './status-counts.js';
 import { DEFAULT_METRICS_SHAPES, shapesToRead } from './shape-series.js';
 
 export interface NamespaceMetricsOptions {
@@ -38,7 +40,12 @@ export async function renderNamespaceMetrics(
   const up = new Gauge({ name: 'fitq_up', help: '1 when the namespace could be read from Redis for this scrape.', labelNames: ['queue'], registers: [registry] });
   const runs = runMetrics(registry, shapes);
   const capacity = capacityMetrics(registry);
-  const snapshotOf = (client: FitqClient) => scriptsFor(client).readMetrics(shapesToRead(shapes));
+  const snapshotOf = async (client: FitqClient) => {
+    const scripts = scriptsFor(client);
+    const snapshot = await scripts.readMetrics(shapesToRead(shapes));
+    await addParkedAndEndedCounts(scripts, snapshot.runs);
+    return snapshot;
+  };
   const reads = await Promise.allSettled([...clients].map(async ([queue, client]) => ({ queue, snapshot: await snapshotOf(client) })));
   [...clients.keys()].forEach((queue, i) => {
     const read = reads[i]!;

@@ -120,6 +120,19 @@ export class Scripts {
   }
 
   /**
+   * Runs by status among `count` members of waiting-children (`parked`:
+   * held or staged) or of failed (`ended`: each ended status but completed),
+   * from position `from` (see countRunStatuses-*.lua); `read` fewer than
+   * `count`: the state's end. Reads only.
+   */
+  async countRunStatuses(state: 'parked' | 'ended', from: number, count: number): Promise<{ counts: Map<string, number>; read: number }> {
+    const [flat, read] = (await this.call('countRunStatuses', {}, this.keys.base, state, from, count)) as [unknown[], number];
+    const counts = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) counts.set(String(flat[i]), Number(flat[i + 1]));
+    return { counts, read: Number(read) };
+  }
+
+  /**
    * Appends output lines of a run, unless the claim that produced them has
    * moved on or its worker no longer holds its lease; returns lines written.
    * With `position`, each line is stored with its number among the lines of

@@ -6,24 +6,23 @@
   devices, the pool, and the run statistics the scripts that start and end
   runs keep (includes/stats/runTimeBounds.lua). Writes nothing.
 
-  Its cost grows with the runs held or waiting for dependencies and the
-  ended runs kept in `failed` (each one's status is read: failed, canceled,
-  lost, rejected and timeout share that set), the groups of shapes and the
-  workers; it counts the runs of at most ARGV[2] shapes, however many are
-  staged (includes/shape/stagedShapes.lua); the other counts are
-  cardinalities.
+  Its cost grows with the groups of shapes and the workers; it counts the
+  runs of at most ARGV[2] shapes, however many are staged
+  (includes/shape/stagedShapes.lua); the other counts are cardinalities.
+  The runs whose status their queue state does not tell (held or parked in
+  waiting-children; failed, canceled, lost, rejected and timeout, which
+  share `failed`) are counted apart, a part at a time
+  (countRunStatuses-*.lua).
 
   KEYS[1]  workers        zset: worker name -> lease deadline
   KEYS[2]  pool:capacity  hash: cluster-wide resource -> total amount
   KEYS[3]  pool:used      hash: cluster-wide resource -> amount reserved
   KEYS[4]  groups         hash: group of shapes with staged runs -> version
   KEYS[5]  stats          hash: run statistics (includes/stats/runTimeBounds.lua)
-  KEYS[6..12] what its includes touch, each named at its top: runs:active,
-  runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
-  runs:failed, runs:meta
+  KEYS[6..10] what its includes touch, each named at its top: runs:active,
+  runs:prioritized, runs:delayed, runs:completed, runs:meta
   (and, per worker, worker:<name> with :capacity, :free, :devices and :runs;
-  per shape group, group:<names> and staged:<shape>; the job hashes of the
-  runs in waiting-children and failed)
+  per shape group, group:<names> and staged:<shape>)
 
   ARGV[1] base
   ARGV[2] most shapes whose staged runs it counts
@@ -32,7 +31,9 @@
   stats, waitBounds, durationBounds, stagedTotal}:
     now         the Redis server's clock, epoch ms
     paused      1 when the namespace's queue is paused
-    statuses    flat status, count (staged, held, running, and each ended status)
+    statuses    flat status, count: staged (prioritized and delayed), running,
+                completed (the runs of waiting-children and failed are not
+                in these: countRunStatuses counts them)
     shapes      flat shape, staged runs in its index, for at most ARGV[2]
                 shapes (stagedShapes)
     workers     one list per registered worker: {name, host, heartbeatAt,
@@ -64,10 +65,8 @@ local statsKey = KEYS[5]
 local queueActiveKey = KEYS[6]
 local queuePrioritizedKey = KEYS[7]
 local queueDelayedKey = KEYS[8]
-local queueWaitingChildrenKey = KEYS[9]
-local queueCompletedKey = KEYS[10]
-local queueFailedKey = KEYS[11]
-local queueMetaKey = KEYS[12]
+local queueCompletedKey = KEYS[9]
+local queueMetaKey = KEYS[10]
 local base = ARGV[1]
 local mostShapes = tonumber(ARGV[2])
 local now = serverNow()
