@@ -117,13 +117,16 @@ const runWorker = (url, queue) =>
 
 /**
  * FINISHED runs staged in a namespace of their own, run to their end by a
- * CLI worker: bytes per finished run. A few runs run first, so what a
- * namespace holds once whatever its runs (the worker's scripts loaded, its
- * statistics) is not counted per run.
+ * CLI worker: bytes per finished run, every one kept (retention off: the
+ * default keeps the last 10,000, so at 100,000 runs most would be gone and
+ * the figure would say nothing of one kept). A few runs run first, so what
+ * a namespace holds once whatever its runs (the worker's scripts loaded,
+ * its statistics) is not counted per run.
  */
 async function finishedRuns(url, queue) {
   const client = await FitqClient.connect({ redisUrl: url, queue });
   try {
+    await client.setRetention({ keepCompleted: null, keepAgeMs: null });
     await client.stage({ command: ['true'], resources: 'cpu=1', cwd: CWD, repeat: WARM_UP });
     await runWorker(url, queue);
     const before = await usedMemory(client.redis);
