@@ -16,11 +16,12 @@ const INPUTS = [
   'package-lock.json',
   'scripts/build.js',
   'scripts/build-freshness.js',
+  'scripts/cli-bundle.js',
   'scripts/oclif-manifest.js',
 ];
 
 /** What a build writes; the digest of its inputs goes beside them. */
-const OUTPUTS = ['dist/index.js', 'oclif.manifest.json'];
+const OUTPUTS = ['dist/index.js', 'dist/cli-bundle/oclif.js', 'oclif.manifest.json'];
 const DIGEST_FILE = 'dist/.sources-digest';
 
 /** Every file under a path (a file: itself), sorted. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Builds fitq: TypeScript to dist/, the Lua scripts beside it, oclif's
-// manifest (scripts/oclif-manifest.js); then records the digest of the
+// Builds fitq: TypeScript to dist/, the Lua scripts beside it, the CLI's
+// bundles (scripts/cli-bundle.js), oclif's manifest
+// (scripts/oclif-manifest.js); then records the digest of the
 // sources it was built from (scripts/build-freshness.js).
 //   --if-changed  reuse a build made from the sources as they are now:
 //                 `npm install` builds (prepare), `npm link` (prepare again)
@@ -46,5 +47,6 @@ rmSync(join(root, 'dist/queue/lua'), { recursive: true, force: true });
 cpSync(join(root, 'src/queue/lua'), join(root, 'dist/queue/lua'), { recursive: true });
 // The spawn helper and its watchdog are plain JavaScript, run as they are (src/worker/spawner/*.js).
 for (const file of ['helper.js', 'watchdog.js']) cpSync(join(root, 'src/worker/spawner', file), join(root, 'dist/worker/spawner', file));
+run(join(root, 'scripts/cli-bundle.js'), []);
 run(join(root, 'scripts/oclif-manifest.js'), []);
 markFresh(root, digest);

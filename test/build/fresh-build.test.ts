@@ -27,8 +27,10 @@ function project(): string {
     'package-lock.json': '{}\n',
     'scripts/build.js': '// build\n',
     'scripts/build-freshness.js': '// freshness\n',
+    'scripts/cli-bundle.js': '// bundle\n',
     'scripts/oclif-manifest.js': '// manifest\n',
     'dist/index.js': 'export const a = 1;\n',
+    'dist/cli-bundle/oclif.js': 'export {};\n',
     'oclif.manifest.json': '{}\n',
   })) {
     mkdirSync(join(root, path, '..'), { recursive: true });
@@ -51,6 +53,7 @@ describe('a build is reused while its sources are unchanged', () => {
       ['src/index.ts', (path) => rmSync(path)],
       ['tsconfig.build.json', (path) => writeFileSync(path, '{"x":1}\n')],
       ['package-lock.json', (path) => writeFileSync(path, '{"lockfileVersion":3}\n')],
+      ['scripts/cli-bundle.js', (path) => writeFileSync(path, '// changed\n')],
       ['scripts/oclif-manifest.js', (path) => writeFileSync(path, '// changed\n')],
     ];
     for (const [path, change] of changes) {
@@ -60,7 +63,7 @@ describe('a build is reused while its sources are unchanged', () => {
       expect(isFresh(root)).toBe(true);
     }
     // What a build makes, gone: not fresh.
-    for (const output of ['dist/index.js', 'oclif.manifest.json']) {
+    for (const output of ['dist/index.js', 'dist/cli-bundle/oclif.js', 'oclif.manifest.json']) {
       const saved = readFileSync(join(root, output));
       rmSync(join(root, output));
       expect(isFresh(root), `without ${output}`).toBe(false);

@@ -14,8 +14,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import { format } from 'node:util';
-import { Config, run } from '@oclif/core';
-import { Exit, handle } from '@oclif/core/handle';
+
+/**
+ * The oclif the commands use: bin/run.js's, bundled (scripts/cli-bundle.js).
+ * Its config cache and error classes are its own, so the commands run and
+ * their errors are handled by this copy, not by node_modules' @oclif/core.
+ */
+const { Config, run, Exit, handle } = (await import(new URL('../../dist/cli-bundle/oclif.js', import.meta.url).href)) as typeof import('@oclif/core') &
+  typeof import('@oclif/core/handle');
 
 interface Call {
   readonly argv: string[];
