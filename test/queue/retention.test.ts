@@ -91,6 +91,16 @@ describe('retention as runs end', () => {
     expect(await present(client, canceled)).toEqual(canceled);
   });
 
+  it("with keepCompleted off keeps every completed run, whatever keepFailed says (it once fell back on keepFailed's count)", async () => {
+    const client = await connectClient(newQueue());
+    await client.setRetention({ keepCompleted: null, keepFailed: 1 });
+    const ids = await completeRuns(client, 3);
+    expect(await present(client, ids)).toEqual(ids);
+    // keepFailed still holds for the ended runs it counts.
+    const canceled = await cancelRuns(client, 3);
+    expect(await present(client, canceled)).toEqual(canceled.slice(2));
+  });
+
   it('by count, when runs end in the same millisecond: the run just ended is kept and the next oldest goes instead', async () => {
     const client = await connectClient(newQueue());
     const scripts = new Scripts(client.redis, client.keys, 100);

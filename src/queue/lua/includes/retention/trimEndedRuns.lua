@@ -21,7 +21,9 @@ local RETENTION_BATCH = 20
 -- next end). Returns how many it removed.
 local function trimEndedRuns(base, state, limit, spare)
   local settings = retentionSettings(base)
-  local keep = state == "completed" and settings.keepCompleted or settings.keepFailed
+  -- (Not `a and b or c`: a count that is off, nil, must not become the other state's.)
+  local keep = settings.keepFailed
+  if state == "completed" then keep = settings.keepCompleted end
   -- Both the runs beyond the count and the too old ones are a prefix of
   -- the state's runs, oldest end first: remove the longer prefix.
   local beyondKeep = keep and endedCount(base, state) - keep or 0
