@@ -3,7 +3,7 @@
  * status for /metrics: held and staged runs in waiting-children, and the
  * ended runs in failed (failed, canceled, lost, rejected, timeout). Read a
  * part at a time (countRunStatuses-*.lua), so 100,000 canceled runs cost a
- * scrape 100 short calls, never one long one. Runs that move between parts
+ * scrape 200 short calls, never one long one. Runs that move between parts
  * may be counted once too few or too many: a scrape's other figures are
  * read in one step (readMetrics-*.lua), these are not.
  */

@@ -35,6 +35,8 @@ export const RESOLVE_CHUNK = 200;
 
 /**
  * Runs of waiting-children or failed counted by status per countRunStatuses
- * call (/metrics): a read of one field each, about 1 µs a run.
+ * call (/metrics): a read of one field each, about 4 µs a run with the
+ * checks around it (a part of 1,000 took 3.7 ms at the median, 15 ms at
+ * worst, with 100,000 canceled runs on the idle 2-core box).
  */
-export const STATUS_COUNT_CHUNK = 1000;
+export const STATUS_COUNT_CHUNK = 500;
