@@ -74,6 +74,33 @@ describe('staging a large batch', () => {
     expect(await reader.redis.exists(reader.keys.batches)).toBe(0);
   });
 
+  it('shows a reader that reads the ids in parts none of a batch staged and committed between two parts, or all of it', async () => {
+    const client = await connectClient(newQueue());
+    const scripts = new Scripts(client.redis, client.keys, 100);
+    // More runs than one part of ids (5,000).
+    await scripts.stageRuns(scriptRuns('m', 6_000, 'cpu=1'), undefined, { id: 'mid', ttlMs: 60_000, first: true });
+    // As each read's first part of ids comes back, the stager adds 100 runs whose ids sort before that part's end
+    // (so the read's next parts miss them); the third time, it commits the batch.
+    const reader = await connectClient(client.keys.base.slice(client.keys.base.indexOf('{') + 1, client.keys.base.indexOf('}')));
+    const zrange = reader.redis.zrange.bind(reader.redis) as (...args: unknown[]) => Promise<string[]>;
+    let added = 0;
+    (reader.redis as unknown as { zrange: (...args: unknown[]) => Promise<string[]> }).zrange = async (...args) => {
+      const part = await zrange(...args);
+      if (args[1] === '-' && added < 3) {
+        added++;
+        await scripts.stageRuns(scriptRuns(`a${added}-`, 100, 'cpu=1'), undefined, { id: 'mid', ttlMs: 60_000, first: false });
+        if (added === 3) expect(await scripts.commitBatch('mid')).toBe(6_300);
+      }
+      return part;
+    };
+    for (;;) {
+      const count = (await allIds(reader)).length;
+      expect([0, 6_300]).toContain(count);
+      if (count === 6_300) break;
+    }
+    expect(added).toBe(3);
+  });
+
   it('stages and removes in bounded script calls, never one long call (one MULTI, one removeRuns call held Redis for over 200 ms)', async () => {
     // How long a call holds Redis depends on the machine (npm run bench measures it); what bounds it is
     // that no call takes more than a chunk of runs: counted by Redis itself, per command.
