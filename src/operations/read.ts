@@ -35,6 +35,8 @@ export interface StoredRun {
   fields: Readonly<Record<string, string>>;
 }
 
+/** Reads of every run before one whose number of ids did not change meanwhile is taken as it is (getAllRuns). */
+const ALL_RUNS_ATTEMPTS = 10;
 /** Run ids read per ZRANGE of `ids` (one of 100,000 held Redis 50 ms). */
 const ID_CHUNK = 5000;
 
@@ -172,23 +174,20 @@ export async function readRuns(ctx: ReadContext, ids: readonly string[], redis: 
 }
 
 /**
- * Every run, in one consistent view, as of the moment the read began. A
- * batch is hidden until committed (stageRuns, commitBatch), and the ids are
- * read in several calls, so a batch committed meanwhile could show in part
- * (the ids read before its commit, no longer hidden). So this read hides
- * the batches open when it began and the runs staged since (a staging
- * number past the namespace's at that moment), besides the batches open
- * when the runs are read: each batch shows whole or not at all. (Both read
- * in one pipeline of two commands, which Redis runs back to back; no
- * MULTI: fitq's documented ACL rules do not allow it.)
+ * Every run, in one consistent view: a batch whose commit fell between
+ * reading the ids (in parts) and reading the runs showed in part (the ids
+ * staged so far, no longer hidden), so the ids are read again while their
+ * number changed meanwhile, up to ALL_RUNS_ATTEMPTS times: a stager adds
+ * ids through every read while it stages, so a read that met the commit
+ * after a few such reads needs one more (no MULTI: fitq's documented ACL
+ * rules do not allow it).
  */
 async function getAllRuns(ctx: QueueContext): Promise<StoredRun[]> {
-  const [batches, seq] = await execPipeline(ctx.redis.pipeline().hgetall(ctx.keys.batches).get(ctx.keys.seq), { wrongTypeAsNull: true });
-  const openBefore = new Set(Object.keys((batches ?? {}) as Record<string, string>));
-  const lastSeq = Number(seq ?? 0);
-  const ids = await allRunIds(ctx);
-  const runs = await getRuns(ctx, ids, ctx.redis, openBefore);
-  return Number.isFinite(lastSeq) ? runs.filter(({ run }) => !(run.seq > lastSeq)) : runs;
+  for (let attempt = 1; ; attempt++) {
+    const ids = await allRunIds(ctx);
+    const { runs, idCount } = await readStoredRuns(ctx, ids, ctx.redis);
+    if (idCount === ids.length || attempt === ALL_RUNS_ATTEMPTS) return runs;
+  }
 }
 
 /** Every run id, ID_CHUNK at a time, each read going on after the last id of the one before (stable as runs come and go). */
@@ -202,26 +201,30 @@ async function allRunIds(ctx: QueueContext): Promise<string[]> {
   }
 }
 
-/**
- * The runs of `ids` as stored, read over `redis` (by default the context's),
- * those of a batch not committed (or of `hidden`) left out; an id that is no
- * run is left out too.
- */
-export async function getRuns(ctx: ReadContext, ids: readonly string[], redis: Redis = ctx.redis, hidden: ReadonlySet<string> = new Set()): Promise<StoredRun[]> {
+/** The runs of `ids` as stored, read over `redis` (by default the context's); an id that is no run is left out. */
+export async function getRuns(ctx: ReadContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<StoredRun[]> {
+  return (await readStoredRuns(ctx, ids, redis)).runs;
+}
+
+/** The runs of `ids` that exist and are committed, and how many ids the namespace had as they were read. */
+async function readStoredRuns(ctx: ReadContext, ids: readonly string[], redis: Redis): Promise<{ runs: StoredRun[]; idCount: number }> {
   const pipeline = redis.pipeline();
   pipeline.hgetall(ctx.keys.batches);
   for (const id of ids) pipeline.hgetall(ctx.keys.run(id));
+  pipeline.zcard(ctx.keys.ids);
   // An id whose key holds no hash (written by hand) is no run; a `batches` of another type holds no batch.
   const [batchReply, ...replies] = await execPipeline(pipeline, { wrongTypeAsNull: true });
+  const idCount = Number(replies.pop() ?? 0);
   // Runs of a batch not committed are not there yet (read with them, in one round trip).
-  const open = new Set([...hidden, ...Object.keys((batchReply ?? {}) as Record<string, string>)]);
+  const open = new Set(Object.keys((batchReply ?? {}) as Record<string, string>));
   // (Data BullMQ rewrote, job.updateData, is not read: fitq reads its own copy, and reconciling puts BullMQ's back.)
-  return replies.flatMap((reply, i) => {
+  const runs = replies.flatMap((reply, i) => {
     const hash = (reply ?? {}) as Record<string, string>;
     if (!hash.status || (hash.batch !== undefined && open.has(hash.batch))) return [];
     const fields = runFields(ids[i]!, hash);
     return [{ ...decodeRun(fields), fields }];
   });
+  return { runs, idCount };
 }
 
 /**

@@ -66,7 +66,7 @@ describe('staging a large batch', () => {
     }
     const { runs } = await staging;
     counts.add((await allIds(reader)).length);
-    expect([...counts].every((count) => count === 0 || count === 20_000)).toBe(true);
+    expect([...counts].filter((count) => count !== 0 && count !== 20_000)).toEqual([]);
     expect(sawOpen).toBe(true);
     // The claim takes the batch's first run, in order.
     claimed ??= ((await scripts.claimRun('w', 'tok', 0)) as { runId: string }).runId;
@@ -80,7 +80,8 @@ describe('staging a large batch', () => {
     // More runs than one part of ids (5,000).
     await scripts.stageRuns(scriptRuns('m', 6_000, 'cpu=1'), undefined, { id: 'mid', ttlMs: 60_000, first: true });
     // As each read's first part of ids comes back, the stager adds 100 runs whose ids sort before that part's end
-    // (so the read's next parts miss them); the third time, it commits the batch.
+    // (so the read's next parts miss them); the third time, it commits the batch (a read of three attempts showed
+    // the batch in part then).
     const reader = await connectClient(client.keys.base.slice(client.keys.base.indexOf('{') + 1, client.keys.base.indexOf('}')));
     const zrange = reader.redis.zrange.bind(reader.redis) as (...args: unknown[]) => Promise<string[]>;
     let added = 0;
