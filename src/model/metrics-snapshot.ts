@@ -94,6 +94,12 @@ function addBucket(buckets: RunTimeBuckets, field: string, value: number): boole
   return true;
 }
 
+/** What countRunStatuses-*.lua replies: runs by status among the members read, and how many it read. */
+export function parseStatusCountsReply(reply: unknown): { counts: Map<string, number>; read: number } {
+  const [counts, read] = reply as [unknown, unknown];
+  return { counts: numbers(counts), read: Number(read) };
+}
+
 export function parseMetricsReply(reply: unknown): MetricsSnapshot {
   const [now, paused, statuses, shapes, workers, poolCapacity, poolUsed, stats, waitBounds, durationBounds, stagedTotal] = reply as unknown[];
   const waitBoundsMs = (waitBounds as unknown[]).map(Number);

@@ -8,7 +8,7 @@ import { parseExplainReply, type RunVerdict } from '../model/explain.js';
 import type { NamespaceKeys } from './keys.js';
 import type { LogLine, LogPosition } from '../model/logs.js';
 import { scriptCommand, defineScripts, scriptKeys, type KeySubject, type ScriptArg } from './script-call.js';
-import { parseMetricsReply, type MetricsSnapshot } from '../model/metrics-snapshot.js';
+import { parseMetricsReply, parseStatusCountsReply, type MetricsSnapshot } from '../model/metrics-snapshot.js';
 import { flatToRecord, limitArg, parseClaimReply, type ClaimLimits, type ClaimPolicy, type ClaimResult, type GpuPlacement } from './claim-reply.js';
 import type { FinishInput, FinishResult, StopMode, WorkerRegistration } from './worker-calls.js';
 import {
@@ -126,10 +126,7 @@ export class Scripts {
    * `count`: the state's end. Reads only.
    */
   async countRunStatuses(state: 'parked' | 'ended', from: number, count: number): Promise<{ counts: Map<string, number>; read: number }> {
-    const [flat, read] = (await this.call('countRunStatuses', {}, this.keys.base, state, from, count)) as [unknown[], number];
-    const counts = new Map<string, number>();
-    for (let i = 0; i + 1 < flat.length; i += 2) counts.set(String(flat[i]), Number(flat[i + 1]));
-    return { counts, read: Number(read) };
+    return parseStatusCountsReply(await this.call('countRunStatuses', {}, this.keys.base, state, from, count));
   }
 
   /**
