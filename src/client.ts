@@ -6,7 +6,7 @@
  * operation is a module there, taking the context first, and a one-line
  * method here.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis/connection.js';
 import type { ArrayTally } from './model/array-tally.js';
 import type { LogEntry } from './model/logs.js';
 import { DEFAULT_LOG_MAX_LINES } from './model/logs.js';
@@ -73,7 +73,7 @@ export class FitqClient {
 
   private constructor(
     /** The command connection; fails fast when Redis is down. */
-    readonly redis: Redis,
+    readonly redis: RedisConnection,
     options: ClientOptions,
   ) {
     const { queue, prefix } = resolveNamespace(options);
@@ -90,7 +90,7 @@ export class FitqClient {
     });
   }
 
-  /** Connects to Redis; throws ConnectionError with one clear line when it cannot. */
+  /** Connects to RedisConnection; throws ConnectionError with one clear line when it cannot. */
   static async connect(options: ClientOptions = {}): Promise<FitqClient> {
     const { queue, prefix } = resolveNamespace(options);
     namespaceKeys(queue, prefix); // validate before connecting
@@ -142,7 +142,7 @@ export class FitqClient {
     return listPool(this.ctx);
   }
 
-  /** Live workers, as Redis holds them (reads only: one whose lease ran out is left out, not reaped); see operations/workers.ts. */
+  /** Live workers, as RedisConnection holds them (reads only: one whose lease ran out is left out, not reaped); see operations/workers.ts. */
   async listWorkers(): Promise<WorkerRecord[]> {
     return listWorkers(this.ctx);
   }

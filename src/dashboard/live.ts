@@ -8,7 +8,7 @@
  * page's script (assets/live-script.ts) then re-fetches only the fragments
  * on those topics.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from '../redis/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 
@@ -55,7 +55,7 @@ export class LiveFeed {
   private readonly listeners = new Set<LiveListener>();
   private readonly pending = new Map<string, Set<LiveTopic>>();
   private readonly generations = new Map<LiveTopic, number>();
-  private readonly connections: Redis[] = [];
+  private readonly connections: RedisConnection[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
   private gatherTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -111,7 +111,7 @@ export class LiveFeed {
     }, GATHER_MS);
   }
 
-  private async connect(connection: ConnectionOptions): Promise<Redis> {
+  private async connect(connection: ConnectionOptions): Promise<RedisConnection> {
     const redis = await connectRedis(connection, true);
     this.connections.push(redis);
     // Gone (pages should say so rather than show what they kept), and back (anything may have changed meanwhile).
@@ -140,7 +140,7 @@ export class LiveFeed {
   }
 
   /** Follows a namespace's BullMQ event stream until closed. */
-  private readStream(redis: Redis, keys: NamespaceKeys): void {
+  private readStream(redis: RedisConnection, keys: NamespaceKeys): void {
     const queue = queueOf(keys);
     const stream = keys.queue.key('events');
     void (async () => {

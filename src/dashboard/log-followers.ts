@@ -16,7 +16,7 @@
  * they have), so every follower gets every entry after its own, in order,
  * once.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import { RunRemovedError, type FitqClient } from '../client.js';
 import { closeRedis, connectRedis, type ConnectionOptions } from '../redis/connection.js';
 import { isAfter, parseLogEntry, type LogEntry } from '../model/logs.js';
@@ -41,7 +41,7 @@ const MAX_LAPSE_MS = 30_000;
 const MIN_LAPSE_MS = 100;
 /** Past the lease deadline, so the read finds it lapsed. */
 const LAPSE_MARGIN_MS = 5;
-/** After a failed read (Redis away), before reading again. */
+/** After a failed read (RedisConnection away), before reading again. */
 const RETRY_MS = 1000;
 
 interface Follower {
@@ -61,7 +61,7 @@ export class NamespaceLogReader {
   private readonly runs = new Map<string, FollowedRun>();
   /** Runs to look at before the next read (an event of theirs, an end marker, a new follower). */
   private readonly due = new Set<string>();
-  private redis: Promise<Redis> | undefined;
+  private redis: Promise<RedisConnection> | undefined;
   private readerId: number | undefined;
   private reading = false;
   private closed = false;
@@ -117,7 +117,7 @@ export class NamespaceLogReader {
     }
   }
 
-  private connect(): Promise<Redis> {
+  private connect(): Promise<RedisConnection> {
     if (this.redis) return this.redis;
     this.redis = (async () => {
       const redis = await connectRedis({ ...this.connection, evictionCheck: undefined }, true);
@@ -158,7 +158,7 @@ export class NamespaceLogReader {
   }
 
   private async read(): Promise<void> {
-    let redis: Redis;
+    let redis: RedisConnection;
     try {
       redis = await this.connect();
     } catch (error) {

@@ -5,13 +5,13 @@
  * functions taking it first, as graphile-worker's src/sql/*.ts take a
  * client, so an operation is called, and tested, without FitqClient.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { Scripts } from '../queue/scripts.js';
 
 export interface QueueContext {
   /** The command connection; fails fast when Redis is down. */
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly keys: NamespaceKeys;
   readonly scripts: Scripts;
   /** The shared secret: runs staged are signed with it, signed runs edited are signed anew (none: neither). */
@@ -36,20 +36,20 @@ export interface UpkeepState {
 }
 
 export interface ContextOptions {
-  redis: Redis;
+  redis: RedisConnection;
   keys: NamespaceKeys;
   /** Lines of output kept per run (the scripts trim each run's output to it). */
   logMaxLines: number;
   secret: Uint8Array | undefined;
-  /** Opens a connection that survives Redis restarts (connectRedis(…, true)). */
-  connectResilient: () => Promise<Redis>;
+  /** Opens a connection that survives RedisConnection restarts (connectRedis(…, true)). */
+  connectResilient: () => Promise<RedisConnection>;
   onNote?: ((note: string) => void) | undefined;
 }
 
 export function createContext(options: ContextOptions): QueueContext {
   const { keys, logMaxLines, secret } = options;
   const upkeep: UpkeepState = { refused: false, onNote: options.onNote };
-  const over = (redis: Redis): QueueContext => ({
+  const over = (redis: RedisConnection): QueueContext => ({
     redis,
     keys,
     scripts: new Scripts(redis, keys, logMaxLines),

@@ -8,6 +8,7 @@ import type { LogEntry } from '../model/logs.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
 import { asUpkeepLeavesIt } from '../model/upkeep-view.js';
 import { closeRedis } from '../redis/connection.js';
+import { nodeServing } from '../redis/nodes.js';
 import type { QueueContext } from './context.js';
 import { lastEventId, readLogEntries, waitLogEntries } from './log-reads.js';
 import { getRun, readRun, type StoredRun } from './read.js';
@@ -71,8 +72,9 @@ export async function watchRun(
   const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
   const follower = await ctx.connect();
   // Aborting interrupts a blocked read at once.
-  const followerId = await follower.redis.client('ID');
-  const onAbort = () => void ctx.redis.client('UNBLOCK', followerId).catch(() => {});
+  // On a cluster both go to the node that serves the namespace, where the read blocks.
+  const followerId = await nodeServing(follower.redis, ctx.keys.base).client('ID');
+  const onAbort = () => void nodeServing(ctx.redis, ctx.keys.base).client('UNBLOCK', followerId).catch(() => {});
   signal?.addEventListener('abort', onAbort, { once: true });
   // The run existed when the watch began: gone now, it was removed.
   const readStored = async (): Promise<StoredRun> => {

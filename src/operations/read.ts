@@ -9,7 +9,7 @@
  * say why each staged run waits; readRuns shows runs so without judging
  * why they wait, getRuns gives them as stored.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import { dependentsOf } from '../model/dependencies.js';
 import type { RunVerdict } from '../model/explain.js';
 import { validateRunId } from '../model/names.js';
@@ -37,7 +37,7 @@ export interface StoredRun {
 
 /** Reads of every run before one whose number of ids did not change meanwhile is taken as it is (getAllRuns). */
 const ALL_RUNS_ATTEMPTS = 10;
-/** Run ids read per ZRANGE of `ids` (one of 100,000 held Redis 50 ms). */
+/** Run ids read per ZRANGE of `ids` (one of 100,000 held RedisConnection 50 ms). */
 const ID_CHUNK = 5000;
 
 /** A key of another type (written by hand) reads as holding nothing; any other error stands. */
@@ -151,7 +151,7 @@ async function withHistory(ctx: QueueContext, run: RunRecord): Promise<RunRecord
 }
 
 /** One run as stored, read over `redis` (by default the context's; upkeep goes over the context's). */
-export async function readRun(ctx: QueueContext, runId: string, redis: Redis = ctx.redis): Promise<StoredRun> {
+export async function readRun(ctx: QueueContext, runId: string, redis: RedisConnection = ctx.redis): Promise<StoredRun> {
   validateRunId(runId);
   const hash = await redis.hgetall(ctx.keys.run(runId));
   // A run of a batch not committed (still in `batches`) is not there yet; a `batches` written by hand as another type holds none.
@@ -167,7 +167,7 @@ export async function readRun(ctx: QueueContext, runId: string, redis: Redis = c
  * run waits), in the order given, read over `redis` (by default the
  * context's); an id that is no run is left out.
  */
-export async function readRuns(ctx: ReadContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<RunRecord[]> {
+export async function readRuns(ctx: ReadContext, ids: readonly string[], redis: RedisConnection = ctx.redis): Promise<RunRecord[]> {
   const stored = await getRuns(ctx, ids, redis);
   const workers = stored.some(({ run }) => run.status === 'running') ? await readWorkers({ redis, keys: ctx.keys }) : [];
   return stored.map(({ run, fields }) => asUpkeepLeavesIt(run, fields, workers));
@@ -202,12 +202,12 @@ async function allRunIds(ctx: QueueContext): Promise<string[]> {
 }
 
 /** The runs of `ids` as stored, read over `redis` (by default the context's); an id that is no run is left out. */
-export async function getRuns(ctx: ReadContext, ids: readonly string[], redis: Redis = ctx.redis): Promise<StoredRun[]> {
+export async function getRuns(ctx: ReadContext, ids: readonly string[], redis: RedisConnection = ctx.redis): Promise<StoredRun[]> {
   return (await readStoredRuns(ctx, ids, redis)).runs;
 }
 
 /** The runs of `ids` that exist and are committed, and how many ids the namespace had as they were read. */
-async function readStoredRuns(ctx: ReadContext, ids: readonly string[], redis: Redis): Promise<{ runs: StoredRun[]; idCount: number }> {
+async function readStoredRuns(ctx: ReadContext, ids: readonly string[], redis: RedisConnection): Promise<{ runs: StoredRun[]; idCount: number }> {
   const pipeline = redis.pipeline();
   pipeline.hgetall(ctx.keys.batches);
   for (const id of ids) pipeline.hgetall(ctx.keys.run(id));

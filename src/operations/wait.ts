@@ -14,13 +14,13 @@
  * shows them (model/upkeep-view.ts: a dead worker's run lost), so its wait
  * ends all the same.
  */
-import type { Redis } from 'ioredis';
 import { TimeoutError } from '../errors.js';
 import { validateRunId } from '../model/names.js';
 import { serverTimeMs } from '../model/liveness.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
 import type { NamespaceKeys } from '../queue/keys.js';
-import { closeRedis } from '../redis/connection.js';
+import { closeRedis, type RedisConnection } from '../redis/connection.js';
+import { nodeServing } from '../redis/nodes.js';
 import { execPipeline } from '../redis/pipeline.js';
 import type { QueueContext, ReadContext } from './context.js';
 import { watchRun } from './follow-log.js';
@@ -97,7 +97,7 @@ export async function waitForRuns(ctx: QueueContext, refs: readonly string[], op
     return await waitRuns({
       redis: waiter.redis,
       keys: ctx.keys,
-      unblock: (clientId) => ctx.redis.client('UNBLOCK', clientId),
+      unblock: (clientId) => nodeServing(ctx.redis, ctx.keys.base).client('UNBLOCK', clientId),
       reap: async () => {
         const msUntilNext = await reap(waiter);
         // Refused (a user that may only read) or out of memory: the waiter reads the runs as the lease runs out instead.
@@ -124,7 +124,7 @@ export async function waitForEnd(ctx: QueueContext, runId: string, timeoutMs = W
 
 export interface WaitParts {
   /** A resilient connection of the waiter's own: XREAD BLOCK holds it. */
-  redis: Redis;
+  redis: RedisConnection;
   keys: NamespaceKeys;
   /** Interrupts the blocked read (CLIENT UNBLOCK from another connection). */
   unblock: (clientId: number) => Promise<unknown>;
@@ -148,14 +148,16 @@ export async function waitRuns(parts: WaitParts, ids: readonly string[], options
   const ended = new Map<string, RunRecord>();
   const pending = new Set(order);
   const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
-  let clientId = Number(await redis.client('ID'));
+  // On a cluster, the node that serves the namespace, where the read blocks.
+  const blockingNode = () => nodeServing(redis, parts.keys.base);
+  let clientId = Number(await blockingNode().client('ID'));
   const onAbort = () => void parts.unblock(clientId).catch(() => {});
   signal?.addEventListener('abort', onAbort, { once: true });
   // Back from a disconnection: events may have been missed, every run is read again (and the connection has a new id).
   let reconnected = false;
   const onReady = () => {
     reconnected = true;
-    void redis.client('ID').then((id) => (clientId = Number(id)), () => {});
+    void blockingNode().client('ID').then((id) => (clientId = Number(id)), () => {});
   };
   redis.on('ready', onReady);
   const incomplete = async (why: 'timeout' | 'aborted') => {

@@ -5,7 +5,8 @@
  * the namespace's keys (keys.ts). scripts.ts gives each script a typed
  * method on top of this.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import { keyPart, namespaceKey, type KeyName, type NamespaceKeys } from './keys.js';
 import { luaScript, type LuaScript } from './lua-source.js';
 
@@ -29,25 +30,25 @@ function scriptNamed(name: string): LuaScript {
 }
 
 /** Registers a script as a command of a connection, once (its Lua is built when first needed: a command runs a few scripts of many). */
-function defineScript(redis: Redis, script: LuaScript): void {
+function defineScript(redis: RedisConnection, script: LuaScript): void {
   if (typeof (redis as unknown as Record<string, unknown>)[script.command] === 'function') return;
   redis.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
 }
 
-export function scriptCommand(redis: Redis | ChainableCommander, name: string): ScriptCall {
+export function scriptCommand(redis: RedisConnection | ChainableCommander, name: string): ScriptCall {
   const script = scriptNamed(name);
   // The scripts that only read (`#!lua flags=no-writes`) go by EVALSHA_RO (EVAL_RO the first time): Redis refuses
   // any write in them, and a Redis user allowed to read only, without EVAL, may run them (docs/security.md).
-  if (script.readOnly) return readOnlyCall(redis as Redis, script);
-  if (!('isPipeline' in redis && redis.isPipeline)) defineScript(redis as Redis, script);
+  if (script.readOnly) return readOnlyCall(redis as RedisConnection, script);
+  if (!('isPipeline' in redis && redis.isPipeline)) defineScript(redis as RedisConnection, script);
   const fn = (redis as unknown as Record<string, ScriptCall | undefined>)[script.command];
   if (!fn) throw new Error(`script ${script.command} is not defined on this connection (a pipeline's scripts are PIPELINED_SCRIPTS)`);
   // ioredis flattens one array argument into the command's arguments.
   return (args) => (fn as unknown as (args: readonly (string | number)[]) => Promise<unknown>).call(redis, args);
 }
 
-/** A read-only script's call: by its SHA, sending the script only when Redis lacks it (NOSCRIPT). */
-function readOnlyCall(redis: Redis, source: LuaScript): ScriptCall {
+/** A read-only script's call: by its SHA, sending the script only when RedisConnection lacks it (NOSCRIPT). */
+function readOnlyCall(redis: RedisConnection, source: LuaScript): ScriptCall {
   return async (args) => {
     try {
       return await redis.call('EVALSHA_RO', [source.sha, source.numberOfKeys, ...args]);
@@ -59,7 +60,7 @@ function readOnlyCall(redis: Redis, source: LuaScript): ScriptCall {
 }
 
 /** Registers the scripts pipelines queue on a connection, before any pipeline of it is made (idempotent). */
-export function defineScripts(redis: Redis): void {
+export function defineScripts(redis: RedisConnection): void {
   for (const name of PIPELINED_SCRIPTS) defineScript(redis, scriptNamed(name));
 }
 

@@ -3,7 +3,8 @@
  * other module talks to Redis with EVAL: every decision about who runs what
  * and every change to capacity happens in these scripts.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import { parseExplainReply, type RunVerdict } from '../model/explain.js';
 import type { NamespaceKeys } from './keys.js';
 import type { LogLine, LogPosition } from '../model/logs.js';
@@ -36,7 +37,7 @@ const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' |
 /** Typed calls of the scripts for one namespace. */
 export class Scripts {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: NamespaceKeys,
     private readonly logMaxLines: number,
   ) {

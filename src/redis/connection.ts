@@ -1,18 +1,35 @@
 /**
- * Redis connections. Commands fail fast with one clear line when Redis is
- * unreachable; long-lived clients (workers, log followers) fail fast only on
- * their first connect and afterwards reconnect by themselves. At connect,
- * workers refuse and commands warn about a Redis that may evict keys.
+ * Redis connections: one server, a master found through sentinels, or a
+ * cluster, as the URL says (redis-url.ts). Commands fail fast with one clear
+ * line when Redis is unreachable; long-lived clients (workers, log followers)
+ * fail fast only on their first connect and afterwards reconnect by
+ * themselves. Behind Sentinel or Cluster a failover is expected: commands
+ * then wait for the new master up to FAILOVER_WAIT_MS. At connect, workers
+ * refuse and commands warn about a Redis that may evict keys.
  */
-import { Redis, type RedisOptions } from 'ioredis';
-import { ConnectionError, UsageError } from '../errors.js';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { UsageError } from '../errors.js';
+import { connectFailure, isLastingRefusal } from './connect-failure.js';
+import { serverNodes, type RedisConnection } from './nodes.js';
+import { parseRedisUrl, redactRedisUrl, type RedisTarget } from './redis-url.js';
+
+export { isTlsUrl, redactRedisUrl } from './redis-url.js';
+
+export type { RedisConnection } from './nodes.js';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
+/**
+ * How long a command waits for Redis to come back behind Sentinel or Cluster
+ * (a failover: the sentinels' down-after plus their election, or the
+ * cluster's node timeout plus its), before failing in one line.
+ */
+export const FAILOVER_WAIT_MS = 30_000;
+
 export interface ConnectionOptions {
-  /** `redis://[user:password@]host:port[/db]` or `rediss://…` for TLS. */
+  /** See redis-url.ts: `redis://`, `rediss://`, `redis+sentinel://…/MASTER`, `redis+cluster://…`. */
   redisUrl?: string;
-  /** Extra ioredis options (e.g. TLS certificates). */
+  /** Extra ioredis options (e.g. TLS certificates, a connection name): for a cluster, each node's. */
   redisOptions?: RedisOptions;
   /**
    * Whether to check at connect that Redis never evicts keys (see
@@ -27,24 +44,7 @@ export function resolveRedisUrl(url?: string, env: NodeJS.ProcessEnv = process.e
   return url || env.FITQ_REDIS_URL || env.REDIS_URL || DEFAULT_REDIS_URL;
 }
 
-/** Whether the URL asks for TLS (`rediss://`, in any case). */
-export function isTlsUrl(url: string): boolean {
-  return /^rediss:\/\//i.test(url.trim());
-}
-
-/** The URL with any password (user info or `?password=`) replaced by `***`, for messages. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
-    return parsed.toString().replace('%2A%2A%2A', '***');
-  } catch {
-    return url.replace(/\/\/.*@/, '//***@');
-  }
-}
-
-const openConnections = new Set<Redis>();
+const openConnections = new Set<RedisConnection>();
 
 /** How many connections made here are still open (tests assert none leak). */
 export function openConnectionCount(): number {
@@ -55,36 +55,38 @@ export function openConnectionCount(): number {
  * Opens a connection and waits until it is ready.
  * @param resilient keep reconnecting after the first successful connect,
  *   queueing commands meanwhile (workers, followers); otherwise commands fail
- *   at once when the connection drops (CLI commands).
+ *   at once when the connection drops (CLI commands), or behind Sentinel or
+ *   Cluster once the failover took longer than FAILOVER_WAIT_MS.
  */
-export async function connectRedis(options: ConnectionOptions = {}, resilient = false): Promise<Redis> {
+export async function connectRedis(options: ConnectionOptions = {}, resilient = false): Promise<RedisConnection> {
   const url = resolveRedisUrl(options.redisUrl);
-  let connectedOnce = false;
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: resilient ? null : 1,
-    retryStrategy: (attempt) => (resilient && connectedOnce ? Math.min(attempt * 100, 2000) : null),
-    ...options.redisOptions,
-    // ioredis turns TLS on for a lower-case `rediss://` only; never talk in clear to a `REDISS://` URL.
-    ...(isTlsUrl(url) && !options.redisOptions?.tls ? { tls: {} } : {}),
-  });
-  // Why the first connect failed: ioredis rejects it with a bare "Connection is closed".
+  const target = parseRedisUrl(url);
+  const outage = new Outage(target.kind !== 'standalone', resilient);
+  const redis = createClient(target, options.redisOptions ?? {}, outage);
+  // Why the first connect failed: ioredis says only "Connection is closed" when it gives up.
   let lastError: Error | undefined;
   redis.on('error', (error: Error) => {
     // Reported through failed commands and reconnects; ioredis would otherwise print it.
-    if (!connectedOnce) lastError = error;
+    if (outage.connectedOnce) return;
+    lastError = error;
+    // A master name the sentinels do not know, a login refused: no failover mends that.
+    if (isLastingRefusal(error)) outage.giveUp();
   });
-  redis.once('ready', () => {
-    connectedOnce = true;
-  });
+  redis.on('ready', () => outage.ready());
   openConnections.add(redis);
   redis.once('end', () => openConnections.delete(redis));
   try {
-    await redis.connect();
+    // Ready, or given up (behind Sentinel or Cluster, a failover under way is waited for).
+    await new Promise<void>((resolve, reject) => {
+      redis.once('ready', resolve);
+      redis.once('end', () => reject(new Error('Connection is closed.')));
+      redis.connect().catch(() => undefined);
+    });
   } catch (error) {
     redis.disconnect();
     openConnections.delete(redis);
-    throw new ConnectionError(connectFailure(redactRedisUrl(url), lastError ?? error), { cause: lastError ?? error });
+    const cause = lastError ?? error;
+    throw connectFailure(target, cause);
   }
   if (options.evictionCheck) {
     const problem = await evictionProblem(redis, redactRedisUrl(url));
@@ -98,20 +100,99 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
 }
 
 /**
+ * When a connection retries: a resilient one always once it was up; behind
+ * Sentinel or Cluster, any one for FAILOVER_WAIT_MS from the moment it lost
+ * Redis (or from its first try); otherwise never.
+ */
+class Outage {
+  connectedOnce = false;
+  /** When the connection was found down (behind Sentinel or Cluster). */
+  private since: number | undefined;
+  private gaveUp = false;
+  constructor(
+    private readonly failoverExpected: boolean,
+    readonly resilient: boolean,
+  ) {}
+  ready(): void {
+    this.connectedOnce = true;
+    this.since = undefined;
+  }
+  /** No more tries: what failed will not mend by waiting. */
+  giveUp(): void {
+    this.gaveUp = true;
+  }
+  /** The delay before the next try, or null to give up. */
+  retryDelay(attempt: number): number | null {
+    const delay = Math.min(attempt * 100, 1000);
+    if (this.gaveUp) return null;
+    if (this.resilient && this.connectedOnce) return delay;
+    if (!this.failoverExpected) return null;
+    this.since ??= Date.now();
+    return Date.now() - this.since < FAILOVER_WAIT_MS ? delay : null;
+  }
+}
+
+function createClient(target: RedisTarget, extra: RedisOptions, outage: Outage): RedisConnection {
+  const common: RedisOptions = { lazyConnect: true, retryStrategy: (attempt) => outage.retryDelay(attempt) };
+  // ioredis turns TLS on for a lower-case `rediss://` only; never talk in clear to a `REDISS://` URL.
+  const tls = target.tls && !extra.tls ? { tls: {} } : {};
+  if (target.kind === 'standalone') {
+    return new Redis(target.url, { ...common, maxRetriesPerRequest: outage.resilient ? null : 1, ...extra, ...tls });
+  }
+  const login = { username: target.username, password: target.password };
+  if (target.kind === 'sentinel') {
+    return new Redis({
+      ...common,
+      // Commands wait while the connection is retried (retryDelay bounds it).
+      maxRetriesPerRequest: null,
+      ...login,
+      sentinels: target.sentinels,
+      name: target.masterName,
+      db: target.db,
+      sentinelUsername: target.sentinelUsername,
+      sentinelPassword: target.sentinelPassword,
+      // Without it ioredis learns of a new master only when the old one fails it (writes meanwhile go to the old one).
+      failoverDetector: true,
+      // ioredis would ask the sentinels again for ever, and the first connect never settle.
+      sentinelRetryStrategy: (attempt) => (outage.connectedOnce ? outage.retryDelay(attempt) : null),
+      ...extra,
+      ...tls,
+      ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: extra.tls ?? {} } : {}),
+    });
+  }
+  const cluster: ClusterOptions = {
+    lazyConnect: true,
+    clusterRetryStrategy: (attempt) => outage.retryDelay(attempt),
+    // A slot whose master died: tried again every 200 ms until a replica serves it (the cluster's own failover).
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    retryDelayOnTryAgain: 200,
+    maxRedirections: Math.ceil(FAILOVER_WAIT_MS / 200),
+    redisOptions: { ...login, maxRetriesPerRequest: null, ...extra, ...tls },
+  };
+  return new Cluster(target.nodes, cluster);
+}
+
+/**
  * One line when Redis may evict keys, or undefined: its `maxmemory-policy`
  * (from INFO memory; fitq's ACL rule allows INFO, not CONFIG) is anything
  * but `noeviction`. fitq's runs, reservations and worker leases are keys: an
  * evicted one is a run that vanishes, a reservation never released, a live
  * worker taken for gone. Says nothing when INFO is refused or lacks the field.
  */
-export async function evictionProblem(redis: Redis, shownUrl: string): Promise<string | undefined> {
-  let info: string;
-  try {
-    info = await redis.info('memory');
-  } catch {
-    return undefined;
+export async function evictionProblem(redis: RedisConnection, shownUrl: string): Promise<string | undefined> {
+  return readEvictionProblem(redis, shownUrl).catch(() => undefined);
+}
+
+/** evictionProblem, failing when INFO fails (refused, or Redis unreachable). */
+export async function readEvictionProblem(redis: RedisConnection, shownUrl: string): Promise<string | undefined> {
+  // On a cluster each master keeps its own policy: any one evicting loses the namespaces it serves.
+  for (const node of serverNodes(redis)) {
+    const where = redis instanceof Cluster ? `${shownUrl} (node ${node.options.host}:${node.options.port})` : shownUrl;
+    const problem = evictionProblemIn(await node.info('memory'), where);
+    if (problem) return problem;
   }
-  return evictionProblemIn(info, shownUrl);
+  return undefined;
 }
 
 /** evictionProblem, from the text of `INFO memory`. */
@@ -127,44 +208,11 @@ export function evictionProblemIn(info: string, shownUrl: string): string | unde
   );
 }
 
-/** Error codes Node gives when the server's certificate cannot be verified or TLS fails. */
-const TLS_ERROR = /CERT|SIGNATURE|ERR_TLS|ERR_SSL|ERR_OSSL|EPROTO/;
-
-/**
- * The reason in an OpenSSL error string, e.g. "tlsv13 alert certificate
- * required" out of "806C…:error:0A00045C:SSL routines:ssl3_read_bytes:tlsv13
- * alert certificate required:../deps/…/rec_layer_s3.c:1601:SSL alert number 116".
- */
-export function opensslReason(message: string): string {
-  const line = message.split('\n')[0]!.trim();
-  return /(?:^|:)error:[0-9A-Fa-f]+:[^:]*:[^:]*:([^:]+)/.exec(line)?.[1]?.trim() || line;
-}
-
-/** One line saying why the first connect failed: unreachable, TLS, or login refused. */
-function connectFailure(shownUrl: string, error: unknown): string {
-  const reason = opensslReason(error instanceof Error ? error.message : String(error));
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (/^(WRONGPASS|NOAUTH)\b/.test(reason)) return `Redis at ${shownUrl} refused the login: ${reason}`;
-  if (/^NOPERM\b/.test(reason)) return `Redis at ${shownUrl} refused a command: ${reason}`;
-  // Under TLS 1.3 a server refusing the client's certificate (or its lack)
-  // says so after the handshake; a client writing meanwhile sees a reset (Node's
-  // "disconnected before secure TLS connection was established"), not the alert.
-  if (isTlsUrl(shownUrl) && (code === 'ECONNRESET' || code === 'EPIPE')) {
-    return `TLS connection to Redis at ${shownUrl} failed: the server closed it as it was set up (${reason}): client certificate required? give one with --redis-cert and --redis-key`;
-  }
-  if ((typeof code === 'string' && TLS_ERROR.test(code)) || /\b(certificate|SSL|TLS)\b/i.test(reason)) {
-    return `TLS connection to Redis at ${shownUrl} failed: ${reason}`;
-  }
-  return `cannot reach Redis at ${shownUrl}: ${reason}`;
-}
-
 /** Closes a connection, politely if it is up. */
-export async function closeRedis(redis: Redis): Promise<void> {
-  if (redis.status === 'ready') {
-    await redis.quit().catch(() => redis.disconnect());
-  } else {
-    redis.disconnect();
-  }
+export async function closeRedis(redis: RedisConnection): Promise<void> {
+  if (redis.status === 'ready') await redis.quit().catch(() => undefined);
+  // Also after QUIT: ioredis's QUIT leaves the connections to the sentinels (failoverDetector) open.
+  redis.disconnect();
   openConnections.delete(redis);
 }
 

@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import type { RedisOptions } from 'ioredis';
 import { UsageError } from '../errors.js';
-import { isTlsUrl, opensslReason, redactRedisUrl, resolveRedisUrl } from './connection.js';
+import { resolveRedisUrl } from './connection.js';
+import { opensslReason } from './connect-failure.js';
+import { isTlsUrl, redactRedisUrl } from './redis-url.js';
 
 /** Paths of PEM files; unset ones fall back to the environment. */
 export interface TlsFiles {

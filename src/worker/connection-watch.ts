@@ -4,11 +4,11 @@
  * however long it stays down (the connection retries by itself meanwhile, and
  * commands wait for it).
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
 
 /** Starts watching; returns a function that stops it (before closing the connection on purpose). */
-export function watchConnection(redis: Redis, logger: Logger): () => void {
+export function watchConnection(redis: RedisConnection, logger: Logger): () => void {
   let downSince: number | undefined;
   let warned = false;
   /** A connection error seen since the connection was last ready. */

@@ -6,7 +6,8 @@
  * missed some (disconnected) looks again once the connection is ready, and
  * its poll and heartbeat catch the rest.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
+import { duplicateConnection } from '../redis/nodes.js';
 
 export interface EventHandlers {
   /** A run may fit now: staged, capacity added or freed, the queue resumed. */
@@ -26,9 +27,9 @@ export interface EventHandlers {
 }
 
 /** Subscribes a duplicate of `redis` to `channel`; returns it (to be closed on stop). */
-export async function subscribeEvents(redis: Redis, channel: string, worker: string, handlers: EventHandlers): Promise<Redis> {
+export async function subscribeEvents(redis: RedisConnection, channel: string, worker: string, handlers: EventHandlers): Promise<RedisConnection> {
   // Unnamed: BullMQ would list a worker's named connections as workers, and this is not another one.
-  const subscriber = redis.duplicate({ connectionName: undefined });
+  const subscriber = duplicateConnection(redis, { connectionName: undefined });
   subscriber.on('error', () => {});
   subscriber.on('message', (_channel: string, message: string) => onEvent(message, worker, handlers));
   // After a reconnect, messages may have been missed: look again.

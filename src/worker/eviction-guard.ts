@@ -8,9 +8,8 @@
  * evict it claims nothing and registers nothing, and says so, at error
  * level, when it starts, every minute it lasts, and once it is over.
  */
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { evictionProblemIn } from '../redis/connection.js';
+import { readEvictionProblem, type RedisConnection } from '../redis/connection.js';
 
 /** How often a lasting eviction policy is said again. */
 const REPEAT_MS = 60_000;
@@ -22,30 +21,26 @@ export class EvictionGuard {
   private readonly onReady = () => void this.check();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     /** The Redis URL as messages show it (no password). */
     private readonly shownUrl: string,
     private readonly logger: Logger,
-    /** Told when Redis no longer evicts: claims may go on. */
+    /** Told when RedisConnection no longer evicts: claims may go on. */
     private readonly onCleared: () => void,
   ) {
     redis.on('ready', this.onReady);
   }
 
-  /** Whether Redis, when last checked, could evict keys. */
+  /** Whether RedisConnection, when last checked, could evict keys. */
   get evicting(): boolean {
     return this.problem !== undefined;
   }
 
   /** Checks the policy now (one check at a time); resolves with the problem, if any. */
   check(): Promise<string | undefined> {
-    this.checking ??= this.redis
-      .info('memory')
-      .then(
-        (info) => evictionProblemIn(info, this.shownUrl),
-        // INFO refused to the user: nothing to tell, as at start. Unreachable: as it was last seen.
-        (error: unknown) => (/\bNOPERM\b/.test((error as Error).message) ? undefined : this.problem),
-      )
+    this.checking ??= readEvictionProblem(this.redis, this.shownUrl)
+      // INFO refused to the user: nothing to tell, as at start. Unreachable: as it was last seen.
+      .catch((error: unknown) => (/\bNOPERM\b/.test((error as Error).message) ? undefined : this.problem))
       .then((problem) => {
         this.checking = undefined;
         this.note(problem);

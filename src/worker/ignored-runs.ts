@@ -7,7 +7,7 @@
  * beside 100,000 runs it lacks a resource for reads a few hundred ids, not
  * every run and every shape of the group at every claim that changed it.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { IgnoredGroup } from '../queue/claim-reply.js';
@@ -20,7 +20,7 @@ export class IgnoredRuns {
   private readonly seen = new Map<string, { version: string; runIds: Set<string>; more: boolean }>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keys: NamespaceKeys,
     private readonly logger: Logger,
   ) {}

@@ -24,7 +24,7 @@
  * stopping worker waits a short while for notifications on their way, then
  * gives them up, saying how many.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { NOTIFY_SETTING, notifyPayload } from '../model/notify.js';
@@ -43,7 +43,7 @@ const retryDelayMs = (tries: number) => FIRST_RETRY_MS * 2 ** (tries - 1);
 export const NOTIFY_SHUTDOWN_MS = 3000;
 
 export interface NotifierParts {
-  redis: Redis;
+  redis: RedisConnection;
   keys: NamespaceKeys;
   /** The namespace's name, in the payload. */
   queue: string;
@@ -80,7 +80,7 @@ export class Notifier {
 
   constructor(private readonly parts: NotifierParts) {}
 
-  /** Reads the namespace's URL again; keeps the last one known if Redis does not answer. */
+  /** Reads the namespace's URL again; keeps the last one known if RedisConnection does not answer. */
   async refreshDefault(): Promise<void> {
     const { redis, keys } = this.parts;
     try {

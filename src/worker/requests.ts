@@ -9,7 +9,7 @@
  * records, for events that were missed. A stop request may come both ways:
  * it is acted on once per mode.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { StopMode } from '../queue/worker-calls.js';
@@ -24,7 +24,7 @@ export class Requests {
     private readonly lease: Lease,
     private readonly stop: (options: { now: boolean; why: string | undefined }) => Promise<void>,
     /** Where the requests are recorded: this worker's name and connection. */
-    private readonly records: { redis: Redis; keys: NamespaceKeys; worker: string },
+    private readonly records: { redis: RedisConnection; keys: NamespaceKeys; worker: string },
   ) {}
 
   /** A cancellation the heartbeat script found recorded for this worker's run. */

@@ -3,7 +3,7 @@
  * found, its metrics served, Redis connected (refused if it may evict keys),
  * its capacity registered under its name, and what it has said in its log.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import { resolveNamespace } from '../client.js';
 import type { MetricsServer } from '../metrics/metrics-server.js';
@@ -27,7 +27,7 @@ import { keeperSupport } from './subreaper.js';
 export interface WorkerParts {
   options: ResolvedWorkerOptions;
   keys: NamespaceKeys;
-  redis: Redis;
+  redis: RedisConnection;
   scripts: Scripts;
   logger: Logger;
   logMaxLines: number;

@@ -6,7 +6,7 @@
  * reconciler and the events it hears; it owns the stop sequence (its
  * start, up to its registration, is worker-start.ts).
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import { EscapedSweep } from './escaped-sweep.js';
 import { EvictionGuard } from './eviction-guard.js';
@@ -43,7 +43,7 @@ export class FitqWorker {
 
   private readonly options: ResolvedWorkerOptions;
   private readonly keys: NamespaceKeys;
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
   private readonly scripts: Scripts;
   private readonly logger: Logger;
   private readonly lifecycle: Lifecycle;
@@ -56,7 +56,7 @@ export class FitqWorker {
   private readonly notifier: Notifier;
   private readonly eviction: EvictionGuard;
   private resolveDone!: () => void;
-  private subscriber: Redis | undefined;
+  private subscriber: RedisConnection | undefined;
   private poll: NodeJS.Timeout | undefined;
   private unwatchConnection: (() => void) | undefined;
   private readonly metrics: WorkerParts['metrics'];

@@ -6,11 +6,11 @@
  * worker uses (claim, one line of output, finish), in 16 lanes, without
  * spawning 5,000 processes: what is measured is what Redis keeps.
  */
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Scripts } from '../../src/queue/scripts.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 import { startRedisServer, usedMemory, type RedisServer } from '../support/redis-server.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
 
 const RUNS = 5000;
 const KEEP = 500;
@@ -30,13 +30,13 @@ afterAll(async () => {
  * the scripts a run's path loads take about as much as 500 short runs'
  * keys, and do not grow with the runs.
  */
-async function memoryBesideScripts(redis: Redis): Promise<number> {
+async function memoryBesideScripts(redis: RedisConnection): Promise<number> {
   const scripts = Number(/^used_memory_scripts_eval:(\d+)/m.exec(await redis.info('memory'))?.[1] ?? 0);
   return (await usedMemory(redis)) - scripts;
 }
 
 /** The keys of a namespace, counted with SCAN. */
-async function namespaceKeys(redis: Redis, base: string): Promise<string[]> {
+async function namespaceKeys(redis: RedisConnection, base: string): Promise<string[]> {
   const keys: string[] = [];
   let cursor = '0';
   do {

@@ -21,10 +21,11 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LAYERS: readonly (readonly [path: string, rank: number, what: string])[] = [
   ['src/errors.ts', 0, 'errors users can act on, each with its exit code'],
   ['src/exit-codes.ts', 0, "fitq's exit codes, one table"],
+  ['src/types', 0, 'type declarations of packages that ship none'],
   ['src/text', 1, 'quoting values for messages, on one line; UTF-8 that is not'],
   ['src/units', 2, 'durations, time limits and signals, ports; times and durations as people read them'],
   ['src/resources', 2, 'resource specs and amounts (gpu=1 mem=8G), GPU device lists'],
-  ['src/redis', 2, 'connecting to Redis (URL, TLS, eviction check, its errors) and pipelines'],
+  ['src/redis', 2, 'connecting to Redis (URL, Sentinel and Cluster, TLS, eviction check, its errors), where keyless commands go, pipelines'],
   ['src/security', 2, 'the shared secret, run signatures, claim checks'],
   ['src/model/run-fields.ts', 2, "the table of a run's stored fields (home, kind, signed), which signing reads too: it imports nothing"],
   ['src/model', 3, 'the run model: the run record and its stored data, staging and its checks, arrays, names, dependencies, why a run waits, workers and logs as read'],

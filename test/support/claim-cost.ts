@@ -3,9 +3,9 @@
  * runs (INFO commandstats, on a server the test has to itself), and claims
  * repeated while the worker's class catches up (`indexing`).
  */
-import type { Redis } from 'ioredis';
 import type { ClaimResult } from '../../src/queue/claim-reply.js';
 import type { Scripts } from '../../src/queue/scripts.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
 
 /** Claims until a reply other than `indexing`; gives it and how many `indexing` replies came first. */
 export async function claimSettled(scripts: Scripts, worker = 'w'): Promise<{ result: ClaimResult; indexing: number }> {
@@ -16,7 +16,7 @@ export async function claimSettled(scripts: Scripts, worker = 'w'): Promise<{ re
 }
 
 /** The commands Redis ran while `act` did, scripts' inner commands counted, the script calls and the counting itself not. */
-export async function commandsDuring(redis: Redis, act: () => Promise<unknown>): Promise<number> {
+export async function commandsDuring(redis: RedisConnection, act: () => Promise<unknown>): Promise<number> {
   await redis.config('RESETSTAT');
   await act();
   const stats = await redis.info('commandstats');

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
-import type { Redis } from 'ioredis';
 import { afterEach, expect, inject } from 'vitest';
 import { FitqClient, resolveNamespace } from '../../src/client.js';
 import { DEFAULT_LOG_MAX_LINES } from '../../src/model/logs.js';
@@ -20,6 +19,7 @@ import { secretKey, type Secret } from '../../src/security/secret.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
 import { runFitqInProcess } from './in-process-cli.js';
 import { FitqWorker, type WorkerOptions } from '../../src/worker/worker.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -236,7 +236,7 @@ function groupOf(shape: string): string {
  * Puts a shape in fitq's index of groups by hand, at `score`, as anyone with
  * write access could, with the group's log (so workers' fit indexes see it).
  */
-export async function indexShapeByHand(redis: Redis, keys: NamespaceKeys, shape: string, score: number | string): Promise<void> {
+export async function indexShapeByHand(redis: RedisConnection, keys: NamespaceKeys, shape: string, score: number | string): Promise<void> {
   const parsed = parseShape(shape);
   const group = parsed ? shapeGroup(parsed) : groupOf(shape);
   const was = await redis.hget(keys.groups, group);

@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisConnection } from '../../src/redis/connection.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -193,7 +194,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 }
 
 /** The memory Redis says it uses (INFO memory, used_memory), in bytes. */
-export async function usedMemory(redis: Redis): Promise<number> {
+export async function usedMemory(redis: RedisConnection): Promise<number> {
   return Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
 }
 

@@ -1,0 +1,106 @@
+/**
+ * One redis-server process of a test topology (a Sentinel group's master,
+ * replica or sentinel, a cluster's node): started on a given port in a
+ * given directory, killed -9 like a host that dies, started again.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
+
+export interface RedisNode {
+  readonly port: number;
+  /** Whether its process is running. */
+  readonly alive: boolean;
+  /** A plain connection to this node alone (closed by the caller). */
+  connect(): Redis;
+  /** Starts it (again) with the same arguments; resolves once it answers PING. */
+  start(): Promise<void>;
+  /** SIGKILL, as a host that dies: nothing flushed, no goodbye to its clients. */
+  kill(): Promise<void>;
+  /** SIGSTOP / SIGCONT: frozen, its connections open, as a host that hangs. */
+  freeze(): void;
+  thaw(): void;
+}
+
+/** A redis-server on 127.0.0.1:port started with `args` (a config file first, for a sentinel). */
+export async function startRedisNode(port: number, args: readonly string[]): Promise<RedisNode> {
+  let child: ChildProcess | undefined;
+  let output = '';
+  const node: RedisNode = {
+    port,
+    get alive() {
+      return child !== undefined && child.exitCode === null && child.signalCode === null;
+    },
+    connect: () => new Redis({ host: '127.0.0.1', port, lazyConnect: false, maxRetriesPerRequest: 1, retryStrategy: () => null }),
+    async start() {
+      output = '';
+      const started = spawn('redis-server', [...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
+      started.stdout?.on('data', keep);
+      started.stderr?.on('data', keep);
+      child = started;
+      await waitForPing(port, started, () => output);
+    },
+    async kill() {
+      const running = child;
+      if (!running || running.exitCode !== null || running.signalCode !== null) return;
+      await new Promise<void>((resolve) => {
+        running.once('exit', () => resolve());
+        running.kill('SIGKILL');
+      });
+    },
+    freeze: () => void child?.kill('SIGSTOP'),
+    thaw: () => void child?.kill('SIGCONT'),
+  };
+  await node.start();
+  return node;
+}
+
+async function waitForPing(port: number, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error));
+  while (Date.now() < deadline) {
+    if (spawnError) throw new Error(`cannot start redis-server (${spawnError.message}): install it, e.g. apt-get install redis-server`);
+    if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited with code ${child.exitCode}:\n${output()}`);
+    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    probe.on('error', () => {});
+    try {
+      await probe.connect();
+      await probe.ping();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    } finally {
+      probe.disconnect();
+    }
+  }
+  throw new Error(`redis-server on port ${port} did not answer within 15 s:\n${output()}`);
+}
+
+/** Polls `check` every 50 ms until it returns a value (not undefined) or `timeoutMs` passes; says what it waited for. */
+export async function pollUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+}
+
+/** Runs `command` on a fresh connection to 127.0.0.1:port and closes it. */
+export async function askNode<T>(port: number, command: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    return await command(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
