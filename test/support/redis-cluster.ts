@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import calculateSlot from 'cluster-key-slot';
 import { freePort } from './redis-server.js';
-import { askNode, pollUntil, startRedisNode, type RedisNode } from './redis-node.js';
+import { askNode, drainReplication, pollUntil, startRedisNode, type RedisNode } from './redis-node.js';
 
 export const CLUSTER_NODE_TIMEOUT_MS = 2000;
 
@@ -23,8 +23,12 @@ export interface RedisClusterTopology {
   masterOf(key: string): Promise<RedisNode>;
   /** The masters now, in slot order. */
   masters(): Promise<RedisNode[]>;
-  /** Kills the master of `key`'s slot -9 and waits until its replica serves the slot; returns the new master. */
-  failover(key: string): Promise<RedisNode>;
+  /**
+   * Kills the master of `key`'s slot -9 and waits until its replica serves
+   * the slot; returns the new master. `caughtUp`: first let the replica have
+   * every write the master took (drainReplication).
+   */
+  failover(key: string, options?: { caughtUp?: boolean }): Promise<RedisNode>;
   dispose(): Promise<void>;
 }
 
@@ -87,8 +91,9 @@ export async function startRedisCluster(): Promise<RedisClusterTopology> {
         const slots = (await askNode(askPort(), (r) => r.call('CLUSTER', 'SLOTS'))) as [number, number, [string, number]][];
         return slots.sort((a, b) => a[0] - b[0]).map((range) => nodeAt(Number(range[2][1])));
       },
-      async failover(key) {
+      async failover(key, options = {}) {
         const old = await cluster.masterOf(key);
+        if (options.caughtUp) await drainReplication(old.port);
         await old.kill();
         const slot = slotOf(key);
         return pollUntil(

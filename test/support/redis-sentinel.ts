@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis-server.js';
-import { askNode, pollUntil, startRedisNode, type RedisNode } from './redis-node.js';
+import { askNode, drainReplication, pollUntil, startRedisNode, type RedisNode } from './redis-node.js';
 
 export const SENTINEL_DOWN_AFTER_MS = 2000;
 
@@ -27,8 +27,10 @@ export interface SentinelGroup {
   /**
    * Kills the master -9 and waits until the sentinels have promoted the
    * replica and told it so (it answers as a master); returns the new master.
+   * `caughtUp`: first let the replica have every write the master took
+   * (drainReplication), so the failover loses nothing.
    */
-  failover(): Promise<RedisNode>;
+  failover(options?: { caughtUp?: boolean }): Promise<RedisNode>;
   /** Starts a killed data node again; the sentinels make it a replica of the master. */
   revive(node: RedisNode): Promise<void>;
   dispose(): Promise<void>;
@@ -114,8 +116,9 @@ export async function startSentinelGroup(masterName = 'mymaster'): Promise<Senti
         const master = await group.master();
         return nodes.find((n) => n !== master)!;
       },
-      async failover() {
+      async failover(options = {}) {
         const old = await group.master();
+        if (options.caughtUp) await drainReplication(old.port);
         await old.kill();
         const promoted = await pollUntil(
           'the sentinels to promote the replica',
