@@ -8,7 +8,8 @@ import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../e
 import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
 import { FitqClient, type ClientOptions } from '../client.js';
-import { describeAclRefusal, describeOutOfMemory, type ConnectionOptions } from '../redis/connection.js';
+import { describeAclRefusal, describeOutOfMemory, resolveRedisUrl, type ConnectionOptions } from '../redis/connection.js';
+import { parseRedisUrl } from '../redis/redis-url.js';
 import { resolveTlsOptions } from '../redis/tls-options.js';
 import { findNonUtf8Word } from './raw-argv.js';
 import { closest } from './suggest.js';
@@ -47,7 +48,7 @@ export interface ConnectionFlags {
 export abstract class FitqCommand extends Command {
   static override baseFlags = {
     'redis-url': Flags.string({
-      summary: 'Redis URL (default: FITQ_REDIS_URL, REDIS_URL, redis://127.0.0.1:6379).',
+      summary: 'Redis URL: redis://, rediss://, redis+sentinel://H:P,…/MASTER or redis+cluster://H:P,… (default: FITQ_REDIS_URL, REDIS_URL, redis://127.0.0.1:6379).',
       helpGroup: 'CONNECTION',
     }),
     'redis-ca': Flags.string({
@@ -106,6 +107,8 @@ export abstract class FitqCommand extends Command {
   /** URL and TLS options from the flags and their environment fallbacks; UsageError for bad TLS files. */
   protected connectionOptions(flags: ConnectionFlags): ConnectionOptions {
     const redisUrl = flags['redis-url'];
+    // A malformed URL is refused before anything starts (a --detach worker included).
+    parseRedisUrl(resolveRedisUrl(redisUrl));
     const tls = { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] };
     return { redisUrl, redisOptions: resolveTlsOptions(redisUrl, tls) };
   }

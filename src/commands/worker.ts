@@ -78,7 +78,7 @@ export default class Worker extends FitqCommand {
     'pass-redis-env': Flags.boolean({
       summary: "Give runs this worker's Redis connection settings (URL with its password, TLS files), e.g. to stage runs themselves.",
       description:
-        'Without it, runs get none of FITQ_REDIS_URL, REDIS_URL, FITQ_REDIS_CA, FITQ_REDIS_CERT, FITQ_REDIS_KEY (a run printing its environment would store them in its log in Redis). With it, FITQ_REDIS_URL is the URL the worker uses (--redis-url included) and the TLS variables its files. FITQ_SECRET and FITQ_SECRET_FILE are never passed on.',
+        'Without it, runs get none of FITQ_REDIS_URL, REDIS_URL, FITQ_REDIS_SENTINEL_USERNAME, FITQ_REDIS_SENTINEL_PASSWORD, FITQ_REDIS_CA, FITQ_REDIS_CERT, FITQ_REDIS_KEY (a run printing its environment would store them in its log in Redis). With it, FITQ_REDIS_URL is the URL the worker uses (--redis-url included, a redis+sentinel:// or redis+cluster:// one as it is), the sentinels\' login variables are kept, and the TLS variables are its files. FITQ_SECRET and FITQ_SECRET_FILE are never passed on.',
     }),
     'reap-escaped': Flags.boolean({
       summary: 'Also kill, when a run ends, the processes it moved out of its process group (setsid daemons); Linux with Perl.',

@@ -8,11 +8,12 @@
  */
 import { resolve } from 'node:path';
 import { withoutArrayLimits } from '../resources/array-limit.js';
+import { SENTINEL_LOGIN_ENV } from '../redis/redis-url.js';
 import type { TlsFiles } from '../redis/tls-options.js';
 import { resourcesToJson, type Resources } from '../resources/spec.js';
 
 /** Where fitq reads its Redis connection settings: the URL (password included) and TLS files. */
-export const CONNECTION_ENV = ['FITQ_REDIS_URL', 'REDIS_URL', 'FITQ_REDIS_CA', 'FITQ_REDIS_CERT', 'FITQ_REDIS_KEY'] as const;
+export const CONNECTION_ENV = ['FITQ_REDIS_URL', 'REDIS_URL', ...SENTINEL_LOGIN_ENV, 'FITQ_REDIS_CA', 'FITQ_REDIS_CERT', 'FITQ_REDIS_KEY'] as const;
 /** Where fitq reads the shared secret runs are signed with. */
 export const SECRET_ENV = ['FITQ_SECRET', 'FITQ_SECRET_FILE'] as const;
 

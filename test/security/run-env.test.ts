@@ -18,6 +18,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 const PASSWORD = 'run-env-Pa55w0rd';
 const SECRET = 'run-env-signing-secret';
+const SENTINEL_PASSWORD = 'run-env-sentinel-pw';
 
 let server: RedisServer;
 let dir: string;
@@ -38,7 +39,7 @@ async function runEnvOnWorker(workerArgs: string[]): Promise<{ output: string[];
   const url = server.urlFor('fitq', PASSWORD);
   const secretFile = join(dir, `${queue}.secret`);
   writeFileSync(secretFile, SECRET);
-  const env = { FITQ_REDIS_URL: url, REDIS_URL: url, FITQ_SECRET_FILE: secretFile, FITQ_SECRET: SECRET };
+  const env = { FITQ_REDIS_URL: url, REDIS_URL: url, FITQ_REDIS_SENTINEL_PASSWORD: SENTINEL_PASSWORD, FITQ_SECRET_FILE: secretFile, FITQ_SECRET: SECRET };
   const staged = await fitq(['stage', '--', 'env'], { queue, env });
   expect(staged.exitCode, staged.stderr).toBe(0);
   const id = staged.stdout.trim();
@@ -62,6 +63,7 @@ describe("a run's environment", () => {
     const { output, secretFile } = await runEnvOnWorker([]);
     const text = output.join('\n');
     expect(text).not.toContain(PASSWORD);
+    expect(text).not.toContain(SENTINEL_PASSWORD);
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain(secretFile);
     for (const name of [...CONNECTION_ENV, ...SECRET_ENV]) expect(output.some((line) => line.startsWith(`${name}=`)), name).toBe(false);
@@ -71,6 +73,7 @@ describe("a run's environment", () => {
     const { output, url, secretFile } = await runEnvOnWorker(['--pass-redis-env']);
     expect(output).toContain(`FITQ_REDIS_URL=${url}`);
     expect(output).toContain(`REDIS_URL=${url}`);
+    expect(output).toContain(`FITQ_REDIS_SENTINEL_PASSWORD=${SENTINEL_PASSWORD}`);
     const text = output.join('\n');
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain(secretFile);
