@@ -6,7 +6,7 @@
  * check about the server (its eviction policy) to every master.
  */
 import calculateSlot from 'cluster-key-slot';
-import { Cluster, type Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 
 /** A connection to fitq's Redis: one server (standalone or Sentinel's master) or a cluster. */
 export type RedisConnection = Redis | Cluster;
@@ -17,18 +17,12 @@ export function nodeServing(redis: RedisConnection, key: string): Redis {
   const owner = redis.slots[calculateSlot(key)]?.[0];
   const masters = redis.nodes('master');
   // Before the cluster told its slots (or while they move), the first master: a command sent there is answered or refused, never lost.
-  return masters.find((node) => `${node.options.host}:${node.options.port}` === owner) ?? masters[0] ?? redis.nodes()[0]!;
+  const node = masters.find((candidate) => `${candidate.options.host}:${candidate.options.port}` === owner) ?? masters[0] ?? redis.nodes()[0];
+  if (!node) throw new Error('Connection is closed: no node of the Redis Cluster is known now');
+  return node;
 }
 
 /** Every server a check about Redis itself must ask: the connection, or each master of a cluster. */
 export function serverNodes(redis: RedisConnection): Redis[] {
   return redis instanceof Cluster ? redis.nodes('master') : [redis];
-}
-
-/** A second connection to the same Redis with the same settings but `overrides` (e.g. for SUBSCRIBE). */
-export function duplicateConnection(redis: RedisConnection, overrides: RedisOptions): RedisConnection {
-  if (redis instanceof Cluster) {
-    return redis.duplicate(undefined, { ...redis.options, redisOptions: { ...redis.options.redisOptions, ...overrides } });
-  }
-  return redis.duplicate(overrides);
 }

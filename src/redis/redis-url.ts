@@ -56,9 +56,16 @@ export function isTlsUrl(url: string): boolean {
 
 /** The URL with every password (user info, `password=`, `sentinel_password=`) replaced by `***`, for messages. */
 export function redactRedisUrl(url: string): string {
-  return url
-    .replace(/^([a-z+]*:\/\/[^/?#@]*?:)[^/?#@]*@/i, '$1***@')
-    .replace(/([?&](?:sentinel_)?password=)[^&#]*/gi, '$1***');
+  // The user info ends at the authority's last `@` (a password may hold one), as a URL parser reads it.
+  const authority = /^([a-z+]*:\/\/)([^/?#]*)/i.exec(url);
+  let shown = url;
+  if (authority) {
+    const [whole, scheme, hosts] = authority as unknown as [string, string, string];
+    const at = hosts.lastIndexOf('@');
+    const colon = hosts.indexOf(':');
+    if (at >= 0 && colon >= 0 && colon < at) shown = `${scheme}${hosts.slice(0, colon)}:***${hosts.slice(at)}${url.slice(whole.length)}`;
+  }
+  return shown.replace(/([?&](?:sentinel_)?password=)[^&#]*/gi, '$1***');
 }
 
 /**

@@ -7,7 +7,7 @@
  * its poll and heartbeat catch the rest.
  */
 import type { RedisConnection } from '../redis/connection.js';
-import { duplicateConnection } from '../redis/nodes.js';
+import { subscribe, type Subscription } from '../redis/subscription.js';
 
 export interface EventHandlers {
   /** A run may fit now: staged, capacity added or freed, the queue resumed. */
@@ -26,16 +26,13 @@ export interface EventHandlers {
   outbox?(): void;
 }
 
-/** Subscribes a duplicate of `redis` to `channel`; returns it (to be closed on stop). */
-export async function subscribeEvents(redis: RedisConnection, channel: string, worker: string, handlers: EventHandlers): Promise<RedisConnection> {
-  // Unnamed: BullMQ would list a worker's named connections as workers, and this is not another one.
-  const subscriber = duplicateConnection(redis, { connectionName: undefined });
-  subscriber.on('error', () => {});
-  subscriber.on('message', (_channel: string, message: string) => onEvent(message, worker, handlers));
-  // After a reconnect, messages may have been missed: look again.
-  subscriber.on('ready', () => handlers.wake());
-  await subscriber.subscribe(channel);
-  return subscriber;
+/** Subscribes to `channel` on a connection of its own (closed on stop). */
+export async function subscribeEvents(redis: RedisConnection, channel: string, worker: string, handlers: EventHandlers): Promise<Subscription> {
+  return subscribe(redis, channel, {
+    message: (message) => onEvent(message, worker, handlers),
+    // After a reconnect, messages may have been missed: look again.
+    ready: () => handlers.wake(),
+  });
 }
 
 function onEvent(message: string, worker: string, handlers: EventHandlers): void {

@@ -6,11 +6,11 @@
  * reconciler and the events it hears; it owns the stop sequence (its
  * start, up to its registration, is worker-start.ts).
  */
-import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import { EscapedSweep } from './escaped-sweep.js';
 import { EvictionGuard } from './eviction-guard.js';
-import { closeRedis } from '../redis/connection.js';
+import { closeRedis, type RedisConnection } from '../redis/connection.js';
+import type { Subscription } from '../redis/subscription.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { Scripts } from '../queue/scripts.js';
 import { ClaimLoop } from './claims.js';
@@ -56,7 +56,7 @@ export class FitqWorker {
   private readonly notifier: Notifier;
   private readonly eviction: EvictionGuard;
   private resolveDone!: () => void;
-  private subscriber: RedisConnection | undefined;
+  private subscriber: Subscription | undefined;
   private poll: NodeJS.Timeout | undefined;
   private unwatchConnection: (() => void) | undefined;
   private readonly metrics: WorkerParts['metrics'];
@@ -229,9 +229,8 @@ export class FitqWorker {
     // Notifications on their way get a short while, never more.
     await within(this.notifier.close(), NOTIFY_SHUTDOWN_MS + 1000);
     await this.metrics?.server.close();
-    if (this.subscriber) await within(closeRedis(this.subscriber), 1000);
+    this.subscriber?.close();
     await within(closeRedis(this.redis), 1000);
-    this.subscriber?.disconnect();
     this.redis.disconnect();
     this.logger.info(`Worker ${this.name} stopped`);
     this.resolveDone();

@@ -30,5 +30,5 @@ describe('a Cluster failover while workers run', () => {
     expect(stage.exitCode, stage.stderr).toBe(0);
     expect(runs.exitCode, runs.stderr).toBe(0);
     for (const worker of outcome.workers) expect(worker.stderr()).not.toMatch(/Warning|Error/);
-  });
+  }, 240_000);
 });

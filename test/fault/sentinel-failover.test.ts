@@ -29,5 +29,5 @@ describe('a Sentinel failover while workers run', () => {
     for (const worker of outcome.workers) {
       expect(worker.messages().some((message) => /^Redis reconnected after \d+\.\ds$/.test(message)), worker.stdout()).toBe(true);
     }
-  });
+  }, 240_000);
 });

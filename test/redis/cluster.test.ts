@@ -4,6 +4,7 @@
  * in each, the CLI read and follow commands (Ctrl-C interrupts a blocked
  * read on the node that serves the namespace), and the refusals.
  */
+import { createServer, type Server } from 'node:net';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PREFIX, namespaceKeys } from '../../src/queue/keys.js';
@@ -92,6 +93,42 @@ describe('Redis Cluster (redis+cluster://)', () => {
     follower.kill('SIGINT');
     await waitFor('logs -f to exit on Ctrl-C', () => follower.exitCode !== null);
     expect((await follower).exitCode).toBe(130);
+  });
+
+  it('a worker rides out every node going down: it tries them at a steady pace (it used to spin on them), then runs again once they are back', async () => {
+    const queue = newQueue();
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'outage'], cluster.url);
+    const first = (await fitq(['stage', '-r', 'cpu=1', '--', 'echo', 'before'], { queue, env: { FITQ_REDIS_URL: cluster.url } })).stdout.trim();
+    await worker.waitForMessage(`Run ${first} completed`);
+
+    await Promise.all(cluster.nodes.map((node) => node.kill()));
+    // In the nodes' place, listeners that take each connection and close it: they count the worker's tries.
+    let tries = 0;
+    const listeners = await Promise.all(
+      cluster.nodes.map(
+        (node) =>
+          new Promise<Server>((resolve) => {
+            const server = createServer((socket) => {
+              tries++;
+              socket.destroy();
+            });
+            server.listen(node.port, '127.0.0.1', () => resolve(server));
+          }),
+      ),
+    );
+    await worker.waitForMessage(/^Redis unreachable/);
+    const triesAtNotice = tries;
+    // Five seconds of tries: at a steady pace, a few per second per connection; ioredis's own cluster
+    // subscriber tried again at once for ever (thousands a second, 300 MB more memory a minute).
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await Promise.all(listeners.map((server) => new Promise((resolve) => server.close(resolve))));
+    expect(tries - triesAtNotice).toBeLessThan(300);
+    expect(worker.stderr()).not.toMatch(/MaxListenersExceededWarning/);
+
+    await Promise.all(cluster.nodes.map((node) => node.start()));
+    const after = await fitq(['stage', '-r', 'cpu=1', '--', 'echo', 'after'], { queue, env: { FITQ_REDIS_URL: cluster.url } });
+    expect(after.exitCode, after.stderr).toBe(0);
+    await worker.waitForMessage(`Run ${after.stdout.trim()} completed`, 60_000);
   });
 
   it('refuses a seed that is no cluster node and a database other than 0, in one line (exit 2); no node reachable is exit 1', async () => {

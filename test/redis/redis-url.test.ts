@@ -82,6 +82,10 @@ describe('Redis URLs', () => {
     expect(redactRedisUrl(url)).toBe('redis+sentinel://alice:***@h1,h2/m?sentinel_username=s&sentinel_password=***');
     expect(redactRedisUrl('redis://:pw@h:1/0?password=pw2')).toBe('redis://:***@h:1/0?password=***');
     expect(redactRedisUrl('rediss+cluster://u:p@a:1,b:2')).toBe('rediss+cluster://u:***@a:1,b:2');
+    // A password holding @ or : is hidden whole.
+    expect(redactRedisUrl('redis://:s3cr@t:p@ss@127.0.0.1:1')).toBe('redis://:***@127.0.0.1:1');
+    expect(redactRedisUrl('redis+sentinel://u:a@b@h1,h2/m')).toBe('redis+sentinel://u:***@h1,h2/m');
+    expect(redactRedisUrl('redis://127.0.0.1:6379/0')).toBe('redis://127.0.0.1:6379/0');
     let refused = '';
     try {
       parseRedisUrl('redis+sentinel://alice:topsecret@h1/m?sentinel_password=sentinelsecret&x=1', noEnv);

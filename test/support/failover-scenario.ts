@@ -92,17 +92,22 @@ export async function runThroughFailover(queue: string, url: string, failover: (
     await failing;
     const total = count + 1;
 
+    let seen = 'nothing listed yet';
     await waitFor(
-      `all ${total} runs to end completed`,
+      'all runs to end completed',
       async () => {
         const listed = await fitq(['runs', '--expand', '--json', '--all'], { queue, env });
         if (listed.exitCode !== 0) return false;
         const statuses = (JSON.parse(listed.stdout) as { runs: { status: string }[] }).runs.map((run) => run.status);
+        seen = JSON.stringify(Object.fromEntries([...new Set(statuses)].map((status) => [status, statuses.filter((s) => s === status).length])));
         return statuses.length === total && statuses.every((status) => status === 'completed');
       },
-      120_000,
+      150_000,
       500,
-    );
+    ).catch((error: Error) => {
+      const stderr = (result: CliResult) => result.stderr.trim().split('\n').slice(-3).join(' | ');
+      throw new Error(`${error.message}: ${total} runs staged, fitq lists ${seen}; stage during the failover exited ${stage.exitCode} (${stderr(stage)}), runs ${runs.exitCode} (${stderr(runs)})`);
+    });
     const lines = readLedger(ledger);
     const starts = new Map<string, string[]>();
     for (const entry of lines.filter((l) => l.kind === 'start')) starts.set(entry.runId, [...(starts.get(entry.runId) ?? []), entry.worker]);
