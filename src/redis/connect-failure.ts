@@ -14,8 +14,9 @@ const LASTING_REFUSAL = [
   /unknown command .sentinel/i,
   /\b(WRONGPASS|NOAUTH|NOPERM)\b/,
   /cluster support disabled/i,
-  // At a first connect: no sentinel, or no seed of the cluster, answered.
-  /All sentinels are unreachable/,
+  // At a first connect: no sentinel answered (each one's failure is the "Last error"), or no seed of the cluster.
+  // Sentinels that answered with a master that is down are a failover under way, waited for.
+  /All sentinels are unreachable.*Last error:/s,
   /Failed to refresh slots cache/,
 ];
 

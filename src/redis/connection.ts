@@ -153,8 +153,9 @@ function createClient(target: RedisTarget, extra: RedisOptions, outage: Outage):
       sentinelPassword: target.sentinelPassword,
       // Without it ioredis learns of a new master only when the old one fails it (writes meanwhile go to the old one).
       failoverDetector: true,
-      // ioredis would ask the sentinels again for ever, and the first connect never settle.
-      sentinelRetryStrategy: (attempt) => (outage.connectedOnce ? outage.retryDelay(attempt) : null),
+      // ioredis would ask the sentinels again for ever, and a first connect never settle: within the failover wait
+      // (a master the sentinels name but that is down, as a failover begins), never after a lasting refusal.
+      sentinelRetryStrategy: (attempt) => outage.retryDelay(attempt),
       ...extra,
       ...tls,
       ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: extra.tls ?? {} } : {}),
