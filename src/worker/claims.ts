@@ -96,8 +96,9 @@ export class ClaimLoop {
 
   /**
    * Runs Redis holds for this worker that it is not running: a claim whose
-   * reply never came back (the connection dropped as Redis answered). With
-   * no claim on its way, such a run never started here: it is given back
+   * reply never came back (the connection dropped as Redis answered), or one
+   * whose recorded end a failover lost (recorded again). With no claim on
+   * its way, any other such run never started here: it is given back
    * (re-staged per its retries, else lost).
    */
   giveBackUnknown(token: string, held: readonly { runId: string; epoch: string }[]): void {
@@ -106,6 +107,8 @@ export class ClaimLoop {
     if (token !== lease.token || this.inFlight) return;
     for (const { runId, epoch } of held) {
       if (lease.executor.has(runId)) continue;
+      // It ran here and ended, but a failover lost the end: recorded again, not given back.
+      if (lease.executor.recordEndAgain(runId, epoch)) continue;
       logger.warn({ runId }, `Run ${runId} was claimed for this worker but the claim's reply never arrived (Redis connection lost); giving it back`);
       lease.executor.giveBack(unreadClaim(runId, epoch), CLAIM_REPLY_LOST);
     }

@@ -13,7 +13,9 @@ import { arrayOfLimit } from '../resources/array-limit.js';
 import { activeRun, type ActiveRun, type ClaimedRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
 import type { RunEnding } from './run-ending.js';
+import { RecentEnds } from './recent-ends.js';
 import { recordRunEnd } from './record-end.js';
+import { retryRefused } from './retry.js';
 import { markRunning, spawnRun } from './run-start.js';
 import { CANCELED, requestStop, type RunStop } from './run-stop.js';
 
@@ -25,6 +27,8 @@ const NOT_STARTED: RunEnding = { status: 'failed', reason: 'not started' };
 
 export class Executor {
   private readonly active = new Map<string, ActiveRun>();
+  /** Ends recorded lately, recorded again if a failover loses them (recent-ends.ts). */
+  private readonly recentEnds = new RecentEnds();
   private idleWaiters: (() => void)[] = [];
   /** Set by abandonAll: runs claimed later (their claim was on its way) are given up too. */
   private stopAll: RunStop | undefined;
@@ -75,6 +79,23 @@ export class Executor {
   /** Whether the run is being executed (or recorded) here. */
   has(runId: string): boolean {
     return this.active.has(runId);
+  }
+
+  /**
+   * Records again the end of a run Redis holds as running here though its
+   * end was recorded (a failover lost that write); false when no such end
+   * is remembered for this claim of the run.
+   */
+  recordEndAgain(runId: string, epoch: string): boolean {
+    const input = this.recentEnds.take(runId, epoch);
+    if (!input || this.active.has(runId)) return false;
+    const log = this.ctx.logger.child({ runId });
+    log.warn(`Run ${runId} ended here, but Redis no longer has its end (a failover to a replica that had not received it): recording it again`);
+    void retryRefused(() => this.ctx.scripts.finishRun(input), { givenUp: this.ctx.givenUp, onRetry: () => undefined }).then(
+      (result) => log.info(`Run ${runId}: its end recorded again (${result.outcome === 'recorded' ? result.status : result.outcome})`),
+      (error: Error) => log.error({ err: error }, `Run ${runId}: its end could not be recorded again: ${error.message}`),
+    );
+    return true;
   }
 
   /**
@@ -203,7 +224,8 @@ export class Executor {
   /** Records the end of a run, then lets it go: the executor holds it no more. */
   private async record(run: ActiveRun, outcome: RunEnding): Promise<void> {
     run.phase = 'ending';
-    await recordRunEnd(this.ctx, run, outcome, this.runLog(run));
+    const recorded = await recordRunEnd(this.ctx, run, outcome, this.runLog(run));
+    if (recorded) this.recentEnds.remember(recorded);
     this.active.delete(run.runId);
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;

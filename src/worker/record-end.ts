@@ -4,14 +4,18 @@
  * refuses it, and the worker's log says what was recorded, or why nothing was.
  */
 import type { Logger } from 'pino';
-import type { FinishResult } from '../queue/worker-calls.js';
+import type { FinishInput, FinishResult } from '../queue/worker-calls.js';
 import type { ActiveRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
 import { retryRefused } from './retry.js';
 import { endingMessage, endingToRecord, type EndingRun, type RunEnding } from './run-ending.js';
 
-/** Records the end of a run whose phase is `ending`, releasing its reservation, and logs what was recorded (or why nothing was). */
-export async function recordRunEnd(ctx: ExecutorContext, run: ActiveRun, outcome: RunEnding, log: Logger): Promise<void> {
+/**
+ * Records the end of a run whose phase is `ending`, releasing its
+ * reservation, and logs what was recorded (or why nothing was). Resolves
+ * with what was written when Redis recorded it.
+ */
+export async function recordRunEnd(ctx: ExecutorContext, run: ActiveRun, outcome: RunEnding, log: Logger): Promise<FinishInput | undefined> {
   // As the run stands now: a stop asked while its end is being recorded changes nothing.
   const ending: EndingRun = {
     stop: run.stop,
@@ -21,22 +25,22 @@ export async function recordRunEnd(ctx: ExecutorContext, run: ActiveRun, outcome
   const toRecord = endingToRecord(ending, outcome);
   let result: FinishResult | Error;
   let tries = 1;
+  const input: FinishInput = {
+    runId: run.runId,
+    worker: ctx.workerName,
+    token: ctx.token,
+    epoch: run.epoch,
+    ...toRecord,
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+  };
   try {
     // Kept and tried again while Redis refuses it (out of memory, busy,
     // failing over): the run keeps its slot meanwhile, as its reservation
     // is still held. The claim's epoch and the registration's token fence
     // a late write: it can never land over a newer claim.
     result = await retryRefused(
-      () =>
-        ctx.scripts.finishRun({
-          runId: run.runId,
-          worker: ctx.workerName,
-          token: ctx.token,
-          epoch: run.epoch,
-          ...toRecord,
-          exitCode: outcome.exitCode,
-          signal: outcome.signal,
-        }),
+      () => ctx.scripts.finishRun(input),
       {
         givenUp: ctx.givenUp,
         onRetry: (error, attempt) => {
@@ -61,5 +65,7 @@ export async function recordRunEnd(ctx: ExecutorContext, run: ActiveRun, outcome
     ...(tries > 1 ? { tries } : {}),
   };
   log[level](fields, message);
-  if (!(result instanceof Error) && result.outcome === 'recorded' && result.status !== 'staged') ctx.onRunRecorded?.(run.runId, run.fields, result.status);
+  if (result instanceof Error || result.outcome !== 'recorded') return undefined;
+  if (result.status !== 'staged') ctx.onRunRecorded?.(run.runId, run.fields, result.status);
+  return input;
 }

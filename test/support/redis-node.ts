@@ -111,8 +111,13 @@ export async function askNode<T>(port: number, command: (redis: Redis) => Promis
  * after this loses nothing, as when a host dies between two writes.
  */
 export async function drainReplication(masterPort: number): Promise<void> {
+  await askNode(masterPort, (r) => r.call('CLIENT', 'PAUSE', '30000', 'WRITE'));
+  await waitForReplicas(masterPort);
+}
+
+/** Waits until the replicas of the master at `masterPort` have every write it took so far. */
+export async function waitForReplicas(masterPort: number): Promise<void> {
   const { offset, replicas } = await askNode(masterPort, async (r) => {
-    await r.call('CLIENT', 'PAUSE', '30000', 'WRITE');
     const info = await r.info('replication');
     return {
       offset: Number(/^master_repl_offset:(\d+)/m.exec(info)?.[1]),

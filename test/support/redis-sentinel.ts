@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis-server.js';
-import { askNode, drainReplication, pollUntil, startRedisNode, type RedisNode } from './redis-node.js';
+import { askNode, drainReplication, pollUntil, startRedisNode, waitForReplicas, type RedisNode } from './redis-node.js';
 
 export const SENTINEL_DOWN_AFTER_MS = 2000;
 
@@ -31,6 +31,14 @@ export interface SentinelGroup {
    * (drainReplication), so the failover loses nothing.
    */
   failover(options?: { caughtUp?: boolean }): Promise<RedisNode>;
+  /**
+   * A failover that loses writes the master acknowledged: once the replica
+   * has caught up, it is frozen and the master drops its link (so nothing
+   * more reaches it, not even from kernel buffers), `meanwhile` writes what
+   * will be lost, the master is killed -9 and the replica thawed and
+   * promoted. Returns the new master.
+   */
+  failoverLosing(meanwhile: () => Promise<void>): Promise<RedisNode>;
   /** Starts a killed data node again; the sentinels make it a replica of the master. */
   revive(node: RedisNode): Promise<void>;
   dispose(): Promise<void>;
@@ -132,6 +140,28 @@ export async function startSentinelGroup(masterName = 'mymaster'): Promise<Senti
           askNode(promoted.port, async (r) => (/^role:master/m.test(await r.info('replication')) ? true : undefined)),
         );
         return promoted;
+      },
+      async failoverLosing(meanwhile) {
+        const old = await group.master();
+        const replica = await group.replica();
+        await waitForReplicas(old.port);
+        replica.freeze();
+        try {
+          await askNode(old.port, (r) => r.call('CLIENT', 'KILL', 'TYPE', 'replica'));
+          await meanwhile();
+          await old.kill();
+        } finally {
+          replica.thaw();
+        }
+        await pollUntil(
+          'the sentinels to promote the replica',
+          async () => ((await masterPortOf(liveSentinel(), masterName)) === replica.port ? true : undefined),
+          60_000,
+        );
+        await pollUntil('the promoted replica to act as master', () =>
+          askNode(replica.port, async (r) => (/^role:master/m.test(await r.info('replication')) ? true : undefined)),
+        );
+        return replica;
       },
       async revive(node) {
         await node.start();
