@@ -31,6 +31,37 @@ export type ClaimResult =
   | { code: 'indexing' }
   | { code: 'fenced' };
 
+/**
+ * What reclaimRun made of a claim a failover lost: claimed back (`reclaimed`),
+ * held for it already (`held`), or lost: the run moved on without it (`why`:
+ * gone, moved — claimed since or no longer staged, `status` and the worker
+ * it runs on —, parked, or noRoom — `other`, the resource no longer free).
+ */
+export type ReclaimResult =
+  | { code: 'reclaimed' }
+  | { code: 'held' }
+  | { code: 'lost'; why: 'gone' | 'moved' | 'parked' | 'noRoom'; status: string; other: string }
+  | { code: 'fenced' };
+
+/** Reads reclaimRun's reply. */
+export function parseReclaimReply(reply: unknown[]): ReclaimResult {
+  switch (codeName(reply[0])) {
+    case 'ok':
+      return { code: 'reclaimed' };
+    case 'unchanged':
+      return { code: 'held' };
+    case 'claimLost': {
+      const why = String(reply[1]);
+      if (why !== 'gone' && why !== 'moved' && why !== 'parked' && why !== 'noRoom') throw new Error(`reclaimRun replied why ${why}`);
+      return { code: 'lost', why, status: String(reply[2] ?? ''), other: String(reply[3] ?? '') };
+    }
+    case 'fenced':
+      return { code: 'fenced' };
+    default:
+      throw new Error(`reclaimRun replied ${String(reply[0])}`);
+  }
+}
+
 /** A group of demand shapes (their resource names, `cpu,mem`) a worker cannot run, with the resource names it lacks. */
 export interface IgnoredGroup {
   group: string;

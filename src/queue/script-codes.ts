@@ -54,6 +54,8 @@ export const SCRIPT_CODES = {
   arrayNotGoing: -34,
   /** setPool: removing the limit of an array that still has staged or running runs (the value): they would never start. */
   arrayGoing: -35,
+  /** reclaimRun: the run moved on without the claim a failover lost (why, its status, another worker or the resource no longer free). */
+  claimLost: -40,
 } as const;
 
 export type ScriptCode = keyof typeof SCRIPT_CODES;

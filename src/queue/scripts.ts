@@ -10,7 +10,18 @@ import type { NamespaceKeys } from './keys.js';
 import type { LogLine, LogPosition } from '../model/logs.js';
 import { scriptCommand, defineScripts, scriptKeys, type KeySubject, type ScriptArg } from './script-call.js';
 import { parseMetricsReply, parseStatusCountsReply, type MetricsSnapshot } from '../model/metrics-snapshot.js';
-import { flatToRecord, limitArg, parseClaimReply, type ClaimLimits, type ClaimPolicy, type ClaimResult, type GpuPlacement } from './claim-reply.js';
+import {
+  flatToRecord,
+  limitArg,
+  parseClaimReply,
+  parseReclaimReply,
+  type ClaimLimits,
+  type ClaimPolicy,
+  type ClaimResult,
+  type GpuPlacement,
+  type ReclaimResult,
+} from './claim-reply.js';
+import type { ClaimedRun } from '../model/claimed-run.js';
 import type { FinishInput, FinishResult, StopMode, WorkerRegistration } from './worker-calls.js';
 import {
   parseHeldOutcome,
@@ -101,6 +112,21 @@ export class Scripts {
       limitArg(timeLimits.defaultMs), limitArg(timeLimits.maxMs), maxBare,
     )) as unknown[];
     return parseClaimReply(reply);
+  }
+
+  /**
+   * Takes back a claim a failover lost (the worker started the run on it,
+   * the new master never had it), as it was, if the run is still staged and
+   * what it reserved still free (see reclaimRun-*.lua); else the run moved
+   * on without it, which its history records.
+   */
+  async reclaimRun(worker: string, token: string, claim: ClaimedRun): Promise<ReclaimResult> {
+    const { fields } = claim;
+    const reply = (await this.call(
+      'reclaimRun', { worker }, this.keys.base, token, claim.runId, claim.epoch, fields.reserved ?? '', fields.pooled ?? '',
+      fields.devices ?? '', fields.deviceShare ?? '', fields.runLimit ?? '', fields.deadline ?? '', fields.processedOn ?? '',
+    )) as unknown[];
+    return parseReclaimReply(reply);
   }
 
   /**

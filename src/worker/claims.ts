@@ -50,6 +50,8 @@ export class ClaimLoop {
   /** Whether a claim call is on its way (its run is not the executor's yet). */
   private inFlight = false;
   private lastClaim: ClaimResult['code'] | undefined;
+  /** Set by holdUntilSettled: nothing is claimed until the heartbeat has settled what Redis holds for this worker. */
+  private unsettled = false;
   /** Wakes the loop when the next run that begins later is due (see claimRun's nextBegin). */
   private beginTimer: NodeJS.Timeout | undefined;
   /** While set, the worker is short of its own means (a run could not start): it claims nothing. */
@@ -99,24 +101,47 @@ export class ClaimLoop {
    * reply never came back (the connection dropped as Redis answered), or one
    * whose recorded end a failover lost (recorded again). With no claim on
    * its way, any other such run never started here: it is given back
-   * (re-staged per its retries, else lost).
+   * (re-staged per its retries, else lost). Settles once the ends recorded
+   * again are.
    */
-  giveBackUnknown(token: string, held: readonly { runId: string; epoch: string }[]): void {
+  async giveBackUnknown(token: string, held: readonly { runId: string; epoch: string }[]): Promise<void> {
     const { lease, logger } = this.parts;
     // A claim on its way may be one of them: look again at the next heartbeat.
     if (token !== lease.token || this.inFlight) return;
+    const recordedAgain: Promise<void>[] = [];
     for (const { runId, epoch } of held) {
       if (lease.executor.has(runId)) continue;
       // It ran here and ended, but a failover lost the end: recorded again, not given back.
-      if (lease.executor.recordEndAgain(runId, epoch)) continue;
+      const again = lease.executor.recordEndAgain(runId, epoch);
+      if (again) {
+        recordedAgain.push(again);
+        continue;
+      }
       logger.warn({ runId }, `Run ${runId} was claimed for this worker but the claim's reply never arrived (Redis connection lost); giving it back`);
       lease.executor.giveBack(unreadClaim(runId, epoch), CLAIM_REPLY_LOST);
     }
+    await Promise.all(recordedAgain);
+  }
+
+  /**
+   * Claims nothing until settled() (Redis came back, perhaps as a replica
+   * that lost claims of this worker's runs: what it frees of them must not
+   * go to other runs before the heartbeat has taken those claims back).
+   */
+  holdUntilSettled(): void {
+    this.unsettled = true;
+  }
+
+  /** The heartbeat has settled what Redis holds for this worker: claims go on. */
+  settled(): void {
+    if (!this.unsettled) return;
+    this.unsettled = false;
+    this.wake();
   }
 
   private hasRoom(): boolean {
     const { concurrency } = this.parts.options;
-    if (this.backoffTimer !== undefined || this.parts.evicting()) return false;
+    if (this.backoffTimer !== undefined || this.unsettled || this.parts.evicting()) return false;
     // What a burst of claims would need at once may be what the worker lacks: one at a time finds how many fit.
     if (performance.now() < this.oneAtATimeUntil && this.parts.lease.executor.starting > 0) return false;
     return concurrency === 0 || this.parts.lease.executor.size < concurrency;

@@ -19,9 +19,6 @@ import { retryRefused } from './retry.js';
 import { markRunning, spawnRun } from './run-start.js';
 import { CANCELED, requestStop, type RunStop } from './run-stop.js';
 
-/** Why a run Redis no longer holds for its worker is stopped. */
-const NOT_HELD = 'Redis no longer holds it for its worker (its claim was lost or removed)';
-
 /** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
 const NOT_STARTED: RunEnding = { status: 'failed', reason: 'not started' };
 
@@ -32,8 +29,6 @@ export class Executor {
   private idleWaiters: (() => void)[] = [];
   /** Set by abandonAll: runs claimed later (their claim was on its way) are given up too. */
   private stopAll: RunStop | undefined;
-  /** Runs the last heartbeat found missing from what Redis holds for this worker. */
-  private unheld = new Set<string>();
 
   constructor(private readonly ctx: ExecutorContext) {
     if (ctx.secret) ctx.logger.info('Runs must be signed: unsigned or altered runs are rejected');
@@ -57,8 +52,9 @@ export class Executor {
     return [...this.active.keys()];
   }
 
-  /** Starts a freshly claimed run; resolves once it is under way (not when it ends). */
+  /** Starts a freshly claimed run; resolves once it is under way (not when it ends). A run already executed here is adopted instead (see adopt). */
   dispatch(claim: ClaimedRun): void {
+    if (this.adopt(claim)) return;
     const run = activeRun(claim);
     this.active.set(claim.runId, run);
     void this.execute(run).catch(async (error: unknown) => {
@@ -83,18 +79,61 @@ export class Executor {
 
   /**
    * Records again the end of a run Redis holds as running here though its
-   * end was recorded (a failover lost that write); false when no such end
-   * is remembered for this claim of the run.
+   * end was recorded (a failover lost that write); undefined when no such
+   * end is remembered for this claim of the run, else settles once the end
+   * is recorded again (or could not be).
    */
-  recordEndAgain(runId: string, epoch: string): boolean {
+  recordEndAgain(runId: string, epoch: string): Promise<void> | undefined {
     const input = this.recentEnds.take(runId, epoch);
-    if (!input || this.active.has(runId)) return false;
+    if (!input || this.active.has(runId)) return undefined;
     const log = this.ctx.logger.child({ runId });
     log.warn(`Run ${runId} ended here, but Redis no longer has its end (a failover to a replica that had not received it): recording it again`);
-    void retryRefused(() => this.ctx.scripts.finishRun(input), { givenUp: this.ctx.givenUp, onRetry: () => undefined }).then(
+    return retryRefused(() => this.ctx.scripts.finishRun(input), { givenUp: this.ctx.givenUp, onRetry: () => undefined }).then(
       (result) => log.info(`Run ${runId}: its end recorded again (${result.outcome === 'recorded' ? result.status : result.outcome})`),
       (error: Error) => log.error({ err: error }, `Run ${runId}: its end could not be recorded again: ${error.message}`),
     );
+  }
+
+  /**
+   * Runs executed here that Redis, by a heartbeat's `held`, does not hold
+   * for this worker under their claim's epoch: their claim was lost (a
+   * failover) or removed. Runs whose end is being recorded are not among them.
+   */
+  unheld(held: readonly { runId: string; epoch: string }[]): ActiveRun[] {
+    const epochs = new Map(held.map(({ runId, epoch }) => [runId, epoch]));
+    return [...this.active.values()].filter((run) => run.phase !== 'ending' && epochs.get(run.runId) !== run.epoch);
+  }
+
+  /** Stops a run this worker may no longer run, for `reason` (it ends stopped, if its claim still stands). */
+  giveUp(runId: string, reason: string): void {
+    const run = this.active.get(runId);
+    if (!run) return;
+    requestStop(run, { cause: 'abandon', reason });
+    run.process?.terminate(this.ctx.killGraceMs);
+  }
+
+  /**
+   * Takes a new claim of a run already executed here (its earlier claim was
+   * lost in a failover, and this worker claimed the run anew): the process
+   * runs on under the new claim, unless the claim placed it on other GPU
+   * devices than it runs on, when it is stopped (it ends stopped under the
+   * new claim). False when the run is not executed here.
+   */
+  adopt(claim: ClaimedRun): boolean {
+    const run = this.active.get(claim.runId);
+    if (!run || run.phase === 'ending') return false;
+    const log = this.runLog(run);
+    const sameDevices = claim.devices.join(',') === run.devices.join(',');
+    Object.assign(run, {
+      epoch: claim.epoch, fields: claim.fields, reserved: claim.reserved, pooled: claim.pooled, devices: claim.devices,
+      deviceShare: claim.deviceShare, deadline: claim.deadline,
+    });
+    if (sameDevices) {
+      log.warn(`Run ${claim.runId} was claimed again by this worker, which already runs it (a failover lost its claim): it runs on under the new claim`);
+    } else {
+      log.warn(`Run ${claim.runId} was claimed again by this worker on other GPU devices than it runs on (a failover lost its claim): stopping it`);
+      this.giveUp(claim.runId, `its claim was lost in a Redis failover, and its worker claimed it again on other GPU devices (${claim.devices.join(',')}) than it ran on`);
+    }
     return true;
   }
 
@@ -131,31 +170,6 @@ export class Executor {
       requestStop(run, stop);
       run.process?.terminate(this.ctx.killGraceMs);
     }
-  }
-
-  /**
-   * Stops runs that Redis, at two heartbeats in a row, no longer holds for
-   * this worker under their claim's epoch (a claim lost in a failover, or
-   * removed by hand): their capacity may be given to other runs, so they
-   * must not go on here. Two in a row, so a claim whose reply came in
-   * between two heartbeats is never taken for one. Returns the runs stopped.
-   */
-  stopUnheld(held: readonly { runId: string; epoch: string }[]): string[] {
-    const epochs = new Map(held.map(({ runId, epoch }) => [runId, epoch]));
-    const missing = new Set<string>();
-    const stopped: string[] = [];
-    for (const run of this.active.values()) {
-      if (run.phase === 'ending' || epochs.get(run.runId) === run.epoch) continue;
-      if (!this.unheld.has(run.runId)) {
-        missing.add(run.runId);
-        continue;
-      }
-      requestStop(run, { cause: 'abandon', reason: NOT_HELD });
-      run.process?.terminate(this.ctx.killGraceMs);
-      stopped.push(run.runId);
-    }
-    this.unheld = missing;
-    return stopped;
   }
 
   /**

@@ -2,7 +2,8 @@
  * The lease's heartbeat: renews the registration every third of the lease
  * and acts on what the reply carries — the registration gone (fenced),
  * cancels and a stop request missed as events, the runs Redis holds for this
- * worker — then reaps dead workers. It beats on while the worker stops, or
+ * worker (lost ends recorded again, lost claims taken back: lost-claims.ts)
+ * — then reaps dead workers. It beats on while the worker stops, or
  * its runs still finishing would be reaped as lost.
  */
 import type { Logger } from 'pino';
@@ -11,6 +12,7 @@ import type { Scripts } from '../queue/scripts.js';
 import type { ClaimLoop } from './claims.js';
 import type { Lease } from './lease.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { LostClaims } from './lost-claims.js';
 import type { Reaper } from './reaper.js';
 import type { Requests } from './requests.js';
 
@@ -24,6 +26,7 @@ export interface HeartbeatParts {
   claims: ClaimLoop;
   requests: Requests;
   reaper: Reaper;
+  lostClaims: LostClaims;
 }
 
 export class Heartbeat {
@@ -41,7 +44,7 @@ export class Heartbeat {
   }
 
   async beat(): Promise<void> {
-    const { name, leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper } = this.parts;
+    const { name, leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper, lostClaims } = this.parts;
     try {
       const token = lease.token;
       const reply = await scripts.heartbeat(name, token, leaseMs);
@@ -51,12 +54,11 @@ export class Heartbeat {
       } else {
         reply.cancels.forEach((runId) => requests.cancel(runId));
         if (token === lease.token) claims.noteDrained(reply.drained);
-        claims.giveBackUnknown(token, reply.held);
-        const unheld = token === lease.token ? lease.executor.stopUnheld(reply.held) : [];
-        for (const runId of unheld) {
-          logger.warn({ runId }, `Run ${runId} is no longer held for this worker in Redis (its claim was lost or removed); stopping it`);
-        }
         if (reply.stop) requests.stopOnRequest(reply.stop === 'now');
+        // Ends a failover lost are recorded again first: what they free may be what a lost claim needs back.
+        await claims.giveBackUnknown(token, reply.held);
+        if (token === lease.token) await lostClaims.settle(lease.executor, token, reply.held);
+        claims.settled();
       }
       await reaper.reap();
     } catch (error) {

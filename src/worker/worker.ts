@@ -18,6 +18,7 @@ import { watchConnection } from './connection-watch.js';
 import { subscribeEvents } from './events.js';
 import { Executor } from './executor.js';
 import { Heartbeat } from './heartbeat.js';
+import { LostClaims } from './lost-claims.js';
 import { IgnoredRuns } from './ignored-runs.js';
 import { Lease } from './lease.js';
 import { NOTIFY_SHUTDOWN_MS, Notifier } from './notifier.js';
@@ -124,7 +125,8 @@ export class FitqWorker {
     this.claims = claims;
     this.reaper = reaper;
     this.reconciler = new Reconciler(scripts, logger, lifecycle);
-    this.heartbeat = new Heartbeat({ name: options.name, leaseMs: options.leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper });
+    const lostClaims = new LostClaims({ name: options.name, scripts, logger });
+    this.heartbeat = new Heartbeat({ name: options.name, leaseMs: options.leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper, lostClaims });
   }
 
   /**
@@ -139,7 +141,11 @@ export class FitqWorker {
 
   /** Subscribes to wake-ups and starts the heartbeat and the safety-net poll. */
   private async listen(): Promise<void> {
-    this.unwatchConnection = watchConnection(this.redis, this.logger);
+    // Redis back (perhaps a replica that lost claims of this worker's runs): claims wait for a heartbeat to settle them.
+    this.unwatchConnection = watchConnection(this.redis, this.logger, () => {
+      this.claims.holdUntilSettled();
+      void this.heartbeat.beat();
+    });
     this.subscriber = await subscribeEvents(this.redis, this.keys.events, this.name, {
       wake: () => {
         this.metrics?.metrics.woken();

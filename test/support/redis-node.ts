@@ -115,16 +115,19 @@ export async function drainReplication(masterPort: number): Promise<void> {
   await waitForReplicas(masterPort);
 }
 
-/** Waits until the replicas of the master at `masterPort` have every write it took so far. */
+/**
+ * Waits until the master at `masterPort` has a replica online (one just
+ * started, or a revived old master, takes a moment to sync) and its
+ * replicas have every write it took so far.
+ */
 export async function waitForReplicas(masterPort: number): Promise<void> {
-  const { offset, replicas } = await askNode(masterPort, async (r) => {
-    const info = await r.info('replication');
-    return {
-      offset: Number(/^master_repl_offset:(\d+)/m.exec(info)?.[1]),
-      replicas: [...info.matchAll(/^slave\d+:.*port=(\d+)/gm)].map((m) => Number(m[1])),
-    };
-  });
-  if (replicas.length === 0) throw new Error(`the master on ${masterPort} has no replica`);
+  const { offset, replicas } = await pollUntil(`the master on ${masterPort} to have a replica online`, () =>
+    askNode(masterPort, async (r) => {
+      const info = await r.info('replication');
+      const online = [...info.matchAll(/^slave\d+:.*port=(\d+),state=online/gm)].map((m) => Number(m[1]));
+      return online.length > 0 ? { offset: Number(/^master_repl_offset:(\d+)/m.exec(info)?.[1]), replicas: online } : undefined;
+    }),
+  );
   for (const port of replicas) {
     await pollUntil(`the replica on ${port} to catch up with offset ${offset}`, () =>
       askNode(port, async (r) => (Number(/^slave_repl_offset:(\d+)/m.exec(await r.info('replication'))?.[1]) >= offset ? true : undefined)),

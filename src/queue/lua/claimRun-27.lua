@@ -134,20 +134,14 @@
   (maxmemory reached), before its first write: no run is claimed, started
   or reserved for part-way.
 ]]
--- @include bullmq/activateJob
--- @include amounts/adjustAmounts
 -- @include batches/batchRunGone
 -- @include candidates/candidateStream
 -- @include classes/catchUpClass
 -- @include bullmq/dequeueJob
 -- @include policy/decideClaim
 -- @include workers/dropWorkerHold
--- @include claims/encodeClaim
--- @include amounts/formatAmount
--- @include amounts/formatResourceList
 -- @include workers/holdsLease
 -- @include shape/indexShape
--- @include classes/keepFitIndex
 -- @include namespace/publish
 -- @include lifecycle/promoteDueRuns
 -- @include bullmq/queuePaused
@@ -155,11 +149,9 @@
 -- @include candidates/readPool
 -- @include classes/parkedField
 -- @include lifecycle/removeRun
--- @include stats/countRunStart
 -- @include namespace/serverNow
--- @include amounts/subtractAmounts
+-- @include claims/takeRun
 -- @include namespace/tryCall
--- @include shape/unindex
 -- @include classes/workerClass
 local workerKey = KEYS[1]
 local workerCapacityKey = KEYS[2]
@@ -306,37 +298,12 @@ if chosen == nil then
   return {CODE.idle, ignored, "", nextBegin}
 end
 
-local runKey = KEY.run(base, chosen.id)
--- Its job goes active under a lock held with this registration's lease.
-activateJob(base, chosen.id, name, token, redis.call("HGET", workerKey, "leaseMs"), clock)
-countRunStart(base, chosen.id, clock)
-local heldBy = redis.call("HGET", holdsKey, chosen.id)
-if heldBy and heldBy ~= name then publish(base, {type = "holds", worker = name}) end
-keepFitIndex(base, stream, chosen.shape, unindex(base, chosen.id, chosen.shape))
-adjustAmounts(workerFreeKey, chosen.own, -1)
-adjustAmounts(poolUsedKey, chosen.pooled, 1)
-local epoch = redis.call("HINCRBY", runKey, "epoch", 1)
-local reserved, pooledText = formatResourceList(chosen.own), formatResourceList(chosen.pooled)
-redis.call("HSET", runKey, "status", "running", "worker", name, "reserved", reserved, "pooled", pooledText)
-local placedText, shareText = "", ""
-if #placed > 0 then
-  for _, id in ipairs(placed) do
-    redis.call("HSET", workerDevicesKey, id, formatAmount(subtractAmounts(devices[id], share)))
-  end
-  placedText, shareText = table.concat(placed, ","), formatAmount(share)
-  redis.call("HSET", runKey, "devices", placedText, "deviceShare", shareText)
-else
-  redis.call("HDEL", runKey, "devices", "deviceShare")
-end
-local deadline
-if chosen.runLimit then
-  deadline = clock + chosen.runLimit
-  redis.call("HSET", runKey, "runLimit", chosen.runLimit, "deadline", deadline)
-else
-  redis.call("HDEL", runKey, "runLimit", "deadline")
-end
-redis.call("HSET", workerReservedKey, chosen.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText, deadline))
-redis.call("HDEL", runKey, "reason")
-redis.call("SADD", workerRunsKey, chosen.id)
-redis.call("HINCRBY", workerKey, "running", 1)
-return {CODE.ok, chosen.id, epoch, redis.call("HGETALL", runKey)}
+-- Its job goes active under a lock held with this registration's lease; what it demands is reserved.
+local epoch = takeRun(base, {
+  worker = workerKey, free = workerFreeKey, devices = workerDevicesKey, reserved = workerReservedKey, runs = workerRunsKey,
+  holds = holdsKey, poolUsed = poolUsedKey,
+}, name, token, {
+  id = chosen.id, shape = chosen.shape, own = chosen.own, pooled = chosen.pooled, placed = placed, share = share,
+  shares = devices, runLimit = chosen.runLimit, deadline = chosen.runLimit and clock + chosen.runLimit or nil,
+}, clock, stream)
+return {CODE.ok, chosen.id, epoch, redis.call("HGETALL", KEY.run(base, chosen.id))}
