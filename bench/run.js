@@ -19,7 +19,8 @@
 // 100,000 staged runs against 100, with the longest Redis call of each,
 // `node bench/run.js claim-parts` where a one-shape claim's time goes,
 // step by step, `node bench/run.js longest` the longest script call of what users do on a large queue
-// (100,000 staged runs, 20,000 shapes, 1,000 arrays) against a small one.
+// (100,000 staged runs, 20,000 shapes, 1,000 arrays) against a small one,
+// `node bench/run.js wait` what --redis-wait-replicas costs (bench/replica-wait.js).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -39,6 +40,7 @@ import { cliStart } from './cli-start.js';
 import { listing } from './listing.js';
 import { claimParts } from './claim-parts.js';
 import { longestCall } from './longest-call.js';
+import { replicaWaitCost } from './replica-wait.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -511,8 +513,18 @@ async function reportLongestCall() {
   notes.push(`Per script, large queue (small queue beside it):\n${lines.join('\n')}`);
 }
 
+/** --redis-wait-replicas 1 against none, on a master with a replica (bench/replica-wait.js). */
+async function reportReplicaWait() {
+  const { cases, notes: said } = await replicaWaitCost();
+  for (const c of cases) report(c.name, c.fitq, c.baseline, c.unit, c.target);
+  notes.push(...said);
+}
+
 const only = process.argv[2];
-if (only === 'claim-parts') {
+if (only === 'wait') {
+  console.log('fitq --redis-wait-replicas cost, a master and a replica on this host\n');
+  await reportReplicaWait();
+} else if (only === 'claim-parts') {
   console.log(`fitq claim, step by step, Redis ${redis.url}\n`);
   await reportClaimParts();
 } else if (only === 'longest') {
@@ -574,6 +586,7 @@ if (only === 'claim-parts') {
   await reportCliStart();
   await reportListing();
   await reportStaging();
+  await reportReplicaWait();
   await reportSchedulingQuality();
 }
 

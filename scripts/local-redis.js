@@ -27,10 +27,10 @@ function freePort() {
   });
 }
 
-/** Starts redis-server on a free port without persistence; `stop()` ends it. */
-export async function throwawayRedis() {
+/** Starts redis-server on a free port without persistence, with any further `args` (`--replicaof H P`); `stop()` ends it. */
+export async function throwawayRedis(args = []) {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
     stdio: 'ignore',
   });
   const failed = new Promise((resolve) => child.once('error', resolve));

@@ -6,6 +6,7 @@
  * operation is a module there, taking the context first, and a one-line
  * method here.
  */
+import type { ReplicaWait } from './redis/replica-wait.js';
 import type { RedisConnection } from './redis/connection.js';
 import type { ArrayTally } from './model/array-tally.js';
 import type { LogEntry } from './model/logs.js';
@@ -55,6 +56,12 @@ export interface ClientOptions extends ConnectionOptions {
   secret?: Secret;
   /** Hears, once, that the Redis user may only read, so upkeep was skipped (READ_ONLY_NOTE). */
   onNote?: (note: string) => void;
+  /**
+   * Replicas that must confirm runs staged before stage() returns
+   * (`--redis-wait-replicas`, redis/replica-wait.ts); fewer in time throws
+   * UnreplicatedError. None: a failover may lose runs just staged.
+   */
+  waitReplicas?: ReplicaWait | undefined;
 }
 
 export function resolveNamespace(options: ClientOptions): { queue: string; prefix: string } {
@@ -87,6 +94,7 @@ export class FitqClient {
       // Followers, waiters and subscribers: connections of their own that survive Redis restarts.
       connectResilient: () => connectRedis({ ...options, evictionCheck: undefined }, true),
       onNote: options.onNote,
+      replicaWait: options.waitReplicas,
     });
   }
 

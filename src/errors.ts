@@ -27,3 +27,9 @@ export class StoredDataError extends Error {
   override name = 'StoredDataError';
   readonly exitCode = EXIT.failed;
 }
+
+/** Redis took a write, but fewer replicas than --redis-wait-replicas asked for confirmed it in time (redis/replica-wait.ts); exits 1. */
+export class UnreplicatedError extends Error {
+  override name = 'UnreplicatedError';
+  readonly exitCode = EXIT.failed;
+}

@@ -37,4 +37,5 @@ export {
   InvalidResourceSpecError,
   type Resources,
 } from './resources/spec.js';
-export { UsageError, ConnectionError } from './errors.js';
+export { UsageError, ConnectionError, UnreplicatedError } from './errors.js';
+export type { ReplicaWait } from './redis/replica-wait.js';

@@ -4,7 +4,7 @@
  * without a permission, out of memory) and no stack traces for them.
  */
 import { Command, Flags } from '@oclif/core';
-import { ConnectionError, StoredDataError, TimeoutError, UsageError } from '../errors.js';
+import { ConnectionError, StoredDataError, TimeoutError, UnreplicatedError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
 import { FitqClient, type ClientOptions } from '../client.js';
@@ -134,7 +134,13 @@ export abstract class FitqCommand extends Command {
   }
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
-    if (error instanceof UsageError || error instanceof ConnectionError || error instanceof TimeoutError || error instanceof StoredDataError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConnectionError ||
+      error instanceof TimeoutError ||
+      error instanceof StoredDataError ||
+      error instanceof UnreplicatedError
+    ) {
       process.stderr.write(`Error: ${oneLine(error.message)}\n`);
       return this.exit(error.exitCode);
     }

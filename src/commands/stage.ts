@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { replicaWaitFlags, replicaWaitOf } from '../cli/replica-wait-flags.js';
 import { FitqCommand, type NonUtf8Place } from '../cli/base-command.js';
 import { parseKeyValues } from '../present/key-values.js';
 import { shellSyntaxWarning } from '../cli/shell-syntax.js';
@@ -81,6 +82,7 @@ export default class Stage extends FitqCommand {
     ...lifecycleFlags,
     ...sweepFlags,
     ...outputFlags,
+    ...replicaWaitFlags,
   };
 
   /** The words as typed: parsing replaces this.argv with the words it was given. */
@@ -126,6 +128,7 @@ export default class Stage extends FitqCommand {
     const waiting = parseStageWait(flags, requests.length * common.repeat);
     const warnings = fromFile === undefined && !flags.shell ? [shellSyntaxWarning(command ?? [])] : [];
     const secret = cliSecret(flags['secret-file']);
+    const waitReplicas = replicaWaitOf(flags);
     const result = await this.withClient(
       flags,
       async (client) => {
@@ -135,7 +138,7 @@ export default class Stage extends FitqCommand {
         rememberStaged(client.keys.base, staged.runs.map((run) => run.id), staged.runs[0]?.array);
         return staged;
       },
-      { secret },
+      { secret, waitReplicas },
     );
     for (const warning of [...warnings, ...result.warnings]) if (warning) process.stderr.write(`Warning: ${warning}\n`);
     const array = result.runs[0]?.array;

@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { replicaWaitFlags, replicaWaitOf } from '../cli/replica-wait-flags.js';
 import { FitqCommand } from '../cli/base-command.js';
 import { adoptDetachedFiles, adoptOwnDetachedFiles, keepFailedLog, removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
 import { TimeoutError, UsageError } from '../errors.js';
@@ -102,6 +103,7 @@ export default class Worker extends FitqCommand {
     }),
     pidfile: Flags.string({ summary: 'With --detach: pidfile path. Default: <state dir>/<queue>/<name>.pid.' }),
     'log-file': Flags.string({ summary: 'With --detach: log file path. Default: <state dir>/<queue>/<name>.log.' }),
+    ...replicaWaitFlags,
   };
 
   async run(): Promise<void> {
@@ -110,6 +112,7 @@ export default class Worker extends FitqCommand {
     const secret = cliSecret(flags['secret-file']);
     const timeLimits = workerTimeLimits(flags);
     const metricsPort = flags['metrics-port'] === undefined ? undefined : parsePort('--metrics-port', flags['metrics-port']);
+    const waitReplicas = replicaWaitOf(flags);
     if (!flags.detach && (flags.pidfile !== undefined || flags['log-file'] !== undefined)) {
       throw new UsageError(`${flags.pidfile === undefined ? '--log-file' : '--pidfile'} goes with --detach`);
     }
@@ -144,6 +147,7 @@ export default class Worker extends FitqCommand {
       ...(metricsPort === undefined ? {} : { metricsPort }),
       ...(flags['metrics-host'] === undefined ? {} : { metricsHost: flags['metrics-host'] }),
       ...(flags['notify-allow'] === undefined ? {} : { notifyAllow: flags['notify-allow'] }),
+      waitReplicas,
     }));
     adoptOwnDetachedFiles(worker.name, queueName(flags.queue));
     removePidfileOnExit(worker.name, queueName(flags.queue));

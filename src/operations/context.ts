@@ -8,6 +8,7 @@
 import type { RedisConnection } from '../redis/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { Scripts } from '../queue/scripts.js';
+import type { ReplicaWait } from '../redis/replica-wait.js';
 
 export interface QueueContext {
   /** The command connection; fails fast when Redis is down. */
@@ -18,6 +19,8 @@ export interface QueueContext {
   readonly secret: Uint8Array | undefined;
   /** Whether this client may do upkeep (reaping, reconciling): see upkeep.ts. */
   readonly upkeep: UpkeepState;
+  /** Replicas that must confirm staged runs before they count as staged (--redis-wait-replicas), if any. */
+  readonly replicaWait?: ReplicaWait | undefined;
   /**
    * A context over a connection of its own that survives Redis restarts,
    * for a read that holds its connection (XREAD BLOCK, SUBSCRIBE); its
@@ -44,6 +47,7 @@ export interface ContextOptions {
   /** Opens a connection that survives RedisConnection restarts (connectRedis(…, true)). */
   connectResilient: () => Promise<RedisConnection>;
   onNote?: ((note: string) => void) | undefined;
+  replicaWait?: ReplicaWait | undefined;
 }
 
 export function createContext(options: ContextOptions): QueueContext {
@@ -55,6 +59,7 @@ export function createContext(options: ContextOptions): QueueContext {
     scripts: new Scripts(redis, keys, logMaxLines),
     secret,
     upkeep,
+    replicaWait: options.replicaWait,
     connect: async () => over(await options.connectResilient()),
   });
   return over(options.redis);

@@ -6,6 +6,7 @@
  * or nothing). Runs no live worker could ever start are staged anyway,
  * with a warning.
  */
+import { confirmWrites } from '../redis/replica-wait.js';
 import { randomBytes } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { runDataJson } from '../model/run-data.js';
@@ -46,6 +47,8 @@ export async function stageRuns(ctx: QueueContext, requests: StageRequest | read
     ids.add(run.id);
   }
   const stored = await storeRuns(ctx, runs);
+  // Staged only once the replicas asked for have them (--redis-wait-replicas): a failover cannot lose them then.
+  await confirmWrites(ctx.redis, ctx.keys.base, ctx.replicaWait, describeStaged(runs.map((run) => run.id)));
   // Their demands as parsed when given: decoded without parsing them again.
   const records = runs.map(
     (run, i) =>
@@ -125,4 +128,10 @@ async function abortBatch(ctx: QueueContext, batch: string, runIds: string[]): P
     await ctx.scripts.abortBatch(batch, runIds.slice(i, i + STAGE_CHUNK), false);
   }
   await ctx.scripts.abortBatch(batch, [], true);
+}
+
+/** Runs staged, for a shortfall of replicas: their ids (the first few). */
+function describeStaged(ids: readonly string[]): string {
+  const shown = ids.slice(0, 5).join(', ');
+  return `${ids.length === 1 ? 'run' : `${ids.length} runs`} ${shown}${ids.length > 5 ? ', …' : ''} staged`;
 }

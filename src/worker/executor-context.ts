@@ -1,4 +1,5 @@
 /** What an executor is given by its worker: where it records, its settings, and whom it tells. */
+import type { ReplicaConfirm } from './replica-confirm.js';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { Scripts } from '../queue/scripts.js';
@@ -43,4 +44,6 @@ export interface ExecutorContext {
   reapEscaped: boolean;
   /** Kills what a run left behind once its main process has exited, found by its token (see escaped-sweep.ts). */
   sweep: EscapedSweep;
+  /** Replicas that must confirm a claim before its run starts, and its end (see replica-confirm.ts), if any. */
+  replicas?: ReplicaConfirm | undefined;
 }

@@ -197,6 +197,8 @@ export class Executor {
   private async execute(run: ActiveRun): Promise<void> {
     const log = this.runLog(run);
     if (this.stopAll !== undefined) requestStop(run, this.stopAll);
+    // Its claim confirmed by the replicas asked for (--redis-wait-replicas), so no failover can lose it once it runs.
+    if (run.stop === undefined && this.ctx.replicas) await this.ctx.replicas.confirmClaim(run, log);
     if (run.stop !== undefined) {
       await this.record(run, NOT_STARTED);
       return;

@@ -1,6 +1,7 @@
 /**
  * Worker options, validated once at the edge.
  */
+import type { ReplicaWait } from '../redis/replica-wait.js';
 import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { UsageError } from '../errors.js';
@@ -94,6 +95,13 @@ export interface WorkerOptions extends ClientOptions {
   notifyAllow?: readonly string[];
   /** Bounds on notifications on their way (see notifier.ts); the defaults suit any worker. */
   notifyBounds?: Partial<NotifyBounds>;
+  /**
+   * Replicas that must confirm a claim before its run starts, and its end
+   * once recorded (`--redis-wait-replicas`, see redis/replica-wait.ts).
+   * Default: none (a failover may lose a claim or an end; see
+   * docs/high-availability.md).
+   */
+  waitReplicas?: ReplicaWait | undefined;
 }
 
 export interface ResolvedWorkerOptions {
@@ -125,6 +133,7 @@ export interface ResolvedWorkerOptions {
   metrics: { host: string; port: number } | undefined;
   /** Where its notifications may go, and how many it holds. */
   notify: { targets: NotifyTargets; bounds: NotifyBounds };
+  waitReplicas: ReplicaWait | undefined;
 }
 
 function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'] {
@@ -253,5 +262,6 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     secret,
     metrics: resolveMetrics(options),
     notify: { targets: resolveNotifyTargets(options.notifyAllow, secret !== undefined), bounds: resolveNotifyBounds(options.notifyBounds) },
+    waitReplicas: options.waitReplicas,
   };
 }

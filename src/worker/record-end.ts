@@ -66,6 +66,7 @@ export async function recordRunEnd(ctx: ExecutorContext, run: ActiveRun, outcome
   };
   log[level](fields, message);
   if (result instanceof Error || result.outcome !== 'recorded') return undefined;
+  await ctx.replicas?.confirmEnd(run.runId, log);
   if (result.status !== 'staged') ctx.onRunRecorded?.(run.runId, run.fields, result.status);
   return input;
 }

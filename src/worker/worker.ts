@@ -19,6 +19,7 @@ import { subscribeEvents } from './events.js';
 import { Executor } from './executor.js';
 import { Heartbeat } from './heartbeat.js';
 import { LostClaims } from './lost-claims.js';
+import { ReplicaConfirm } from './replica-confirm.js';
 import { IgnoredRuns } from './ignored-runs.js';
 import { Lease } from './lease.js';
 import { NOTIFY_SHUTDOWN_MS, Notifier } from './notifier.js';
@@ -81,6 +82,7 @@ export class FitqWorker {
     const sweep = new EscapedSweep();
     const notifier = new Notifier({ redis, keys, queue: parts.queue, logger, ...options.notify });
     this.notifier = notifier;
+    const replicas = options.waitReplicas ? new ReplicaConfirm(redis, keys.base, options.waitReplicas) : undefined;
     // Each registration gets its own executor; a run's end wakes the claim loop (built after the first executor).
     const createExecutor = (token: string) =>
       new Executor({
@@ -107,6 +109,7 @@ export class FitqWorker {
         inheritedEnv: runEnv,
         reapEscaped: options.reapEscaped,
         sweep,
+        replicas,
       });
     // Checked again while it runs: claims and registrations wait while Redis may evict keys.
     const eviction = new EvictionGuard(redis, parts.shownUrl, logger, () => this.claims.wake());
