@@ -8,7 +8,7 @@ import { ConnectionError, StoredDataError, TimeoutError, UnreplicatedError, Usag
 import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
 import { FitqClient, type ClientOptions } from '../client.js';
-import { describeAclRefusal, describeOutOfMemory, resolveRedisUrl, type ConnectionOptions } from '../redis/connection.js';
+import { describeAclRefusal, describeClusterStall, describeOutOfMemory, resolveRedisUrl, type ConnectionOptions } from '../redis/connection.js';
 import { parseRedisUrl } from '../redis/redis-url.js';
 import { resolveTlsOptions } from '../redis/tls-options.js';
 import { findNonUtf8Word } from './raw-argv.js';
@@ -150,7 +150,7 @@ export abstract class FitqCommand extends Command {
       process.stderr.write(`Error: ${oneLine(parseError)}${hint ? `; ${hint}` : ''}\n`);
       return this.exit(EXIT.usage);
     }
-    const refusal = describeAclRefusal(error) ?? describeOutOfMemory(error);
+    const refusal = describeAclRefusal(error) ?? describeOutOfMemory(error) ?? describeClusterStall(error);
     if (refusal) {
       process.stderr.write(`Error: ${oneLine(refusal)}\n`);
       return this.exit(EXIT.failed);

@@ -255,6 +255,20 @@ export function isOutOfMemory(error: unknown): boolean {
 }
 
 /**
+ * One line for a command a Redis Cluster could not serve within the failover
+ * wait: ioredis gives up on it with "Too many Cluster redirections. Last
+ * error: …" once the slot's master and every replica of it stayed down (or
+ * the cluster said CLUSTERDOWN) through its redirections. Undefined for
+ * other errors.
+ */
+export function describeClusterStall(error: Error): string | undefined {
+  const match = /^Too many Cluster redirections\. Last error: (?:\w*Error: )?(.*)$/s.exec(error.message);
+  if (!match) return undefined;
+  const last = match[1]!.trim() || 'none';
+  return `the Redis Cluster served no answer for the namespace within ${FAILOVER_WAIT_MS / 1000}s (the master of its slot and every replica of it may be down; last error: ${last})`;
+}
+
+/**
  * One line for a command Redis refused because it is out of memory, or
  * undefined for any other error. fitq's scripts that write are refused
  * whole then, before they write anything (their `#!lua` line); reads go on.

@@ -145,4 +145,19 @@ describe('Redis Cluster (redis+cluster://)', () => {
     expect(none.stderr.trim()).toBe('Error: cannot reach any node of cluster 127.0.0.1:1,127.0.0.1:2: connection refused or closed');
     for (const result of [notCluster, db, none]) expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
+
+  it('a command whose namespace no node serves through the failover wait says so in one line, exit 1 (the last test: it leaves a slot down)', async () => {
+    const queue = newQueue();
+    const env = { FITQ_REDIS_URL: cluster.url };
+    // The slot's master killed, its replica promoted, then killed too: no node serves the slot.
+    const promoted = await cluster.failover(baseOf(queue));
+    await promoted.kill();
+    const result = await fitq(['runs'], { queue, env, timeoutMs: 120_000 });
+    expect(result.stderr.trim()).toMatch(
+      /^Error: the Redis Cluster served no answer for the namespace within 30s \(the master of its slot and every replica of it may be down; last error: .+\)$/,
+    );
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.exitCode).toBe(1);
+  }, 180_000);
 });
+

@@ -2,7 +2,7 @@
  * A real Redis Cluster for tests: six redis-server processes on free ports
  * (3 masters, 3 replicas, cluster-node-timeout 2000), created with
  * `redis-cli --cluster create`. Ready once every node says cluster_state:ok
- * and knows all six.
+ * and knows all six, and each replica replicates its master.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,6 +69,14 @@ export async function startRedisCluster(): Promise<RedisClusterTopology> {
         }),
       );
     }
+    // A replica takes over only once it replicates its master: `--cluster create` makes it one after the
+    // cluster is whole, and a master killed before then has no one to take its slots.
+    await pollUntil('every replica to replicate its master', async () => {
+      const linked = await Promise.all(
+        nodes.map((node) => askNode(node.port, async (r) => /^role:slave$/m.test(await r.info('replication')) && /master_link_status:up/.test(await r.info('replication')))),
+      );
+      return linked.filter(Boolean).length === nodes.length / 2 ? true : undefined;
+    });
     const nodeAt = (port: number) => {
       const node = nodes.find((n) => n.port === port);
       if (!node) throw new Error(`the cluster names 127.0.0.1:${port}, which is no node of it`);
