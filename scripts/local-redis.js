@@ -18,7 +18,8 @@ export async function answers(url) {
   }
 }
 
-function freePort() {
+/** A TCP port free on 127.0.0.1 now. */
+export function freePort() {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
       const { port } = server.address();
