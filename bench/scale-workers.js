@@ -110,14 +110,18 @@ const handlers = {
   },
 };
 
+// Its parent gone (the bench ended or failed), it goes too.
+process.on('disconnect', () => process.exit(0));
+
 // One message at a time, in order.
 let chain = Promise.resolve();
 process.on('message', (message) => {
   chain = chain.then(async () => {
     try {
       const reply = await handlers[message.type](message);
-      process.send({ type: message.type, ...reply });
-      if (message.type === 'close') process.disconnect();
+      process.send({ type: message.type, ...reply }, () => {
+        if (message.type === 'close') process.disconnect();
+      });
     } catch (error) {
       process.send({ type: 'error', message: error.stack ?? String(error) });
     }

@@ -125,6 +125,7 @@ async function sampleScriptTimes(nodes) {
     await redis.config('SET', 'slowlog-log-slower-than', '10000');
     const entries = await redis.call('SLOWLOG', 'GET', '-1');
     await redis.call('SLOWLOG', 'RESET');
+    await redis.config('SET', 'slowlog-max-len', '128');
     const timesOf = (sha) => entries.filter(([, , , args]) => /^evalsha$/i.test(String(args[0])) && String(args[1]) === sha).map(([, , micros]) => Number(micros));
     return { claim: median(timesOf(shas.claim)), finish: median(timesOf(shas.finish)) };
   }));
