@@ -538,11 +538,17 @@ async function reportScale() {
     report(`${masters}-master cluster, ${namespaces.length} namespaces, ${p.count} simulated workers: claims/s vs no-op script calls/s`, rate(p.fitq), rate(p.noop), 'claims/s', 'for comparison (a claim is 2 calls: ≤ 0.5×)');
     notes.push(`${pointLine(`${masters}-master cluster`, p)}\n${p.nodes.map((node) => `  master ${node.name} (${node.queues.join(', ')}): ${count(node.claimsPerSecond)} claims/s, ${nodeLine(node)}`).join('\n')}`);
   }
-  const [oneTop, clusterTop] = [one.at(-1), cluster.at(-1)];
-  // Claims per master-core at the most workers: the masters' claims over their main threads' CPU seconds.
-  const perMasterCore = sum(clusterTop.nodes.map((node) => node.claims)) / sum(clusterTop.nodes.map((node) => node.mainCpu));
-  report(`${masters}-master cluster vs one Redis, ${clusterTop.count} workers: claims/s measured (all on this machine's cores)`, rate(clusterTop.fitq), rate(oneTop.fitq), 'claims/s', 'for comparison');
-  report(`claims per master-core (1 / Redis CPU per claim), ${clusterTop.count} workers: cluster masters vs one Redis`, perMasterCore, oneTop.nodes[0].perCore, 'claims/s', '≈ 1× (the same scripts on one core)');
+  // Claims per Redis core over every point: all their claims over all their main-thread CPU seconds.
+  const perCore = (points) => sum(points.flatMap((p) => p.nodes.map((node) => node.claims))) / sum(points.flatMap((p) => p.nodes.map((node) => node.mainCpu)));
+  const [onePerCore, clusterPerCore] = [perCore(one), perCore(cluster)];
+  // On a shared machine the least starved point is the fairest view of each: the most claims/s at any worker count.
+  const most = (points) => points.reduce((best, p) => (rate(p.fitq) > rate(best.fitq) ? p : best));
+  const [oneBest, clusterBest] = [most(one), most(cluster)];
+  report(
+    `most claims/s at any worker count: ${masters}-master cluster (${clusterBest.count} workers) vs one Redis (${oneBest.count}), all on this machine's cores`,
+    rate(clusterBest.fitq), rate(oneBest.fitq), 'claims/s', 'for comparison',
+  );
+  report(`claims per Redis core (claims / Redis CPU seconds), every point: cluster masters vs one Redis`, clusterPerCore, onePerCore, 'claims/s', '≈ 1× (the same scripts on one core)');
   notes.push(
     `Scale: ${windowSeconds} s windows (the no-op's ${noopWindowSeconds} s) after a 1 s warm-up; ${processes} load processes; namespaces on the cluster, by slot: ` +
       `${namespaces.map(({ name, slot, port }) => `${name} (slot ${slot}, master :${port})`).join(', ')}`,
@@ -551,13 +557,13 @@ async function reportScale() {
   const boxMicros = (p) => ((sum(p.nodes.map((node) => node.cores)) + p.fitq.clientCores) / rate(p.fitq)) * 1e6;
   const cores = availableParallelism();
   notes.push(
-    `Scale, this machine: a claim costs ${micros(boxMicros(oneTop))} of CPU in all on one Redis (Redis and the load processes), ${micros(boxMicros(clusterTop))} on the cluster ` +
-      `(${clusterTop.count} workers): its ${cores} cores allow at most ${count((cores / boxMicros(oneTop)) * 1e6)} claims/s, however many masters share them`,
+    `Scale, this machine: a claim costs ${micros(boxMicros(oneBest))} of CPU in all on one Redis (Redis and the load processes; ${oneBest.count} workers), ` +
+      `${micros(boxMicros(clusterBest))} on the cluster (${clusterBest.count} workers): its ${cores} cores allow at most ${count((cores / boxMicros(oneBest)) * 1e6)} claims/s, however many masters share them`,
   );
-  const expected = [1, 3, 6, 12].map((n) => `${n} master${n === 1 ? '' : 's'} ${count(n * perMasterCore)}`).join(', ');
+  const expected = [1, 3, 6, 12].map((n) => `${n} master${n === 1 ? '' : 's'} ${count(n * clusterPerCore)}`).join(', ');
   notes.push(
-    `Scale, expected: one namespace saturates one master's core at about ${count(oneTop.nodes[0].perCore)} claims/s (one Redis, ${oneTop.count} workers; ` +
-      `${count(perMasterCore)} per master-core on the cluster); N masters serving evenly spread namespaces, each its own core: N × ${count(perMasterCore)}: ${expected} claims/s`,
+    `Scale, expected: one namespace saturates one Redis core at about ${count(onePerCore)} claims/s (one Redis, every point; ` +
+      `${count(clusterPerCore)} per master-core on the cluster); N masters serving evenly spread namespaces, each its own core: N × ${count(clusterPerCore)}: ${expected} claims/s`,
   );
 }
 
