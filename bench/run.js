@@ -20,8 +20,12 @@
 // `node bench/run.js claim-parts` where a one-shape claim's time goes,
 // step by step, `node bench/run.js longest` the longest script call of what users do on a large queue
 // (100,000 staged runs, 20,000 shapes, 1,000 arrays) against a small one,
-// `node bench/run.js wait` what --redis-wait-replicas costs (bench/replica-wait.js).
+// `node bench/run.js wait` what --redis-wait-replicas costs (bench/replica-wait.js),
+// `node bench/run.js scale` claims per second as simulated workers grow (8,
+// 32, 128) on one Redis and on a 3-master cluster with 4 namespaces, against
+// a script doing nothing, and Redis CPU per claim (bench/scale.js).
 import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { Queue, Worker as BullWorker } from 'bullmq';
@@ -41,6 +45,7 @@ import { listing } from './listing.js';
 import { claimParts } from './claim-parts.js';
 import { longestCall } from './longest-call.js';
 import { replicaWaitCost } from './replica-wait.js';
+import { scale } from './scale.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -520,6 +525,57 @@ async function reportReplicaWait() {
   notes.push(...said);
 }
 
+/** Claims per second as workers grow, on one Redis and on a 3-master cluster, and Redis CPU per claim (bench/scale.js). */
+async function reportScale() {
+  const { one, cluster, namespaces, masters, processes, windowSeconds, noopWindowSeconds } = await scale(redis.url, newQueue);
+  const count = (n) => Math.round(n).toLocaleString('en');
+  const rate = ({ total, seconds }) => total / seconds;
+  const sum = (values) => values.reduce((total, value) => total + value, 0);
+  const micros = (n) => `${n.toFixed(0)} µs`;
+  const slowlog = (times) => (times ? `; SLOWLOG p50 claim ${micros(times.claim)}, finish ${micros(times.finish)}` : '');
+  const nodeLine = (node) =>
+    `${node.cores.toFixed(2)} core (main thread ${node.mainCores.toFixed(2)}), ${micros(node.mainMicrosPerClaim)} of its main thread per claim: ` +
+    `${count(node.perCore)} claims per core; script time ${micros(node.scriptMicrosPerClaim)} per claim (${node.callsPerClaim.toFixed(2)} EVALSHA per claim${slowlog(node.scriptTimes)})`;
+  const pointLine = (where, p) =>
+    `Scale, ${where}, ${p.count} workers: ${count(rate(p.fitq))} claims/s (no-op ${count(rate(p.noop))} calls/s: ${(rate(p.fitq) / rate(p.noop)).toFixed(3)}×), ` +
+    `load processes ${p.fitq.clientCores.toFixed(2)} core (${micros((p.fitq.clientCores / rate(p.fitq)) * 1e6)} per claim), load average ${p.fitq.load.toFixed(1)}${p.fitq.dry.length > 0 ? `; NOT MEASURED RIGHT, claims found no run: ${p.fitq.dry.join(', ')}` : ''}`;
+  for (const p of one) {
+    report(`one Redis, ${p.count} simulated workers: claims/s vs no-op script calls/s (same ${processes} processes, ${p.count} connections)`, rate(p.fitq), rate(p.noop), 'claims/s', 'for comparison (a claim is 2 calls: ≤ 0.5×)');
+    notes.push(`${pointLine('one Redis', p)}\n  Redis: ${nodeLine(p.nodes[0])}`);
+  }
+  for (const p of cluster) {
+    report(`${masters}-master cluster, ${namespaces.length} namespaces, ${p.count} simulated workers: claims/s vs no-op script calls/s`, rate(p.fitq), rate(p.noop), 'claims/s', 'for comparison (a claim is 2 calls: ≤ 0.5×)');
+    notes.push(`${pointLine(`${masters}-master cluster`, p)}\n${p.nodes.map((node) => `  master ${node.name} (${node.queues.join(', ')}): ${count(node.claimsPerSecond)} claims/s, ${nodeLine(node)}`).join('\n')}`);
+  }
+  // Claims per Redis core over every point: all their claims over all their main-thread CPU seconds.
+  const perCore = (points) => sum(points.flatMap((p) => p.nodes.map((node) => node.claims))) / sum(points.flatMap((p) => p.nodes.map((node) => node.mainCpu)));
+  const [onePerCore, clusterPerCore] = [perCore(one), perCore(cluster)];
+  // On a shared machine the least starved point is the fairest view of each: the most claims/s at any worker count.
+  const most = (points) => points.reduce((best, p) => (rate(p.fitq) > rate(best.fitq) ? p : best));
+  const [oneBest, clusterBest] = [most(one), most(cluster)];
+  report(
+    `most claims/s at any worker count: ${masters}-master cluster (${clusterBest.count} workers) vs one Redis (${oneBest.count}), all on this machine's cores`,
+    rate(clusterBest.fitq), rate(oneBest.fitq), 'claims/s', 'for comparison',
+  );
+  report(`claims per Redis core (claims / Redis CPU seconds), every point: cluster masters vs one Redis`, clusterPerCore, onePerCore, 'claims/s', '≈ 1× (the same scripts on one core)');
+  notes.push(
+    `Scale: ${windowSeconds} s windows (the no-op's ${noopWindowSeconds} s) after a 1 s warm-up; ${processes} load processes; namespaces on the cluster, by slot: ` +
+      `${namespaces.map(({ name, slot, port }) => `${name} (slot ${slot}, master :${port})`).join(', ')}`,
+  );
+  // What a claim costs this machine in all (Redis and the load processes): its cores bound the total, whatever the masters.
+  const boxMicros = (p) => ((sum(p.nodes.map((node) => node.cores)) + p.fitq.clientCores) / rate(p.fitq)) * 1e6;
+  const cores = availableParallelism();
+  notes.push(
+    `Scale, this machine: a claim costs ${micros(boxMicros(oneBest))} of CPU in all on one Redis (Redis and the load processes; ${oneBest.count} workers), ` +
+      `${micros(boxMicros(clusterBest))} on the cluster (${clusterBest.count} workers): its ${cores} cores allow at most ${count((cores / boxMicros(oneBest)) * 1e6)} claims/s, however many masters share them`,
+  );
+  const expected = [1, 3, 6, 12].map((n) => `${n} master${n === 1 ? '' : 's'} ${count(n * clusterPerCore)}`).join(', ');
+  notes.push(
+    `Scale, expected: one namespace saturates one Redis core at about ${count(onePerCore)} claims/s (one Redis, every point; ` +
+      `${count(clusterPerCore)} per master-core on the cluster); N masters serving evenly spread namespaces, each its own core: N × ${count(clusterPerCore)}: ${expected} claims/s`,
+  );
+}
+
 const only = process.argv[2];
 if (only === 'wait') {
   console.log('fitq --redis-wait-replicas cost, a master and a replica on this host\n');
@@ -527,6 +583,9 @@ if (only === 'wait') {
 } else if (only === 'claim-parts') {
   console.log(`fitq claim, step by step, Redis ${redis.url}\n`);
   await reportClaimParts();
+} else if (only === 'scale') {
+  console.log(`fitq claims per second as workers grow, one Redis (${redis.url}) and a 3-master cluster\n`);
+  await reportScale();
 } else if (only === 'longest') {
   console.log(`fitq longest script call, a large queue against a small one, timed by Redis, Redis ${redis.url}\n`);
   await reportLongestCall();
@@ -580,6 +639,7 @@ if (only === 'wait') {
   await reportClaimShapes();
   await reportWorkerClaims();
   await reportClaimParts();
+  await reportScale();
   await reportMetricsScrape();
   await reportLongestCall();
   await reportBytes();

@@ -18,7 +18,8 @@ export async function answers(url) {
   }
 }
 
-function freePort() {
+/** A TCP port free on 127.0.0.1 now. */
+export function freePort() {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
       const { port } = server.address();
@@ -27,7 +28,10 @@ function freePort() {
   });
 }
 
-/** Starts redis-server on a free port without persistence, with any further `args` (`--replicaof H P`); `stop()` ends it. */
+/**
+ * Starts redis-server on a free port without persistence, with any further
+ * `args` (`--replicaof H P`); `stop()` ends it (and so does this process's exit).
+ */
 export async function throwawayRedis(args = []) {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], {
@@ -38,7 +42,18 @@ export async function throwawayRedis(args = []) {
   for (let i = 0; i < 400; i++) {
     const error = await Promise.race([failed, new Promise((r) => setTimeout(() => r(undefined), 25))]);
     if (error) throw new Error('redis-server is not installed (Debian: apt-get install redis-server)');
-    if (await answers(url)) return { url, stop: () => child.kill() };
+    if (await answers(url)) {
+      // Ended with this process too, should it end without stop() (a failure, a closed pipe).
+      const kill = () => child.kill();
+      process.once('exit', kill);
+      return {
+        url,
+        stop: () => {
+          process.removeListener('exit', kill);
+          child.kill();
+        },
+      };
+    }
   }
   child.kill();
   throw new Error(`redis-server on port ${port} did not answer`);
