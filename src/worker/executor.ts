@@ -117,12 +117,18 @@ export class Executor {
    * lost in a failover, and this worker claimed the run anew): the process
    * runs on under the new claim, unless the claim placed it on other GPU
    * devices than it runs on, when it is stopped (it ends stopped under the
-   * new claim). False when the run is not executed here.
+   * new claim); a run whose end is being recorded is not started again.
+   * False when the run is not executed here.
    */
   adopt(claim: ClaimedRun): boolean {
     const run = this.active.get(claim.runId);
-    if (!run || run.phase === 'ending') return false;
+    if (!run) return false;
     const log = this.runLog(run);
+    if (run.phase === 'ending') {
+      // Its process is gone and its end on its way: not started again. (The run goes back per the heartbeat if that end is refused.)
+      log.warn(`Run ${claim.runId} was claimed again by this worker as its end was being recorded (a failover lost its claim): not started again`);
+      return true;
+    }
     const sameDevices = claim.devices.join(',') === run.devices.join(',');
     Object.assign(run, {
       epoch: claim.epoch, fields: claim.fields, reserved: claim.reserved, pooled: claim.pooled, devices: claim.devices,

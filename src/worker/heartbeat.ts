@@ -50,6 +50,8 @@ export class Heartbeat {
       const reply = await scripts.heartbeat(name, token, leaseMs);
       if (reply === undefined) {
         await lease.onFenced(token);
+        // Registered anew, its runs given up: nothing of the old registration is left to settle.
+        claims.settled();
         claims.wake();
       } else {
         reply.cancels.forEach((runId) => requests.cancel(runId));
