@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
+import { waitForPing } from './redis-server.js';
 
 export interface RedisNode {
   readonly port: number;
@@ -53,28 +54,6 @@ export async function startRedisNode(port: number, args: readonly string[]): Pro
   };
   await node.start();
   return node;
-}
-
-async function waitForPing(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  let spawnError: Error | undefined;
-  child.once('error', (error) => (spawnError = error));
-  while (Date.now() < deadline) {
-    if (spawnError) throw new Error(`cannot start redis-server (${spawnError.message}): install it, e.g. apt-get install redis-server`);
-    if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited with code ${child.exitCode}:\n${output()}`);
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-    probe.on('error', () => {});
-    try {
-      await probe.connect();
-      await probe.ping();
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    } finally {
-      probe.disconnect();
-    }
-  }
-  throw new Error(`redis-server on port ${port} did not answer within 15 s:\n${output()}`);
 }
 
 /** Polls `check` every 50 ms until it returns a value (not undefined) or `timeoutMs` passes; says what it waited for. */

@@ -69,15 +69,16 @@ export interface RedisServer {
   dispose(): Promise<void>;
 }
 
-async function waitForPing(port: number, child: ChildProcess, tls: RedisOptions['tls'], output: () => string): Promise<void> {
-  const deadline = Date.now() + 10_000;
+/** Resolves once the redis-server just spawned as `child` answers PING on `port` (15 s at most); says why it did not. */
+export async function waitForPing(port: number, child: ChildProcess, output: () => string, tls?: RedisOptions['tls']): Promise<void> {
+  const deadline = Date.now() + 15_000;
   let spawnError: Error | undefined;
   child.once('error', (error) => (spawnError = error));
   while (Date.now() < deadline) {
     if (spawnError) {
       throw new Error(`cannot start redis-server (${spawnError.message}): install it, e.g. apt-get install redis-server`);
     }
-    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}:\n${output()}`);
+    if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited with code ${child.exitCode}:\n${output()}`);
     const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, tls });
     probe.on('error', () => {});
     try {
@@ -90,7 +91,7 @@ async function waitForPing(port: number, child: ChildProcess, tls: RedisOptions[
       probe.disconnect();
     }
   }
-  throw new Error(`redis-server on port ${port} did not answer within 10 s`);
+  throw new Error(`redis-server on port ${port} did not answer within 15 s:\n${output()}`);
 }
 
 function openssl(dir: string, args: string[]): void {
@@ -168,7 +169,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout?.on('data', keep);
       child.stderr?.on('data', keep);
-      await waitForPing(port, child, probeTls, () => log);
+      await waitForPing(port, child, () => log, probeTls);
     },
     async stop() {
       const running = child;
