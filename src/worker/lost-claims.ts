@@ -10,6 +10,7 @@
  * history. A claim removed by hand (no failover) is stopped likewise.
  */
 import type { Logger } from 'pino';
+import { describeAclRefusal } from '../redis/connection.js';
 import type { ReclaimResult } from '../queue/claim-reply.js';
 import type { Scripts } from '../queue/scripts.js';
 import type { ActiveRun } from './active-run.js';
@@ -75,6 +76,13 @@ export class LostClaims {
       }
       executor.giveUp(run.runId, loss);
     } catch (error) {
+      const refusal = describeAclRefusal(error as Error, 'taking back a lost claim');
+      if (refusal) {
+        // Never asked again with success: the copy goes, as the claim cannot be taken back.
+        logger.warn({ runId: run.runId }, `Run ${run.runId} is no longer held for this worker in Redis and ${refusal}; stopping it`);
+        executor.giveUp(run.runId, NOT_HELD);
+        return;
+      }
       // Asked again at the next heartbeat.
       logger.warn({ runId: run.runId, err: error }, `Run ${run.runId}: could not take back its lost claim yet: ${(error as Error).message}`);
     } finally {

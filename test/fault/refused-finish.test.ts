@@ -84,7 +84,7 @@ describe('a run whose end Redis refuses', () => {
 });
 
 describe('a run Redis no longer holds for its worker', () => {
-  it('is stopped by its worker at the second heartbeat that finds it missing, its capacity given back', async () => {
+  it('is stopped by its worker at the next heartbeat that finds it missing, its capacity given back', async () => {
     const { queue, client, redis } = await ownRedis();
     const id = (await client.stage({ command: ['sleep', '60'], resources: 'cpu=1' })).runs[0]!.id;
     const worker = spawnCliWorker(queue, ['-r', 'cpu=2', '--name', 'forgot', '--lease', '3', '--kill-grace', '1'], server!.url);

@@ -399,7 +399,7 @@ describe('what each rule refuses', () => {
 
 /** The scripts each role's flows run (the operator: all of them). */
 const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]> = {
-  worker: ['registerWorker', 'heartbeat', 'claimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold'],
+  worker: ['registerWorker', 'heartbeat', 'claimRun', 'reclaimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold'],
   // Staging reaps first, updating reconciles first, cancelling waits (reaping) for the end.
   // (Listing a namespace an older fitq staged indexes its runs' order first: indexRunOrder.)
   stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns', 'indexRunOrder'],
@@ -416,6 +416,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     eval: 'scripts, sent once per connection', evalsha: 'scripts',
     subscribe: 'wake-ups, cancel and stop hints on the namespace channel',
     lpop: 'notifications of runs that ended without their worker (notify:outbox)',
+    wait: '--redis-wait-replicas: claims and ends confirmed by replicas',
   },
   stager: {
     info: "ioredis's ready check; the eviction warning",
@@ -425,6 +426,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     eval_ro: 'read-only scripts, sent once per connection', evalsha_ro: 'read-only scripts',
     xread: 'logs -f, wait and cancel waiting for the end',
     zcount: 'runs: the runs around a page, in the order index',
+    wait: 'stage --redis-wait-replicas: staged runs confirmed by replicas',
   },
   reader: {
     info: "ioredis's ready check; the eviction warning",
@@ -446,6 +448,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     subscribe: 'fitq worker, stop --wait', xread: 'logs -f',
     lpop: 'fitq worker: notifications of runs that ended without their worker',
     zcount: 'runs: the runs around a page, in the order index',
+    wait: '--redis-wait-replicas',
   },
 };
 

@@ -93,6 +93,7 @@ export async function runThroughFailover(queue: string, url: string, failover: (
     const total = count + 1;
 
     let seen = 'nothing listed yet';
+    let notEnded = '';
     await waitFor(
       'all runs to end completed',
       async () => {
@@ -100,13 +101,23 @@ export async function runThroughFailover(queue: string, url: string, failover: (
         if (listed.exitCode !== 0) return false;
         const statuses = (JSON.parse(listed.stdout) as { runs: { status: string }[] }).runs.map((run) => run.status);
         seen = JSON.stringify(Object.fromEntries([...new Set(statuses)].map((status) => [status, statuses.filter((s) => s === status).length])));
+        notEnded = (JSON.parse(listed.stdout) as { runs: { id: string; status: string; reason?: string }[] }).runs
+          .filter((run) => run.status !== 'completed')
+          .map((run) => `${run.id} ${run.status}${run.reason ? ` (${run.reason})` : ''}`)
+          .join('; ');
         return statuses.length === total && statuses.every((status) => status === 'completed');
       },
       150_000,
       500,
     ).catch((error: Error) => {
       const stderr = (result: CliResult) => result.stderr.trim().split('\n').slice(-3).join(' | ');
-      throw new Error(`${error.message}: ${total} runs staged, fitq lists ${seen}; stage during the failover exited ${stage.exitCode} (${stderr(stage)}), runs ${runs.exitCode} (${stderr(runs)})`);
+      // What the workers said of the runs that did not complete, and of Redis.
+      const ids = notEnded.split('; ').map((entry) => entry.split(' ')[0]!).filter(Boolean);
+      const said = workers.flatMap((worker) => worker.messages().filter((message) => ids.some((id) => message.includes(id)) || /Redis/.test(message)));
+      throw new Error(
+        `${error.message}: ${total} runs staged, fitq lists ${seen} [${notEnded}]; stage during the failover exited ${stage.exitCode} (${stderr(stage)}), ` +
+          `runs ${runs.exitCode} (${stderr(runs)}); the workers said: ${said.join(' | ')}`,
+      );
     });
     const lines = readLedger(ledger);
     const starts = new Map<string, string[]>();
