@@ -106,19 +106,23 @@ export class ClaimLoop {
    */
   async giveBackUnknown(token: string, held: readonly { runId: string; epoch: string }[]): Promise<void> {
     const { lease, logger } = this.parts;
-    // A claim on its way may be one of them: look again at the next heartbeat.
-    if (token !== lease.token || this.inFlight) return;
+    if (token !== lease.token) return;
+    const unknown: { runId: string; epoch: string }[] = [];
     const recordedAgain: Promise<void>[] = [];
     for (const { runId, epoch } of held) {
       if (lease.executor.has(runId)) continue;
-      // It ran here and ended, but a failover lost the end: recorded again, not given back.
+      // It ran here and ended, but a failover lost the end: recorded again, not given back. (No claim on its way
+      // can be it, so this waits for none: what the end frees may be what a claim the failover lost needs back.)
       const again = lease.executor.recordEndAgain(runId, epoch);
-      if (again) {
-        recordedAgain.push(again);
-        continue;
+      if (again) recordedAgain.push(again);
+      else unknown.push({ runId, epoch });
+    }
+    // A claim on its way may be one of the others: look again at the next heartbeat.
+    if (!this.inFlight) {
+      for (const { runId, epoch } of unknown) {
+        logger.warn({ runId }, `Run ${runId} was claimed for this worker but the claim's reply never arrived (Redis connection lost); giving it back`);
+        lease.executor.giveBack(unreadClaim(runId, epoch), CLAIM_REPLY_LOST);
       }
-      logger.warn({ runId }, `Run ${runId} was claimed for this worker but the claim's reply never arrived (Redis connection lost); giving it back`);
-      lease.executor.giveBack(unreadClaim(runId, epoch), CLAIM_REPLY_LOST);
     }
     await Promise.all(recordedAgain);
   }
