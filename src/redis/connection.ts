@@ -75,6 +75,7 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
   redis.on('ready', () => outage.ready());
   openConnections.add(redis);
   redis.once('end', () => openConnections.delete(redis));
+  if (!(redis instanceof Cluster)) keepConnecting(redis);
   try {
     // Ready, or given up (behind Sentinel or Cluster, a failover under way is waited for).
     await new Promise<void>((resolve, reject) => {
@@ -97,6 +98,40 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
     if (problem) process.stderr.write(`Warning: ${problem}\n`);
   }
   return redis;
+}
+
+/** Connections fitq closes on purpose: their end is no cue to connect again. */
+const closing = new WeakSet<object>();
+
+/** Closes a connection fitq opened with keepConnecting (a subscriber), for good. */
+export function disconnectForGood(redis: Redis): void {
+  closing.add(redis);
+  redis.disconnect();
+}
+
+/**
+ * ioredis ends a connection for good when its connector fails as it
+ * reconnects, whatever its retryStrategy says: behind Sentinel, a failover
+ * announced while it was asking the sentinels for the master makes it fail
+ * with "Connection is closed." (seen under load in the failover tests: a
+ * worker never came back). Such a connection is connected again here, as
+ * long as its retryStrategy still waits; one fitq closes (closeRedis,
+ * disconnectForGood) is not.
+ */
+export function keepConnecting(redis: Redis): void {
+  let attempt = 0;
+  redis.on('ready', () => (attempt = 0));
+  redis.on('end', () => {
+    if (closing.has(redis)) return;
+    const delay = redis.options.retryStrategy?.(++attempt);
+    if (typeof delay !== 'number') return;
+    openConnections.add(redis);
+    setTimeout(() => {
+      if (closing.has(redis) || redis.status !== 'end') return;
+      redis.once('end', () => openConnections.delete(redis));
+      redis.connect().catch(() => undefined);
+    }, delay);
+  });
 }
 
 /**
@@ -211,6 +246,7 @@ export function evictionProblemIn(info: string, shownUrl: string): string | unde
 
 /** Closes a connection, politely if it is up. */
 export async function closeRedis(redis: RedisConnection): Promise<void> {
+  closing.add(redis);
   if (redis.status === 'ready') await redis.quit().catch(() => undefined);
   // Also after QUIT: ioredis's QUIT leaves the connections to the sentinels (failoverDetector) open.
   redis.disconnect();

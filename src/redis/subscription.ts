@@ -9,6 +9,7 @@
  * slot, and after it ends another one a second later.
  */
 import { Cluster, Redis } from 'ioredis';
+import { disconnectForGood, keepConnecting } from './connection.js';
 import { nodeServing, type RedisConnection } from './nodes.js';
 
 export interface Subscription {
@@ -32,9 +33,14 @@ export async function subscribe(redis: RedisConnection, channel: string, handler
   const subscriber = redis.duplicate({ connectionName: undefined });
   subscriber.on('error', () => {});
   subscriber.on('message', (_channel: string, message: string) => handlers.message(message));
-  subscriber.on('ready', () => handlers.ready());
+  // Connected again after ioredis ended it (keepConnecting): subscribed again, as ioredis does after its own reconnects.
+  subscriber.on('ready', () => {
+    subscriber.subscribe(channel).catch(() => undefined);
+    handlers.ready();
+  });
+  keepConnecting(subscriber);
   await subscriber.subscribe(channel);
-  return { close: () => subscriber.disconnect() };
+  return { close: () => disconnectForGood(subscriber) };
 }
 
 async function subscribeOnCluster(cluster: Cluster, channel: string, handlers: SubscriptionHandlers): Promise<Subscription> {
