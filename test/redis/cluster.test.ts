@@ -11,7 +11,7 @@ import { DEFAULT_PREFIX, namespaceKeys } from '../../src/queue/keys.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { BIN, fitq, newQueue, redisUrl } from '../support/fitq.js';
 import { startRedisCluster, type RedisClusterTopology } from '../support/redis-cluster.js';
-import type { RedisNode } from '../support/redis-node.js';
+import { askNode, type RedisNode } from '../support/redis-node.js';
 import { waitFor } from '../support/wait.js';
 
 let cluster: RedisClusterTopology;
@@ -149,9 +149,13 @@ describe('Redis Cluster (redis+cluster://)', () => {
   it('a command whose namespace no node serves through the failover wait says so in one line, exit 1 (the last test: it leaves a slot down)', async () => {
     const queue = newQueue();
     const env = { FITQ_REDIS_URL: cluster.url };
-    // The slot's master killed, its replica promoted, then killed too: no node serves the slot.
-    const promoted = await cluster.failover(baseOf(queue));
-    await promoted.kill();
+    // The slot's master and every replica of it killed: no node serves the slot.
+    const master = await cluster.masterOf(baseOf(queue));
+    const lines = String(await askNode(master.port, (r) => r.call('CLUSTER', 'NODES'))).trim().split('\n').map((line) => line.split(' '));
+    const masterId = lines.find((fields) => fields[2]!.includes('myself'))![0]!;
+    const replicaPorts = lines.filter((fields) => fields[3] === masterId).map((fields) => Number(/:(\d+)@/.exec(fields[1]!)![1]));
+    expect(replicaPorts.length).toBeGreaterThan(0);
+    await Promise.all(cluster.nodes.filter((node) => node === master || replicaPorts.includes(node.port)).map((node) => node.kill()));
     const result = await fitq(['runs'], { queue, env, timeoutMs: 120_000 });
     expect(result.stderr.trim()).toMatch(
       /^Error: the Redis Cluster served no answer for the namespace within 30s \(the master of its slot and every replica of it may be down; last error: .+\)$/,
