@@ -50,8 +50,6 @@ export class ClaimLoop {
   /** Whether a claim call is on its way (its run is not the executor's yet). */
   private inFlight = false;
   private lastClaim: ClaimResult['code'] | undefined;
-  /** Set by holdUntilSettled: nothing is claimed until the heartbeat has settled what Redis holds for this worker. */
-  private unsettled = false;
   /** Wakes the loop when the next run that begins later is due (see claimRun's nextBegin). */
   private beginTimer: NodeJS.Timeout | undefined;
   /** While set, the worker is short of its own means (a run could not start): it claims nothing. */
@@ -127,25 +125,9 @@ export class ClaimLoop {
     await Promise.all(recordedAgain);
   }
 
-  /**
-   * Claims nothing until settled() (Redis came back, perhaps as a replica
-   * that lost claims of this worker's runs: what it frees of them must not
-   * go to other runs before the heartbeat has taken those claims back).
-   */
-  holdUntilSettled(): void {
-    this.unsettled = true;
-  }
-
-  /** The heartbeat has settled what Redis holds for this worker: claims go on. */
-  settled(): void {
-    if (!this.unsettled) return;
-    this.unsettled = false;
-    this.wake();
-  }
-
   private hasRoom(): boolean {
     const { concurrency } = this.parts.options;
-    if (this.backoffTimer !== undefined || this.unsettled || this.parts.evicting()) return false;
+    if (this.backoffTimer !== undefined || this.parts.evicting()) return false;
     // What a burst of claims would need at once may be what the worker lacks: one at a time finds how many fit.
     if (performance.now() < this.oneAtATimeUntil && this.parts.lease.executor.starting > 0) return false;
     return concurrency === 0 || this.parts.lease.executor.size < concurrency;

@@ -50,8 +50,6 @@ export class Heartbeat {
       const reply = await scripts.heartbeat(name, token, leaseMs);
       if (reply === undefined) {
         await lease.onFenced(token);
-        // Registered anew, its runs given up: nothing of the old registration is left to settle.
-        claims.settled();
         claims.wake();
       } else {
         reply.cancels.forEach((runId) => requests.cancel(runId));
@@ -60,7 +58,6 @@ export class Heartbeat {
         // Ends a failover lost are recorded again first: what they free may be what a lost claim needs back.
         await claims.giveBackUnknown(token, reply.held);
         if (token === lease.token) await lostClaims.settle(lease.executor, token, reply.held);
-        claims.settled();
       }
       await reaper.reap();
     } catch (error) {

@@ -144,11 +144,8 @@ export class FitqWorker {
 
   /** Subscribes to wake-ups and starts the heartbeat and the safety-net poll. */
   private async listen(): Promise<void> {
-    // Redis back (perhaps a replica that lost claims of this worker's runs): claims wait for a heartbeat to settle them.
-    this.unwatchConnection = watchConnection(this.redis, this.logger, () => {
-      this.claims.holdUntilSettled();
-      void this.heartbeat.beat();
-    });
+    // Redis back (perhaps a replica that lost claims of this worker's runs): a heartbeat settles them at once.
+    this.unwatchConnection = watchConnection(this.redis, this.logger, () => void this.heartbeat.beat());
     this.subscriber = await subscribeEvents(this.redis, this.keys.events, this.name, {
       wake: () => {
         this.metrics?.metrics.woken();
