@@ -18,7 +18,8 @@ import { randomBytes } from 'node:crypto';
 import { Scripts } from '../dist/queue/scripts.js';
 import { namespaceKeys } from '../dist/queue/keys.js';
 import { DEFAULT_LOG_MAX_LINES } from '../dist/model/logs.js';
-import { closeRedis, connectRedis } from '../dist/redis/connection.js';
+import { connectRedis } from '../dist/redis/connection.js';
+import { closeRedis } from '../dist/redis/open-connections.js';
 
 /** A worker declaring capacity and no --concurrency runs, of the runs that demand nothing, at most this many. */
 const BARE = availableParallelism();

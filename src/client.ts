@@ -35,7 +35,8 @@ import { unrunnableWarnings } from './operations/warnings.js';
 import { listWorkers, setDrained, stopWorkers, waitForWorkers } from './operations/workers.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './queue/keys.js';
 import type { ReconcileAction } from './queue/run-calls.js';
-import { closeRedis, connectRedis, type ConnectionOptions } from './redis/connection.js';
+import { connectRedis, type ConnectionOptions } from './redis/connection.js';
+import { closeRedis } from './redis/open-connections.js';
 import { secretKey, type Secret } from './security/secret.js';
 
 export { READ_ONLY_NOTE } from './operations/upkeep.js';

@@ -8,7 +8,8 @@ import { ConnectionError, StoredDataError, TimeoutError, UnreplicatedError, Usag
 import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
 import { FitqClient, type ClientOptions } from '../client.js';
-import { describeAclRefusal, describeClusterStall, describeOutOfMemory, resolveRedisUrl, type ConnectionOptions } from '../redis/connection.js';
+import { resolveRedisUrl, type ConnectionOptions } from '../redis/connection.js';
+import { describeAclRefusal, describeClusterStall, describeOutOfMemory } from '../redis/refusals.js';
 import { parseRedisUrl } from '../redis/redis-url.js';
 import { resolveTlsOptions } from '../redis/tls-options.js';
 import { findNonUtf8Word } from './raw-argv.js';

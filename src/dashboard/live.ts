@@ -9,7 +9,8 @@
  * on those topics.
  */
 import type { RedisConnection } from '../redis/connection.js';
-import { closeRedis, connectRedis, type ConnectionOptions } from '../redis/connection.js';
+import { connectRedis, type ConnectionOptions } from '../redis/connection.js';
+import { closeRedis } from '../redis/open-connections.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 
 export const LIVE_TOPICS = ['runs', 'workers', 'pool'] as const;

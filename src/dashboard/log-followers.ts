@@ -18,7 +18,8 @@
  */
 import type { RedisConnection } from '../redis/connection.js';
 import { RunRemovedError, type FitqClient } from '../client.js';
-import { closeRedis, connectRedis, type ConnectionOptions } from '../redis/connection.js';
+import { connectRedis, type ConnectionOptions } from '../redis/connection.js';
+import { closeRedis } from '../redis/open-connections.js';
 import { isAfter, parseLogEntry, type LogEntry } from '../model/logs.js';
 import { lastEventId, readLogEntries } from '../operations/log-reads.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';

@@ -7,7 +7,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import type { LogEntry } from '../model/logs.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
 import { asUpkeepLeavesIt } from '../model/upkeep-view.js';
-import { closeRedis } from '../redis/connection.js';
+import { closeRedis } from '../redis/open-connections.js';
 import { nodeServing } from '../redis/nodes.js';
 import type { QueueContext } from './context.js';
 import { lastEventId, readLogEntries, waitLogEntries } from './log-reads.js';

@@ -10,7 +10,7 @@
  * skips them from then on, told once (READ_ONLY_NOTE); either way the
  * command goes on.
  */
-import { isOutOfMemory } from '../redis/connection.js';
+import { isOutOfMemory } from '../redis/refusals.js';
 import { REAP_BATCH } from '../queue/upkeep-budgets.js';
 import type { ReconcileAction } from '../queue/run-calls.js';
 import type { QueueContext } from './context.js';

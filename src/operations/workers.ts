@@ -9,7 +9,7 @@ import { judgeLiveness, processGoneHere, serverTimeMs } from '../model/liveness.
 import { validateWorkerName } from '../model/names.js';
 import { dataFields, fitqRunData } from '../model/run-data.js';
 import type { HeldRun, WorkerRecord } from '../model/worker-record.js';
-import { closeRedis } from '../redis/connection.js';
+import { closeRedis } from '../redis/open-connections.js';
 import { execPipeline } from '../redis/pipeline.js';
 import { parseDecimal } from '../resources/amount.js';
 import { parseStoredResources, resourcesFromHash } from '../resources/spec.js';

@@ -10,7 +10,9 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { UsageError } from '../errors.js';
 import { connectFailure, isLastingRefusal } from './connect-failure.js';
-import { serverNodes, type RedisConnection } from './nodes.js';
+import { evictionProblem } from './eviction-policy.js';
+import type { RedisConnection } from './nodes.js';
+import { closeRedis, forgetConnection, keepConnecting, trackConnection } from './open-connections.js';
 import { parseRedisUrl, redactRedisUrl, type RedisTarget } from './redis-url.js';
 
 export { isTlsUrl, redactRedisUrl } from './redis-url.js';
@@ -44,13 +46,6 @@ export function resolveRedisUrl(url?: string, env: NodeJS.ProcessEnv = process.e
   return url || env.FITQ_REDIS_URL || env.REDIS_URL || DEFAULT_REDIS_URL;
 }
 
-const openConnections = new Set<RedisConnection>();
-
-/** How many connections made here are still open (tests assert none leak). */
-export function openConnectionCount(): number {
-  return openConnections.size;
-}
-
 /**
  * Opens a connection and waits until it is ready.
  * @param resilient keep reconnecting after the first successful connect,
@@ -73,9 +68,8 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
     if (isLastingRefusal(error)) outage.giveUp();
   });
   redis.on('ready', () => outage.ready());
-  openConnections.add(redis);
-  redis.once('end', () => openConnections.delete(redis));
   if (!(redis instanceof Cluster)) keepConnecting(redis);
+  trackConnection(redis);
   try {
     // Ready, or given up (behind Sentinel or Cluster, a failover under way is waited for).
     await new Promise<void>((resolve, reject) => {
@@ -84,8 +78,8 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
       redis.connect().catch(() => undefined);
     });
   } catch (error) {
+    forgetConnection(redis);
     redis.disconnect();
-    openConnections.delete(redis);
     const cause = lastError ?? error;
     throw connectFailure(target, cause);
   }
@@ -98,40 +92,6 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
     if (problem) process.stderr.write(`Warning: ${problem}\n`);
   }
   return redis;
-}
-
-/** Connections fitq closes on purpose: their end is no cue to connect again. */
-const closing = new WeakSet<object>();
-
-/** Closes a connection fitq opened with keepConnecting (a subscriber), for good. */
-export function disconnectForGood(redis: Redis): void {
-  closing.add(redis);
-  redis.disconnect();
-}
-
-/**
- * ioredis ends a connection for good when its connector fails as it
- * reconnects, whatever its retryStrategy says: behind Sentinel, a failover
- * announced while it was asking the sentinels for the master makes it fail
- * with "Connection is closed." (seen under load in the failover tests: a
- * worker never came back). Such a connection is connected again here, as
- * long as its retryStrategy still waits; one fitq closes (closeRedis,
- * disconnectForGood) is not.
- */
-export function keepConnecting(redis: Redis): void {
-  let attempt = 0;
-  redis.on('ready', () => (attempt = 0));
-  redis.on('end', () => {
-    if (closing.has(redis)) return;
-    const delay = redis.options.retryStrategy?.(++attempt);
-    if (typeof delay !== 'number') return;
-    openConnections.add(redis);
-    setTimeout(() => {
-      if (closing.has(redis) || redis.status !== 'end') return;
-      redis.once('end', () => openConnections.delete(redis));
-      redis.connect().catch(() => undefined);
-    }, delay);
-  });
 }
 
 /**
@@ -209,108 +169,3 @@ function createClient(target: RedisTarget, extra: RedisOptions, outage: Outage):
   return new Cluster(target.nodes, cluster);
 }
 
-/**
- * One line when Redis may evict keys, or undefined: its `maxmemory-policy`
- * (from INFO memory; fitq's ACL rule allows INFO, not CONFIG) is anything
- * but `noeviction`. fitq's runs, reservations and worker leases are keys: an
- * evicted one is a run that vanishes, a reservation never released, a live
- * worker taken for gone. Says nothing when INFO is refused or lacks the field.
- */
-export async function evictionProblem(redis: RedisConnection, shownUrl: string): Promise<string | undefined> {
-  return readEvictionProblem(redis, shownUrl).catch(() => undefined);
-}
-
-/** evictionProblem, failing when INFO fails (refused, or Redis unreachable). */
-export async function readEvictionProblem(redis: RedisConnection, shownUrl: string): Promise<string | undefined> {
-  // On a cluster each master keeps its own policy: any one evicting loses the namespaces it serves.
-  for (const node of serverNodes(redis)) {
-    const where = redis instanceof Cluster ? `${shownUrl} (node ${node.options.host}:${node.options.port})` : shownUrl;
-    const problem = evictionProblemIn(await node.info('memory'), where);
-    if (problem) return problem;
-  }
-  return undefined;
-}
-
-/** evictionProblem, from the text of `INFO memory`. */
-export function evictionProblemIn(info: string, shownUrl: string): string | undefined {
-  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
-  const policy = field('maxmemory_policy');
-  if (policy === undefined || policy === 'noeviction') return undefined;
-  const maxmemory = Number(field('maxmemory') ?? '0');
-  const limit = maxmemory > 0 ? `maxmemory ${field('maxmemory_human') ?? maxmemory}` : 'no maxmemory yet';
-  return (
-    `Redis at ${shownUrl} may evict keys (maxmemory-policy ${policy}, ${limit}): set maxmemory-policy noeviction, ` +
-    "since fitq's runs and reservations are keys that must not vanish"
-  );
-}
-
-/** Closes a connection, politely if it is up. */
-export async function closeRedis(redis: RedisConnection): Promise<void> {
-  closing.add(redis);
-  if (redis.status === 'ready') await redis.quit().catch(() => undefined);
-  // Also after QUIT: ioredis's QUIT leaves the connections to the sentinels (failoverDetector) open.
-  redis.disconnect();
-  openConnections.delete(redis);
-}
-
-/**
- * One line for a command Redis refused to the connection's user (an ACL
- * without a permission fitq needs), or undefined for any other error.
- * `refused` says what was refused, e.g. "a command the execution queue needs".
- */
-export function describeAclRefusal(error: Error, refused = 'a command'): string | undefined {
-  // Scripts report a refused command, key or channel as "ERR The user executing the script can't …".
-  if (!/\b(NOPERM|NOAUTH)\b|user executing the script can't/.test(error.message)) return undefined;
-  return `Redis refused ${refused}: ${replyReason(error.message)} (the Redis user lacks a permission fitq needs)`;
-}
-
-/** A Redis error reply on one line, without the script position Redis adds to an error inside a script. */
-function replyReason(message: string): string {
-  return message
-    .replace(/\s+/g, ' ')
-    .replace(/ script: [0-9a-f]{40}, on @user_script:\d+\.?$/, '')
-    .trim();
-}
-
-/**
- * Redis's reply when it refuses a command while out of memory (used memory
- * over its maxmemory: with noeviction it refuses writes instead of evicting):
- * the error itself, or in a MULTI that Redis discarded (EXECABORT) the
- * refusal of one of its commands; undefined for any other error.
- */
-function outOfMemoryReply(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const previous = (error as { previousErrors?: unknown }).previousErrors;
-  const replies = [error, ...(Array.isArray(previous) ? previous : [])];
-  return replies.map((reply) => (reply instanceof Error ? reply.message : '')).find((message) => /^OOM\b/.test(message));
-}
-
-/** Whether Redis refused this because it is out of memory (see outOfMemoryReply). */
-export function isOutOfMemory(error: unknown): boolean {
-  return outOfMemoryReply(error) !== undefined;
-}
-
-/**
- * One line for a command a Redis Cluster could not serve within the failover
- * wait: ioredis gives up on it with "Too many Cluster redirections. Last
- * error: …" once the slot's master and every replica of it stayed down (or
- * the cluster said CLUSTERDOWN) through its redirections. Undefined for
- * other errors.
- */
-export function describeClusterStall(error: Error): string | undefined {
-  const match = /^Too many Cluster redirections\. Last error: (?:\w*Error: )?(.*)$/s.exec(error.message);
-  if (!match) return undefined;
-  const last = match[1]!.trim() || 'none';
-  return `the Redis Cluster served no answer for the namespace within ${FAILOVER_WAIT_MS / 1000}s (the master of its slot and every replica of it may be down; last error: ${last})`;
-}
-
-/**
- * One line for a command Redis refused because it is out of memory, or
- * undefined for any other error. fitq's scripts that write are refused
- * whole then, before they write anything (their `#!lua` line); reads go on.
- */
-export function describeOutOfMemory(error: Error, refused = 'a command'): string | undefined {
-  const reply = outOfMemoryReply(error);
-  if (reply === undefined) return undefined;
-  return `Redis refused ${refused}: ${replyReason(reply).replace(/\.$/, '')} (Redis is out of memory: raise its maxmemory, or free memory)`;
-}

@@ -9,7 +9,7 @@
  * slot, and after it ends another one a second later.
  */
 import { Cluster, Redis } from 'ioredis';
-import { disconnectForGood, keepConnecting } from './connection.js';
+import { disconnectForGood, keepConnecting } from './open-connections.js';
 import { nodeServing, type RedisConnection } from './nodes.js';
 
 export interface Subscription {

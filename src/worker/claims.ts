@@ -6,7 +6,7 @@
  * a claim whose reply is still coming.
  */
 import type { Logger } from 'pino';
-import { describeAclRefusal } from '../redis/connection.js';
+import { describeAclRefusal } from '../redis/refusals.js';
 import type { Scripts } from '../queue/scripts.js';
 import type { ClaimResult } from '../queue/claim-reply.js';
 import { ClaimNotes } from './claim-notes.js';

@@ -9,7 +9,8 @@
  * level, when it starts, every minute it lasts, and once it is over.
  */
 import type { Logger } from 'pino';
-import { readEvictionProblem, type RedisConnection } from '../redis/connection.js';
+import { type RedisConnection } from '../redis/connection.js';
+import { readEvictionProblem } from '../redis/eviction-policy.js';
 
 /** How often a lasting eviction policy is said again. */
 const REPEAT_MS = 60_000;

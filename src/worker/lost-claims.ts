@@ -10,7 +10,7 @@
  * history. A claim removed by hand (no failover) is stopped likewise.
  */
 import type { Logger } from 'pino';
-import { describeAclRefusal } from '../redis/connection.js';
+import { describeAclRefusal } from '../redis/refusals.js';
 import type { ReclaimResult } from '../queue/claim-reply.js';
 import type { Scripts } from '../queue/scripts.js';
 import type { ActiveRun } from './active-run.js';

@@ -5,7 +5,7 @@
  * are not held for up to a heartbeat longer than its lease.
  */
 import type { Logger } from 'pino';
-import { isOutOfMemory } from '../redis/connection.js';
+import { isOutOfMemory } from '../redis/refusals.js';
 import type { Scripts } from '../queue/scripts.js';
 import type { Lifecycle } from './lifecycle.js';
 

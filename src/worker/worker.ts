@@ -9,7 +9,8 @@
 import type { Logger } from 'pino';
 import { EscapedSweep } from './escaped-sweep.js';
 import { EvictionGuard } from './eviction-guard.js';
-import { closeRedis, type RedisConnection } from '../redis/connection.js';
+import { type RedisConnection } from '../redis/connection.js';
+import { closeRedis } from '../redis/open-connections.js';
 import type { Subscription } from '../redis/subscription.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { Scripts } from '../queue/scripts.js';

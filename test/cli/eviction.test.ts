@@ -11,7 +11,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
-import { closeRedis, connectRedis } from '../../src/redis/connection.js';
+import { connectRedis } from '../../src/redis/connection.js';
+import { closeRedis } from '../../src/redis/open-connections.js';
 import { FitqWorker } from '../../src/worker/worker.js';
 import { aclRule } from '../support/acl-rules.js';
 import { spawnCliWorker } from '../support/cli-worker.js';

@@ -9,7 +9,8 @@
  */
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { closeRedis, connectRedis } from '../../src/redis/connection.js';
+import { connectRedis } from '../../src/redis/connection.js';
+import { closeRedis, openConnectionCount } from '../../src/redis/open-connections.js';
 import { redisUrl } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
@@ -29,4 +30,19 @@ describe('a connection ioredis ended on its own', () => {
     }
   });
 
+  it('closed by fitq while its reconnect waits: counted closed at once, never connected again', async () => {
+    const before = openConnectionCount();
+    const redis = (await connectRedis({ redisUrl: redisUrl() }, true)) as Redis;
+    const ended = new Promise((resolve) => redis.once('end', resolve));
+    redis.disconnect();
+    await ended;
+    // The reconnect is planned (the strategy's first delay, 100 ms): closing now cancels it.
+    expect(redis.status).toBe('end');
+    expect(openConnectionCount()).toBe(before + 1);
+    await closeRedis(redis);
+    expect(openConnectionCount()).toBe(before);
+    const connecting = new Promise<string>((resolve) => redis.once('connect', () => resolve('connected again')));
+    const waited = new Promise<string>((resolve) => setTimeout(() => resolve('still closed'), 1500));
+    expect(await Promise.race([connecting, waited])).toBe('still closed');
+  });
 });
