@@ -107,7 +107,7 @@ describe('time limits', () => {
     const own = await stage(queue, ['--time-limit', '1h', '--time-signal', 'USR2@10m', '--shell', '--', `while [ ! -e '${go}' ]; do sleep 0.05; done`]);
     spawnCliWorker(queue, ['-r', 'cpu=2', '--kill-grace', '1', '--default-time-limit', '00:00:01', '--max-time-limit', '2h']);
     await waitFor('the run to start', async () => (await client.getRun(own)).status === 'running');
-    expect((await fitq(['runs', 'show', own], { queue })).stdout).toMatch(/^limit: {5}1h \(SIGUSR2@10m\), deadline \d\d:\d\d:\d\d$/m);
+    expect((await fitq(['runs', 'show', own], { queue })).stdout).toMatch(/^limit: {5}1h \(SIGUSR2@10m\), deadline (\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d$/m); // local time, with the date when it falls on another day
     writeFileSync(go, '');
     expect(await ended(client, none)).toMatchObject({ status: 'timeout', reason: 'time limit of 1s reached (killed by signal SIGTERM)', timeLimit: 1000 });
     expect(await ended(client, own)).toMatchObject({ status: 'completed', timeLimit: 3_600_000 });
