@@ -5,6 +5,7 @@
 import { execa, type ResultPromise } from 'execa';
 import { afterEach } from 'vitest';
 import { BIN, messages, parseJsonLog, redisUrl } from './fitq.js';
+import { printWorkerLog } from './failure-logs.js';
 import { waitFor } from './wait.js';
 
 export interface CliWorker {
@@ -55,8 +56,9 @@ export function spawnCliWorker(queue: string, args: string[], url = redisUrl(), 
   return worker;
 }
 
-afterEach(async () => {
+afterEach(async (context) => {
   for (const worker of cliWorkers.splice(0)) {
+    printWorkerLog(context, `CLI worker pid ${worker.pid}`, worker.logs());
     if (worker.process.exitCode === null && worker.process.signalCode === null) worker.process.kill('SIGKILL');
     await worker.exited;
   }

@@ -19,6 +19,7 @@ import { parseShape, shapeGroup } from '../../src/resources/shape.js';
 import { secretKey, type Secret } from '../../src/security/secret.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
 import { runFitqInProcess } from './in-process-cli.js';
+import { printWorkerLog } from './failure-logs.js';
 import { FitqWorker, type WorkerOptions } from '../../src/worker/worker.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 
@@ -34,6 +35,8 @@ export function newQueue(): string {
 
 const clients: FitqClient[] = [];
 const workers: FitqWorker[] = [];
+/** Each in-process worker's log, printed when its test fails. */
+const workerLogs: { name: string; logs: Record<string, unknown>[] }[] = [];
 const contexts: QueueContext[] = [];
 
 export async function connectClient(queue: string, url = redisUrl()): Promise<FitqClient> {
@@ -87,6 +90,7 @@ export async function startTestWorker(
     ...options,
   });
   workers.push(worker);
+  workerLogs.push({ name: worker.name, logs });
   return { worker, logs };
 }
 
@@ -206,7 +210,8 @@ export function parseJsonLog(stdout: string): Record<string, unknown>[] {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-afterEach(async () => {
+afterEach(async (context) => {
+  for (const { name, logs } of workerLogs.splice(0)) printWorkerLog(context, `worker ${name}`, logs);
   await Promise.all(workers.splice(0).map((worker) => worker.stop({ now: true })));
   await Promise.all(clients.splice(0).map((client) => client.close()));
   await Promise.all(contexts.splice(0).map((ctx) => closeRedis(ctx.redis)));
