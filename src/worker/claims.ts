@@ -85,7 +85,9 @@ export class ClaimLoop {
       })
       .finally(() => {
         this.loop = undefined;
-        this.finishRunOnceWhenDone();
+        // A wake-up after the loop's last look, before it settled (another reply read in the same turn), looks again.
+        if (this.again && !this.parts.lifecycle.stopping) this.wake();
+        else this.finishRunOnceWhenDone();
       });
   }
 
