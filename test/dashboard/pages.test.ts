@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import { chromiumExecutable, openBrowserPage, saveScreenshots, startDashboard, type BrowserPage } from '../support/browser.js';
 import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
+import { waitFor } from '../support/wait.js';
 
 /** Runs that wait until their gate file exists, so a test ends each when it chooses. */
 class Gates {
@@ -254,7 +255,11 @@ describe('dashboard pages in Chromium', () => {
     const [waiting] = await other.listRuns({ statuses: ['staged'] });
     expect(waiting!.reason).toBeTruthy();
     expect((await overview.page.locator(`[data-testid="ns-${second}"] [data-testid="shape-why"]`).innerText()).trim()).toBe(waiting!.reason);
-    const [left, right] = await Promise.all([first, second].map((queue) => overview.page.locator(`[data-testid="ns-${queue}"]`).boundingBox()));
+    // (A live update may be swapping a section in as the boxes are read: read again until both are laid out.)
+    const [left, right] = await waitFor('both namespaces laid out', async () => {
+      const boxes = await Promise.all([first, second].map((queue) => overview.page.locator(`[data-testid="ns-${queue}"]`).boundingBox()));
+      return boxes.every((box) => box !== null) && boxes;
+    });
     expect(right!.x).toBeGreaterThan(left!.x + left!.width - 1);
     expect(Math.abs(right!.y - left!.y)).toBeLessThan(2);
     await screenshots(overview, 'overview-namespaces');
