@@ -51,7 +51,7 @@ describe('refusals reach users as one line, exit 2', () => {
           `delete its keys (redis-cli --scan --pattern '${client.keys.base}*' | xargs -r redis-cli del) or use another --queue`,
       );
       const worker = await fitq(['worker', '-r', 'cpu=1', '--run-once'], { queue });
-      expect(worker.exitCode).toBe(2);
+      expect(worker.exitCode, worker.stderr).toBe(2);
       expect(worker.stderr.trim()).toBe(staged.stderr.trim());
       expect(await redis.exists(`${client.keys.base}seq`)).toBe(0);
     } finally {

@@ -33,6 +33,7 @@ export function spawnCliWorker(queue: string, args: string[], url = redisUrl(), 
     buffer: false,
     reject: false,
   });
+  const spawnedAt = performance.now();
   let stdout = '';
   let stderr = '';
   subprocess.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -46,9 +47,13 @@ export function spawnCliWorker(queue: string, args: string[], url = redisUrl(), 
     messages: () => messages(parseJsonLog(stdout)),
     async waitForMessage(message, timeoutMs = 30_000) {
       const matches = (line: string) => (typeof message === 'string' ? line === message : message.test(line));
-      await waitFor(`worker log "${String(message)}" (stdout so far:\n${stdout}\nstderr:\n${stderr})`, () =>
-        worker.messages().some(matches),
-      timeoutMs);
+      try {
+        await waitFor(`worker log "${String(message)}"`, () => worker.messages().some(matches), timeoutMs);
+      } catch (error) {
+        const state = subprocess.exitCode === null && subprocess.signalCode === null ? 'still running' : `exited (${subprocess.exitCode ?? subprocess.signalCode})`;
+        const age = ((performance.now() - spawnedAt) / 1000).toFixed(1);
+        throw new Error(`${(error as Error).message}; the worker, started ${age}s ago, is ${state} (stdout so far:\n${stdout}\nstderr:\n${stderr})`);
+      }
     },
     exited: subprocess.then((result) => ({ exitCode: result.exitCode, signal: result.signal })),
   };
