@@ -7,7 +7,7 @@
  * SIGTERM stops a worker gracefully (a second SIGTERM terminates its runs,
  * which are re-staged or end lost, never failed).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,6 +78,27 @@ function watchdogs(): number[] {
   return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
     try {
       return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('fitq-watchdog');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** What a process's stdin is (`pipe:[inode]`), or undefined. */
+function stdinOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/0`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Processes with a descriptor open on `target` (a `pipe:[inode]`). */
+function holdersOf(target: string | undefined): number[] {
+  if (target === undefined) return [];
+  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
+    try {
+      return readdirSync(`/proc/${pid}/fd`).some((fd) => readlinkSync(`/proc/${pid}/fd/${fd}`) === target);
     } catch {
       return false;
     }
@@ -218,12 +239,15 @@ describe('a worker killed with SIGKILL', () => {
     expect(childrenOf(victim.process.pid!, 'helper.js')).toContain(helper);
     /** The worker and its helpers killed at once (nothing of theirs runs on to clean up); resolves once the run's group is gone. */
     const killAllAndWait = async () => {
+      // The helper's watchdogs and the pipe each reads the helper's word from: their end of it is what ends the run.
+      const watching = childrenOf(helper, 'fitq-watchdog').map((pid) => ({ pid, stdin: stdinOf(pid) }));
       for (const pid of [victim.process.pid!, ...childrenOf(victim.process.pid!, 'helper.js')]) process.kill(pid, 'SIGKILL');
       await victim.exited;
       // The default bound (30 s), not 5 s: once seen taking over 5 s in a CI run of three files at once. Should it
-      // fail, it says what was left of the group and of the watchdogs.
+      // fail, it says what was left of the group and of the watchdogs, and who still holds the helper's watchdog pipe.
       await waitFor(`run process group ${pgid} to be gone`, () => groupMembers(pgid).length === 0).catch((error: Error) => {
-        throw new Error(`${error.message}; left: ${describeProcesses([...groupMembers(pgid), ...watchdogs()])}`);
+        const pipes = watching.map(({ pid, stdin }) => `watchdog ${pid} (${describeProcesses([pid])}) read ${stdin}, held now by ${describeProcesses(holdersOf(stdin))}`);
+        throw new Error(`${error.message}; left: ${describeProcesses([...groupMembers(pgid), ...watchdogs()])}; the helper's watchdogs: ${pipes.join('; ') || 'none'}`);
       });
     };
     return { pgid, helper, killAllAndWait };
