@@ -6,7 +6,7 @@
  */
 
 /** The query of every device a probe makes, in this order. */
-export const GPU_QUERY = ['index', 'uuid', 'name', 'memory.total', 'memory.used', 'utilization.gpu'] as const;
+export const GPU_QUERY = ['index', 'uuid', 'name', 'pci.bus_id', 'memory.total', 'memory.used', 'utilization.gpu'] as const;
 /** The query of compute processes a probe makes, in this order (process_name last: it may hold commas). */
 export const COMPUTE_APPS_QUERY = ['gpu_uuid', 'pid', 'used_memory', 'process_name'] as const;
 
@@ -88,6 +88,8 @@ export interface GpuReading {
   index: number;
   uuid: string;
   name: string;
+  /** Its PCI bus id as failures name it (`0000:3b:00.0`, see busIdKey). */
+  busId: string;
   memoryTotalMiB: number | undefined;
   memoryUsedMiB: number | undefined;
   utilizationPercent: number | undefined;
@@ -101,7 +103,7 @@ export function parseGpuQuery(output: string): GpuReading[] {
   for (const line of rowsOf(output, 'index')) {
     const fields = splitRow(line, GPU_QUERY.length);
     if (!fields) continue;
-    const [index, uuid, name, total, used, utilization] = fields as [string, string, string, string, string, string];
+    const [index, uuid, name, busId, total, used, utilization] = fields as [string, string, string, string, string, string, string];
     if (numberOf(index) === undefined) continue;
     const unread: Record<string, string> = {};
     const measure = (field: (typeof GPU_QUERY)[number], value: string) => {
@@ -113,6 +115,7 @@ export function parseGpuQuery(output: string): GpuReading[] {
       index: Number(index),
       uuid,
       name,
+      busId: busIdKey(busId),
       memoryTotalMiB: measure('memory.total', total),
       memoryUsedMiB: measure('memory.used', used),
       utilizationPercent: measure('utilization.gpu', utilization),
@@ -120,6 +123,16 @@ export function parseGpuQuery(output: string): GpuReading[] {
     });
   }
   return readings;
+}
+
+/**
+ * A PCI bus id in one spelling: the queries give an 8-digit domain
+ * (`00000000:3B:00.0`), failures a 4-digit one (`0000:3B:00.0`).
+ */
+export function busIdKey(busId: string): string {
+  const match = /^([0-9A-Fa-f]+):([0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$/.exec(busId.trim());
+  if (!match) return busId.trim().toLowerCase();
+  return `${match[1]!.slice(-4).padStart(4, '0')}:${match[2]}`.toLowerCase();
 }
 
 /** A compute process on a device; its memory undefined when not reported (MIG, containers). */
@@ -164,7 +177,7 @@ export function nvidiaSmiFailure(exitCode: number | undefined, output: string): 
   // "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot…" (R525+ drop the space after GPU).
   const handles = lines.flatMap((line) => {
     const match = /^Unable to determine the device handle for (?:GPU|gpu) ?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])/.exec(line);
-    return match ? [match[1]!] : [];
+    return match ? [busIdKey(match[1]!)] : [];
   });
   if (handles.length > 0 || exitCode === 15) return { kind: 'lost', message, busIds: handles };
   if ((exitCode !== undefined && DRIVER_EXIT_CODES.has(exitCode)) || /^(NVIDIA-SMI has failed|NVIDIA-SMI couldn't find|Failed to initialize NVML)/.test(message)) {

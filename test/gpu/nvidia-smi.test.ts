@@ -62,9 +62,9 @@ describe('nvidia-smi as its users saw it', () => {
 
   it('reads placeholders as unread measures, with what they said', () => {
     // A MIG-enabled A100 seen from an unprivileged pod (driver 535.161.08, StableSwarmUI#388).
-    const [reading] = parseGpuQuery('0, GPU-6109dd5c-d378-24ee-f344-79b537574ea6, NVIDIA A100-SXM4-80GB, [Insufficient Permissions], [Insufficient Permissions], [N/A]\n');
+    const [reading] = parseGpuQuery('0, GPU-6109dd5c-d378-24ee-f344-79b537574ea6, NVIDIA A100-SXM4-80GB, 00000000:07:00.0, [Insufficient Permissions], [Insufficient Permissions], [N/A]\n');
     expect(reading).toEqual({
-      index: 0, uuid: 'GPU-6109dd5c-d378-24ee-f344-79b537574ea6', name: 'NVIDIA A100-SXM4-80GB',
+      index: 0, uuid: 'GPU-6109dd5c-d378-24ee-f344-79b537574ea6', name: 'NVIDIA A100-SXM4-80GB', busId: '0000:07:00.0',
       memoryTotalMiB: undefined, memoryUsedMiB: undefined, utilizationPercent: undefined,
       unread: { 'memory.total': 'Insufficient Permissions', 'memory.used': 'Insufficient Permissions', 'utilization.gpu': 'N/A' },
     });
@@ -126,10 +126,11 @@ describe('the stand-in nvidia-smi, read as the real one', () => {
   it('answers the probe queries with headers and units as asked, and MIG devices without utilization', async () => {
     const state = { gpus: [H100, { ...A100, mig: MIG }], processes: [{ gpu: 0, pid: 4242, usedMiB: 21800, name: 'python' }] };
     const headed = await fake(state, [GPU_ARGS[0]!, '--format=csv']);
-    expect(headed.stdout.split('\n')[0]).toBe('index, uuid, name, memory.total [MiB], memory.used [MiB], utilization.gpu [%]');
-    expect(headed.stdout.split('\n')[1]).toBe('0, GPU-4e9e74b7-4977-f04d-3af3-ccfe5f570e90, NVIDIA H100 80GB HBM3, 81559 MiB, 21804 MiB, 37 %');
+    expect(headed.stdout.split('\n')[0]).toBe('index, uuid, name, pci.bus_id, memory.total [MiB], memory.used [MiB], utilization.gpu [%]');
+    expect(headed.stdout.split('\n')[1]).toBe('0, GPU-4e9e74b7-4977-f04d-3af3-ccfe5f570e90, NVIDIA H100 80GB HBM3, 00000000:3B:00.0, 81559 MiB, 21804 MiB, 37 %');
     const readings = parseGpuQuery((await fake(state, GPU_ARGS)).stdout);
     expect(readings).toEqual(parseGpuQuery(headed.stdout));
+    expect(readings.map((gpu) => gpu.busId)).toEqual(['0000:3b:00.0', '0000:3c:00.0']);
     expect(readings.map((gpu) => [gpu.index, gpu.memoryTotalMiB, gpu.memoryUsedMiB, gpu.utilizationPercent, gpu.unread])).toEqual([
       [0, 81559, 21804, 37, {}],
       [1, 40960, 26, undefined, { 'utilization.gpu': 'N/A' }],
@@ -155,6 +156,6 @@ describe('the stand-in nvidia-smi, read as the real one', () => {
     }
     const lost = await fake({ gpus: [H100, { ...A100, lost: true }] }, GPU_ARGS);
     expect(lost.stdout).toBe('Unable to determine the device handle for GPU0000:3C:00.0: GPU is lost.  Reboot the system to recover this GPU\n');
-    expect(nvidiaSmiFailure(lost.exitCode, lost.stdout)).toMatchObject({ busIds: ['0000:3C:00.0'] });
+    expect(nvidiaSmiFailure(lost.exitCode, lost.stdout)).toMatchObject({ busIds: ['0000:3c:00.0'] });
   });
 });
