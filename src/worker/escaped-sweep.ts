@@ -140,3 +140,12 @@ async function processIds(): Promise<number[]> {
   const entries = await readdir('/proc').catch(() => [] as string[]);
   return entries.filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => pid !== process.pid);
 }
+
+/** The run token in a process's environment, or undefined (none, gone, or not readable: another user's, another PID namespace's). */
+export async function readRunToken(pid: number): Promise<string | undefined> {
+  const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+  if (!environ) return undefined;
+  const prefix = `${RUN_TOKEN_VARIABLE}=`;
+  for (const entry of environ.toString('latin1').split('\0')) if (entry.startsWith(prefix)) return entry.slice(prefix.length);
+  return undefined;
+}

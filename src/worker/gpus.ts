@@ -6,18 +6,9 @@
 import { execa } from 'execa';
 import { oneLine, quote } from '../text/quote.js';
 import { parseDeviceList } from '../resources/devices.js';
+import { parseGpuList } from '../gpu/nvidia-smi.js';
 
 export type GpuOption = 'auto' | 'none' | string | readonly number[];
-
-/** `nvidia-smi -L` lines: "GPU 0: NVIDIA A100 (UUID: GPU-…)" -> [{index, uuid}]. */
-export function parseNvidiaSmi(output: string): { index: number; uuid: string }[] {
-  const devices: { index: number; uuid: string }[] = [];
-  for (const line of output.split('\n')) {
-    const match = /^GPU (\d+):.*?(?:\(UUID: ([^)]+)\))?\s*$/.exec(line.trim());
-    if (match) devices.push({ index: Number(match[1]), uuid: match[2] ?? '' });
-  }
-  return devices;
-}
 
 /** Devices found; with none, why (nvidia-smi missing or failing, or all hidden), for the worker to say. */
 export interface GpuDetection {
@@ -39,7 +30,7 @@ export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<
     const how = result.exitCode === undefined ? (result.signal ?? spawnError ?? 'could not run') : `exit code ${result.exitCode}`;
     return { devices: [], whyNone: `nvidia-smi failed: ${said ? `${said} (${how})` : how}` };
   }
-  const listed = parseNvidiaSmi(String(result.stdout));
+  const listed = parseGpuList(String(result.stdout));
   if (listed.length === 0) return { devices: [], whyNone: 'nvidia-smi -L lists no devices' };
   const visible = env.CUDA_VISIBLE_DEVICES;
   if (visible === undefined) return { devices: listed.map((device) => device.index) };

@@ -1,0 +1,108 @@
+/**
+ * One look at a worker's GPU devices through nvidia-smi: each device's
+ * memory (total, used by everything) and the compute processes on it that
+ * are foreign, i.e. neither one of the worker's runs (a process whose
+ * environment holds the run token of a run it runs: daemons a run started
+ * included) nor on the worker's ignore list. Memory the driver reserves on
+ * an idle device is used memory, not a process. A failure says whether the
+ * driver as a whole or some devices (lost) failed.
+ */
+import { basename } from 'node:path';
+import { execa } from 'execa';
+import {
+  COMPUTE_APPS_QUERY,
+  GPU_QUERY,
+  nvidiaSmiFailure,
+  parseComputeApps,
+  parseGpuQuery,
+  type NvidiaSmiFailure,
+} from './nvidia-smi.js';
+
+/** A compute process fitq did not start, on a device. */
+export interface ForeignProcess {
+  pid: number;
+  /** As nvidia-smi names it: a path, a short name, or `[Not Found]`. */
+  name: string;
+  usedMiB: number | undefined;
+}
+
+export interface ProbedDevice {
+  index: number;
+  uuid: string;
+  name: string;
+  /** See busIdKey: what a failure names a lost device by. */
+  busId: string;
+  totalMiB: number | undefined;
+  usedMiB: number | undefined;
+  foreign: ForeignProcess[];
+  /** Measures nvidia-smi did not give, with what it said instead. */
+  unread: Record<string, string>;
+}
+
+export type ProbeResult = { ok: true; devices: ProbedDevice[] } | { ok: false; failure: NvidiaSmiFailure };
+
+/** Processes the worker leaves alone on its devices (`--gpu-ignore-process NAME|PID`), as gflow's ignore list. */
+export interface IgnoredProcesses {
+  names: ReadonlySet<string>;
+  pids: ReadonlySet<number>;
+}
+
+export interface ProbeOptions {
+  /** Whether the process is one of this worker's runs'. */
+  isOwn: (pid: number) => Promise<boolean>;
+  ignored: IgnoredProcesses;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
+
+const NVIDIA_SMI_TIMEOUT_MS = 10_000;
+
+/** Whether the process is on the ignore list, by pid or by its name (the program's file name, or as given). */
+export function isIgnored(process: { pid: number; name: string }, ignored: IgnoredProcesses): boolean {
+  return ignored.pids.has(process.pid) || ignored.names.has(process.name) || ignored.names.has(basename(process.name));
+}
+
+async function nvidiaSmi(args: string[], options: ProbeOptions): Promise<{ ok: true; stdout: string } | { ok: false; failure: NvidiaSmiFailure }> {
+  const result = await execa('nvidia-smi', args, { reject: false, env: options.env, timeout: options.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS });
+  if (result.exitCode === 0) return { ok: true, stdout: String(result.stdout) };
+  if (result.timedOut) return { ok: false, failure: { kind: 'other', message: `no answer within ${(options.timeoutMs ?? NVIDIA_SMI_TIMEOUT_MS) / 1000} s` } };
+  // Not started at all (missing, not executable) or killed: the driver's tool cannot be used.
+  if (result.exitCode === undefined) return { ok: false, failure: { kind: 'driver', message: `nvidia-smi could not run: ${result.shortMessage ?? 'no reason given'}` } };
+  return { ok: false, failure: nvidiaSmiFailure(result.exitCode, `${String(result.stdout)}\n${String(result.stderr)}`) };
+}
+
+/** Probes every device nvidia-smi sees (the caller keeps those the worker assigns). */
+export async function probeNvidia(options: ProbeOptions): Promise<ProbeResult> {
+  const [gpus, apps] = await Promise.all([
+    nvidiaSmi([`--query-gpu=${GPU_QUERY.join(',')}`, '--format=csv,noheader,nounits'], options),
+    nvidiaSmi([`--query-compute-apps=${COMPUTE_APPS_QUERY.join(',')}`, '--format=csv,noheader,nounits'], options),
+  ]);
+  if (!gpus.ok) return gpus;
+  if (!apps.ok) return apps;
+  const foreign = new Map<string, ForeignProcess[]>();
+  for (const app of parseComputeApps(apps.stdout)) {
+    const process = { pid: app.pid, name: app.processName, usedMiB: app.usedMiB };
+    if (isIgnored(process, options.ignored) || (await options.isOwn(app.pid))) continue;
+    foreign.set(app.gpuUuid, [...(foreign.get(app.gpuUuid) ?? []), process]);
+  }
+  const devices = parseGpuQuery(gpus.stdout).map((gpu) => ({
+    index: gpu.index,
+    uuid: gpu.uuid,
+    name: gpu.name,
+    busId: gpu.busId,
+    totalMiB: gpu.memoryTotalMiB,
+    usedMiB: gpu.memoryUsedMiB,
+    foreign: foreign.get(gpu.uuid) ?? [],
+    unread: gpu.unread,
+  }));
+  return { ok: true, devices };
+}
+
+/** How a busy device is shown: `used by a process fitq did not start (pid 4242, python, 21.3 GiB)`. */
+export function describeForeign(processes: readonly ForeignProcess[]): string {
+  const [first, ...more] = processes;
+  if (!first) return 'free of processes fitq did not start';
+  const memory = first.usedMiB === undefined ? '' : `, ${(first.usedMiB / 1024).toFixed(1)} GiB`;
+  const others = more.length === 0 ? '' : ` and ${more.length} more`;
+  return `used by a process fitq did not start (pid ${first.pid}, ${basename(first.name)}${memory})${others}`;
+}
