@@ -33,3 +33,9 @@ export class UnreplicatedError extends Error {
   override name = 'UnreplicatedError';
   readonly exitCode = EXIT.failed;
 }
+
+/** The GPU driver cannot be used (nvidia-smi says the driver is not loaded, or of another version than its library): `--gpus auto` is refused; exits 1. */
+export class GpuDriverError extends Error {
+  override name = 'GpuDriverError';
+  readonly exitCode = EXIT.failed;
+}

@@ -10,9 +10,10 @@ export const EXIT = {
   ok: 0,
   /**
    * Not done, though the input was right: Redis unreachable or refusing a
-   * command, a run that changed meanwhile (claimed before `fitq update`
-   * wrote, restarted by someone else). And a run that ended canceled, lost
-   * or rejected, or failed before it started (command not found).
+   * command, a GPU driver `--gpus auto` cannot use, a run that changed
+   * meanwhile (claimed before `fitq update` wrote, restarted by someone
+   * else). And a run that ended canceled, lost or rejected, or failed
+   * before it started (command not found).
    */
   failed: 1,
   /** A selection (--status, --label, --array) matched no run: nothing done, as grep and pkill exit when nothing matches. */

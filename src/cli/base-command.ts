@@ -4,7 +4,7 @@
  * without a permission, out of memory) and no stack traces for them.
  */
 import { Command, Flags } from '@oclif/core';
-import { ConnectionError, StoredDataError, TimeoutError, UnreplicatedError, UsageError } from '../errors.js';
+import { ConnectionError, GpuDriverError, StoredDataError, TimeoutError, UnreplicatedError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
 import { FitqClient, type ClientOptions } from '../client.js';
@@ -140,7 +140,8 @@ export abstract class FitqCommand extends Command {
       error instanceof ConnectionError ||
       error instanceof TimeoutError ||
       error instanceof StoredDataError ||
-      error instanceof UnreplicatedError
+      error instanceof UnreplicatedError ||
+      error instanceof GpuDriverError
     ) {
       process.stderr.write(`Error: ${oneLine(error.message)}\n`);
       return this.exit(error.exitCode);

@@ -1,12 +1,14 @@
 /**
  * Which GPU devices a worker assigns runs to: `--gpus auto` (the devices
- * `nvidia-smi -L` lists, limited by the worker's own CUDA_VISIBLE_DEVICES),
- * `none`, or a list like `0,1,3`.
+ * `nvidia-smi -L` lists, limited by the worker's own CUDA_VISIBLE_DEVICES;
+ * refused when nvidia-smi says the driver cannot be used), `none`, or a
+ * list like `0,1,3`.
  */
 import { execa } from 'execa';
 import { oneLine, quote } from '../text/quote.js';
 import { parseDeviceList } from '../resources/devices.js';
-import { parseGpuList } from '../gpu/nvidia-smi.js';
+import { GpuDriverError } from '../errors.js';
+import { nvidiaSmiFailure, parseGpuList } from '../gpu/nvidia-smi.js';
 
 export type GpuOption = 'auto' | 'none' | string | readonly number[];
 
@@ -28,6 +30,10 @@ export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<
   if (result.exitCode !== 0) {
     const said = firstLine(String(result.stderr)) || firstLine(String(result.stdout));
     const how = result.exitCode === undefined ? (result.signal ?? spawnError ?? 'could not run') : `exit code ${result.exitCode}`;
+    // A driver that is not loaded, or not the version of its library: a GPU box that lost its GPUs, not a box without any.
+    if (result.exitCode !== undefined && nvidiaSmiFailure(result.exitCode, `${String(result.stdout)}\n${String(result.stderr)}`).kind === 'driver') {
+      throw new GpuDriverError(`--gpus auto: nvidia-smi failed: ${said} (${how}); mend the driver, or start the worker with --gpus none or a list of devices`);
+    }
     return { devices: [], whyNone: `nvidia-smi failed: ${said ? `${said} (${how})` : how}` };
   }
   const listed = parseGpuList(String(result.stdout));

@@ -171,14 +171,9 @@ describe('GPU devices', () => {
     expect(await run({ PATH: bare })).toEqual(['--gpus auto found no GPU devices: nvidia-smi not found on PATH']);
 
     const broken = mkdtempSync(join(tmpdir(), 'fitq-broken-smi-'));
-    writeFileSync(
-      join(broken, 'nvidia-smi'),
-      "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"\nexit 9\n",
-    );
+    writeFileSync(join(broken, 'nvidia-smi'), '#!/bin/sh\necho "Segmentation fault"\nexit 139\n');
     chmodSync(join(broken, 'nvidia-smi'), 0o755);
-    expect(await run({ PATH: `${broken}:${bare}` })).toEqual([
-      "--gpus auto found no GPU devices: nvidia-smi failed: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. (exit code 9)",
-    ]);
+    expect(await run({ PATH: `${broken}:${bare}` })).toEqual(['--gpus auto found no GPU devices: nvidia-smi failed: Segmentation fault (exit code 139)']);
 
     const fake = mkdtempSync(join(tmpdir(), 'fitq-fake-smi-'));
     writeFileSync(join(fake, 'nvidia-smi'), '#!/bin/sh\necho "GPU 0: Fake A100 (UUID: GPU-aaa)"\n');
@@ -186,6 +181,25 @@ describe('GPU devices', () => {
     expect(await run({ PATH: `${fake}:${bare}`, CUDA_VISIBLE_DEVICES: '3,GPU-zzz' })).toEqual([
       "--gpus auto found no GPU devices: CUDA_VISIBLE_DEVICES='3,GPU-zzz' hides every device",
     ]);
+  });
+
+  it('refuses --gpus auto when nvidia-smi says the driver cannot be used, rather than start without GPUs', async () => {
+    const fakeGpu = `${FIXTURES}fake-gpu`;
+    const cases: [string, string][] = [
+      ['not-loaded', "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running. (exit code 9)"],
+      ['mismatch', 'Failed to initialize NVML: Driver/library version mismatch (exit code 18)'],
+    ];
+    for (const [failure, said] of cases) {
+      const state = join(mkdtempSync(join(tmpdir(), 'fitq-driver-')), 'state.json');
+      writeFileSync(state, JSON.stringify({ failure, gpus: [{ name: 'NVIDIA A100-SXM4-40GB', uuid: 'GPU-aaa', memoryTotalMiB: 40960, memoryUsedMiB: 0 }] }));
+      const queue = newQueue();
+      const result = await fitq(['worker', '--gpus', 'auto', '--run-once'], { queue, env: { PATH: `${fakeGpu}:${process.env.PATH}`, FAKE_GPU_STATE: state } });
+      expect(result).toMatchObject({
+        exitCode: 1,
+        stderr: `Error: --gpus auto: nvidia-smi failed: ${said}; mend the driver, or start the worker with --gpus none or a list of devices`,
+      });
+      expect(await (await connectClient(queue)).listWorkers()).toEqual([]);
+    }
   });
 
   it('a worker with devices (or any capacity) has no run-count limit by default, so no device waits for a run slot', async () => {
