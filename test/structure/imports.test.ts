@@ -27,6 +27,7 @@ const LAYERS: readonly (readonly [path: string, rank: number, what: string])[] =
   ['src/resources', 2, 'resource specs and amounts (gpu=1 mem=8G), GPU device lists'],
   ['src/redis', 2, 'connecting to Redis (URL, Sentinel and Cluster, TLS, eviction check, its errors), where keyless commands go, pipelines'],
   ['src/security', 2, 'the shared secret, run signatures, claim checks'],
+  ['src/gpu', 2, "what nvidia-smi says of the devices, read; probing them for memory and processes fitq did not start"],
   ['src/model/run-fields.ts', 2, "the table of a run's stored fields (home, kind, signed), which signing reads too: it imports nothing"],
   ['src/model', 3, 'the run model: the run record and its stored data, staging and its checks, arrays, names, dependencies, why a run waits, workers and logs as read'],
   ['src/queue', 4, "the namespace's store in Redis: its keys, the Lua scripts and their typed calls, their reply codes"],
