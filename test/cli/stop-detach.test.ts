@@ -9,9 +9,10 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, connectClient, fitq, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
+import { killRememberedProcess, rememberProcess, type RememberedGroup } from '../support/processes.js';
 
 const stateDirs: string[] = [];
-const backgroundPids: number[] = [];
+const backgroundPids: RememberedGroup[] = [];
 
 function isRunning(pid: number): boolean {
   try {
@@ -44,7 +45,7 @@ function newStateDir(): string {
 
 afterEach(() => {
   // A failed test must not leave background workers behind.
-  for (const pid of backgroundPids.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+  for (const background of backgroundPids.splice(0)) killRememberedProcess(background);
   for (const dir of stateDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -62,7 +63,7 @@ describe('fitq worker --detach and fitq stop', { timeout: 300_000 }, () => {
     const logFile = join(dir, 'bg1.log');
     expect(started.stdout.trim()).toMatch(new RegExp(`^Worker bg1 started in the background: pid \\d+, log ${logFile}, pidfile ${pidfile}$`));
     const pid = Number(readFileSync(pidfile, 'utf8').split('\n')[0]);
-    backgroundPids.push(pid);
+    backgroundPids.push(rememberProcess(pid));
     expect(isRunning(pid)).toBe(true);
     expect((await client.listWorkers()).map((worker) => [worker.name, worker.pid])).toEqual([['bg1', pid]]);
 
@@ -91,7 +92,7 @@ describe('fitq worker --detach and fitq stop', { timeout: 300_000 }, () => {
     expect(first.exitCode, first.stderr).toBe(0);
     const pidfileText = readFileSync(pidfile, 'utf8');
     const pid = Number(pidfileText.split('\n')[0]);
-    backgroundPids.push(pid);
+    backgroundPids.push(rememberProcess(pid));
     const logBefore = readFileSync(logFile, 'utf8');
 
     const second = await fitq(['worker', '--detach', '-r', 'foo=1', '--name', 'dw'], { queue, env });
@@ -132,7 +133,7 @@ describe('fitq worker --detach and fitq stop', { timeout: 300_000 }, () => {
       const found = processesWith(['worker', '--name', 'orphan'], ['--detach']).filter((candidate) => candidate !== starter.pid);
       return found.length > 0 && found;
     });
-    backgroundPids.push(pid!);
+    backgroundPids.push(rememberProcess(pid!));
     process.kill(pid!, 'SIGSTOP');
     starter.kill('SIGKILL');
     await starter;
@@ -164,7 +165,7 @@ describe('fitq worker --detach and fitq stop', { timeout: 300_000 }, () => {
     expect(started.exitCode, started.stderr).toBe(0);
     expect(started.stdout.trim()).toMatch(new RegExp(`^Worker placed started in the background: pid \\d+, log ${logFile}, pidfile ${pidfile}$`));
     const pid = Number(readFileSync(pidfile, 'utf8').split('\n')[0]);
-    backgroundPids.push(pid);
+    backgroundPids.push(rememberProcess(pid));
     expect(readFileSync(logFile, 'utf8')).toContain('Starting worker placed');
     const stopped = await fitq(['stop', 'placed'], { queue, env });
     expect(stopped.exitCode, stopped.stderr).toBe(0);

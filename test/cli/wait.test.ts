@@ -10,20 +10,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectClient, fitq, newQueue, spawnFitq } from '../support/fitq.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
+import { killRememberedGroup, rememberGroup, type RememberedGroup } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 import type { RunRecord } from '../../src/model/run-record.js';
 
 const tempDirs: string[] = [];
-const runGroups: number[] = [];
+const runGroups: RememberedGroup[] = [];
 
 afterEach(() => {
-  for (const pid of runGroups.splice(0)) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  for (const group of runGroups.splice(0)) killRememberedGroup(group);
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -130,7 +125,7 @@ describe('fitq wait', () => {
         return undefined;
       }
     });
-    runGroups.push(pid);
+    runGroups.push(rememberGroup(pid));
     const waiter = spawnFitq(queue, ['wait', id]);
     // Waiting has begun once it holds a blocked read on the event stream.
     await waitFor('the waiter to block', async () => /cmd=xread/.test(await client.redis.client('LIST') as string));

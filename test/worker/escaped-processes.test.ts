@@ -18,15 +18,15 @@ import type { RunRecord } from '../../src/model/run-record.js';
 import { keeperSupport } from '../../src/worker/subreaper.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
-import { isAlive } from '../support/processes.js';
+import { isAlive, killRememberedProcess, rememberProcess, type RememberedGroup } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 
 const dirs: string[] = [];
-const daemons: number[] = [];
+const daemons: RememberedGroup[] = [];
 
 afterEach(() => {
   // A failed test must not leave its daemons behind.
-  for (const pid of daemons.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  for (const daemon of daemons.splice(0)) killRememberedProcess(daemon);
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -56,7 +56,7 @@ async function daemonPid(pidFile: string): Promise<number> {
       return undefined;
     }
   });
-  daemons.push(pid);
+  daemons.push(rememberProcess(pid));
   return pid;
 }
 

@@ -16,7 +16,7 @@ import { FitqClient } from '../../src/client.js';
 import { heartbeatIntervalMs } from '../../src/model/liveness.js';
 import { workerToJson } from '../../src/model/worker-record.js';
 import type { RunRecord } from '../../src/model/run-record.js';
-import { isAlive } from '../support/processes.js';
+import { isAlive, killRememberedGroup, rememberGroup, type RememberedGroup } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { startRedisServer } from '../support/redis-server.js';
@@ -124,7 +124,7 @@ function childrenOf(parent: number, marker: string): number[] {
   });
 }
 
-const runGroups = new Set<number>();
+const runGroups = new Set<RememberedGroup>();
 const tempDirs: string[] = [];
 
 function tempDir(): string {
@@ -151,7 +151,7 @@ function writtenPid(pidFile: string): number | undefined {
 /** Waits until the run is running and its process has written its pid. */
 async function waitUntilRunning(client: FitqClient, runId: string, pidFile: string): Promise<number> {
   const pid = await waitFor(`run ${runId} to write its pid file`, () => writtenPid(pidFile));
-  runGroups.add(pid);
+  runGroups.add(rememberGroup(pid));
   expect((await client.getRun(runId)).status).toBe('running');
   return pid;
 }
@@ -169,15 +169,7 @@ async function waitForStatus(client: FitqClient, runId: string, statuses: string
 
 afterEach(async () => {
   // Whatever a failed test left behind (worker processes go in cli-worker.ts): run process groups, files.
-  for (const pgid of runGroups) {
-    if (groupMembers(pgid).length > 0) {
-      try {
-        process.kill(-pgid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
+  for (const group of runGroups) killRememberedGroup(group);
   runGroups.clear();
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -220,9 +212,9 @@ describe('a worker killed with SIGKILL', () => {
       const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', `quick${attempt}`, '--lease', '2', '--kill-grace', '1']);
       // Kill as soon as the run's own process has written its pid: no later.
       const pid = await waitFor(`run ${runs[0]!.id} to write its pid`, () => writtenPid(pidFile), 30_000, 1);
+      runGroups.add(rememberGroup(pid));
       victim.process.kill('SIGKILL');
       await victim.exited;
-      runGroups.add(pid);
       await waitFor(`run process group ${pid} to be gone (attempt ${attempt})`, () => groupMembers(pid).length === 0);
     }
   });
