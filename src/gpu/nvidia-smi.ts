@@ -5,6 +5,9 @@
  * fallen off the bus). The formats, and where each was seen: docs/gpus.md.
  */
 
+/** How long fitq waits for an answer from nvidia-smi (a hung driver can hold it for good). */
+export const NVIDIA_SMI_TIMEOUT_MS = 10_000;
+
 /** The query of every device a probe makes, in this order. */
 export const GPU_QUERY = ['index', 'uuid', 'name', 'pci.bus_id', 'memory.total', 'memory.used', 'utilization.gpu'] as const;
 /** The query of compute processes a probe makes, in this order (process_name last: it may hold commas). */

@@ -12,6 +12,7 @@ import { execa } from 'execa';
 import {
   COMPUTE_APPS_QUERY,
   GPU_QUERY,
+  NVIDIA_SMI_TIMEOUT_MS,
   nvidiaSmiFailure,
   parseComputeApps,
   parseGpuQuery,
@@ -54,8 +55,6 @@ export interface ProbeOptions {
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
 }
-
-const NVIDIA_SMI_TIMEOUT_MS = 10_000;
 
 /** Whether the process is on the ignore list, by pid or by its name (the program's file name, or as given). */
 export function isIgnored(process: { pid: number; name: string }, ignored: IgnoredProcesses): boolean {

@@ -8,7 +8,7 @@ import { execa } from 'execa';
 import { oneLine, quote } from '../text/quote.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { GpuDriverError } from '../errors.js';
-import { nvidiaSmiFailure, parseGpuList } from '../gpu/nvidia-smi.js';
+import { NVIDIA_SMI_TIMEOUT_MS, nvidiaSmiFailure, parseGpuList } from '../gpu/nvidia-smi.js';
 
 export type GpuOption = 'auto' | 'none' | string | readonly number[];
 
@@ -17,8 +17,6 @@ export interface GpuDetection {
   devices: number[];
   whyNone?: string;
 }
-
-const NVIDIA_SMI_TIMEOUT_MS = 10_000;
 
 /** The devices `nvidia-smi -L` lists that CUDA_VISIBLE_DEVICES (indices or UUIDs) allows; none without nvidia-smi. */
 export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<GpuDetection> {
