@@ -4,10 +4,15 @@
  * are foreign, i.e. neither one of the worker's runs (a process whose
  * environment holds the run token of a run it runs: daemons a run started
  * included) nor on the worker's ignore list. Memory the driver reserves on
- * an idle device is used memory, not a process. A failure says whether the
- * driver as a whole or some devices (lost) failed.
+ * an idle device is used memory, not a process. When some devices are lost
+ * nvidia-smi answers no query about any device, so each of the worker's
+ * devices is then asked about alone (`-i`): the lost ones are listed as
+ * such, the others read as usual. A failure says the driver as a whole (or
+ * nvidia-smi itself) failed.
  */
-import { basename } from 'node:path';
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { basename, delimiter, join } from 'node:path';
 import { execa } from 'execa';
 import {
   COMPUTE_APPS_QUERY,
@@ -35,12 +40,20 @@ export interface ProbedDevice {
   busId: string;
   totalMiB: number | undefined;
   usedMiB: number | undefined;
+  /** GPU utilisation, %. */
+  utilization: number | undefined;
   foreign: ForeignProcess[];
   /** Measures nvidia-smi did not give, with what it said instead. */
   unread: Record<string, string>;
 }
 
-export type ProbeResult = { ok: true; devices: ProbedDevice[] } | { ok: false; failure: NvidiaSmiFailure };
+/** A device nvidia-smi could not reach (fallen off the bus): its index, and what nvidia-smi said. */
+export interface LostDevice {
+  index: number;
+  message: string;
+}
+
+export type ProbeResult = { ok: true; devices: ProbedDevice[]; lost: LostDevice[] } | { ok: false; failure: NvidiaSmiFailure };
 
 /** Processes the worker leaves alone on its devices (`--gpu-ignore-process NAME|PID`), as gflow's ignore list. */
 export interface IgnoredProcesses {
@@ -54,6 +67,8 @@ export interface ProbeOptions {
   ignored: IgnoredProcesses;
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /** The devices asked about one by one when some are lost (the worker's); default: none, the failure is returned. */
+  devices?: readonly number[];
 }
 
 /** Whether the process is on the ignore list, by pid or by its name (the program's file name, or as given). */
@@ -72,9 +87,25 @@ async function nvidiaSmi(args: string[], options: ProbeOptions): Promise<{ ok: t
 
 /** Probes every device nvidia-smi sees (the caller keeps those the worker assigns). */
 export async function probeNvidia(options: ProbeOptions): Promise<ProbeResult> {
+  const all = await probeDevices([], options);
+  if (all.ok || all.failure.kind !== 'lost' || !options.devices?.length) return all;
+  // Some devices are lost: ask about each alone, so the others still read.
+  const devices: ProbedDevice[] = [];
+  const lost: LostDevice[] = [];
+  for (const index of options.devices) {
+    const one = await probeDevices(['-i', String(index)], options);
+    if (one.ok) devices.push(...one.devices);
+    else if (one.failure.kind === 'lost') lost.push({ index, message: one.failure.message });
+    else return one;
+  }
+  return { ok: true, devices, lost };
+}
+
+/** One look through nvidia-smi at the devices `select` names (`-i N`; none: all of them). */
+async function probeDevices(select: string[], options: ProbeOptions): Promise<ProbeResult> {
   const [gpus, apps] = await Promise.all([
-    nvidiaSmi([`--query-gpu=${GPU_QUERY.join(',')}`, '--format=csv,noheader,nounits'], options),
-    nvidiaSmi([`--query-compute-apps=${COMPUTE_APPS_QUERY.join(',')}`, '--format=csv,noheader,nounits'], options),
+    nvidiaSmi([...select, `--query-gpu=${GPU_QUERY.join(',')}`, '--format=csv,noheader,nounits'], options),
+    nvidiaSmi([...select, `--query-compute-apps=${COMPUTE_APPS_QUERY.join(',')}`, '--format=csv,noheader,nounits'], options),
   ]);
   if (!gpus.ok) return gpus;
   if (!apps.ok) return apps;
@@ -91,10 +122,19 @@ export async function probeNvidia(options: ProbeOptions): Promise<ProbeResult> {
     busId: gpu.busId,
     totalMiB: gpu.memoryTotalMiB,
     usedMiB: gpu.memoryUsedMiB,
+    utilization: gpu.utilizationPercent,
     foreign: foreign.get(gpu.uuid) ?? [],
     unread: gpu.unread,
   }));
-  return { ok: true, devices };
+  return { ok: true, devices, lost: [] };
+}
+
+/** Whether nvidia-smi is an executable file on PATH. */
+export async function nvidiaSmiFound(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    if (await access(join(dir, 'nvidia-smi'), constants.X_OK).then(() => true, () => false)) return true;
+  }
+  return false;
 }
 
 /** How a busy device is shown: `used by a process fitq did not start (pid 4242, python, 21.3 GiB)`. */
