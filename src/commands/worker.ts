@@ -6,7 +6,7 @@ import { TimeoutError, UsageError } from '../errors.js';
 import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../client.js';
 import { resolveWorkerResources } from '../worker/resource-sources.js';
-import { parseTimeLimit } from '../units/duration.js';
+import { parseDuration, parseTimeLimit } from '../units/duration.js';
 import { printWarning } from '../cli/format.js';
 import { parsePort } from '../units/port.js';
 
@@ -60,6 +60,21 @@ export default class Worker extends FitqCommand {
       options: ['pack', 'spread'],
       default: 'pack',
       summary: 'Where a fractional gpu run goes: pack onto the fullest device that fits (keeps whole devices free), or spread onto the emptiest.',
+    }),
+    'gpu-probe-interval': Flags.string({
+      summary: 'How often to ask nvidia-smi what the GPU devices hold (5s, 1m, or seconds); 0: never, trust fitq\'s own bookkeeping.',
+      description: 'A device holding a compute process fitq did not start is busy, one nvidia-smi cannot reach is lost: neither takes a run until that changes. ' +
+        'Off by itself when nvidia-smi is not on PATH.',
+      default: '5s',
+    }),
+    'gpu-ignore-process': Flags.string({
+      summary: 'A compute process (name or pid) that leaves a GPU device usable, such as a display server. Repeatable.',
+      multiple: true,
+    }),
+    'gpu-foreign': Flags.string({
+      options: ['busy', 'ignore'],
+      default: 'busy',
+      summary: 'busy: a device holding a process fitq did not start takes no run; ignore: trust fitq\'s own bookkeeping only.',
     }),
     lease: Flags.string({
       summary: 'Seconds without a heartbeat after which the worker counts as dead and its runs as lost.',
@@ -139,6 +154,9 @@ export default class Worker extends FitqCommand {
       logFormat: flags['log-format'] as 'pretty' | 'json',
       leaseMs: secondsFlag('--lease', flags.lease) * 1000,
       killGraceMs: secondsFlag('--kill-grace', flags['kill-grace']) * 1000,
+      gpuProbeIntervalMs: intervalFlag('--gpu-probe-interval', flags['gpu-probe-interval']),
+      gpuIgnoreProcesses: flags['gpu-ignore-process'] ?? [],
+      gpuForeign: flags['gpu-foreign'] as 'busy' | 'ignore',
       ...timeLimits,
       secret,
       passRedisEnv: flags['pass-redis-env'],
@@ -240,4 +258,9 @@ function secondsFlag(flag: string, value: string): number {
     throw new UsageError(`expected ${flag} to be a number of seconds, got '${value}'`);
   }
   return seconds;
+}
+
+/** An interval flag in ms: a duration (`5s`, `1m`) or a number of seconds. */
+function intervalFlag(flag: string, value: string): number {
+  return /^\s*\d+(\.\d+)?\s*$/.test(value) ? Math.round(secondsFlag(flag, value) * 1000) : parseDuration(flag, value);
 }

@@ -65,6 +65,8 @@ export const KEY_LAYOUT = {
   workerRuns: 'worker:<name>:runs',
   workerDevices: 'worker:<name>:devices',
   workerReserved: 'worker:<name>:reserved',
+  /** Its GPU probe's last reading: `at` (server ms) and per device index its state (src/gpu/device-reading.ts). */
+  workerGpus: 'worker:<name>:gpus',
   // A run: its BullMQ job, and fitq's keys beside it.
   run: `${RUN_QUEUE}:<runId>`,
   runLog: `${RUN_QUEUE}:<runId>:output`,
@@ -233,6 +235,8 @@ export interface WorkerKeys {
   readonly devices: string;
   /** Run id -> what its claim reserved (JSON), given back when it ends even if its job is gone. */
   readonly reserved: string;
+  /** Its GPU probe's last reading (src/gpu/device-reading.ts). */
+  readonly gpus: string;
 }
 
 export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DEFAULT_PREFIX): NamespaceKeys {
@@ -280,6 +284,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
       runs: key('workerRuns', name),
       devices: key('workerDevices', name),
       reserved: key('workerReserved', name),
+      gpus: key('workerGpus', name),
     }),
   };
 }

@@ -28,7 +28,7 @@ const KEY_LOCAL = /^local (\w+)Key = KEYS\[(\d+)\]$/gm;
 export interface LuaScript {
   /** `claimRun` */
   readonly name: string;
-  /** `claimRun-27.lua` */
+  /** `claimRun-28.lua` */
   readonly file: string;
   /** The command it is registered as on a connection: `fitqClaimRun`. */
   readonly command: string;
@@ -175,7 +175,7 @@ function loadScript(file: string): LuaScript {
   };
 }
 
-/** Script files by name (`claimRun` -> `claimRun-27.lua`), listed once per process. */
+/** Script files by name (`claimRun` -> `claimRun-28.lua`), listed once per process. */
 let scriptFiles: Map<string, string> | undefined;
 
 function scriptFileNames(): Map<string, string> {
@@ -205,7 +205,7 @@ export function luaScripts(): readonly LuaScript[] {
   return [...scriptFileNames().values()].map(builtScript);
 }
 
-/** A script by its name (`claimRun`), file (`claimRun-27.lua`, with or without `.lua`) or command (`fitqClaimRun`). */
+/** A script by its name (`claimRun`), file (`claimRun-28.lua`, with or without `.lua`) or command (`fitqClaimRun`). */
 export function luaScript(name: string): LuaScript | undefined {
   const files = scriptFileNames();
   const byName = (verbNoun: string) => files.get(verbNoun);

@@ -212,10 +212,21 @@ export class Scripts {
       'registerWorker', { worker: input.name }, this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
       input.gpuPlacement ?? 'pack', limitArg(input.timeLimits?.defaultMs), limitArg(input.timeLimits?.maxMs), input.drained ? '1' : '',
+      input.gpuProbeStaleMs ? input.gpuProbeStaleMs : '',
     );
     // A live worker holding the name is the caller's to explain (a start, or a re-registration).
     if (codeName(reply) === 'workerNameTaken') return false;
     return acceptReply(reply, input.name, this.keys) === 'ok';
+  }
+
+  /**
+   * Records a worker's GPU probe: each device's reading (src/gpu/device-reading.ts),
+   * replacing the last. False when the worker is fenced (nothing recorded).
+   */
+  async recordGpuProbe(name: string, token: string, readings: ReadonlyMap<number, string>): Promise<boolean> {
+    const pairs = [...readings].flatMap(([index, reading]) => [String(index), reading]);
+    const reply = await this.call('recordGpuProbe', { worker: name }, this.keys.base, name, token, readings.size, pairs);
+    return codeName(reply) === 'ok';
   }
 
   /**

@@ -23,6 +23,8 @@ export interface WorkerRegistration {
   drained?: boolean;
   /** Time limits its claims apply (ms): see ClaimLimits. */
   timeLimits?: ClaimLimits;
+  /** How old its GPU probe's reading may be for its devices to take runs (ms; undefined: it does not probe). */
+  gpuProbeStaleMs?: number;
 }
 
 export interface FinishInput {

@@ -23,6 +23,10 @@ export interface ActiveRun extends ClaimedRun {
   startedAtMs?: number;
   /** Its log lines carry its id. */
   log?: Logger;
+  /** The token in its processes' environment (FITQ_RUN_TOKEN), once spawned: how its processes are told from others (GPU probe, escaped sweep). */
+  token?: string;
+  /** Its process group, once its command runs. */
+  group?: number;
   /** Disarms its time limit (see time-limit-watch.ts) when it ends. */
   disarmLimit?: () => void;
 }

@@ -52,6 +52,17 @@ export class Executor {
     return [...this.active.keys()];
   }
 
+  /** How its runs' processes are known: the tokens in their environment and their process groups. */
+  runMarks(): { tokens: Set<string>; groups: Set<number> } {
+    const tokens = new Set<string>();
+    const groups = new Set<number>();
+    for (const run of this.active.values()) {
+      if (run.token !== undefined) tokens.add(run.token);
+      if (run.group !== undefined) groups.add(run.group);
+    }
+    return { tokens, groups };
+  }
+
   /** Starts a freshly claimed run; resolves once it is under way (not when it ends). A run already executed here is adopted instead (see adopt). */
   dispatch(claim: ClaimedRun): void {
     if (this.adopt(claim)) return;

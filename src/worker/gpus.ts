@@ -16,6 +16,8 @@ export type GpuOption = 'auto' | 'none' | string | readonly number[];
 export interface GpuDetection {
   devices: number[];
   whyNone?: string;
+  /** Devices nvidia-smi could not reach while listing the others (exit 15): the worker starts without them. */
+  unreachable?: string;
 }
 
 /** The devices `nvidia-smi -L` lists that CUDA_VISIBLE_DEVICES (indices or UUIDs) allows; none without nvidia-smi. */
@@ -25,7 +27,9 @@ export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<
   const spawnError = result.failed && 'code' in result && result.code !== undefined ? String(result.code) : undefined;
   if (spawnError === 'ENOENT') return { devices: [], whyNone: 'nvidia-smi not found on PATH' };
   if (result.timedOut) return { devices: [], whyNone: `nvidia-smi failed: no answer within ${NVIDIA_SMI_TIMEOUT_MS / 1000} s` };
-  if (result.exitCode !== 0) {
+  // A device fallen off the bus: -L lists the others and says which it could not reach.
+  const lost = result.exitCode === 15 && parseGpuList(String(result.stdout)).length > 0;
+  if (result.exitCode !== 0 && !lost) {
     const said = firstLine(String(result.stderr)) || firstLine(String(result.stdout));
     const how = result.exitCode === undefined ? (result.signal ?? spawnError ?? 'could not run') : `exit code ${result.exitCode}`;
     // A driver that is not loaded, or not the version of its library: a GPU box that lost its GPUs, not a box without any.
@@ -36,11 +40,17 @@ export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<
   }
   const listed = parseGpuList(String(result.stdout));
   if (listed.length === 0) return { devices: [], whyNone: 'nvidia-smi -L lists no devices' };
+  const unreachable = lost ? { unreachable: unreachableLines(String(result.stdout)) } : {};
   const visible = env.CUDA_VISIBLE_DEVICES;
-  if (visible === undefined) return { devices: listed.map((device) => device.index) };
+  if (visible === undefined) return { devices: listed.map((device) => device.index), ...unreachable };
   const allowed = new Set(visible.split(',').map((entry) => entry.trim()).filter(Boolean));
   const devices = listed.filter((device) => allowed.has(String(device.index)) || allowed.has(device.uuid)).map((device) => device.index);
-  return devices.length > 0 ? { devices } : { devices, whyNone: `CUDA_VISIBLE_DEVICES=${quote(visible)} hides every device` };
+  return devices.length > 0 ? { devices, ...unreachable } : { devices, whyNone: `CUDA_VISIBLE_DEVICES=${quote(visible)} hides every device` };
+}
+
+/** What -L said of the devices it could not reach, on one line. */
+function unreachableLines(output: string): string {
+  return oneLine(output.split('\n').filter((line) => line.startsWith('Unable to determine')).join(' ').slice(0, 300));
 }
 
 /** The first line of what nvidia-smi said, on one line and cut short. */

@@ -11,6 +11,8 @@ import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/claim-repl
 import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../units/duration.js';
 import type { TlsFiles } from '../redis/tls-options.js';
 import type { GpuOption } from './gpus.js';
+import type { GpuProbeOptions } from './gpu-watch.js';
+import type { ForeignPolicy } from '../gpu/device-reading.js';
 import { validateWorkerName } from '../model/names.js';
 import { secretKey } from '../security/secret.js';
 import { sortResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
@@ -102,6 +104,15 @@ export interface WorkerOptions extends ClientOptions {
    * docs/high-availability.md).
    */
   waitReplicas?: ReplicaWait | undefined;
+  /**
+   * How often a worker with GPU devices asks nvidia-smi what they hold (ms;
+   * 0: never, its own bookkeeping is trusted). Default 5,000. See gpu-watch.ts.
+   */
+  gpuProbeIntervalMs?: number;
+  /** Compute processes (names or pids) that leave a device usable (`--gpu-ignore-process`), as gflow's ignore list. */
+  gpuIgnoreProcesses?: readonly (string | number)[];
+  /** `busy` (default): a device holding a process fitq did not start takes no run; `ignore`: trust fitq's bookkeeping only. */
+  gpuForeign?: ForeignPolicy;
 }
 
 export interface ResolvedWorkerOptions {
@@ -134,6 +145,8 @@ export interface ResolvedWorkerOptions {
   /** Where its notifications may go, and how many it holds. */
   notify: { targets: NotifyTargets; bounds: NotifyBounds };
   waitReplicas: ReplicaWait | undefined;
+  /** How its GPU devices are probed; its interval is 0 without devices or without nvidia-smi (worker-start.ts). */
+  gpuProbe: GpuProbeOptions;
 }
 
 function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'] {
@@ -263,5 +276,23 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     metrics: resolveMetrics(options),
     notify: { targets: resolveNotifyTargets(options.notifyAllow, secret !== undefined), bounds: resolveNotifyBounds(options.notifyBounds) },
     waitReplicas: options.waitReplicas,
+    gpuProbe: resolveGpuProbe(options, devices),
   };
+}
+
+/** The GPU probe's settings: an interval of at least a second (0: off), the ignore list by pid or name, the foreign policy. */
+function resolveGpuProbe(options: WorkerOptions, devices: readonly number[]): GpuProbeOptions {
+  const given = options.gpuProbeIntervalMs ?? 5_000;
+  const intervalMs = given === 0 ? 0 : durationMs('--gpu-probe-interval', given, 1_000);
+  const names = new Set<string>();
+  const pids = new Set<number>();
+  for (const entry of options.gpuIgnoreProcesses ?? []) {
+    const text = String(entry).trim();
+    if (text === '') throw new UsageError('--gpu-ignore-process needs a process name or pid, got an empty value');
+    if (/^\d+$/.test(text)) pids.add(Number(text));
+    else names.add(text);
+  }
+  const foreign = options.gpuForeign ?? 'busy';
+  if (foreign !== 'busy' && foreign !== 'ignore') throw new UsageError(`expected --gpu-foreign to be busy or ignore, got '${String(foreign)}'`);
+  return { intervalMs: devices.length > 0 ? intervalMs : 0, ignored: { names, pids }, foreign };
 }

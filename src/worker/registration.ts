@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import type { WorkerRegistration } from '../queue/worker-calls.js';
 import { formatResources } from '../resources/spec.js';
 import type { ResolvedWorkerOptions } from './options.js';
+import { gpuStaleMs } from './gpu-watch.js';
 
 export function registrationFor(options: ResolvedWorkerOptions): WorkerRegistration {
   const token = randomBytes(8).toString('hex');
@@ -22,6 +23,7 @@ export function registrationFor(options: ResolvedWorkerOptions): WorkerRegistrat
     policy: options.policy,
     gpuPlacement: options.gpuPlacement,
     timeLimits: options.timeLimits,
+    ...(options.gpuProbe.intervalMs > 0 ? { gpuProbeStaleMs: gpuStaleMs(options.gpuProbe.intervalMs) } : {}),
   };
 }
 

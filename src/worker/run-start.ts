@@ -45,6 +45,7 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
   }
   const record = run.run;
   const token = newRunToken();
+  run.token = token;
   const output = new OutputBuffer(
     ctx.scripts,
     run.runId,
@@ -91,6 +92,7 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
 export function markRunning(ctx: ExecutorContext, run: ActiveRun, spawned: SpawnedRun, group: number, log: Logger): void {
   const { process: runProcess, devices } = spawned;
   run.phase = 'running';
+  run.group = group;
   run.startedAtMs = performance.now();
   ctx.onRunStarted?.();
   const limit = runTimeLimit(run, ctx.timeLimits);

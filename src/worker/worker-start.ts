@@ -18,6 +18,7 @@ import { closeRedis } from '../redis/open-connections.js';
 import { formatHumanAmount } from '../resources/amount.js';
 import { formatHumanResources } from '../resources/spec.js';
 import { resolveGpus } from './gpus.js';
+import { nvidiaSmiFound } from '../gpu/probe.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { registrationFor } from './registration.js';
@@ -51,7 +52,10 @@ export interface WorkerParts {
 export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   resolveWorkerOptions(input); // validate before looking for devices
   const gpus = await resolveGpus(input.gpus);
-  const options = resolveWorkerOptions(input, gpus.devices);
+  const resolved = resolveWorkerOptions(input, gpus.devices);
+  // Devices listed by hand on a box without nvidia-smi cannot be probed: fitq's bookkeeping is all there is.
+  const unprobed = resolved.gpuProbe.intervalMs > 0 && !(await nvidiaSmiFound());
+  const options = unprobed ? { ...resolved, gpuProbe: { ...resolved.gpuProbe, intervalMs: 0 } } : resolved;
   const { queue, prefix } = resolveNamespace(input);
   const keys = namespaceKeys(queue, prefix);
   const logger = (input.logger ?? createLogger(options.logFormat)).child({ worker: options.name });
@@ -85,8 +89,9 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   const keeper = options.reapEscaped ? keeperSupport() : undefined;
   if (keeper && !keeper.ok) logger.warn(`--reap-escaped: processes a run moves out of its session (setsid) may outlive it: killing them ${keeper.why}`);
   if (gpus.whyNone) logger.warn(`--gpus auto found no GPU devices: ${gpus.whyNone}`);
+  if (gpus.unreachable) logger.warn(`--gpus auto: nvidia-smi cannot reach some devices, which this worker goes without until it restarts: ${gpus.unreachable}`);
   logger.info(`Worker resources: ${formatHumanResources(options.resources) || '(none)'}`);
-  if (options.devices.length > 0) logger.info(`GPU devices: ${options.devices.join(',')}`);
+  if (options.devices.length > 0) logger.info(`GPU devices: ${options.devices.join(',')}${probeText(options, unprobed)}`);
   for (const [name, amount] of options.resources) {
     const source = input.resourceSources?.get(name);
     if (source) logger.debug(`Resource ${name}=${formatHumanAmount(amount)} from ${source}`);
@@ -94,6 +99,15 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
   const shownUrl = redactRedisUrl(resolveRedisUrl(input.redisUrl));
   return { options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics, shownUrl };
+}
+
+/** How the worker's devices are watched, for its log. */
+function probeText(options: ResolvedWorkerOptions, unprobed: boolean): string {
+  if (unprobed) return ' (not probed: nvidia-smi not found on PATH; a device is free when fitq\'s own runs leave it)';
+  const { intervalMs, foreign } = options.gpuProbe;
+  if (intervalMs === 0) return ' (not probed: --gpu-probe-interval 0; a device is free when fitq\'s own runs leave it)';
+  const trust = foreign === 'ignore' ? '; processes fitq did not start are ignored (--gpu-foreign ignore)' : '';
+  return ` (probed every ${intervalMs / 1000} s through nvidia-smi${trust})`;
 }
 
 /** With --metrics-port, the worker's metrics and their server (loaded only then). */

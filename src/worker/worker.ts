@@ -18,6 +18,7 @@ import { ClaimLoop } from './claims.js';
 import { watchConnection } from './connection-watch.js';
 import { subscribeEvents } from './events.js';
 import { Executor } from './executor.js';
+import { GpuWatch } from './gpu-watch.js';
 import { Heartbeat } from './heartbeat.js';
 import { LostClaims } from './lost-claims.js';
 import { ReplicaConfirm } from './replica-confirm.js';
@@ -58,6 +59,7 @@ export class FitqWorker {
   private readonly heartbeat: Heartbeat;
   private readonly notifier: Notifier;
   private readonly eviction: EvictionGuard;
+  private readonly gpuWatch: GpuWatch | undefined;
   private resolveDone!: () => void;
   private subscriber: Subscription | undefined;
   private poll: NodeJS.Timeout | undefined;
@@ -130,6 +132,12 @@ export class FitqWorker {
     this.reaper = reaper;
     this.reconciler = new Reconciler(scripts, logger, lifecycle);
     const lostClaims = new LostClaims({ name: options.name, scripts, logger });
+    this.gpuWatch = options.gpuProbe.intervalMs > 0
+      ? new GpuWatch({
+        name: options.name, devices: options.devices, probe: options.gpuProbe, scripts, logger,
+        token: () => lease.token, runMarks: () => lease.executor.runMarks(), freed: () => claims.wake(),
+      })
+      : undefined;
     this.heartbeat = new Heartbeat({ name: options.name, leaseMs: options.leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper, lostClaims });
   }
 
@@ -145,6 +153,8 @@ export class FitqWorker {
 
   /** Subscribes to wake-ups and starts the heartbeat and the safety-net poll. */
   private async listen(): Promise<void> {
+    // Its devices' first reading lands before any claim: until then they take no run.
+    await this.gpuWatch?.start();
     // Redis back (perhaps a replica that lost claims of this worker's runs): a heartbeat settles them at once.
     this.unwatchConnection = watchConnection(this.redis, this.logger, () => void this.heartbeat.beat());
     this.subscriber = await subscribeEvents(this.redis, this.keys.events, this.name, {
@@ -229,6 +239,7 @@ export class FitqWorker {
     this.unwatchConnection?.();
     this.eviction.close();
     this.heartbeat.close();
+    this.gpuWatch?.close();
     clearInterval(this.poll);
     this.claims.close();
     this.reaper.close();

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import { connectClient, FIXTURES, fitq, newQueue, parseJsonLog, startTestWorker } from '../support/fitq.js';
+import { a100, fakeGpuBox } from '../support/fake-gpu.js';
 
 const SHOW_AND_STAMP = `echo "dev=$CUDA_VISIBLE_DEVICES order=$CUDA_DEVICE_ORDER"; exec ${FIXTURES}stamp.sh "$1"`;
 
@@ -133,22 +134,19 @@ describe('GPU devices', () => {
   });
 
   it('--gpus auto uses nvidia-smi, limited by CUDA_VISIBLE_DEVICES; none found means none', async () => {
-    const bin = mkdtempSync(join(tmpdir(), 'fitq-fake-smi-'));
-    const smi = join(bin, 'nvidia-smi');
-    writeFileSync(
-      smi,
-      '#!/bin/sh\necho "GPU 0: Fake A100 (UUID: GPU-aaa)"\necho "GPU 1: Fake A100 (UUID: GPU-bbb)"\necho "GPU 2: Fake A100 (UUID: GPU-ccc)"\n',
-    );
-    chmodSync(smi, 0o755);
-    const path = `${bin}:${process.env.PATH}`;
+    const box = fakeGpuBox({ gpus: [a100('GPU-aaa'), a100('GPU-bbb'), a100('GPU-ccc')] });
     const run = async (env: Record<string, string>) => {
       const result = await fitq(['worker', '--gpus', 'auto', '--run-once', '--log-format', 'json'], { queue: newQueue(), env });
       expect(result.exitCode, result.stderr).toBe(0);
       return parseJsonLog(result.stdout).map((entry) => String(entry.msg));
     };
-    expect(await run({ PATH: path })).toEqual(expect.arrayContaining(['Worker resources: gpu=3', 'GPU devices: 0,1,2']));
-    expect(await run({ PATH: path, CUDA_VISIBLE_DEVICES: '2,GPU-aaa' })).toEqual(
-      expect.arrayContaining(['Worker resources: gpu=2', 'GPU devices: 0,2']),
+    const probed = (devices: string) => `GPU devices: ${devices} (probed every 5 s through nvidia-smi)`;
+    const all = await run(box.env);
+    expect(all).toEqual(expect.arrayContaining(['Worker resources: gpu=3', probed('0,1,2')]));
+    // Every device free of processes fitq did not start: none is reported busy or lost.
+    expect(all.filter((message) => message.startsWith('GPU ') && message !== probed('0,1,2'))).toEqual([]);
+    expect(await run({ ...box.env, CUDA_VISIBLE_DEVICES: '2,GPU-aaa' })).toEqual(
+      expect.arrayContaining(['Worker resources: gpu=2', probed('0,2')]),
     );
     // A PATH with node and sh only: no nvidia-smi, even on a machine with GPUs.
     const bare = mkdtempSync(join(tmpdir(), 'fitq-bare-path-'));

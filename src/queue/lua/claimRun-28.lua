@@ -48,9 +48,14 @@
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
   runs:failed, runs:events, runs:meta
   KEYS[27] reconcile            hash: where reconcileRuns is (a claim sets its `pass`)
+  KEYS[28] worker:<name>:gpus   hash: its GPU probe's last reading (`at`, and per
+                                device its state: ok, busy or lost)
 
   The `gpu` demand of the run it starts is placed on the worker's GPU
-  devices, if it has any, in the same step. The run records its `devices`,
+  devices, if it has any, in the same step, never on one its GPU probe
+  last found busy (a process fitq did not start) or lost, nor on any from a
+  reading older than the worker registered (`gpuProbe`: its probe interval
+  x 2; includes/devices/readGpuReadings.lua). The run records its `devices`,
   `deviceShare` and the worker share it `reserved`; the worker records the
   same, with the pool share and the epoch, in worker:reserved, which gives it
   all back even if the job hash is deleted meanwhile.
@@ -181,6 +186,7 @@ local queueFailedKey = KEYS[24]
 local queueEventsKey = KEYS[25]
 local queueMetaKey = KEYS[26]
 local reconcileKey = KEYS[27]
+local workerGpusKey = KEYS[28]
 local base, token, maxRuns, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local spread = ARGV[5] == "spread"
 local limits = {default = tonumber(ARGV[6] or ""), max = tonumber(ARGV[7] or "")}
@@ -206,6 +212,7 @@ if queuePaused(base) then return {CODE.paused} end
 local view = readClaimView(base, name, {
   capacity = workerCapacityKey, free = workerFreeKey, devices = workerDevicesKey, reserved = workerReservedKey,
   workers = workersKey, holds = holdsKey,
+  gpus = workerGpusKey, gpuStaleMs = tonumber(redis.call("HGET", workerKey, "gpuProbe") or ""),
 }, clock, spread, readPool(poolCapacityKey, poolUsedKey), limits)
 view.maxBare = tonumber(ARGV[8] or "") or 0
 local stream, ignored = candidateStream(view)

@@ -20,8 +20,8 @@
   KEYS[4]  pool:used      hash: cluster-wide resource -> amount reserved
   KEYS[5..7] what its includes touch, each named at its top: groups,
   batches, runs:meta
-  (and, per live worker, worker:<name> with :capacity, :free, :devices and
-  :reserved; per run, its job hash; the staged index: groups, group:<names>,
+  (and, per live worker, worker:<name> with :capacity, :free, :devices,
+  :gpus and :reserved; per run, its job hash; the staged index: groups, group:<names>,
   staged:<shape>)
 
   ARGV[1] base
@@ -46,6 +46,11 @@
       noDevice id...               pinned devices it does not have
       over name need capacity      more than its total capacity
       unplaceable gpu              a gpu demand its devices can never take
+      gpuUnusable id state why     a device its GPU probe finds unusable now
+                                   (state busy, lost or stale; why: in words), one
+                                   fact each, for a run with a gpu demand; with
+      gpuWait                      ...the run cannot start on the devices left
+                                   even once its runs end: it waits for these
       overLimit limit max          its time limit (ms) is above the worker's maximum
       slots running concurrency    it runs its maximum
       fifo runId                   an older run blocks it (policy fifo)
@@ -134,13 +139,14 @@ for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
   local workerKey = KEY.worker(base, name)
   -- (A member written by hand, no worker name or no hash, is no worker.)
   local info = validName(name) and tryCall("HMGET", workerKey, "token", "policy", "gpuPlacement", "concurrency", "running",
-    "defaultTimeLimit", "maxTimeLimit", "drained")
+    "defaultTimeLimit", "maxTimeLimit", "drained", "gpuProbe")
   if info and info[1] and info[8] and liveWorker(workersKey, name, clock) then
     drainedWorkers[#drainedWorkers + 1] = name
   elseif info and info[1] and liveWorker(workersKey, name, clock) then
     local view = readClaimView(base, name, {
       capacity = KEY.workerCapacity(base, name), free = KEY.workerFree(base, name), devices = KEY.workerDevices(base, name),
       reserved = KEY.workerReserved(base, name), workers = workersKey, holds = holdsKey,
+      gpus = KEY.workerGpus(base, name), gpuStaleMs = tonumber(info[9] or ""),
     }, clock, info[3] == "spread", pool, {default = tonumber(info[6] or ""), max = tonumber(info[7] or "")})
     local candidates = buildCandidates(view, newestExplained)
     workers[#workers + 1] = {
@@ -220,6 +226,18 @@ local function explainOnWorker(out, w, shape, parsed, score)
     end
   end
   if wanted.overLimit then fact(out, "overLimit", {tostring(wanted.limit), tostring(view.limits.max)}) end
+  -- Devices its probe finds unusable (a pinned run: only its own), and whether the run waits for them.
+  if gpuDemand(wanted.own) then
+    local pinnedTo = {}
+    for _, id in ipairs(wanted.pinned) do pinnedTo[id] = true end
+    for _, id in ipairs(view.devices.ids) do
+      local unusable = view.devices.unusable[id]
+      if unusable and (#wanted.pinned == 0 or pinnedTo[id]) then fact(out, "gpuUnusable", {id, unusable.state, unusable.why}) end
+    end
+    if placeable(view.devices, wanted.own, wanted.pinned) and not placeable(view.devices, wanted.own, wanted.pinned, true) then
+      fact(out, "gpuWait", {})
+    end
+  end
   if not fitsTotal(view, wanted) then return end
   if w.maxRuns > 0 and w.running >= w.maxRuns then
     fact(out, "slots", {tostring(w.running), tostring(w.maxRuns)})

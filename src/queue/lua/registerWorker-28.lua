@@ -25,6 +25,10 @@
   limits its claims apply, kept for explainRuns and `fitq workers`)
   ARGV[15] "1" to register drained (a worker process registering again after
            `fitq drain`: see setDrained-3.lua), else ""
+  ARGV[16] gpuProbe: how old its GPU probe's reading may be for a claim to
+           place runs on its devices (ms: its probe interval x 2; "" when it
+           does not probe). Its earlier readings went with its earlier
+           registration (reapWorker): until its first, its devices take no run.
 
 
   Lease deadlines use the Redis server's clock.
@@ -96,6 +100,7 @@ for i, field in ipairs({"defaultTimeLimit", "maxTimeLimit"}) do
   local ms = ARGV[12 + i] or ""
   if ms ~= "" then redis.call("HSET", workerKey, field, ms) else redis.call("HDEL", workerKey, field) end
 end
+if (ARGV[16] or "") ~= "" then redis.call("HSET", workerKey, "gpuProbe", ARGV[16]) end
 for _, item in ipairs(parseResourceList(ARGV[9])) do
   local amount = formatAmount(item[2])
   redis.call("HSET", workerCapacityKey, item[1], amount)

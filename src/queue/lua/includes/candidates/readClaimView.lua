@@ -3,8 +3,9 @@
 -- @include candidates/readOlderHold
 
 -- A worker as a claim sees it. `keys`: its hashes (capacity, free, devices,
--- and reserved: the records of its claims) and the namespace's workers zset
--- and holds hash. `drops` gathers
+-- and reserved: the records of its claims; gpus: its GPU probe's readings,
+-- with gpuStaleMs, how old they may be, nil when it does not probe) and the
+-- namespace's workers zset and holds hash. `drops` gathers
 -- what a claim would drop from the indexes it reads (see noteDrop). `limits`:
 -- the worker's default and maximum time limits (`default`, `max`, seconds;
 -- nil for none).
@@ -19,7 +20,7 @@ local function readClaimView(base, name, keys, clock, spread, pool, limits)
     capacity = readAmounts(keys.capacity),
     free = readAmounts(keys.free),
     pool = pool,
-    devices = readDevices(keys.devices, spread),
+    devices = readDevices(keys.devices, spread, keys.gpus and {key = keys.gpus, staleMs = keys.gpuStaleMs, clock = clock}),
     olderHold = readOlderHold(base, keys.holds, keys.workers, name, clock, pool, drops),
     drops = drops,
   }

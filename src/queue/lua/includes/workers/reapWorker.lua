@@ -29,7 +29,7 @@ local function reapWorker(base, name, aliveAt, reason, logMaxLines)
     redis.call("HDEL", KEY.holds(base), holding)
   end
   redis.call("DEL", workerKey, KEY.workerCapacity(base, name), KEY.workerFree(base, name), KEY.workerRuns(base, name),
-    KEY.workerDevices(base, name), reservedKey)
+    KEY.workerDevices(base, name), KEY.workerGpus(base, name), reservedKey)
   redis.call("ZREM", KEY.workers(base), name)
   publish(base, {type = "workerLost", worker = name})
 end

@@ -1,0 +1,91 @@
+/**
+ * What a worker's GPU probe records of each of its devices, in
+ * `worker:<name>:gpus` (recordGpuProbe-*.lua), for its claims
+ * (includes/devices/readGpuReadings.lua reads `state` and `why`) and for
+ * `fitq workers`, the dashboard and /metrics: one JSON codec, here.
+ */
+import { describeForeign, type ProbedDevice, type ProbeResult } from './probe.js';
+
+/**
+ * `ok`: runs may be placed on it; `busy`: a compute process fitq did not
+ * start holds it; `lost`: nvidia-smi cannot reach it.
+ */
+export type DeviceState = 'ok' | 'busy' | 'lost';
+
+export interface DeviceReading {
+  state: DeviceState;
+  /** Why it is busy or lost, in words (`used by a process fitq did not start (pid 4242, python, 21.3 GiB)`). */
+  why?: string;
+  totalMiB?: number;
+  /** Used by every process and the driver. */
+  usedMiB?: number;
+  /** Used by the compute processes fitq did not start (ignored ones included). */
+  foreignMiB?: number;
+  /** GPU utilisation, %. */
+  utilization?: number;
+}
+
+/** Whether a device holding processes fitq did not start is busy (`busy`, the default) or trusted to fitq's bookkeeping (`ignore`). */
+export type ForeignPolicy = 'busy' | 'ignore';
+
+export function encodeDeviceReading(reading: DeviceReading): string {
+  return JSON.stringify(reading);
+}
+
+/** A reading as Redis holds it; undefined for anything else (a hand-written field). */
+export function decodeDeviceReading(text: string | undefined): DeviceReading | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value = JSON.parse(text) as Partial<DeviceReading> | null;
+    if (!value || (value.state !== 'ok' && value.state !== 'busy' && value.state !== 'lost')) return undefined;
+    const number = (field: unknown) => (typeof field === 'number' && Number.isFinite(field) ? field : undefined);
+    return {
+      state: value.state,
+      ...(typeof value.why === 'string' ? { why: value.why } : {}),
+      ...optional('totalMiB', number(value.totalMiB)),
+      ...optional('usedMiB', number(value.usedMiB)),
+      ...optional('foreignMiB', number(value.foreignMiB)),
+      ...optional('utilization', number(value.utilization)),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}
+
+/** One probed device's reading: busy when a process fitq did not start holds it (unless the policy ignores them). */
+function readingOf(device: ProbedDevice, foreign: ForeignPolicy): DeviceReading {
+  const foreignMiB = device.foreign.reduce((sum, process) => sum + (process.usedMiB ?? 0), 0);
+  const measures = {
+    ...optional('totalMiB', device.totalMiB),
+    ...optional('usedMiB', device.usedMiB),
+    foreignMiB,
+    ...optional('utilization', device.utilization),
+  };
+  if (device.foreign.length > 0 && foreign === 'busy') return { state: 'busy', why: describeForeign(device.foreign), ...measures };
+  return { state: 'ok', ...measures };
+}
+
+/**
+ * The readings of the worker's devices (by index) from a probe: a device
+ * the probe could not reach, or that nvidia-smi no longer lists, is lost;
+ * every device is when nvidia-smi failed as a whole.
+ */
+export function deviceReadings(result: ProbeResult, devices: readonly number[], foreign: ForeignPolicy): Map<number, DeviceReading> {
+  const readings = new Map<number, DeviceReading>();
+  for (const index of devices) {
+    if (!result.ok) {
+      readings.set(index, { state: 'lost', why: `nvidia-smi failed: ${result.failure.message}` });
+      continue;
+    }
+    const lost = result.lost.find((device) => device.index === index);
+    const device = result.devices.find((probed) => probed.index === index);
+    if (lost) readings.set(index, { state: 'lost', why: `nvidia-smi cannot reach it: ${lost.message}` });
+    else if (!device) readings.set(index, { state: 'lost', why: 'nvidia-smi no longer lists it' });
+    else readings.set(index, readingOf(device, foreign));
+  }
+  return readings;
+}
