@@ -44,6 +44,8 @@ const PUBSUB_TOPICS: Record<string, LiveTopic[]> = {
   workerJoined: ['workers'],
   workerLost: ['workers', 'runs', 'pool'],
   holds: ['workers'],
+  // A device became busy, lost or usable again: the device map, and why runs wait.
+  gpus: ['workers', 'runs'],
   drain: ['workers'],
   stop: ['workers'],
   pool: ['pool'],

@@ -36,6 +36,10 @@ export interface WorkerVerdict {
   over: Shortfall[];
   /** A gpu demand (micros) the worker's devices can never take. */
   unplaceable?: bigint;
+  /** Devices its GPU probe finds unusable now (`busy`: a process fitq did not start; `lost`; `stale`: no fresh reading), with why. */
+  gpuUnusable: { device: number; state: string; why: string }[];
+  /** The run cannot start on the devices left usable even once the worker's runs end: it waits for gpuUnusable's. */
+  gpuWait: boolean;
   /** The worker runs its maximum of runs. */
   slots?: { running: number; concurrency: number };
   /** The older run it waits behind (policy fifo). */
@@ -109,7 +113,7 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
     const args = flat.slice(i + 2, i + 2 + count).map(String);
     i += 2 + count;
     if (tag === 'worker') {
-      worker = { worker: args[0]!, missing: [], noDevice: [], over: [], next: false, short: [], devicesBusy: false };
+      worker = { worker: args[0]!, missing: [], noDevice: [], over: [], next: false, short: [], devicesBusy: false, gpuUnusable: [], gpuWait: false };
       verdict.workers.push(worker);
       continue;
     }
@@ -134,6 +138,12 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
         break;
       case 'unplaceable':
         worker.unplaceable = parseDecimal(args[0]!);
+        break;
+      case 'gpuUnusable':
+        worker.gpuUnusable.push({ device: Number(args[0]), state: args[1]!, why: args[2]! });
+        break;
+      case 'gpuWait':
+        worker.gpuWait = true;
         break;
       case 'slots':
         worker.slots = { running: Number(args[0]), concurrency: Number(args[1]) };

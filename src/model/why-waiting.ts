@@ -123,6 +123,7 @@ const isArrayLimit = ({ resource }: Shortfall): boolean => arrayOfLimit(resource
  * first; undefined when nothing does.
  */
 function obstacleOn(worker: WorkerVerdict, pins: readonly number[]): { rank: number; reason: string } | undefined {
+  if (worker.gpuWait) return { rank: 5, reason: `waiting for ${unusableText(worker)}` };
   if (worker.slots) {
     return { rank: 3, reason: `waiting for a run slot: ${worker.worker} runs its maximum of ${worker.slots.concurrency}` };
   }
@@ -133,10 +134,18 @@ function obstacleOn(worker: WorkerVerdict, pins: readonly number[]): { rank: num
     return { rank: 10 + worker.short.length, reason: `waiting for resources: ${shortfalls(worker.short).join(', ')} free on ${worker.worker}` };
   }
   if (worker.devicesBusy) {
-    return { rank: 4, reason: `waiting for ${pins.length > 0 ? plural(pins) : 'free GPU devices'} on ${worker.worker}` };
+    // Its runs hold some devices, and the probe finds others unusable: both are said.
+    const unusable = worker.gpuUnusable.length > 0 ? `; ${unusableText(worker)}` : '';
+    return { rank: 4, reason: `waiting for ${pins.length > 0 ? plural(pins) : 'free GPU devices'} on ${worker.worker}${unusable}` };
   }
   if (worker.held) return { rank: 2, reason: heldReason(worker) };
   return undefined;
+}
+
+/** `GPU 1: used by a process fitq did not start (pid 4242, python, 21.3 GiB) on w1`, for each device the worker's probe finds unusable. */
+function unusableText(worker: WorkerVerdict): string {
+  const devices = worker.gpuUnusable.map(({ device, state, why }) => `GPU ${device}: ${state === 'lost' ? 'lost, ' : ''}${why}`);
+  return `${devices.join('; ')} on ${worker.worker}`;
 }
 
 /**
@@ -208,6 +217,8 @@ function judge(verdict: RunVerdict): WaitVerdict {
   const holder = fitting.find((worker) => worker.next);
   if (holder) {
     const awaited = holder.short.length > 0 ? `${shortfalls(holder.short).join(', ')} free` : 'its GPU devices';
+    // Devices its probe finds unusable are part of what it waits for.
+    if (holder.gpuUnusable.length > 0) return waits(`next in line on ${holder.worker}: waiting for ${awaited}; ${unusableText(holder)}`);
     return waits(`next in line on ${holder.worker}: waiting for ${awaited}`);
   }
   const poolHolder = fitting.find((worker) => worker.poolHeld);

@@ -5,6 +5,7 @@
 import { formatHumanResources, resourcesToJson, type Resources } from '../resources/spec.js';
 import { formatMicros } from '../resources/amount.js';
 import type { Liveness } from './liveness.js';
+import type { DeviceReading } from '../gpu/device-reading.js';
 
 export interface WorkerRecord {
   name: string;
@@ -23,6 +24,12 @@ export interface WorkerRecord {
   runs: string[];
   /** GPU device index -> free share (micros; 1,000,000 = whole device), if the worker has devices. */
   devices: Map<number, bigint>;
+  /**
+   * Its GPU probe's last reading (worker:<name>:gpus), if it probes: when
+   * (server ms), how old it was when read, how old it may be for claims to
+   * use it (ms), and each device's state and memory.
+   */
+  gpuProbe?: { at?: number; ageMs?: number; staleMs: number; devices: Map<number, DeviceReading> };
   /** The blocked head this worker holds resources for. */
   holding?: HeldRun;
   /** "backfill" or "fifo". */
@@ -81,7 +88,8 @@ export function workerToJson(worker: WorkerRecord): Record<string, unknown> {
     used: resourcesToJson(usedResources(worker)),
     free: resourcesToJson(worker.free),
     runs: worker.runs,
-    devices: Object.fromEntries([...worker.devices].map(([index, free]) => [index, { free: Number(formatMicros(free)) }])),
+    devices: Object.fromEntries([...worker.devices].map(([index, free]) => [index, { free: Number(formatMicros(free)), ...probedToJson(worker, index) }])),
+    ...(worker.gpuProbe ? { gpuProbe: { at: worker.gpuProbe.at ?? null, staleMs: worker.gpuProbe.staleMs, stale: probeStale(worker) } } : {}),
     holding: worker.holding?.runId,
     policy: worker.policy,
     gpuPlacement: worker.gpuPlacement,
@@ -98,10 +106,56 @@ export function describeCapacity(worker: WorkerRecord): string {
   return formatHumanResources(worker.capacity) || '(none)';
 }
 
-/** "0:free 1:0.5 used 2:busy" for a worker's GPU devices, or "-". */
+/** A device's probed state and memory for JSON (none for a worker that does not probe). */
+function probedToJson(worker: WorkerRecord, index: number): Record<string, unknown> {
+  if (!worker.gpuProbe) return {};
+  const reading = worker.gpuProbe.devices.get(index);
+  if (!reading) return { state: 'unknown' };
+  return {
+    state: probeStale(worker) ? 'stale' : reading.state,
+    ...(reading.why === undefined ? {} : { why: reading.why }),
+    ...(reading.totalMiB === undefined ? {} : { memoryTotalMiB: reading.totalMiB }),
+    ...(reading.usedMiB === undefined ? {} : { memoryUsedMiB: reading.usedMiB }),
+    ...(reading.foreignMiB === undefined ? {} : { memoryForeignMiB: reading.foreignMiB }),
+    ...(reading.utilization === undefined ? {} : { utilization: reading.utilization }),
+  };
+}
+
+/** Whether the worker's GPU reading is too old (or missing) for its devices to take runs. */
+export function probeStale(worker: WorkerRecord): boolean {
+  const probe = worker.gpuProbe;
+  return probe !== undefined && (probe.ageMs === undefined || probe.ageMs > probe.staleMs);
+}
+
+/**
+ * "0:free 1:0.5 used 2:busy" for a worker's GPU devices (busy: fitq's runs
+ * fill it), or "-"; a device its probe finds held by a process fitq did not
+ * start reads `foreign`, one nvidia-smi cannot reach `lost`, and every
+ * device `stale` while the reading is too old.
+ */
 export function describeDevices(worker: WorkerRecord): string {
   if (worker.devices.size === 0) return '-';
+  const stale = probeStale(worker);
   return [...worker.devices]
-    .map(([index, free]) => `${index}:${free === 1_000_000n ? 'free' : free === 0n ? 'busy' : `${formatMicros(1_000_000n - free)} used`}`)
+    .map(([index, free]) => {
+      const state = worker.gpuProbe?.devices.get(index)?.state;
+      if (stale) return `${index}:stale`;
+      if (state === 'busy') return `${index}:foreign`;
+      if (state === 'lost') return `${index}:lost`;
+      return `${index}:${free === 1_000_000n ? 'free' : free === 0n ? 'busy' : `${formatMicros(1_000_000n - free)} used`}`;
+    })
     .join(' ');
+}
+
+/** Why a worker's devices take no run, one line each: `GPU 1 on w1: used by a process fitq did not start (…)`. */
+export function deviceNotes(worker: WorkerRecord): string[] {
+  const probe = worker.gpuProbe;
+  if (!probe) return [];
+  if (probeStale(worker)) {
+    const age = probe.ageMs === undefined ? 'no GPU reading yet' : `its GPU reading is ${Math.round(probe.ageMs / 1000)} s old`;
+    return [`GPUs on ${worker.name}: ${age}; they take no run until a fresh one lands`];
+  }
+  return [...probe.devices]
+    .filter(([index, reading]) => worker.devices.has(index) && reading.state !== 'ok')
+    .map(([index, reading]) => `GPU ${index} on ${worker.name}: ${reading.state === 'lost' ? 'lost, ' : ''}${reading.why ?? reading.state}`);
 }

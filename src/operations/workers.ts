@@ -9,6 +9,7 @@ import { judgeLiveness, processGoneHere, serverTimeMs } from '../model/liveness.
 import { validateWorkerName } from '../model/names.js';
 import { dataFields, fitqRunData } from '../model/run-data.js';
 import type { HeldRun, WorkerRecord } from '../model/worker-record.js';
+import { decodeDeviceReading, type DeviceReading } from '../gpu/device-reading.js';
 import { closeRedis } from '../redis/open-connections.js';
 import { execPipeline } from '../redis/pipeline.js';
 import { parseDecimal } from '../resources/amount.js';
@@ -144,7 +145,7 @@ export async function readWorkers({ redis, keys }: ReadContext): Promise<WorkerR
   pipeline.time();
   for (const { name } of names) {
     const w = keys.worker(name);
-    pipeline.hgetall(w.info).hgetall(w.capacity).hgetall(w.free).smembers(w.runs).hgetall(w.devices);
+    pipeline.hgetall(w.info).hgetall(w.capacity).hgetall(w.free).smembers(w.runs).hgetall(w.devices).hgetall(w.gpus);
   }
   pipeline.hgetall(keys.holds);
   const [timeReply, ...replies] = await execPipeline(pipeline);
@@ -153,11 +154,12 @@ export async function readWorkers({ redis, keys }: ReadContext): Promise<WorkerR
   const heldDemands = await readHeldDemands({ redis, keys }, Object.keys(holds));
   const workers: WorkerRecord[] = [];
   names.forEach(({ name, deadline }, index) => {
-    const [info, capacity, free, runs, devices] = replies.slice(index * 5, index * 5 + 5) as [
+    const [info, capacity, free, runs, devices, gpus] = replies.slice(index * 6, index * 6 + 6) as [
       Record<string, string>,
       Record<string, string>,
       Record<string, string>,
       string[],
+      Record<string, string>,
       Record<string, string>,
     ];
     if (!info.token) return; // deregistered between the two reads
@@ -193,9 +195,21 @@ export async function readWorkers({ redis, keys }: ReadContext): Promise<WorkerR
           .sort(([a], [b]) => a - b),
       ),
       ...(held !== undefined && heldDemandsOfRun ? { holding: { runId: held, ...heldDemandsOfRun } } : {}),
+      ...(info.gpuProbe ? { gpuProbe: gpuProbeOf(gpus, Number(info.gpuProbe), serverNow) } : {}),
     });
   });
   return workers;
+}
+
+/** A worker's GPU probe reading as its gpus hash holds it (recordGpuProbe-*.lua). */
+function gpuProbeOf(gpus: Record<string, string>, staleMs: number, serverNow: number): NonNullable<WorkerRecord['gpuProbe']> {
+  const at = Number(gpus.at);
+  const devices = new Map<number, DeviceReading>();
+  for (const [field, text] of Object.entries(gpus)) {
+    const reading = /^\d+$/.test(field) ? decodeDeviceReading(text) : undefined;
+    if (reading) devices.set(Number(field), reading);
+  }
+  return Number.isFinite(at) && at > 0 ? { at, ageMs: Math.max(0, serverNow - at), staleMs, devices } : { staleMs, devices };
 }
 
 /** The runs some worker holds resources for, as HeldRun without the id. */

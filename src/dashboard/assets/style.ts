@@ -140,6 +140,9 @@ tr:last-child td { border-bottom: 0; }
 .gpu[data-state="busy"] { border-color: #9bd8b9; background: #effaf4; }
 .gpu[data-state="partial"] { border-color: #f3d48a; background: #fffaeb; }
 .gpu[data-state="partial"] .meter > span { background: var(--bar-held); }
+.gpu .gpu-outside { display: block; font-size: .72rem; color: #8a3b12; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.gpu .gpu-memory { display: block; font-size: .72rem; color: var(--muted); overflow-wrap: anywhere; }
+.gpu[data-probe="busy"], .gpu[data-probe="lost"], .gpu[data-probe="stale"] { border-color: #f0b08f; background: #fff4ee; }
 .run-list { list-style: none; margin: 0; padding: 0; display: grid; gap: .25rem; font-size: .86rem; }
 .run-list li { display: flex; gap: .5rem; align-items: baseline; min-width: 0; }
 .run-list .cmd { color: var(--muted); font-family: var(--mono); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; }
