@@ -27,6 +27,12 @@ export interface ActiveRun extends ClaimedRun {
   token?: string;
   /** Its process group, once its command runs. */
   group?: number;
+  /**
+   * A new claim of it that came while its end was being recorded: started
+   * once that end is recorded as re-staged (a retry, claimed at once by
+   * this worker), else let go (see Executor.adopt).
+   */
+  claimedAgain?: ClaimedRun;
   /** Disarms its time limit (see time-limit-watch.ts) when it ends. */
   disarmLimit?: () => void;
 }

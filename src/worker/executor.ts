@@ -128,7 +128,12 @@ export class Executor {
    * lost in a failover, and this worker claimed the run anew): the process
    * runs on under the new claim, unless the claim placed it on other GPU
    * devices than it runs on, when it is stopped (it ends stopped under the
-   * new claim); a run whose end is being recorded is not started again.
+   * new claim). A run whose end is being recorded waits for that end: once
+   * it is recorded (the run staged again by a retry, whose claim came in
+   * the same breath as its end's reply) the run starts anew under the new
+   * claim; one whose end was refused (a
+   * failover lost the claim it ran on, and this worker claimed it anew) is
+   * not started again: its end is recorded under the new claim (record()).
    * False when the run is not executed here.
    */
   adopt(claim: ClaimedRun): boolean {
@@ -136,8 +141,8 @@ export class Executor {
     if (!run) return false;
     const log = this.runLog(run);
     if (run.phase === 'ending') {
-      // Its process is gone and its end on its way: not started again. (The run goes back per the heartbeat if that end is refused.)
-      log.warn(`Run ${claim.runId} was claimed again by this worker as its end was being recorded (a failover lost its claim): not started again`);
+      // Its process is gone and its end on its way: the new claim waits for that end (record()).
+      if (claim.epoch !== run.epoch) run.claimedAgain = claim;
       return true;
     }
     const sameDevices = claim.devices.join(',') === run.devices.join(',');
@@ -258,8 +263,23 @@ export class Executor {
   private async record(run: ActiveRun, outcome: RunEnding): Promise<void> {
     run.phase = 'ending';
     const recorded = await recordRunEnd(this.ctx, run, outcome, this.runLog(run));
-    if (recorded) this.recentEnds.remember(recorded);
+    if (recorded) this.recentEnds.remember(recorded.input);
     this.active.delete(run.runId);
+    const again = run.claimedAgain;
+    run.claimedAgain = undefined;
+    if (again && recorded !== undefined) {
+      // Its end recorded, it went back to staged (a retry, a restart) and this worker claimed it at once: a run like any other.
+      this.dispatch(again);
+    } else if (again && recorded === undefined) {
+      // Its end refused: a failover lost the claim it ran on, and this worker claimed it anew. Its true end goes under the new claim.
+      this.runLog(run).warn(
+        `Run ${run.runId} was claimed again by this worker as its end was being recorded (a failover lost its claim): its end is recorded under the new claim`,
+      );
+      Object.assign(run, { epoch: again.epoch, fields: again.fields, reserved: again.reserved, pooled: again.pooled, devices: again.devices, deviceShare: again.deviceShare });
+      this.active.set(run.runId, run);
+      await this.record(run, outcome);
+      return;
+    }
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

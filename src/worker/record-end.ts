@@ -13,9 +13,14 @@ import { endingMessage, endingToRecord, type EndingRun, type RunEnding } from '.
 /**
  * Records the end of a run whose phase is `ending`, releasing its
  * reservation, and logs what was recorded (or why nothing was). Resolves
- * with what was written when Redis recorded it.
+ * with what was written, and the status the run has now, when Redis recorded it.
  */
-export async function recordRunEnd(ctx: ExecutorContext, run: ActiveRun, outcome: RunEnding, log: Logger): Promise<FinishInput | undefined> {
+export async function recordRunEnd(
+  ctx: ExecutorContext,
+  run: ActiveRun,
+  outcome: RunEnding,
+  log: Logger,
+): Promise<{ input: FinishInput; status: string } | undefined> {
   // As the run stands now: a stop asked while its end is being recorded changes nothing.
   const ending: EndingRun = {
     stop: run.stop,
@@ -68,5 +73,5 @@ export async function recordRunEnd(ctx: ExecutorContext, run: ActiveRun, outcome
   if (result instanceof Error || result.outcome !== 'recorded') return undefined;
   await ctx.replicas?.confirmEnd(run.runId, log);
   if (result.status !== 'staged') ctx.onRunRecorded?.(run.runId, run.fields, result.status);
-  return input;
+  return { input, status: result.status };
 }

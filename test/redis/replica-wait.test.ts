@@ -4,13 +4,13 @@
  * and replica; the replica frozen (SIGSTOP) confirms nothing, as a replica
  * whose link is down.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { fitq, newQueue } from '../support/fitq.js';
-import { startRedisNode, waitForReplicas, type RedisNode } from '../support/redis-node.js';
+import { pollUntil, startRedisNode, waitForReplicas, type RedisNode } from '../support/redis-node.js';
 import { freePort } from '../support/redis-server.js';
 
 let master: RedisNode;
@@ -80,6 +80,34 @@ describe('--redis-wait-replicas', () => {
     await worker.waitForMessage(`Run ${runId} completed`);
     expect(existsSync(started)).toBe(true);
     expect(worker.messages().filter((message) => /confirmed its end/.test(message))).toEqual([]);
+  });
+
+  it('starts a retried run again when this worker claims it while the replica still confirms its first end', async () => {
+    const queue = newQueue();
+    const env = { FITQ_REDIS_URL: url };
+    const marker = join(dir, `first-${queue}`);
+    const gate = join(dir, `gate-${queue}`);
+    // The first attempt waits for the gate, then fails; the second succeeds.
+    const script = `if [ -e '${marker}' ]; then echo second; else touch '${marker}'; while [ ! -e '${gate}' ]; do sleep 0.05; done; exit 3; fi`;
+    const staged = await fitq(['stage', '--retry-on-failure', '1', '--', 'sh', '-c', script], { queue, env });
+    expect(staged.exitCode, staged.stderr).toBe(0);
+    const runId = staged.stdout.trim();
+    const worker = spawnCliWorker(queue, ['--redis-wait-replicas', '1', '--redis-wait-timeout', '2s'], url);
+    await worker.waitForMessage(`Run ${runId} started`);
+    await pollUntil('the first attempt under way', async () => existsSync(marker) || undefined);
+    // Its end is re-staged at once (a retry) and this worker hears of it while it still waits on the frozen
+    // replica to confirm that end: its new claim comes before the end is done with.
+    replica.freeze();
+    try {
+      writeFileSync(gate, '');
+      await worker.waitForMessage(`Run ${runId}: only 0 of 1 replica confirmed its end within 2s; it is recorded again if a failover loses it`);
+    } finally {
+      replica.thaw();
+    }
+    await worker.waitForMessage(`Run ${runId} completed`);
+    const shown = await fitq(['runs', 'show', runId, '--json'], { queue, env });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'completed', attempts: [{ status: 'failed' }] });
+    expect(worker.messages().filter((message) => message.includes('claimed again'))).toEqual([]);
   });
 
   it.each([
