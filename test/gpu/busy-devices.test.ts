@@ -143,7 +143,7 @@ describe('devices nvidia-smi cannot reach, and readings grown old', () => {
     const worker = spawnCliWorker(queue, ['--gpus', 'auto', '--gpu-probe-interval', '1h', '--name', 'box'], undefined, box.env);
     await worker.waitForMessage('GPU devices: 0 (probed every 3600 s through nvidia-smi)');
     const client = await connectClient(queue);
-    await waitFor('the first reading', () => client.redis.hget(client.keys.worker('box').gpus, 'at'));
+    await waitFor('the first reading', async () => (await client.redis.hget(client.keys.worker('box').gpus, 'at')) ?? undefined);
     // The reading as the worker's probe left it three hours ago: older than two intervals.
     const [seconds] = await client.redis.time();
     await client.redis.hset(client.keys.worker('box').gpus, 'at', String((Number(seconds) - 3 * 3600) * 1000));
