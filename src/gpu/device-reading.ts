@@ -23,6 +23,8 @@ export interface DeviceReading {
   foreignMiB?: number;
   /** GPU utilisation, %. */
   utilization?: number;
+  /** Memory the worker's runs use on it (MiB), by run id: what of their gpumem they have allocated (includes/devices/deviceMemory.lua). */
+  runsMiB?: Record<string, number>;
 }
 
 /** Whether a device holding processes fitq did not start is busy (`busy`, the default) or trusted to fitq's bookkeeping (`ignore`). */
@@ -46,10 +48,16 @@ export function decodeDeviceReading(text: string | undefined): DeviceReading | u
       ...optional('usedMiB', number(value.usedMiB)),
       ...optional('foreignMiB', number(value.foreignMiB)),
       ...optional('utilization', number(value.utilization)),
+      ...(value.runsMiB && typeof value.runsMiB === 'object' ? { runsMiB: runsOf(value.runsMiB) } : {}),
     };
   } catch {
     return undefined;
   }
+}
+
+/** Run id -> MiB, numbers only. */
+function runsOf(value: object): Record<string, number> {
+  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, number] => typeof entry[1] === 'number' && Number.isFinite(entry[1])));
 }
 
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
@@ -64,6 +72,7 @@ function readingOf(device: ProbedDevice, foreign: ForeignPolicy): DeviceReading 
     ...optional('usedMiB', device.usedMiB),
     foreignMiB,
     ...optional('utilization', device.utilization),
+    ...(Object.keys(device.own).length > 0 ? { runsMiB: device.own } : {}),
   };
   if (device.foreign.length > 0 && foreign === 'busy') return { state: 'busy', why: describeForeign(device.foreign), ...measures };
   return { state: 'ok', ...measures };

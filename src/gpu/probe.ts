@@ -43,6 +43,8 @@ export interface ProbedDevice {
   /** GPU utilisation, %. */
   utilization: number | undefined;
   foreign: ForeignProcess[];
+  /** Memory the worker's own runs' processes use on it (MiB), by run id. */
+  own: Record<string, number>;
   /** Measures nvidia-smi did not give, with what it said instead. */
   unread: Record<string, string>;
 }
@@ -62,8 +64,8 @@ export interface IgnoredProcesses {
 }
 
 export interface ProbeOptions {
-  /** Whether the process is one of this worker's runs'. */
-  isOwn: (pid: number) => Promise<boolean>;
+  /** The run of this worker a process belongs to, if any. */
+  ownerOf: (pid: number) => Promise<string | undefined>;
   ignored: IgnoredProcesses;
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
@@ -110,9 +112,17 @@ async function probeDevices(select: string[], options: ProbeOptions): Promise<Pr
   if (!gpus.ok) return gpus;
   if (!apps.ok) return apps;
   const foreign = new Map<string, ForeignProcess[]>();
+  const own = new Map<string, Record<string, number>>();
   for (const app of parseComputeApps(apps.stdout)) {
     const process = { pid: app.pid, name: app.processName, usedMiB: app.usedMiB };
-    if (isIgnored(process, options.ignored) || (await options.isOwn(app.pid))) continue;
+    const owner = await options.ownerOf(app.pid);
+    if (owner !== undefined) {
+      const runs = own.get(app.gpuUuid) ?? {};
+      runs[owner] = (runs[owner] ?? 0) + (app.usedMiB ?? 0);
+      own.set(app.gpuUuid, runs);
+      continue;
+    }
+    if (isIgnored(process, options.ignored)) continue;
     foreign.set(app.gpuUuid, [...(foreign.get(app.gpuUuid) ?? []), process]);
   }
   const devices = parseGpuQuery(gpus.stdout).map((gpu) => ({
@@ -124,6 +134,7 @@ async function probeDevices(select: string[], options: ProbeOptions): Promise<Pr
     usedMiB: gpu.memoryUsedMiB,
     utilization: gpu.utilizationPercent,
     foreign: foreign.get(gpu.uuid) ?? [],
+    own: own.get(gpu.uuid) ?? {},
     unread: gpu.unread,
   }));
   return { ok: true, devices, lost: [] };

@@ -40,6 +40,10 @@ export interface WorkerVerdict {
   gpuUnusable: { device: number; state: string; why: string }[];
   /** The run cannot start on the devices left usable even once the worker's runs end: it waits for gpuUnusable's. */
   gpuWait: boolean;
+  /** Its gpumem demand (bytes, micros) and the device with the most memory free for it, as the worker's probe read it. */
+  gpumem?: { need: bigint; device: number; free: bigint; total: bigint };
+  /** A gpumem demand above every device's total memory (total: the largest device's). */
+  gpumemOver?: { need: bigint; total: bigint };
   /** The worker runs its maximum of runs. */
   slots?: { running: number; concurrency: number };
   /** The older run it waits behind (policy fifo). */
@@ -144,6 +148,12 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
         break;
       case 'gpuWait':
         worker.gpuWait = true;
+        break;
+      case 'gpumem':
+        worker.gpumem = { need: parseDecimal(args[0]!), device: Number(args[1]), free: parseDecimal(args[2]!), total: parseDecimal(args[3]!) };
+        break;
+      case 'gpumemOver':
+        worker.gpumemOver = { need: parseDecimal(args[0]!), total: parseDecimal(args[1]!) };
         break;
       case 'slots':
         worker.slots = { running: Number(args[0]), concurrency: Number(args[1]) };

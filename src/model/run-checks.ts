@@ -7,7 +7,7 @@
 import { readlinkSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
-import { formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
+import { formatHumanAmount, formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { formatResources, toDemands, type Demands, type ResourceInput, type Resources } from '../resources/spec.js';
 import { quote, quoteBytes } from '../text/quote.js';
@@ -253,4 +253,14 @@ export function parsePinnedGpus(text: string, demands: Resources): number[] {
     );
   }
   return gpus;
+}
+
+/**
+ * `gpumem` is memory per GPU device (a worker's probe measures each
+ * device's): a run demanding it needs devices, by a gpu demand or a pin.
+ */
+export function checkGpuMemory(demands: Resources, pinned: readonly number[]): void {
+  const memory = demands.get('gpumem');
+  if (memory === undefined || demands.has('gpu') || pinned.length > 0) return;
+  throw new UsageError(`gpumem=${formatHumanAmount(memory)} is memory on each GPU device the run gets: demand gpu too (gpu=1 gpumem=${formatHumanAmount(memory)}), or pin devices with --gpus`);
 }

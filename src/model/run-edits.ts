@@ -24,7 +24,7 @@ import { quote } from '../text/quote.js';
 import { formatTimeLimit } from '../units/duration.js';
 import { ARRAY_RESOURCE_PREFIX, withoutArrayLimits } from '../resources/array-limit.js';
 import { decodeRun, type KnownParts } from './run-decode.js';
-import { parsePinnedGpus, timeFields, validateLabels, validatePriority } from './run-checks.js';
+import { checkGpuMemory, parsePinnedGpus, timeFields, validateLabels, validatePriority } from './run-checks.js';
 import { shapeOf } from './stage.js';
 
 /** What to change in runs; a change not given stays as it is. */
@@ -167,8 +167,9 @@ export function editedFields(id: string, before: Readonly<Fields>, demands: Reso
 
 /** The checks that take several fields of an edited run together. */
 function checkRun(id: string, { fields, demands }: EditedRun): void {
-  if (fields.gpus === undefined) return;
   try {
+    checkGpuMemory(demands, fields.gpus === undefined ? [] : fields.gpus.split(',').map(Number));
+    if (fields.gpus === undefined) return;
     parsePinnedGpus(fields.gpus, demands);
   } catch (error) {
     if (error instanceof UsageError) throw new UsageError(`run ${quote(id)}: ${error.message}`, { cause: error });

@@ -17,6 +17,7 @@ import { prepareOutputFiles, type OutputFiles } from './output-files.js';
 import {
   demandFields,
   parsePinnedGpus,
+  checkGpuMemory,
   STAGE_USAGE,
   timeFields,
   validateCommand,
@@ -141,6 +142,7 @@ export function prepareRuns(request: StageRequest, placeholders: Readonly<Record
   const labelsJson = validateLabels(request.labels ?? {});
   const { demands, given, resources, requires } = demandFields(request.resources);
   const gpus = request.gpus === undefined ? [] : parsePinnedGpus(request.gpus, demands);
+  checkGpuMemory(demands, gpus);
   const cwd = validateCwd(request.cwd);
   const fields: Record<string, string> = {
     command: commandJson,

@@ -32,8 +32,21 @@ function shortfalls(list: readonly Shortfall[]): string[] {
   return list.map(({ resource, need, have }) => `${resource}=${formatHumanAmount(need)} > ${shown(have)}`);
 }
 
-function unplaceableText(gpu: bigint): string {
-  return `gpu=${formatHumanAmount(gpu)} cannot be placed on GPU devices (use a whole number, or a fraction below 1)`;
+function unplaceableText(worker: WorkerVerdict): string {
+  if (worker.gpumemOver) return `gpumem=${formatHumanAmount(worker.gpumemOver.need)} on one device, the largest GPU of ${worker.worker} has ${gigabytes(worker.gpumemOver.total)}`;
+  return `gpu=${formatHumanAmount(worker.unplaceable!)} cannot be placed on GPU devices (use a whole number, or a fraction below 1)`;
+}
+
+/** Bytes (micros) in decimal gigabytes, one decimal, as gpumem demands are given: `30.0G`. */
+function gigabytes(micros: bigint): string {
+  return `${(Number(micros / MICROS_PER_UNIT) / 1e9).toFixed(1)}G`;
+}
+
+/** `; needs gpumem=82G on one device; GPU 1 has 30.0G free of 48.0G`, when memory is what the run lacks there. */
+function memoryText(worker: WorkerVerdict): string {
+  const memory = worker.gpumem;
+  if (!memory || memory.free >= memory.need) return '';
+  return `; needs gpumem=${formatHumanAmount(memory.need)} on one device; GPU ${memory.device} has ${gigabytes(memory.free < 0n ? 0n : memory.free)} free of ${gigabytes(memory.total)}`;
 }
 
 /**
@@ -123,7 +136,7 @@ const isArrayLimit = ({ resource }: Shortfall): boolean => arrayOfLimit(resource
  * first; undefined when nothing does.
  */
 function obstacleOn(worker: WorkerVerdict, pins: readonly number[]): { rank: number; reason: string } | undefined {
-  if (worker.gpuWait) return { rank: 5, reason: `waiting for ${unusableText(worker)}` };
+  if (worker.gpuWait) return { rank: 5, reason: `waiting for ${unusableText(worker)}${memoryText(worker)}` };
   if (worker.slots) {
     return { rank: 3, reason: `waiting for a run slot: ${worker.worker} runs its maximum of ${worker.slots.concurrency}` };
   }
@@ -136,7 +149,7 @@ function obstacleOn(worker: WorkerVerdict, pins: readonly number[]): { rank: num
   if (worker.devicesBusy) {
     // Its runs hold some devices, and the probe finds others unusable: both are said.
     const unusable = worker.gpuUnusable.length > 0 ? `; ${unusableText(worker)}` : '';
-    return { rank: 4, reason: `waiting for ${pins.length > 0 ? plural(pins) : 'free GPU devices'} on ${worker.worker}${unusable}` };
+    return { rank: 4, reason: `waiting for ${pins.length > 0 ? plural(pins) : 'free GPU devices'} on ${worker.worker}${unusable}${memoryText(worker)}` };
   }
   if (worker.held) return { rank: 2, reason: heldReason(worker) };
   return undefined;
@@ -194,7 +207,7 @@ function judge(verdict: RunVerdict): WaitVerdict {
   const fitting = limited.filter((worker) => worker.over.length === 0 && worker.unplaceable === undefined);
   if (fitting.length === 0) {
     const closest = [...pinnable].sort((a, b) => relativeShortfall(a) - relativeShortfall(b))[0]!;
-    const short = [...shortfalls(closest.over), ...(closest.unplaceable === undefined ? [] : [unplaceableText(closest.unplaceable)])];
+    const short = [...shortfalls(closest.over), ...(closest.unplaceable === undefined ? [] : [unplaceableText(closest)])];
     return never(`needs more than any live worker has: ${short.join(', ')}`);
   }
 
@@ -218,7 +231,8 @@ function judge(verdict: RunVerdict): WaitVerdict {
   if (holder) {
     const awaited = holder.short.length > 0 ? `${shortfalls(holder.short).join(', ')} free` : 'its GPU devices';
     // Devices its probe finds unusable are part of what it waits for.
-    if (holder.gpuUnusable.length > 0) return waits(`next in line on ${holder.worker}: waiting for ${awaited}; ${unusableText(holder)}`);
+    if (holder.gpuUnusable.length > 0) return waits(`next in line on ${holder.worker}: waiting for ${awaited}; ${unusableText(holder)}${memoryText(holder)}`);
+    if (holder.short.length === 0 && memoryText(holder)) return waits(`next in line on ${holder.worker}: waiting for ${awaited}${memoryText(holder)}`);
     return waits(`next in line on ${holder.worker}: waiting for ${awaited}`);
   }
   const poolHolder = fitting.find((worker) => worker.poolHeld);

@@ -11,6 +11,7 @@ import { formatDemands } from '../model/run-data.js';
 import type { Resources } from '../resources/spec.js';
 import { arrayOfLimit } from '../resources/array-limit.js';
 import { activeRun, type ActiveRun, type ClaimedRun } from './active-run.js';
+import type { RunMarks } from './gpu-watch.js';
 import type { ExecutorContext } from './executor-context.js';
 import type { RunEnding } from './run-ending.js';
 import { RecentEnds } from './recent-ends.js';
@@ -52,13 +53,13 @@ export class Executor {
     return [...this.active.keys()];
   }
 
-  /** How its runs' processes are known: the tokens in their environment and their process groups. */
-  runMarks(): { tokens: Set<string>; groups: Set<number> } {
-    const tokens = new Set<string>();
-    const groups = new Set<number>();
+  /** How its runs' processes are known: the tokens in their environment and their process groups, each with its run id. */
+  runMarks(): RunMarks {
+    const tokens = new Map<string, string>();
+    const groups = new Map<number, string>();
     for (const run of this.active.values()) {
-      if (run.token !== undefined) tokens.add(run.token);
-      if (run.group !== undefined) groups.add(run.group);
+      if (run.token !== undefined) tokens.set(run.token, run.runId);
+      if (run.group !== undefined) groups.set(run.group, run.runId);
     }
     return { tokens, groups };
   }

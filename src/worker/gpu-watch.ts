@@ -30,10 +30,26 @@ export interface GpuWatchParts {
   logger: Logger;
   /** The current registration's token. */
   token: () => string;
-  /** The tokens and process groups of the worker's runs. */
-  runMarks: () => { tokens: Set<string>; groups: Set<number> };
+  /** The tokens and process groups of the worker's runs, each with its run id. */
+  runMarks: () => RunMarks;
   /** Called when a device became usable: the claim loop looks again. */
   freed: () => void;
+}
+
+/**
+ * The memory of the worker's devices, all told (bytes), from one probe at
+ * its start: its capacity `gpumem`, which a run's gpumem (memory on each
+ * device it gets) is first checked against; the claim then checks each
+ * device's own free memory. Undefined when nvidia-smi gives no device's total.
+ */
+export async function totalGpuMemory(devices: readonly number[]): Promise<bigint | undefined> {
+  const result = await probeNvidia({ ownerOf: async () => undefined, ignored: { names: new Set(), pids: new Set() }, devices });
+  if (!result.ok) return undefined;
+  const totals = result.devices.filter((device) => devices.includes(device.index)).flatMap((device) => (device.totalMiB === undefined ? [] : [device.totalMiB]));
+  if (totals.length === 0) return undefined;
+  // In whole megabytes, so it reads as gpumem=85.899G rather than a byte count; below the exact sum, never above.
+  const bytes = BigInt(totals.reduce((sum, mib) => sum + mib, 0)) * 1_048_576n;
+  return (bytes / 1_000_000n) * 1_000_000n;
 }
 
 /** How old a reading may be for a claim to place runs on the devices: two intervals. */
@@ -68,7 +84,7 @@ export class GpuWatch {
     const { parts } = this;
     const marks = parts.runMarks();
     const result = await probeNvidia({
-      isOwn: (pid) => isRunProcess(pid, marks),
+      ownerOf: (pid) => runOf(pid, marks),
       ignored: parts.probe.ignored,
       devices: parts.devices,
     });
@@ -107,12 +123,19 @@ export class GpuWatch {
   }
 }
 
-/** Whether a process is one of the worker's runs': its run token in its environment, or in a run's process group. */
-async function isRunProcess(pid: number, marks: { tokens: Set<string>; groups: Set<number> }): Promise<boolean> {
+/** How the processes of a worker's runs are known: run token -> run id, process group -> run id. */
+export interface RunMarks {
+  tokens: Map<string, string>;
+  groups: Map<number, string>;
+}
+
+/** The worker's run a process belongs to: by the run token in its environment, or a run's process group. */
+async function runOf(pid: number, marks: RunMarks): Promise<string | undefined> {
   const token = await readRunToken(pid);
-  if (token !== undefined && marks.tokens.has(token)) return true;
+  const byToken = token === undefined ? undefined : marks.tokens.get(token);
+  if (byToken !== undefined) return byToken;
   const group = await processGroup(pid);
-  return group !== undefined && marks.groups.has(group);
+  return group === undefined ? undefined : marks.groups.get(group);
 }
 
 /** A process's group (field 5 of /proc/PID/stat, after the name in parentheses), if it can be read. */

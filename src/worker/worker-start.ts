@@ -15,9 +15,11 @@ import { Scripts } from '../queue/scripts.js';
 import type { WorkerRegistration } from '../queue/worker-calls.js';
 import { connectRedis, redactRedisUrl, resolveRedisUrl } from '../redis/connection.js';
 import { closeRedis } from '../redis/open-connections.js';
-import { formatHumanAmount } from '../resources/amount.js';
-import { formatHumanResources } from '../resources/spec.js';
+import { formatHumanAmount, MICROS_PER_UNIT } from '../resources/amount.js';
+import { formatHumanResources, sortResources } from '../resources/spec.js';
 import { resolveGpus } from './gpus.js';
+import { totalGpuMemory } from './gpu-watch.js';
+import { UsageError } from '../errors.js';
 import { nvidiaSmiFound } from '../gpu/probe.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
@@ -55,7 +57,7 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   const resolved = resolveWorkerOptions(input, gpus.devices);
   // Devices listed by hand on a box without nvidia-smi cannot be probed: fitq's bookkeeping is all there is.
   const unprobed = resolved.gpuProbe.intervalMs > 0 && !(await nvidiaSmiFound());
-  const options = unprobed ? { ...resolved, gpuProbe: { ...resolved.gpuProbe, intervalMs: 0 } } : resolved;
+  const options = unprobed ? { ...resolved, gpuProbe: { ...resolved.gpuProbe, intervalMs: 0 } } : await withGpuMemory(resolved);
   const { queue, prefix } = resolveNamespace(input);
   const keys = namespaceKeys(queue, prefix);
   const logger = (input.logger ?? createLogger(options.logFormat)).child({ worker: options.name });
@@ -99,6 +101,21 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
   const shownUrl = redactRedisUrl(resolveRedisUrl(input.redisUrl));
   return { options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics, shownUrl };
+}
+
+/**
+ * A worker that probes its devices has `gpumem`, their memory all told (a
+ * run's gpumem is memory on each device it gets, which its claim checks
+ * device by device): measured, never declared.
+ */
+async function withGpuMemory(options: ResolvedWorkerOptions): Promise<ResolvedWorkerOptions> {
+  if (options.gpuProbe.intervalMs === 0) return options;
+  if (options.resources.has('gpumem')) {
+    throw new UsageError('gpumem is measured on each GPU device by nvidia-smi: do not declare it (or start the worker with --gpu-probe-interval 0)');
+  }
+  const total = await totalGpuMemory(options.devices);
+  if (total === undefined) return options;
+  return { ...options, resources: sortResources(new Map([...options.resources, ['gpumem', total * MICROS_PER_UNIT]])) };
 }
 
 /** How the worker's devices are watched, for its log. */

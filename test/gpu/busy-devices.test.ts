@@ -37,6 +37,7 @@ async function devicesOf(client: FitqClient, runId: string): Promise<string> {
 /** Resolves once `count` more probes of the worker have landed in Redis (its reading's `at` changed that often). */
 async function probesLanded(client: FitqClient, worker: string, count: number): Promise<void> {
   let last = await client.redis.hget(client.keys.worker(worker).gpus, 'at');
+  // (A reading not yet recorded counts as the one before the first.)
   let seen = 0;
   await waitFor(`${count} GPU probes of ${worker}`, async () => {
     const at = await client.redis.hget(client.keys.worker(worker).gpus, 'at');
@@ -154,5 +155,52 @@ describe('devices nvidia-smi cannot reach, and readings grown old', () => {
     // A fresh reading: the run starts (the worker's next claim, at the latest its poll).
     await client.redis.hset(client.keys.worker('box').gpus, 'at', String(Number(seconds) * 1000));
     expect(await devicesOf(client, run)).toBe('0');
+  });
+});
+
+describe('memory on each device (gpumem)', () => {
+  it('puts two gpumem runs that do not fit on one device on two, and a third waits for the memory, counting what runs allocated once', async () => {
+    const box = fakeGpuBox({ gpus: [a100('GPU-a'), a100('GPU-b')] });
+    const queue = newQueue();
+    const worker = startWorker(queue, box.env);
+    await worker.waitForMessage('Worker resources: gpu=2 gpumem=85.899G');
+    const client = await connectClient(queue);
+    const gates = mkdtempSync(join(tmpdir(), 'fitq-gates-'));
+    const user = async (name: string) => {
+      const { runs } = await client.stage({ command: [`${FIXTURES}gpu-user.mjs`, join(gates, name)], resources: 'gpu=0.5 gpumem=30G' });
+      const id = runs[0]!.id;
+      await waitFor(`run ${name} using its GPU`, async () => (await client.readLog(id)).some((entry) => entry.kind === 'line' && entry.line === 'using'));
+      return id;
+    };
+    // Halves pack onto one device, unless their memory cannot share it.
+    const first = await user('first');
+    const second = await user('second');
+    expect((await client.getRun(first)).devices).toEqual([0]);
+    expect((await client.getRun(second)).devices).toEqual([1]);
+    // Each device: 40,548 MiB unused at start, less the 30G booked; the 1 GiB each run allocated is not counted twice.
+    await probesLanded(client, 'box', 2);
+    const third = await stage(client, '0.5 gpumem=20G');
+    expect((await cliWhy(queue)).get(third)).toContain('needs gpumem=20G on one device; GPU 0 has 12.5G free of 42.9G');
+    const never = await stage(client, '1 gpumem=50G');
+    expect((await cliWhy(queue)).get(never)).toContain('needs more than any live worker has: gpumem=50G on one device, the largest GPU of box has 42.9G');
+    writeFileSync(join(gates, 'first'), '');
+    expect(await devicesOf(client, third)).toBe('0');
+    writeFileSync(join(gates, 'second'), '');
+    expect((await client.waitForEnd(second)).status).toBe('completed');
+  });
+
+  it('refuses a declared gpumem on a worker that measures it (exit 2)', async () => {
+    const box = fakeGpuBox({ gpus: [a100('GPU-a')] });
+    const result = await fitq(['worker', '--gpus', 'auto', '-r', 'gpumem=80G', '--run-once'], { queue: newQueue(), env: box.env });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe('Error: gpumem is measured on each GPU device by nvidia-smi: do not declare it (or start the worker with --gpu-probe-interval 0)');
+  });
+
+  it('refuses gpumem without a gpu demand or a pin (exit 2)', async () => {
+    const result = await fitq(['stage', '-r', 'gpumem=20G', '--', 'true'], { queue: newQueue() });
+    expect(result).toMatchObject({
+      exitCode: 2,
+      stderr: 'Error: gpumem=20G is memory on each GPU device the run gets: demand gpu too (gpu=1 gpumem=20G), or pin devices with --gpus',
+    });
   });
 });

@@ -34,7 +34,11 @@ function env(state: object): NodeJS.ProcessEnv {
   return { ...process.env, PATH: `${FAKE_DIR}:${process.env.PATH}`, FAKE_GPU_STATE: file };
 }
 
-const ownBy = (tokens: string[]) => async (pid: number) => tokens.includes((await readRunToken(pid)) ?? '');
+/** A worker's runs by their tokens: the run a process belongs to, if its environment holds one of them. */
+const ownBy = (tokens: Record<string, string>) => async (pid: number) => {
+  const token = await readRunToken(pid);
+  return token === undefined ? undefined : tokens[token];
+};
 
 describe('probing devices through nvidia-smi', () => {
   it('finds the processes fitq did not start, not its runs, not the driver, not those ignored', async () => {
@@ -49,27 +53,33 @@ describe('probing devices through nvidia-smi', () => {
         { gpu: 1, pid: 5151, usedMiB: 100, name: 'Xorg' },
       ],
     };
-    const result = await probeNvidia({ isOwn: ownBy(['tok-own']), ignored: { names: new Set(['Xorg']), pids: new Set() }, env: env(state) });
+    const result = await probeNvidia({ ownerOf: ownBy({ 'tok-own': 'r1' }), ignored: { names: new Set(['Xorg']), pids: new Set() }, env: env(state) });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.devices.map((device) => [device.index, device.totalMiB, device.usedMiB, device.foreign])).toEqual([
       [0, 81559, 21804, [{ pid: 4242, name: '/usr/bin/python3', usedMiB: 21800 }]],
       [1, 40960, 412, [{ pid: other, name: 'eval', usedMiB: 300 }]],
     ]);
+    // What the worker's own run uses of the device, by run.
+    expect(result.devices.map((device) => device.own)).toEqual([{ r1: 4 }, {}]);
     expect(describeForeign(result.devices[0]!.foreign)).toBe('used by a process fitq did not start (pid 4242, python3, 21.3 GiB)');
     // Ignored by pid too; an idle device with the driver's reserved memory has no foreign process.
-    const idle = await probeNvidia({ isOwn: ownBy([]), ignored: { names: new Set(), pids: new Set([4242]) }, env: env({ gpus: [H100], processes: [{ gpu: 0, pid: 4242, usedMiB: 9, name: 'python' }] }) });
+    const idle = await probeNvidia({ ownerOf: ownBy({}), ignored: { names: new Set(), pids: new Set([4242]) }, env: env({ gpus: [H100], processes: [{ gpu: 0, pid: 4242, usedMiB: 9, name: 'python' }] }) });
     expect(idle.ok && idle.devices[0]!.foreign).toEqual([]);
   });
 
   it('says whether the driver or a device failed', async () => {
-    expect(await probeNvidia({ isOwn: ownBy([]), ignored: NONE, env: env({ failure: 'not-loaded', gpus: [H100] }) })).toMatchObject({
+    expect(await probeNvidia({ ownerOf: ownBy({}), ignored: NONE, env: env({ failure: 'not-loaded', gpus: [H100] }) })).toMatchObject({
       ok: false,
       failure: { kind: 'driver', message: expect.stringMatching(/^NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver/) },
     });
-    expect(await probeNvidia({ isOwn: ownBy([]), ignored: NONE, env: env({ gpus: [H100, { ...A100, lost: true }] }) })).toMatchObject({
+    expect(await probeNvidia({ ownerOf: ownBy({}), ignored: NONE, env: env({ gpus: [H100, { ...A100, lost: true }] }) })).toMatchObject({
       ok: false,
       failure: { kind: 'lost', busIds: ['0000:3c:00.0'] },
     });
+    // Asked about the worker's devices one by one, the lost one is listed as lost and the other reads.
+    const each = await probeNvidia({ ownerOf: ownBy({}), ignored: NONE, devices: [0, 1], env: env({ gpus: [H100, { ...A100, lost: true }] }) });
+    expect(each.ok && each.devices.map((device) => [device.index, device.totalMiB])).toEqual([[0, 81559]]);
+    expect(each.ok && each.lost).toEqual([{ index: 1, message: expect.stringMatching(/^Unable to determine the device handle for GPU0000:3C:00.0: GPU is lost/) }]);
   });
 });

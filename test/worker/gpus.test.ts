@@ -142,11 +142,12 @@ describe('GPU devices', () => {
     };
     const probed = (devices: string) => `GPU devices: ${devices} (probed every 5 s through nvidia-smi)`;
     const all = await run(box.env);
-    expect(all).toEqual(expect.arrayContaining(['Worker resources: gpu=3', probed('0,1,2')]));
+    // Its capacity: the devices, and their memory all told (3 x 40,960 MiB, in whole MB).
+    expect(all).toEqual(expect.arrayContaining(['Worker resources: gpu=3 gpumem=128.849G', probed('0,1,2')]));
     // Every device free of processes fitq did not start: none is reported busy or lost.
     expect(all.filter((message) => message.startsWith('GPU ') && message !== probed('0,1,2'))).toEqual([]);
     expect(await run({ ...box.env, CUDA_VISIBLE_DEVICES: '2,GPU-aaa' })).toEqual(
-      expect.arrayContaining(['Worker resources: gpu=2', probed('0,2')]),
+      expect.arrayContaining(['Worker resources: gpu=2 gpumem=85.899G', probed('0,2')]),
     );
     // A PATH with node and sh only: no nvidia-smi, even on a machine with GPUs.
     const bare = mkdtempSync(join(tmpdir(), 'fitq-bare-path-'));

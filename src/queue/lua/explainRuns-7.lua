@@ -51,6 +51,10 @@
                                    fact each, for a run with a gpu demand; with
       gpuWait                      ...the run cannot start on the devices left
                                    even once its runs end: it waits for these
+      gpumem need id free total    its gpumem demand, and the device (usable, or
+                                   pinned) with the most memory free for it
+      gpumemOver need total        a gpumem demand above every device's total
+                                   memory (total: the largest)
       overLimit limit max          its time limit (ms) is above the worker's maximum
       slots running concurrency    it runs its maximum
       fifo runId                   an older run blocks it (policy fifo)
@@ -89,6 +93,7 @@
 -- @include candidates/fitsTotal
 -- @include amounts/formatAmount
 -- @include devices/gpuDemand
+-- @include devices/memoryDemand
 -- @include policy/holdIfFirst
 -- @include workers/liveWorker
 -- @include policy/newWalk
@@ -236,6 +241,23 @@ local function explainOnWorker(out, w, shape, parsed, score)
     end
     if placeable(view.devices, wanted.own, wanted.pinned) and not placeable(view.devices, wanted.own, wanted.pinned, true) then
       fact(out, "gpuWait", {})
+    end
+    local memory = memoryDemand(wanted.own)
+    if memory and view.devices.memory then
+      local best, largest
+      for _, id in ipairs(view.devices.ids) do
+        local device = view.devices.memory[id]
+        if device and (#wanted.pinned == 0 or pinnedTo[id]) then
+          if largest == nil or compareAmounts(device.total, largest) > 0 then largest = device.total end
+          if not view.devices.unusable[id] and (best == nil or compareAmounts(device.free, view.devices.memory[best].free) > 0) then best = id end
+        end
+      end
+      if largest and compareAmounts(memory, largest) > 0 then
+        fact(out, "gpumemOver", {formatAmount(memory), formatAmount(largest)})
+      elseif best then
+        local device = view.devices.memory[best]
+        fact(out, "gpumem", {formatAmount(memory), best, formatAmount(device.free), formatAmount(device.total)})
+      end
     end
   end
   if not fitsTotal(view, wanted) then return end

@@ -20,7 +20,8 @@ local function readClaimView(base, name, keys, clock, spread, pool, limits)
     capacity = readAmounts(keys.capacity),
     free = readAmounts(keys.free),
     pool = pool,
-    devices = readDevices(keys.devices, spread, keys.gpus and {key = keys.gpus, staleMs = keys.gpuStaleMs, clock = clock}),
+    devices = readDevices(keys.devices, spread,
+      keys.gpus and {key = keys.gpus, staleMs = keys.gpuStaleMs, clock = clock, reserved = keys.reserved}),
     olderHold = readOlderHold(base, keys.holds, keys.workers, name, clock, pool, drops),
     drops = drops,
   }
