@@ -48,7 +48,7 @@ export default class Worker extends FitqCommand {
     'run-once': Flags.boolean({ summary: 'Run everything that fits, wait for it, exit when no staged run fits.' }),
     'log-format': Flags.string({ options: ['pretty', 'json'], default: 'pretty', summary: 'Log format.' }),
     gpus: Flags.string({
-      summary: 'GPU devices to assign runs to: auto (nvidia-smi), none, or indices like 0,1,3. Sets gpu=<count>.',
+      summary: 'GPU devices to assign runs to: auto (nvidia-smi, else amd-smi or rocm-smi), none, or indices like 0,1,3. Sets gpu=<count>.',
       default: 'none',
     }),
     policy: Flags.string({

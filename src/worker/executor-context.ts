@@ -7,6 +7,8 @@ import type { ClaimLimits } from '../queue/claim-reply.js';
 import type { EscapedSweep } from './escaped-sweep.js';
 import type { LogFormat } from './logger.js';
 
+import type { GpuVendor } from './gpus.js';
+
 export interface ExecutorContext {
   keys: NamespaceKeys;
   scripts: Scripts;
@@ -42,6 +44,8 @@ export interface ExecutorContext {
   inheritedEnv: Record<string, string>;
   /** Start runs under the keeper that kills what escapes their process group (see subreaper.ts). */
   reapEscaped: boolean;
+  /** Which variable names a run's GPU devices: CUDA_VISIBLE_DEVICES (nvidia) or ROCR_VISIBLE_DEVICES (amd). */
+  gpuVendor?: GpuVendor;
   /** Kills what a run left behind once its main process has exited, found by its token (see escaped-sweep.ts). */
   sweep: EscapedSweep;
   /** Replicas that must confirm a claim before its run starts, and its end (see replica-confirm.ts), if any. */

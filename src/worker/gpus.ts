@@ -1,20 +1,25 @@
 /**
  * Which GPU devices a worker assigns runs to: `--gpus auto` (the devices
  * `nvidia-smi -L` lists, limited by the worker's own CUDA_VISIBLE_DEVICES;
- * refused when nvidia-smi says the driver cannot be used), `none`, or a
- * list like `0,1,3`.
+ * on a box without nvidia-smi, the AMD devices amd-smi or rocm-smi lists,
+ * limited by its ROCR_VISIBLE_DEVICES; refused when the tool says the
+ * driver cannot be used), `none`, or a list like `0,1,3`.
  */
 import { execa } from 'execa';
 import { oneLine, quote } from '../text/quote.js';
 import { parseDeviceList } from '../resources/devices.js';
 import { GpuDriverError } from '../errors.js';
 import { NVIDIA_SMI_TIMEOUT_MS, nvidiaSmiFailure, parseGpuList } from '../gpu/nvidia-smi.js';
+import { listAmdGpus } from '../gpu/amd-list.js';
 
 export type GpuOption = 'auto' | 'none' | string | readonly number[];
+export type GpuVendor = 'nvidia' | 'amd';
 
 /** Devices found; with none, why (nvidia-smi missing or failing, or all hidden), for the worker to say. */
 export interface GpuDetection {
   devices: number[];
+  /** Whose devices: runs get CUDA_VISIBLE_DEVICES (nvidia, and a list given by hand) or ROCR_VISIBLE_DEVICES (amd). */
+  vendor?: GpuVendor;
   whyNone?: string;
   /** Devices nvidia-smi could not reach while listing the others (exit 15): the worker starts without them. */
   unreachable?: string;
@@ -25,7 +30,7 @@ export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<
   const result = await execa('nvidia-smi', ['-L'], { reject: false, env, timeout: NVIDIA_SMI_TIMEOUT_MS });
   // Set when it could not be started at all (ENOENT, EACCES...).
   const spawnError = result.failed && 'code' in result && result.code !== undefined ? String(result.code) : undefined;
-  if (spawnError === 'ENOENT') return { devices: [], whyNone: 'nvidia-smi not found on PATH' };
+  if (spawnError === 'ENOENT') return detectAmdGpus(env);
   if (result.timedOut) return { devices: [], whyNone: `nvidia-smi failed: no answer within ${NVIDIA_SMI_TIMEOUT_MS / 1000} s` };
   // A device fallen off the bus: -L lists the others and says which it could not reach.
   const lost = result.exitCode === 15 && parseGpuList(String(result.stdout)).length > 0;
@@ -42,10 +47,24 @@ export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<
   if (listed.length === 0) return { devices: [], whyNone: 'nvidia-smi -L lists no devices' };
   const unreachable = lost ? { unreachable: unreachableLines(String(result.stdout)) } : {};
   const visible = env.CUDA_VISIBLE_DEVICES;
-  if (visible === undefined) return { devices: listed.map((device) => device.index), ...unreachable };
+  if (visible === undefined) return { devices: listed.map((device) => device.index), vendor: 'nvidia', ...unreachable };
   const allowed = new Set(visible.split(',').map((entry) => entry.trim()).filter(Boolean));
   const devices = listed.filter((device) => allowed.has(String(device.index)) || allowed.has(device.uuid)).map((device) => device.index);
-  return devices.length > 0 ? { devices, ...unreachable } : { devices, whyNone: `CUDA_VISIBLE_DEVICES=${quote(visible)} hides every device` };
+  return devices.length > 0 ? { devices, vendor: 'nvidia', ...unreachable } : { devices, whyNone: `CUDA_VISIBLE_DEVICES=${quote(visible)} hides every device` };
+}
+
+/** The AMD devices amd-smi or rocm-smi lists, limited by the worker's ROCR_VISIBLE_DEVICES (indices). */
+async function detectAmdGpus(env: NodeJS.ProcessEnv): Promise<GpuDetection> {
+  const listing = await listAmdGpus();
+  if ('driver' in listing && listing.driver !== undefined) {
+    throw new GpuDriverError(`--gpus auto: ${listing.why}; mend the driver, or start the worker with --gpus none or a list of devices`);
+  }
+  if ('why' in listing) return { devices: [], whyNone: listing.why };
+  const visible = env.ROCR_VISIBLE_DEVICES;
+  if (visible === undefined) return { devices: listing.devices, vendor: 'amd' };
+  const allowed = new Set(visible.split(',').map((entry) => entry.trim()).filter(Boolean));
+  const devices = listing.devices.filter((index) => allowed.has(String(index)));
+  return devices.length > 0 ? { devices, vendor: 'amd' } : { devices, whyNone: `ROCR_VISIBLE_DEVICES=${quote(visible)} hides every device` };
 }
 
 /** What -L said of the devices it could not reach, on one line. */
@@ -62,5 +81,5 @@ export async function resolveGpus(option: GpuOption | undefined): Promise<GpuDet
   if (option === undefined || option === 'none') return { devices: [] };
   if (option === 'auto') return detectGpus();
   const list = typeof option === 'string' ? option : option.join(',');
-  return { devices: parseDeviceList(list, '--gpus', 'auto, none or device indices like 0,1,3') };
+  return { devices: parseDeviceList(list, '--gpus', 'auto, none or device indices like 0,1,3'), vendor: 'nvidia' };
 }

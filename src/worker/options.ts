@@ -10,7 +10,7 @@ import type { ClientOptions } from '../client.js';
 import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/claim-reply.js';
 import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../units/duration.js';
 import type { TlsFiles } from '../redis/tls-options.js';
-import type { GpuOption } from './gpus.js';
+import type { GpuOption, GpuVendor } from './gpus.js';
 import type { GpuProbeOptions } from './gpu-watch.js';
 import type { ForeignPolicy } from '../gpu/device-reading.js';
 import { validateWorkerName } from '../model/names.js';
@@ -147,6 +147,8 @@ export interface ResolvedWorkerOptions {
   waitReplicas: ReplicaWait | undefined;
   /** How its GPU devices are probed; its interval is 0 without devices or without nvidia-smi (worker-start.ts). */
   gpuProbe: GpuProbeOptions;
+  /** Whose devices it has (`--gpus auto` found AMD ones, or not): which variable names them for a run. */
+  gpuVendor: GpuVendor;
 }
 
 function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'] {
@@ -277,6 +279,7 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     notify: { targets: resolveNotifyTargets(options.notifyAllow, secret !== undefined), bounds: resolveNotifyBounds(options.notifyBounds) },
     waitReplicas: options.waitReplicas,
     gpuProbe: resolveGpuProbe(options, devices),
+    gpuVendor: 'nvidia',
   };
 }
 

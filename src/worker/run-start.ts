@@ -67,7 +67,12 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
   };
   // Devices placed by the claim; on a worker without devices, the run's pin.
   const devices = (run.devices.length > 0 ? run.devices : run.pinnedGpus).join(',');
-  if (devices) {
+  if (devices && ctx.gpuVendor === 'amd' && run.devices.length > 0) {
+    // ROCR's variable alone: HIP numbers devices among those ROCR leaves, so an inherited HIP (or CUDA) list could hide them all.
+    env.ROCR_VISIBLE_DEVICES = devices;
+    delete env.HIP_VISIBLE_DEVICES;
+    delete env.CUDA_VISIBLE_DEVICES;
+  } else if (devices) {
     env.CUDA_VISIBLE_DEVICES = devices;
     env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
   }

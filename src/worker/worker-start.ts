@@ -54,9 +54,9 @@ export interface WorkerParts {
 export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   resolveWorkerOptions(input); // validate before looking for devices
   const gpus = await resolveGpus(input.gpus);
-  const resolved = resolveWorkerOptions(input, gpus.devices);
+  const resolved = { ...resolveWorkerOptions(input, gpus.devices), gpuVendor: gpus.vendor ?? 'nvidia' };
   // Devices listed by hand on a box without nvidia-smi cannot be probed: fitq's bookkeeping is all there is.
-  const unprobed = resolved.gpuProbe.intervalMs > 0 && !(await nvidiaSmiFound());
+  const unprobed = resolved.gpuProbe.intervalMs > 0 && (resolved.gpuVendor === 'amd' || !(await nvidiaSmiFound()));
   const options = unprobed ? { ...resolved, gpuProbe: { ...resolved.gpuProbe, intervalMs: 0 } } : await withGpuMemory(resolved);
   const { queue, prefix } = resolveNamespace(input);
   const keys = namespaceKeys(queue, prefix);
@@ -120,6 +120,7 @@ async function withGpuMemory(options: ResolvedWorkerOptions): Promise<ResolvedWo
 
 /** How the worker's devices are watched, for its log. */
 function probeText(options: ResolvedWorkerOptions, unprobed: boolean): string {
+  if (unprobed && options.gpuVendor === 'amd') return ' (AMD, runs get ROCR_VISIBLE_DEVICES; not probed: a device is free when fitq\'s own runs leave it)';
   if (unprobed) return ' (not probed: nvidia-smi not found on PATH; a device is free when fitq\'s own runs leave it)';
   const { intervalMs, foreign } = options.gpuProbe;
   if (intervalMs === 0) return ' (not probed: --gpu-probe-interval 0; a device is free when fitq\'s own runs leave it)';

@@ -109,6 +109,7 @@ export class FitqWorker {
         // An older registration's writes are refused anyway (fenced): no use retrying them.
         givenUp: () => lifecycle.stopped || this.lease.token !== token,
         secret: options.secret,
+        gpuVendor: options.gpuVendor,
         inheritedEnv: runEnv,
         reapEscaped: options.reapEscaped,
         sweep,

@@ -167,7 +167,7 @@ describe('GPU devices', () => {
     const bare = mkdtempSync(join(tmpdir(), 'fitq-bare-path-'));
     symlinkSync(process.execPath, join(bare, 'node'));
     symlinkSync('/bin/sh', join(bare, 'sh'));
-    expect(await run({ PATH: bare })).toEqual(['--gpus auto found no GPU devices: nvidia-smi not found on PATH']);
+    expect(await run({ PATH: bare })).toEqual(['--gpus auto found no GPU devices: no GPU tool on PATH (nvidia-smi, amd-smi, rocm-smi)']);
 
     const broken = mkdtempSync(join(tmpdir(), 'fitq-broken-smi-'));
     writeFileSync(join(broken, 'nvidia-smi'), '#!/bin/sh\necho "Segmentation fault"\nexit 139\n');
