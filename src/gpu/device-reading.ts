@@ -4,6 +4,7 @@
  * (includes/devices/readGpuReadings.lua reads `state` and `why`) and for
  * `fitq workers`, the dashboard and /metrics: one JSON codec, here.
  */
+import type { GpuDevice } from './gpu-devices.js';
 import { describeForeign, type ProbedDevice, type ProbeResult } from './probe.js';
 
 /**
@@ -79,22 +80,32 @@ function readingOf(device: ProbedDevice, foreign: ForeignPolicy): DeviceReading 
 }
 
 /**
- * The readings of the worker's devices (by index) from a probe: a device
+ * The readings of the worker's devices (by id) from a probe: a device
  * the probe could not reach, or that nvidia-smi no longer lists, is lost;
- * every device is when nvidia-smi failed as a whole.
+ * every device is when nvidia-smi failed as a whole. A MIG device reads as
+ * its GPU does (nvidia-smi gives compute processes by GPU), without memory:
+ * a slice's own is not in the GPU's query.
  */
-export function deviceReadings(result: ProbeResult, devices: readonly number[], foreign: ForeignPolicy): Map<number, DeviceReading> {
+export function deviceReadings(result: ProbeResult, devices: readonly GpuDevice[], foreign: ForeignPolicy): Map<number, DeviceReading> {
   const readings = new Map<number, DeviceReading>();
-  for (const index of devices) {
-    if (!result.ok) {
-      readings.set(index, { state: 'lost', why: `nvidia-smi failed: ${result.failure.message}` });
+  for (const { id, gpu: index, mig } of devices) {
+    const reading = gpuReading(result, index, foreign);
+    if (!mig) {
+      readings.set(id, reading);
       continue;
     }
-    const lost = result.lost.find((device) => device.index === index);
-    const device = result.devices.find((probed) => probed.index === index);
-    if (lost) readings.set(index, { state: 'lost', why: `nvidia-smi cannot reach it: ${lost.message}` });
-    else if (!device) readings.set(index, { state: 'lost', why: 'nvidia-smi no longer lists it' });
-    else readings.set(index, readingOf(device, foreign));
+    const { state, why, utilization } = reading;
+    readings.set(id, { state, ...(why === undefined ? {} : { why }), ...optional('utilization', utilization) });
   }
   return readings;
+}
+
+/** What a probe says of one GPU (by nvidia-smi's index). */
+function gpuReading(result: ProbeResult, index: number, foreign: ForeignPolicy): DeviceReading {
+  if (!result.ok) return { state: 'lost', why: `nvidia-smi failed: ${result.failure.message}` };
+  const lost = result.lost.find((device) => device.index === index);
+  const device = result.devices.find((probed) => probed.index === index);
+  if (lost) return { state: 'lost', why: `nvidia-smi cannot reach it: ${lost.message}` };
+  if (!device) return { state: 'lost', why: 'nvidia-smi no longer lists it' };
+  return readingOf(device, foreign);
 }

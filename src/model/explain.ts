@@ -42,6 +42,8 @@ export interface WorkerVerdict {
   gpuWait: boolean;
   /** Its gpumem demand (bytes, micros) and the device with the most memory free for it, as the worker's probe read it. */
   gpumem?: { need: bigint; device: number; free: bigint; total: bigint };
+  /** How many MIG devices the worker has, said with `unplaceable`: a whole gpu above 1 cannot go on them. */
+  migDevices?: number;
   /** A gpumem demand above every device's total memory (total: the largest device's). */
   gpumemOver?: { need: bigint; total: bigint };
   /** The worker runs its maximum of runs. */
@@ -145,6 +147,9 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
         break;
       case 'gpuUnusable':
         worker.gpuUnusable.push({ device: Number(args[0]), state: args[1]!, why: args[2]! });
+        break;
+      case 'mig':
+        worker.migDevices = Number(args[0]);
         break;
       case 'gpuWait':
         worker.gpuWait = true;

@@ -34,7 +34,11 @@ function shortfalls(list: readonly Shortfall[]): string[] {
 
 function unplaceableText(worker: WorkerVerdict): string {
   if (worker.gpumemOver) return `gpumem=${formatHumanAmount(worker.gpumemOver.need)} on one device, the largest GPU of ${worker.worker} has ${gigabytes(worker.gpumemOver.total)}`;
-  return `gpu=${formatHumanAmount(worker.unplaceable!)} cannot be placed on GPU devices (use a whole number, or a fraction below 1)`;
+  const gpu = worker.unplaceable!;
+  if (worker.migDevices && gpu > MICROS_PER_UNIT && gpu % MICROS_PER_UNIT === 0n) {
+    return `gpu=${formatHumanAmount(gpu)} on whole GPUs: CUDA shows a process one MIG device at most, and ${worker.worker}'s ${worker.migDevices} MIG devices are not whole GPUs`;
+  }
+  return `gpu=${formatHumanAmount(gpu)} cannot be placed on GPU devices (use a whole number, or a fraction below 1)`;
 }
 
 /** Bytes (micros) in decimal gigabytes, one decimal, as gpumem demands are given: `30.0G`. */

@@ -212,7 +212,7 @@ export class Scripts {
       'registerWorker', { worker: input.name }, this.keys.base, input.name, input.token, input.policy ?? 'backfill', input.leaseMs, input.concurrency,
       input.host, input.pid, input.resources, this.logMaxLines, (input.devices ?? []).join(','),
       input.gpuPlacement ?? 'pack', limitArg(input.timeLimits?.defaultMs), limitArg(input.timeLimits?.maxMs), input.drained ? '1' : '',
-      input.gpuProbeStaleMs ? input.gpuProbeStaleMs : '',
+      input.gpuProbeStaleMs ? input.gpuProbeStaleMs : '', (input.migDevices ?? []).join(','),
     );
     // A live worker holding the name is the caller's to explain (a start, or a re-registration).
     if (codeName(reply) === 'workerNameTaken') return false;

@@ -25,6 +25,8 @@ export interface WorkerRegistration {
   timeLimits?: ClaimLimits;
   /** How old its GPU probe's reading may be for its devices to take runs (ms; undefined: it does not probe). */
   gpuProbeStaleMs?: number;
+  /** Its devices that are MIG devices: a run gets one of them at most (CUDA shows a process one). */
+  migDevices?: readonly number[];
 }
 
 export interface FinishInput {

@@ -46,6 +46,8 @@ export interface ExecutorContext {
   reapEscaped: boolean;
   /** Which variable names a run's GPU devices: CUDA_VISIBLE_DEVICES (nvidia) or ROCR_VISIBLE_DEVICES (amd). */
   gpuVendor?: GpuVendor;
+  /** What CUDA_VISIBLE_DEVICES names each device by, where not its id (a MIG device: its UUID). */
+  deviceNames?: ReadonlyMap<number, string>;
   /** Kills what a run left behind once its main process has exited, found by its token (see escaped-sweep.ts). */
   sweep: EscapedSweep;
   /** Replicas that must confirm a claim before its run starts, and its end (see replica-confirm.ts), if any. */

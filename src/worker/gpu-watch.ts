@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { deviceReadings, encodeDeviceReading, type DeviceReading, type ForeignPolicy } from '../gpu/device-reading.js';
 import { probeNvidia, type IgnoredProcesses } from '../gpu/probe.js';
+import type { GpuDevice } from '../gpu/gpu-devices.js';
 import type { Scripts } from '../queue/scripts.js';
 import { readRunToken } from './escaped-sweep.js';
 
@@ -24,7 +25,7 @@ export interface GpuProbeOptions {
 
 export interface GpuWatchParts {
   name: string;
-  devices: readonly number[];
+  devices: readonly GpuDevice[];
   probe: GpuProbeOptions;
   scripts: Scripts;
   logger: Logger;
@@ -42,10 +43,12 @@ export interface GpuWatchParts {
  * device it gets) is first checked against; the claim then checks each
  * device's own free memory. Undefined when nvidia-smi gives no device's total.
  */
-export async function totalGpuMemory(devices: readonly number[]): Promise<bigint | undefined> {
-  const result = await probeNvidia({ ownerOf: async () => undefined, ignored: { names: new Set(), pids: new Set() }, devices });
+export async function totalGpuMemory(devices: readonly GpuDevice[]): Promise<bigint | undefined> {
+  // (A MIG device's memory is not in the GPU's query: gpumem goes on whole GPUs only.)
+  const whole = devices.filter((device) => !device.mig).map((device) => device.gpu);
+  const result = await probeNvidia({ ownerOf: async () => undefined, ignored: { names: new Set(), pids: new Set() }, devices: whole });
   if (!result.ok) return undefined;
-  const totals = result.devices.filter((device) => devices.includes(device.index)).flatMap((device) => (device.totalMiB === undefined ? [] : [device.totalMiB]));
+  const totals = result.devices.filter((device) => whole.includes(device.index)).flatMap((device) => (device.totalMiB === undefined ? [] : [device.totalMiB]));
   if (totals.length === 0) return undefined;
   // In whole megabytes, so it reads as gpumem=85.899G rather than a byte count; below the exact sum, never above.
   const bytes = BigInt(totals.reduce((sum, mib) => sum + mib, 0)) * 1_048_576n;
@@ -86,7 +89,7 @@ export class GpuWatch {
     const result = await probeNvidia({
       ownerOf: (pid) => runOf(pid, marks),
       ignored: parts.probe.ignored,
-      devices: parts.devices,
+      devices: [...new Set(parts.devices.map((device) => device.gpu))],
     });
     const readings = deviceReadings(result, parts.devices, parts.probe.foreign);
     try {

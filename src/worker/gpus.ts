@@ -8,7 +8,8 @@
 import { execa } from 'execa';
 import { oneLine, quote } from '../text/quote.js';
 import { parseDeviceList } from '../resources/devices.js';
-import { GpuDriverError } from '../errors.js';
+import { GpuDriverError, UsageError } from '../errors.js';
+import { devicesOf, type GpuDevice } from '../gpu/gpu-devices.js';
 import { NVIDIA_SMI_TIMEOUT_MS, nvidiaSmiFailure, parseGpuList } from '../gpu/nvidia-smi.js';
 import { listAmdGpus } from '../gpu/amd-list.js';
 
@@ -23,6 +24,8 @@ export interface GpuDetection {
   whyNone?: string;
   /** Devices nvidia-smi could not reach while listing the others (exit 15): the worker starts without them. */
   unreachable?: string;
+  /** What nvidia-smi says of each device (MIG devices, UUIDs), when it was asked. */
+  details?: GpuDevice[];
 }
 
 /** The devices `nvidia-smi -L` lists that CUDA_VISIBLE_DEVICES (indices or UUIDs) allows; none without nvidia-smi. */
@@ -43,14 +46,15 @@ export async function detectGpus(env: NodeJS.ProcessEnv = process.env): Promise<
     }
     return { devices: [], whyNone: `nvidia-smi failed: ${said ? `${said} (${how})` : how}` };
   }
-  const listed = parseGpuList(String(result.stdout));
+  const listed = devicesOf(parseGpuList(String(result.stdout)));
   if (listed.length === 0) return { devices: [], whyNone: 'nvidia-smi -L lists no devices' };
   const unreachable = lost ? { unreachable: unreachableLines(String(result.stdout)) } : {};
   const visible = env.CUDA_VISIBLE_DEVICES;
-  if (visible === undefined) return { devices: listed.map((device) => device.index), vendor: 'nvidia', ...unreachable };
-  const allowed = new Set(visible.split(',').map((entry) => entry.trim()).filter(Boolean));
-  const devices = listed.filter((device) => allowed.has(String(device.index)) || allowed.has(device.uuid)).map((device) => device.index);
-  return devices.length > 0 ? { devices, vendor: 'nvidia', ...unreachable } : { devices, whyNone: `CUDA_VISIBLE_DEVICES=${quote(visible)} hides every device` };
+  // By index (a whole GPU's, or a MIG-enabled GPU's: all its slices) or by UUID (a GPU's, or a MIG device's).
+  const allowed = visible === undefined ? undefined : new Set(visible.split(',').map((entry) => entry.trim()).filter(Boolean));
+  const chosen = allowed ? listed.filter((device) => allowed.has(String(device.gpu)) || allowed.has(device.uuid)) : listed;
+  if (chosen.length === 0) return { devices: [], whyNone: `CUDA_VISIBLE_DEVICES=${quote(visible ?? '')} hides every device` };
+  return { devices: chosen.map((device) => device.id).sort((a, b) => a - b), vendor: 'nvidia', details: chosen, ...unreachable };
 }
 
 /** The AMD devices amd-smi or rocm-smi lists, limited by the worker's ROCR_VISIBLE_DEVICES (indices). */
@@ -81,5 +85,23 @@ export async function resolveGpus(option: GpuOption | undefined): Promise<GpuDet
   if (option === undefined || option === 'none') return { devices: [] };
   if (option === 'auto') return detectGpus();
   const list = typeof option === 'string' ? option : option.join(',');
-  return { devices: parseDeviceList(list, '--gpus', 'auto, none or device indices like 0,1,3'), vendor: 'nvidia' };
+  const entries = list.split(',').map((entry) => entry.trim());
+  if (entries.some((entry) => /^(GPU|MIG)-/.test(entry))) return devicesByUuid(list, entries);
+  return { devices: parseDeviceList(list, '--gpus', 'auto, none, UUIDs (GPU-…, MIG-…) or device indices like 0,1,3'), vendor: 'nvidia' };
+}
+
+/** `--gpus GPU-…,MIG-…,3`: the devices nvidia-smi lists by those UUIDs (or ids). */
+async function devicesByUuid(list: string, entries: string[]): Promise<GpuDetection> {
+  // Every device, whatever the worker's own CUDA_VISIBLE_DEVICES: the UUIDs name them.
+  const env = { ...process.env };
+  delete env.CUDA_VISIBLE_DEVICES;
+  const found = await detectGpus(env);
+  const details = found.details ?? [];
+  const chosen = entries.map((entry) => {
+    const device = details.find((candidate) => candidate.uuid === entry || String(candidate.id) === entry);
+    if (!device) throw new UsageError(`invalid --gpus ${quote(list)}: no device nvidia-smi lists is ${quote(entry)}${found.whyNone ? ` (${found.whyNone})` : ''}`);
+    return device;
+  });
+  if (new Set(chosen.map((device) => device.id)).size !== chosen.length) throw new UsageError(`invalid --gpus ${quote(list)}: a device is listed twice`);
+  return { devices: chosen.map((device) => device.id).sort((a, b) => a - b), vendor: 'nvidia', details: chosen };
 }

@@ -13,6 +13,7 @@ import type { TlsFiles } from '../redis/tls-options.js';
 import type { GpuOption, GpuVendor } from './gpus.js';
 import type { GpuProbeOptions } from './gpu-watch.js';
 import type { ForeignPolicy } from '../gpu/device-reading.js';
+import type { GpuDevice } from '../gpu/gpu-devices.js';
 import { validateWorkerName } from '../model/names.js';
 import { secretKey } from '../security/secret.js';
 import { sortResources, toResources, type ResourceInput, type Resources } from '../resources/spec.js';
@@ -149,6 +150,8 @@ export interface ResolvedWorkerOptions {
   gpuProbe: GpuProbeOptions;
   /** Whose devices it has (`--gpus auto` found AMD ones, or not): which variable names them for a run. */
   gpuVendor: GpuVendor;
+  /** Each of `devices` as nvidia-smi lists it (MIG devices, UUIDs); a list given by hand: each a whole GPU of that index. */
+  gpuDevices: readonly GpuDevice[];
 }
 
 function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'] {
@@ -280,6 +283,7 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     waitReplicas: options.waitReplicas,
     gpuProbe: resolveGpuProbe(options, devices),
     gpuVendor: 'nvidia',
+    gpuDevices: devices.map((id) => ({ id, gpu: id, uuid: '' })),
   };
 }
 

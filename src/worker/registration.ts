@@ -24,6 +24,7 @@ export function registrationFor(options: ResolvedWorkerOptions): WorkerRegistrat
     gpuPlacement: options.gpuPlacement,
     timeLimits: options.timeLimits,
     ...(options.gpuProbe.intervalMs > 0 ? { gpuProbeStaleMs: gpuStaleMs(options.gpuProbe.intervalMs) } : {}),
+    migDevices: options.gpuDevices.filter((device) => device.mig).map((device) => device.id),
   };
 }
 

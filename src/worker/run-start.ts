@@ -66,7 +66,8 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
     FITQ_RESOURCES: grantedResourcesEnv(run.demands),
   };
   // Devices placed by the claim; on a worker without devices, the run's pin.
-  const devices = (run.devices.length > 0 ? run.devices : run.pinnedGpus).join(',');
+  // (A MIG device goes by its UUID: CUDA_VISIBLE_DEVICES=MIG-….)
+  const devices = (run.devices.length > 0 ? run.devices.map((id) => ctx.deviceNames?.get(id) ?? String(id)) : run.pinnedGpus).join(',');
   if (devices && ctx.gpuVendor === 'amd' && run.devices.length > 0) {
     // ROCR's variable alone: HIP numbers devices among those ROCR leaves, so an inherited HIP (or CUDA) list could hide them all.
     env.ROCR_VISIBLE_DEVICES = devices;

@@ -21,6 +21,7 @@ import { resolveGpus } from './gpus.js';
 import { totalGpuMemory } from './gpu-watch.js';
 import { UsageError } from '../errors.js';
 import { nvidiaSmiFound } from '../gpu/probe.js';
+import { deviceName } from '../gpu/gpu-devices.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
 import { registrationFor } from './registration.js';
@@ -54,7 +55,11 @@ export interface WorkerParts {
 export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   resolveWorkerOptions(input); // validate before looking for devices
   const gpus = await resolveGpus(input.gpus);
-  const resolved = { ...resolveWorkerOptions(input, gpus.devices), gpuVendor: gpus.vendor ?? 'nvidia' };
+  const resolved = {
+    ...resolveWorkerOptions(input, gpus.devices),
+    gpuVendor: gpus.vendor ?? 'nvidia',
+    ...(gpus.details ? { gpuDevices: gpus.details } : {}),
+  };
   // Devices listed by hand on a box without nvidia-smi cannot be probed: fitq's bookkeeping is all there is.
   const unprobed = resolved.gpuProbe.intervalMs > 0 && (resolved.gpuVendor === 'amd' || !(await nvidiaSmiFound()));
   const options = unprobed ? { ...resolved, gpuProbe: { ...resolved.gpuProbe, intervalMs: 0 } } : await withGpuMemory(resolved);
@@ -94,6 +99,7 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   if (gpus.unreachable) logger.warn(`--gpus auto: nvidia-smi cannot reach some devices, which this worker goes without until it restarts: ${gpus.unreachable}`);
   logger.info(`Worker resources: ${formatHumanResources(options.resources) || '(none)'}`);
   if (options.devices.length > 0) logger.info(`GPU devices: ${options.devices.join(',')}${probeText(options, unprobed)}`);
+  for (const device of options.gpuDevices.filter((candidate) => candidate.mig)) logger.info(`${deviceName(device)}: runs get CUDA_VISIBLE_DEVICES=${device.uuid}`);
   for (const [name, amount] of options.resources) {
     const source = input.resourceSources?.get(name);
     if (source) logger.debug(`Resource ${name}=${formatHumanAmount(amount)} from ${source}`);
@@ -113,7 +119,7 @@ async function withGpuMemory(options: ResolvedWorkerOptions): Promise<ResolvedWo
   if (options.resources.has('gpumem')) {
     throw new UsageError('gpumem is measured on each GPU device by nvidia-smi: do not declare it (or start the worker with --gpu-probe-interval 0)');
   }
-  const total = await totalGpuMemory(options.devices);
+  const total = await totalGpuMemory(options.gpuDevices);
   if (total === undefined) return options;
   return { ...options, resources: sortResources(new Map([...options.resources, ['gpumem', total * MICROS_PER_UNIT]])) };
 }

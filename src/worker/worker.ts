@@ -19,6 +19,7 @@ import { watchConnection } from './connection-watch.js';
 import { subscribeEvents } from './events.js';
 import { Executor } from './executor.js';
 import { GpuWatch } from './gpu-watch.js';
+import { visibleAs } from '../gpu/gpu-devices.js';
 import { Heartbeat } from './heartbeat.js';
 import { LostClaims } from './lost-claims.js';
 import { ReplicaConfirm } from './replica-confirm.js';
@@ -110,6 +111,7 @@ export class FitqWorker {
         givenUp: () => lifecycle.stopped || this.lease.token !== token,
         secret: options.secret,
         gpuVendor: options.gpuVendor,
+        deviceNames: new Map(options.gpuDevices.map((device) => [device.id, visibleAs(device)])),
         inheritedEnv: runEnv,
         reapEscaped: options.reapEscaped,
         sweep,
@@ -135,7 +137,7 @@ export class FitqWorker {
     const lostClaims = new LostClaims({ name: options.name, scripts, logger });
     this.gpuWatch = options.gpuProbe.intervalMs > 0
       ? new GpuWatch({
-        name: options.name, devices: options.devices, probe: options.gpuProbe, scripts, logger,
+        name: options.name, devices: options.gpuDevices, probe: options.gpuProbe, scripts, logger,
         token: () => lease.token, runMarks: () => lease.executor.runMarks(), freed: () => claims.wake(),
       })
       : undefined;

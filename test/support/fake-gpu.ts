@@ -14,6 +14,8 @@ export interface FakeGpu {
   memoryTotalMiB: number;
   memoryUsedMiB: number;
   lost?: boolean;
+  /** Its MIG devices, as -L lists them (gi, ci: the older MIG-GPU-<uuid>/<gi>/<ci> form's parts). */
+  mig?: { profile: string; uuid: string; gi: number; ci?: number }[];
 }
 
 export interface FakeGpuState {

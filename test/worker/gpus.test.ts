@@ -251,7 +251,7 @@ describe('GPU devices', () => {
   });
 
   it.each([
-    [['--gpus', 'a,b'], "invalid --gpus 'a,b': expected auto, none or device indices like 0,1,3 (0 to 1023)"],
+    [['--gpus', 'a,b'], "invalid --gpus 'a,b': expected auto, none, UUIDs (GPU-…, MIG-…) or device indices like 0,1,3 (0 to 1023)"],
     [['--gpus', '0,0'], "invalid --gpus '0,0': a device is listed twice"],
     [['--gpus', '0,1', '-r', 'gpu=3'], '--gpus lists 2 devices but the resources say gpu=3: give one or the other'],
     [['--gpus', '0,1', '--gpu-placement', 'tight'], 'Expected --gpu-placement=tight to be one of: pack, spread'],

@@ -55,7 +55,8 @@
   devices, if it has any, in the same step, never on one its GPU probe
   last found busy (a process fitq did not start) or lost, nor on any from a
   reading older than the worker registered (`gpuProbe`: its probe interval
-  x 2; includes/devices/readGpuReadings.lua). The run records its `devices`,
+  x 2; includes/devices/readGpuReadings.lua); a whole gpu=N above 1 never
+  on its MIG devices (`mig`), as CUDA shows a process one. The run records its `devices`,
   `deviceShare` and the worker share it `reserved`; the worker records the
   same, with the pool share and the epoch, in worker:reserved, which gives it
   all back even if the job hash is deleted meanwhile.
@@ -213,6 +214,7 @@ local view = readClaimView(base, name, {
   capacity = workerCapacityKey, free = workerFreeKey, devices = workerDevicesKey, reserved = workerReservedKey,
   workers = workersKey, holds = holdsKey,
   gpus = workerGpusKey, gpuStaleMs = tonumber(redis.call("HGET", workerKey, "gpuProbe") or ""),
+  mig = redis.call("HGET", workerKey, "mig") or nil,
 }, clock, spread, readPool(poolCapacityKey, poolUsedKey), limits)
 view.maxBare = tonumber(ARGV[8] or "") or 0
 local stream, ignored = candidateStream(view)

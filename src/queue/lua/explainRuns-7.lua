@@ -46,6 +46,8 @@
       noDevice id...               pinned devices it does not have
       over name need capacity      more than its total capacity
       unplaceable gpu              a gpu demand its devices can never take
+      mig n                        the worker has n MIG devices (with unplaceable:
+                                   a whole gpu above 1 cannot go on them)
       gpuUnusable id state why     a device its GPU probe finds unusable now
                                    (state busy, lost or stale; why: in words), one
                                    fact each, for a run with a gpu demand; with
@@ -144,14 +146,14 @@ for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
   local workerKey = KEY.worker(base, name)
   -- (A member written by hand, no worker name or no hash, is no worker.)
   local info = validName(name) and tryCall("HMGET", workerKey, "token", "policy", "gpuPlacement", "concurrency", "running",
-    "defaultTimeLimit", "maxTimeLimit", "drained", "gpuProbe")
+    "defaultTimeLimit", "maxTimeLimit", "drained", "gpuProbe", "mig")
   if info and info[1] and info[8] and liveWorker(workersKey, name, clock) then
     drainedWorkers[#drainedWorkers + 1] = name
   elseif info and info[1] and liveWorker(workersKey, name, clock) then
     local view = readClaimView(base, name, {
       capacity = KEY.workerCapacity(base, name), free = KEY.workerFree(base, name), devices = KEY.workerDevices(base, name),
       reserved = KEY.workerReserved(base, name), workers = workersKey, holds = holdsKey,
-      gpus = KEY.workerGpus(base, name), gpuStaleMs = tonumber(info[9] or ""),
+      gpus = KEY.workerGpus(base, name), gpuStaleMs = tonumber(info[9] or ""), mig = info[10] or nil,
     }, clock, info[3] == "spread", pool, {default = tonumber(info[6] or ""), max = tonumber(info[7] or "")})
     local candidates = buildCandidates(view, newestExplained)
     workers[#workers + 1] = {
@@ -228,6 +230,9 @@ local function explainOnWorker(out, w, shape, parsed, score)
     end
     if not gpuOver and not placeable(view.devices, wanted.own, wanted.pinned) then
       fact(out, "unplaceable", {formatAmount(gpuDemand(wanted.own))})
+      local migCount = 0
+      for _ in pairs(view.devices.migs) do migCount = migCount + 1 end
+      if migCount > 0 then fact(out, "mig", {tostring(migCount)}) end
     end
   end
   if wanted.overLimit then fact(out, "overLimit", {tostring(wanted.limit), tostring(view.limits.max)}) end

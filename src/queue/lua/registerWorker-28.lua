@@ -29,6 +29,8 @@
            place runs on its devices (ms: its probe interval x 2; "" when it
            does not probe). Its earlier readings went with its earlier
            registration (reapWorker): until its first, its devices take no run.
+  ARGV[17] its devices that are MIG devices ("100,101", or ""): a run gets
+           one at most, as CUDA shows a process one MIG device
 
 
   Lease deadlines use the Redis server's clock.
@@ -101,6 +103,7 @@ for i, field in ipairs({"defaultTimeLimit", "maxTimeLimit"}) do
   if ms ~= "" then redis.call("HSET", workerKey, field, ms) else redis.call("HDEL", workerKey, field) end
 end
 if (ARGV[16] or "") ~= "" then redis.call("HSET", workerKey, "gpuProbe", ARGV[16]) end
+if (ARGV[17] or "") ~= "" then redis.call("HSET", workerKey, "mig", ARGV[17]) end
 for _, item in ipairs(parseResourceList(ARGV[9])) do
   local amount = formatAmount(item[2])
   redis.call("HSET", workerCapacityKey, item[1], amount)

@@ -4,7 +4,8 @@
 
 -- A worker as a claim sees it. `keys`: its hashes (capacity, free, devices,
 -- and reserved: the records of its claims; gpus: its GPU probe's readings,
--- with gpuStaleMs, how old they may be, nil when it does not probe) and the
+-- with gpuStaleMs, how old they may be, nil when it does not probe; mig: its
+-- MIG devices, as registered) and the
 -- namespace's workers zset and holds hash. `drops` gathers
 -- what a claim would drop from the indexes it reads (see noteDrop). `limits`:
 -- the worker's default and maximum time limits (`default`, `max`, seconds;
@@ -21,7 +22,7 @@ local function readClaimView(base, name, keys, clock, spread, pool, limits)
     free = readAmounts(keys.free),
     pool = pool,
     devices = readDevices(keys.devices, spread,
-      keys.gpus and {key = keys.gpus, staleMs = keys.gpuStaleMs, clock = clock, reserved = keys.reserved}),
+      keys.gpus and {key = keys.gpus, staleMs = keys.gpuStaleMs, clock = clock, reserved = keys.reserved}, keys.mig),
     olderHold = readOlderHold(base, keys.holds, keys.workers, name, clock, pool, drops),
     drops = drops,
   }

@@ -8,23 +8,28 @@ local WHOLE_DEVICE = {1, 0}
 -- The devices (and the share of each) a gpu demand gets now, leaving alone
 -- the devices in `spare`; {} when there is nothing to place; nil when it
 -- cannot be placed now. A gpumem demand goes only on devices with that
--- much memory free (memoryFits).
+-- much memory free (memoryFits); a whole demand above one device never on
+-- MIG devices (`migs`: CUDA shows a process one MIG device at most).
 local function placeDevices(devices, demand, pinned, spare)
   local need = gpuDemand(demand)
   local memory = memoryDemand(demand)
   if #devices.ids == 0 or not need then return {}, nil end
   local shares = devices.shares
   local share = need[2] == 0 and WHOLE_DEVICE or need
+  local migs = devices.migs or {}
   if #pinned > 0 then
     for _, id in ipairs(pinned) do
-      if spare[id] or compareAmounts(shares[id], share) < 0 or not memoryFits(devices, id, memory) then return nil end
+      if spare[id] or compareAmounts(shares[id], share) < 0 or not memoryFits(devices, id, memory) or (#pinned > 1 and migs[id]) then
+        return nil
+      end
     end
     return pinned, share
   end
   if need[2] == 0 then
     local chosen = {}
     for _, id in ipairs(devices.ids) do
-      if not spare[id] and compareAmounts(shares[id], WHOLE_DEVICE) == 0 and memoryFits(devices, id, memory) then
+      if not spare[id] and compareAmounts(shares[id], WHOLE_DEVICE) == 0 and memoryFits(devices, id, memory) and
+          not (need[1] > 1 and migs[id]) then
         chosen[#chosen + 1] = id
         if #chosen == need[1] then return chosen, WHOLE_DEVICE end
       end
