@@ -23,7 +23,10 @@
 // `node bench/run.js wait` what --redis-wait-replicas costs (bench/replica-wait.js),
 // `node bench/run.js scale` claims per second as simulated workers grow (8,
 // 32, 128) on one Redis and on a 3-master cluster with 4 namespaces, against
-// a script doing nothing, and Redis CPU per claim (bench/scale.js).
+// a script doing nothing, and Redis CPU per claim (bench/scale.js), `node
+// bench/run.js gpu-probe` what probing 8 GPUs costs an idle CLI worker, and
+// how soon a run starts once a foreign process leaves its device
+// (bench/gpu-probe.js).
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +49,7 @@ import { claimParts } from './claim-parts.js';
 import { longestCall } from './longest-call.js';
 import { replicaWaitCost } from './replica-wait.js';
 import { scale } from './scale.js';
+import { gpuProbeCost } from './gpu-probe.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -576,8 +580,26 @@ async function reportScale() {
   );
 }
 
+/** The GPU probe: an idle CLI worker's CPU with it and without, and the wait from a device freed to its run started (bench/gpu-probe.js). */
+async function reportGpuProbe() {
+  const { on, off, latencies, windowSeconds, devices, intervalMs } = await gpuProbeCost(redis.url, newQueue);
+  const percent = (share) => share * 100;
+  report(`GPU probe, idle CLI worker, ${devices} devices, every ${intervalMs / 1000} s: worker CPU, % of one core (vs probe off)`, percent(on.own), percent(off.own), '%core', '≤ 2 % of one core (fitq column)');
+  report(`GPU probe: nvidia-smi stand-in (a Node script) CPU, % of one core (vs probe off)`, percent(on.children), Math.max(percent(off.children), 0.01), '%core', 'for comparison (the real nvidia-smi costs less)');
+  const sorted = [...latencies].sort((a, b) => a - b);
+  report(`GPU probe: foreign process gone -> waiting run started, median of ${latencies.length} (vs interval + 1 s)`, median(sorted), intervalMs + 1000, 'ms', '≤ 1×');
+  report(`GPU probe: foreign process gone -> waiting run started, longest of ${latencies.length} (vs interval + 1 s)`, sorted[sorted.length - 1], intervalMs + 1000, 'ms', '≤ 1×');
+  notes.push(
+    `GPU probe: ${windowSeconds} s idle windows; worker ${percent(on.own).toFixed(2)} % of a core probing, ${percent(off.own).toFixed(2)} % not; ` +
+      `its nvidia-smi stand-in ${percent(on.children).toFixed(2)} %; waits (ms): ${sorted.map((ms) => ms.toFixed(0)).join(', ')}`,
+  );
+}
+
 const only = process.argv[2];
-if (only === 'wait') {
+if (only === 'gpu-probe') {
+  console.log(`fitq GPU probe benchmark, Redis ${redis.url}\n`);
+  await reportGpuProbe();
+} else if (only === 'wait') {
   console.log('fitq --redis-wait-replicas cost, a master and a replica on this host\n');
   await reportReplicaWait();
 } else if (only === 'claim-parts') {
@@ -647,6 +669,7 @@ if (only === 'wait') {
   await reportListing();
   await reportStaging();
   await reportReplicaWait();
+  await reportGpuProbe();
   await reportSchedulingQuality();
 }
 
