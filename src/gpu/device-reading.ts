@@ -15,6 +15,8 @@ export type DeviceState = 'ok' | 'busy' | 'lost';
 
 export interface DeviceReading {
   state: DeviceState;
+  /** Its UUID (`GPU-…`, a MIG device's `MIG-…`), as DCGM labels it. */
+  uuid?: string;
   /** Why it is busy or lost, in words (`used by a process fitq did not start (pid 4242, python, 21.3 GiB)`). */
   why?: string;
   totalMiB?: number;
@@ -44,6 +46,7 @@ export function decodeDeviceReading(text: string | undefined): DeviceReading | u
     const number = (field: unknown) => (typeof field === 'number' && Number.isFinite(field) ? field : undefined);
     return {
       state: value.state,
+      ...(typeof value.uuid === 'string' ? { uuid: value.uuid } : {}),
       ...(typeof value.why === 'string' ? { why: value.why } : {}),
       ...optional('totalMiB', number(value.totalMiB)),
       ...optional('usedMiB', number(value.usedMiB)),
@@ -69,6 +72,7 @@ function optional<K extends string>(key: K, value: number | undefined): Partial<
 function readingOf(device: ProbedDevice, foreign: ForeignPolicy): DeviceReading {
   const foreignMiB = device.foreign.reduce((sum, process) => sum + (process.usedMiB ?? 0), 0);
   const measures = {
+    uuid: device.uuid,
     ...optional('totalMiB', device.totalMiB),
     ...optional('usedMiB', device.usedMiB),
     foreignMiB,
@@ -88,14 +92,14 @@ function readingOf(device: ProbedDevice, foreign: ForeignPolicy): DeviceReading 
  */
 export function deviceReadings(result: ProbeResult, devices: readonly GpuDevice[], foreign: ForeignPolicy): Map<number, DeviceReading> {
   const readings = new Map<number, DeviceReading>();
-  for (const { id, gpu: index, mig } of devices) {
+  for (const { id, gpu: index, mig, uuid } of devices) {
     const reading = gpuReading(result, index, foreign);
     if (!mig) {
       readings.set(id, reading);
       continue;
     }
     const { state, why, utilization } = reading;
-    readings.set(id, { state, ...(why === undefined ? {} : { why }), ...optional('utilization', utilization) });
+    readings.set(id, { state, uuid, ...(why === undefined ? {} : { why }), ...optional('utilization', utilization) });
   }
   return readings;
 }

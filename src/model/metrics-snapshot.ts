@@ -3,6 +3,7 @@
  * moment (runs by status, staged runs by shape, workers, pool) and the run
  * statistics the scripts keep (includes/runTimeBounds.lua).
  */
+import { decodeDeviceReading, type DeviceReading } from '../gpu/device-reading.js';
 import { parseDecimal } from '../resources/amount.js';
 
 /** Non-cumulative bucket counts of one histogram: counts[i] for bounds[i] (ms), the last for longer. */
@@ -29,6 +30,8 @@ export interface WorkerSnapshot {
   free: Map<string, bigint>;
   /** GPU device index -> free share in micros (1,000,000 = whole device). */
   devices: Map<string, bigint>;
+  /** Its GPU probe's last reading, by device index (a worker that probes). */
+  gpus: Map<string, DeviceReading>;
 }
 
 export interface MetricsSnapshot {
@@ -122,6 +125,7 @@ export function parseMetricsReply(reply: unknown): MetricsSnapshot {
       capacity: amounts(entry[8]),
       free: amounts(entry[9]),
       devices: amounts(entry[10]),
+      gpus: readingsOf(entry[11]),
     })),
     pool: { capacity: amounts(poolCapacity), used: amounts(poolUsed) },
     ended: new Map(),
@@ -142,4 +146,15 @@ export function parseMetricsReply(reply: unknown): MetricsSnapshot {
     }
   }
   return snapshot;
+}
+
+/** A worker's gpus hash (flat, as HGETALL gives it): device index -> reading; `at` and anything unreadable left out. */
+function readingsOf(flat: unknown): Map<string, DeviceReading> {
+  const readings = new Map<string, DeviceReading>();
+  const list = Array.isArray(flat) ? flat.map(String) : [];
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    const reading = /^\d+$/.test(list[i]!) ? decodeDeviceReading(list[i + 1]) : undefined;
+    if (reading) readings.set(list[i]!, reading);
+  }
+  return readings;
 }

@@ -113,6 +113,7 @@ function probedToJson(worker: WorkerRecord, index: number): Record<string, unkno
   if (!reading) return { state: 'unknown' };
   return {
     state: probeStale(worker) ? 'stale' : reading.state,
+    ...(reading.uuid === undefined ? {} : { uuid: reading.uuid }),
     ...(reading.why === undefined ? {} : { why: reading.why }),
     ...(reading.totalMiB === undefined ? {} : { memoryTotalMiB: reading.totalMiB }),
     ...(reading.usedMiB === undefined ? {} : { memoryUsedMiB: reading.usedMiB }),

@@ -16,6 +16,7 @@ import { aclRule } from '../support/acl-rules.js';
 import { connectClient, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { parseExposition, samplesOf, typesOf, valueOf, type Sample } from '../support/prometheus.js';
 import { waitFor } from '../support/wait.js';
+import { a100, fakeGpuBox } from '../support/fake-gpu.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -58,6 +59,26 @@ function expectNoRunIds(samples: readonly Sample[], runIds: readonly string[]): 
 }
 
 describe('renderNamespaceMetrics', () => {
+  it('shows what a worker\'s GPU probe read of each device, with the labels DCGM exporter gives it', async () => {
+    const box = fakeGpuBox({
+      gpus: [{ ...a100('GPU-6109dd5c-d378-24ee-f344-79b537574ea6'), memoryUsedMiB: 21804 }, a100('GPU-b')],
+      processes: [{ gpu: 0, pid: 4242, usedMiB: 21800, name: 'python' }],
+    });
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const worker = spawnCliWorker(queue, ['--gpus', 'auto', '--gpu-probe-interval', '1s', '--name', 'probed'], undefined, box.env);
+    await worker.waitForMessage(/^GPU 0 is busy/);
+    const { samples } = await scrape([queue, client]);
+    const device = { queue, worker: 'probed', Hostname: hostname(), gpu: '0', UUID: 'GPU-6109dd5c-d378-24ee-f344-79b537574ea6' };
+    expect(valueOf(samples, 'fitq_gpu_state', { ...device, state: 'busy' })).toBe(1);
+    expect(valueOf(samples, 'fitq_gpu_state', { ...device, state: 'ok' })).toBe(0);
+    expect(valueOf(samples, 'fitq_gpu_memory_total_bytes', device)).toBe(40960 * 1048576);
+    expect(valueOf(samples, 'fitq_gpu_memory_used_bytes', device)).toBe(21804 * 1048576);
+    expect(valueOf(samples, 'fitq_gpu_memory_foreign_bytes', device)).toBe(21800 * 1048576);
+    expect(valueOf(samples, 'fitq_gpu_utilization_ratio', device)).toBe(0);
+    expect(valueOf(samples, 'fitq_gpu_state', { ...device, gpu: '1', UUID: 'GPU-b', state: 'ok' })).toBe(1);
+  });
+
   it('shows runs by status and shape, reservations, GPU shares and the pool while runs hold resources, and counts them as they end', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);

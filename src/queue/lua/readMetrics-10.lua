@@ -84,7 +84,7 @@ for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
       name, info[1] or "", info[2] or "0", liveWorker(workersKey, name, now) and 1 or 0,
       info[3] and 1 or 0, info[4] and 1 or 0, tryCall("SCARD", KEY.workerRuns(base, name)) or 0, info[5] or "0",
       tryCall("HGETALL", KEY.workerCapacity(base, name)) or {}, tryCall("HGETALL", KEY.workerFree(base, name)) or {},
-      tryCall("HGETALL", KEY.workerDevices(base, name)) or {},
+      tryCall("HGETALL", KEY.workerDevices(base, name)) or {}, tryCall("HGETALL", KEY.workerGpus(base, name)) or {},
     }
   end
 end
