@@ -39,7 +39,8 @@ local function stateOf(text)
 end
 
 if not holdsLease(workerKey, workersKey, name, token) then return CODE.fenced end
-local changed = redis.call("HLEN", workerGpusKey) ~= count + 1
+-- (A worker's devices stay the same while it is registered: comparing theirs is enough.)
+local changed = false
 local fields = {"at", serverNow()}
 for i = 1, count do
   local id, reading = ARGV[3 + 2 * i], ARGV[4 + 2 * i]
