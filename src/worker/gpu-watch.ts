@@ -9,19 +9,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { deviceReadings, encodeDeviceReading, type DeviceReading, type ForeignPolicy } from '../gpu/device-reading.js';
-import { probeNvidia, type IgnoredProcesses } from '../gpu/probe.js';
+import { deviceReadings, encodeDeviceReading, type DeviceReading } from '../gpu/device-reading.js';
+import { probeNvidia } from '../gpu/probe.js';
+import type { GpuProbeOptions } from './gpu-probe-options.js';
 import type { GpuDevice } from '../gpu/gpu-devices.js';
 import type { Scripts } from '../queue/scripts.js';
 import { readRunToken } from './escaped-sweep.js';
-
-/** How the worker's GPUs are watched (`--gpu-probe-interval`, `--gpu-ignore-process`, `--gpu-foreign`). */
-export interface GpuProbeOptions {
-  /** Between probes (ms); 0: no probe, the worker trusts its own bookkeeping. */
-  intervalMs: number;
-  ignored: IgnoredProcesses;
-  foreign: ForeignPolicy;
-}
 
 export interface GpuWatchParts {
   name: string;

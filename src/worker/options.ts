@@ -11,8 +11,8 @@ import type { ClaimLimits, ClaimPolicy, GpuPlacement } from '../queue/claim-repl
 import { formatTimeLimit, MAX_TIME_LIMIT_MS } from '../units/duration.js';
 import type { TlsFiles } from '../redis/tls-options.js';
 import type { GpuOption, GpuVendor } from './gpus.js';
-import type { GpuProbeOptions } from './gpu-watch.js';
-import type { ForeignPolicy } from '../gpu/device-reading.js';
+import { resolveGpuProbe, type GpuProbeFlags, type GpuProbeOptions } from './gpu-probe-options.js';
+import { durationMs } from './duration-option.js';
 import type { GpuDevice } from '../gpu/gpu-devices.js';
 import { validateWorkerName } from '../model/names.js';
 import { secretKey } from '../security/secret.js';
@@ -21,7 +21,7 @@ import type { LogFormat } from './logger.js';
 import { resolveNotifyTargets, type NotifyTargets } from './notify-allow.js';
 import { resolveNotifyBounds, type NotifyBounds } from './notify-bounds.js';
 
-export interface WorkerOptions extends ClientOptions {
+export interface WorkerOptions extends ClientOptions, GpuProbeFlags {
   /** Capacity: specs like `"gpu=2 mem=64G"`, or a map of name to amount in millionths. */
   resources?: ResourceInput;
   /**
@@ -105,15 +105,6 @@ export interface WorkerOptions extends ClientOptions {
    * docs/high-availability.md).
    */
   waitReplicas?: ReplicaWait | undefined;
-  /**
-   * How often a worker with GPU devices asks nvidia-smi what they hold (ms;
-   * 0: never, its own bookkeeping is trusted). Default 5,000. See gpu-watch.ts.
-   */
-  gpuProbeIntervalMs?: number;
-  /** Compute processes (names or pids) that leave a device usable (`--gpu-ignore-process`), as gflow's ignore list. */
-  gpuIgnoreProcesses?: readonly (string | number)[];
-  /** `busy` (default): a device holding a process fitq did not start takes no run; `ignore`: trust fitq's bookkeeping only. */
-  gpuForeign?: ForeignPolicy;
 }
 
 export interface ResolvedWorkerOptions {
@@ -170,19 +161,6 @@ function resolveMetrics(options: WorkerOptions): ResolvedWorkerOptions['metrics'
 function nonNegativeInteger(flag: string, value: number): number {
   if (!Number.isInteger(value) || value < 0) {
     throw new UsageError(`expected ${flag} to be a non-negative integer, got '${value}'`);
-  }
-  return value;
-}
-
-/** Longest timer Node can arm (about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Checks a duration given in ms; messages speak in seconds, as the flags do. */
-function durationMs(flag: string, value: number, minMs: number): number {
-  if (!Number.isFinite(value) || value < minMs || value > MAX_TIMER_MS) {
-    throw new UsageError(
-      `expected ${flag} to be between ${minMs / 1000} and ${Math.floor(MAX_TIMER_MS / 1000)} seconds, got '${value / 1000}'`,
-    );
   }
   return value;
 }
@@ -285,21 +263,4 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     gpuVendor: 'nvidia',
     gpuDevices: devices.map((id) => ({ id, gpu: id, uuid: '' })),
   };
-}
-
-/** The GPU probe's settings: an interval of at least a second (0: off), the ignore list by pid or name, the foreign policy. */
-function resolveGpuProbe(options: WorkerOptions, devices: readonly number[]): GpuProbeOptions {
-  const given = options.gpuProbeIntervalMs ?? 5_000;
-  const intervalMs = given === 0 ? 0 : durationMs('--gpu-probe-interval', given, 1_000);
-  const names = new Set<string>();
-  const pids = new Set<number>();
-  for (const entry of options.gpuIgnoreProcesses ?? []) {
-    const text = String(entry).trim();
-    if (text === '') throw new UsageError('--gpu-ignore-process needs a process name or pid, got an empty value');
-    if (/^\d+$/.test(text)) pids.add(Number(text));
-    else names.add(text);
-  }
-  const foreign = options.gpuForeign ?? 'busy';
-  if (foreign !== 'busy' && foreign !== 'ignore') throw new UsageError(`expected --gpu-foreign to be busy or ignore, got '${String(foreign)}'`);
-  return { intervalMs: devices.length > 0 ? intervalMs : 0, ignored: { names, pids }, foreign };
 }
