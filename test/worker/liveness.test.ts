@@ -229,6 +229,9 @@ describe('a worker killed with SIGKILL', () => {
     const pgid = await waitUntilRunning(client, runs[0]!.id, pidFile);
     const helper = parentOf(pgid);
     expect(childrenOf(victim.process.pid!, 'helper.js')).toContain(helper);
+    // A plain run's command runs as its spawn returns; the helper spawns its watchdog next, so the run can write
+    // its pid first (seen in CI, under load): wait for the watchdog, which has the run's group once it runs.
+    await waitFor(`helper ${helper}'s watchdog`, () => childrenOf(helper, 'fitq-watchdog')[0]);
     /** The worker and its helpers killed at once (nothing of theirs runs on to clean up); resolves once the run's group is gone. */
     const killAllAndWait = async () => {
       // The helper's watchdogs and the pipe each reads the helper's word from: their end of it is what ends the run.
