@@ -34,6 +34,12 @@ export class UnreplicatedError extends Error {
   readonly exitCode = EXIT.failed;
 }
 
+/** This machine cannot do what a worker was asked to (`--enforce` without cgroups it may create): it does not start; exits 1. */
+export class HostSupportError extends Error {
+  override name = 'HostSupportError';
+  readonly exitCode = EXIT.failed;
+}
+
 /** The GPU driver cannot be used (nvidia-smi says the driver is not loaded, or of another version than its library): `--gpus auto` is refused; exits 1. */
 export class GpuDriverError extends Error {
   override name = 'GpuDriverError';

@@ -4,7 +4,7 @@
  * without a permission, out of memory) and no stack traces for them.
  */
 import { Command, Flags } from '@oclif/core';
-import { ConnectionError, GpuDriverError, StoredDataError, TimeoutError, UnreplicatedError, UsageError } from '../errors.js';
+import { ConnectionError, GpuDriverError, HostSupportError, StoredDataError, TimeoutError, UnreplicatedError, UsageError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { oneLine, quote, quoteBytes } from '../text/quote.js';
 import { FitqClient, type ClientOptions } from '../client.js';
@@ -141,7 +141,8 @@ export abstract class FitqCommand extends Command {
       error instanceof TimeoutError ||
       error instanceof StoredDataError ||
       error instanceof UnreplicatedError ||
-      error instanceof GpuDriverError
+      error instanceof GpuDriverError ||
+      error instanceof HostSupportError
     ) {
       process.stderr.write(`Error: ${oneLine(error.message)}\n`);
       return this.exit(error.exitCode);

@@ -101,6 +101,12 @@ export default class Worker extends FitqCommand {
       description:
         "A run ends when its main process exits, and its process group is killed then. Processes it moved into a session of their own escape that; with this flag each run starts under a small keeper (a child subreaper) that kills them too. It costs about as much CPU per run as the run's spawn, so it is off by default.",
     }),
+    enforce: Flags.string({
+      summary: 'Hold each run to its own demands in a cgroup: mem (a memory limit), cpu (a CPU quota), or mem,cpu.',
+      description:
+        "Each run gets a cgroup of its own, below the worker's (cgroup v2 where its controllers are delegated, else the v1 hierarchies, as root), with its mem demand as its memory limit and its cpu demand as its CPU quota. A run killed by its memory limit ends failed, \"out of memory: peak 8.0G, limit 8G\". What a run uses is then counted by the kernel, exactly. The worker does not start where it cannot make cgroups, and says why. Without it, what runs use is read from /proc every second.",
+      multiple: true,
+    }),
     'metrics-port': Flags.string({
       summary: "Serve this worker's Prometheus metrics (claim duration by outcome, wake-up latency) at http://127.0.0.1:PORT/metrics; 0 picks a free port (logged).",
       description: 'The namespace-wide metrics (runs, capacity, pools) are served by `fitq dashboard` at /metrics. See docs/metrics.md.',
@@ -161,6 +167,7 @@ export default class Worker extends FitqCommand {
       secret,
       passRedisEnv: flags['pass-redis-env'],
       reapEscaped: flags['reap-escaped'],
+      ...(flags.enforce === undefined ? {} : { enforce: flags.enforce }),
       redisTlsFiles: { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] },
       ...(metricsPort === undefined ? {} : { metricsPort }),
       ...(flags['metrics-host'] === undefined ? {} : { metricsHost: flags['metrics-host'] }),

@@ -9,6 +9,7 @@ import { parseJson, type FlatFields } from './run-codec.js';
 import { RUN_FIELDS, type RunFieldName } from './run-fields.js';
 import type { Dependency, RetryPolicy } from './parked.js';
 import type { RunRecord, RunStatus } from './run-record.js';
+import { decodeRunUsage } from './run-usage.js';
 
 /** A RunRecord and the exact demands it was decoded with. */
 export interface DecodedRun {
@@ -67,6 +68,7 @@ const OPTIONAL: readonly (readonly [keyof RunRecord, RunFieldName | ((fields: Fl
   ['retryOnFailure', (_, lifecycle) => (lifecycle.retry && typeof lifecycle.retry === 'object' ? lifecycle.retry : undefined)],
   ['failures', 'failures'], ['restarted', 'restarted'], ['canceledFor', 'canceledFor'], ['array', 'array'], ['arrayIndex', 'arrayIndex'],
   ['params', 'params'], ['output', 'output'],
+  ['usage', (fields) => decodeRunUsage(parseJson<unknown>(fields.usage, undefined))],
 ];
 
 /** Demands as people read them, in human units ("gpu=1 mem=8G"): never an array's limit (withoutArrayLimits). */

@@ -115,6 +115,8 @@ export const RUN_FIELDS = {
   restarted: { home: 'hash', kind: 'number' },
   canceledFor: { home: 'hash', kind: 'text' },
   array: { home: 'hash', kind: 'text' },
+  /** What it used, as its worker measured it (run-usage.ts): while it runs, and in all once it ended. */
+  usage: { home: 'hash', kind: 'json' },
 } as const satisfies Readonly<Record<string, RunFieldSpec>>;
 
 export type RunFieldName = keyof typeof RUN_FIELDS;

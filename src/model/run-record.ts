@@ -3,6 +3,7 @@
  * --json`), its statuses and the filters that select runs. How a run is
  * stored, and read back into a RunRecord, is run-data.ts.
  */
+import type { RunUsage } from './run-usage.js';
 import type { Dependency, RetryPolicy } from './parked.js';
 import type { StoredOutputFiles } from './output-files.js';
 
@@ -96,6 +97,8 @@ export interface RunRecord {
   params?: Record<string, string>;
   /** Files the worker also writes its output to (`fitq stage --output/--error`), absolute. */
   output?: StoredOutputFiles;
+  /** What it used (CPU time, peak memory, wall time, GPU memory), as its worker measured it: so far while it runs. */
+  usage?: RunUsage;
 }
 
 /** One earlier attempt of a run (`runs:<id>:attempts`). */
@@ -108,6 +111,7 @@ export interface RunAttempt {
   exitCode?: number;
   signal?: string;
   reason?: string;
+  usage?: RunUsage;
 }
 
 /**
@@ -125,6 +129,7 @@ export function everyAttempt(run: RunRecord): RunAttempt[] {
   if (run.exitCode !== undefined) current.exitCode = run.exitCode;
   if (run.signal !== undefined) current.signal = run.signal;
   if (run.reason !== undefined && run.status !== 'running') current.reason = run.reason;
+  if (run.usage !== undefined) current.usage = run.usage;
   return [...earlier, current];
 }
 

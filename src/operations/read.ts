@@ -9,6 +9,7 @@
  * say why each staged run waits; readRuns shows runs so without judging
  * why they wait, getRuns gives them as stored.
  */
+import { decodeRunUsage } from '../model/run-usage.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { dependentsOf } from '../model/dependencies.js';
 import type { RunVerdict } from '../model/explain.js';
@@ -138,7 +139,10 @@ async function withHistory(ctx: QueueContext, run: RunRecord): Promise<RunRecord
   const dependents = [...new Set(dependentSets.flatMap((set) => set ?? []))];
   const parsed = (attempts ?? []).flatMap((text) => {
     try {
-      return [JSON.parse(text) as RunAttempt];
+      // What it used, checked as the run's own is: a history written by hand shows none.
+      const { usage, ...attempt } = JSON.parse(text) as Omit<RunAttempt, 'usage'> & { usage?: unknown };
+      const measured = decodeRunUsage(usage);
+      return [measured ? { ...attempt, usage: measured } : attempt];
     } catch {
       return [];
     }

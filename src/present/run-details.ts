@@ -9,6 +9,7 @@ import { formatDurationSpec, formatTimeLimit } from '../units/duration.js';
 import { oneLine } from '../text/quote.js';
 import type { RetryPolicy } from '../model/parked.js';
 import { everyAttempt, type RunAttempt, type RunRecord } from '../model/run-record.js';
+import { usageRows, usageSummary } from './run-usage.js';
 
 /** "2h30m (SIGUSR1@2m), deadline 14:30:00 (in 1h)": the limit, its signal if not the default, and while running its deadline. */
 function timeLimitText(run: RunRecord, now: number): string | undefined {
@@ -41,6 +42,7 @@ export function runDetailRows(run: RunRecord, now = Date.now()): [string, string
     ['ended', formatTime(run.endedAt, now) || undefined],
     ['duration', run.startedAt === undefined ? undefined : formatDuration((run.endedAt ?? now) - run.startedAt)],
     ['limit', timeLimitText(run, now)],
+    ...usageRows(run),
     ['exit code', run.exitCode?.toString()],
     ['signal', run.signal],
     ['reason', run.reason],
@@ -69,6 +71,7 @@ export function describeAttempt(attempt: RunAttempt, now = Date.now()): string {
   if (attempt.startedAt !== undefined) parts.push(`started ${formatTime(attempt.startedAt, now)}`);
   if (attempt.startedAt !== undefined && attempt.endedAt !== undefined) parts.push(`ran ${formatDuration(attempt.endedAt - attempt.startedAt)}`);
   else if (attempt.endedAt !== undefined) parts.push(`ended ${formatTime(attempt.endedAt, now)}`);
+  if (attempt.usage) parts.push(usageSummary(attempt.usage));
   return parts.join(', ');
 }
 

@@ -195,7 +195,7 @@ export class Scripts {
   async finishRun(input: FinishInput): Promise<FinishResult> {
     const [code, status] = (await this.call(
       'finishRun', { runId: input.runId, worker: input.worker }, this.keys.base, input.runId, input.worker, input.token, input.epoch, input.status,
-      input.exitCode ?? '', input.signal ?? '', input.reason, this.logMaxLines,
+      input.exitCode ?? '', input.signal ?? '', input.reason, this.logMaxLines, input.usage ?? '',
     )) as [number, string];
     const outcome = codeName(code);
     if (outcome === 'ok') return { outcome: 'recorded', status: status as Extract<FinishResult, { outcome: 'recorded' }>['status'] };
@@ -217,6 +217,17 @@ export class Scripts {
     // A live worker holding the name is the caller's to explain (a start, or a re-registration).
     if (codeName(reply) === 'workerNameTaken') return false;
     return acceptReply(reply, input.name, this.keys) === 'ok';
+  }
+
+  /**
+   * Records what a worker's running runs used so far: run id -> its claim's
+   * epoch and its usage (encodeRunUsage). Resolves with how many were
+   * recorded; false when the worker is fenced (nothing recorded).
+   */
+  async recordUsage(name: string, token: string, usages: readonly { runId: string; epoch: string; usage: string }[]): Promise<number | false> {
+    const triples = usages.flatMap(({ runId, epoch, usage }) => [runId, epoch, usage]);
+    const [code, recorded] = (await this.call('recordUsage', { worker: name }, this.keys.base, name, token, usages.length, triples)) as [number, number];
+    return codeName(code) === 'fenced' ? false : recorded;
   }
 
   /**

@@ -43,6 +43,8 @@ export interface FinishInput {
   exitCode?: number | undefined;
   signal?: string | undefined;
   reason: string;
+  /** What the run used (model/run-usage.ts, encodeRunUsage), if its worker measured it. */
+  usage?: string | undefined;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { RunProcess } from './child.js';
 import type { RunStop } from './run-stop.js';
 import type { ClaimedRun } from '../model/claimed-run.js';
+import type { RunUsage } from '../model/run-usage.js';
 
 export type { ClaimedRun };
 
@@ -33,6 +34,8 @@ export interface ActiveRun extends ClaimedRun {
    * this worker), else let go (see Executor.adopt).
    */
   claimedAgain?: ClaimedRun;
+  /** What it used, in all, once its process is gone (see usage/). */
+  usage?: RunUsage | undefined;
   /** Disarms its time limit (see time-limit-watch.ts) when it ends. */
   disarmLimit?: () => void;
 }

@@ -34,6 +34,8 @@ export interface RunProcessSpec {
   env: Record<string, string>;
   /** Under the keeper, when this machine has one (see subreaper.ts): what escapes the run's group is killed too. */
   reapEscaped?: boolean;
+  /** Files its process writes its pid to before the command runs: it joins its cgroup (usage/run-cgroup.ts). */
+  joinCgroups?: readonly string[];
   /** Files to write its stdout and stderr to as well (output-files.ts), opened before it starts. */
   output?: StoredOutputFiles;
   /** If its worker dies, its group gets SIGTERM, then SIGKILL this much later (the watchdog's grace). */
@@ -119,6 +121,18 @@ async function groupGone(group: number): Promise<void> {
   while (groupAlive(group) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
+/**
+ * Joins the cgroups whose `cgroup.procs` files come first (up to `--`), then
+ * becomes the command: so the command and all it starts are in them from
+ * the start. A file it cannot write stops it (exit 125, saying which).
+ */
+const JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "fitq: cannot join the run\'s cgroup ($1)" >&2; exit 125; }; shift; done; shift; exec "$@"';
+
+/** The command, joining its cgroups first if it has any. */
+function joinedCommand(file: string, args: readonly string[], procsFiles: readonly string[]): { file: string; args: readonly string[] } {
+  return procsFiles.length === 0 ? { file, args } : { file: 'sh', args: ['-c', JOIN_CGROUPS, 'fitq-cgroup', ...procsFiles, '--', file, ...args] };
+}
+
 /** The process a run's spec asks for: the command itself, or the keeper before it. */
 function keptCommand(file: string, args: readonly string[], keeper: KeeperSupport): { file: string; args: string[] } {
   return keeper.ok ? { file: 'perl', args: ['-e', KEEPER_SCRIPT, '--', String(keeper.prctl), file, ...args] } : { file, args: [...args] };
@@ -147,7 +161,8 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     files = opened;
   }
   const keeper: KeeperSupport = spec.reapEscaped ? keeperSupport() : { ok: false, why: 'not asked for' };
-  const spawned = keptCommand(file, args, keeper);
+  const joined = joinedCommand(file, args, spec.joinCgroups ?? []);
+  const spawned = keptCommand(joined.file, joined.args, keeper);
 
   let pid: number | undefined;
   /** What the keeper told: the run's group, and the main process's wait status. */

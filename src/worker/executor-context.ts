@@ -6,6 +6,7 @@ import type { Scripts } from '../queue/scripts.js';
 import type { ClaimLimits } from '../queue/claim-reply.js';
 import type { EscapedSweep } from './escaped-sweep.js';
 import type { LogFormat } from './logger.js';
+import type { UsageMeter } from './usage/usage-meter.js';
 
 import type { GpuVendor } from './gpus.js';
 
@@ -52,4 +53,6 @@ export interface ExecutorContext {
   sweep: EscapedSweep;
   /** Replicas that must confirm a claim before its run starts, and its end (see replica-confirm.ts), if any. */
   replicas?: ReplicaConfirm | undefined;
+  /** Measures what runs use, in cgroups that hold them to their demands where the worker has them (see usage/). */
+  usage: UsageMeter;
 }

@@ -18,6 +18,7 @@ import { RecentEnds } from './recent-ends.js';
 import { recordRunEnd } from './record-end.js';
 import { retryRefused } from './retry.js';
 import { markRunning, spawnRun } from './run-start.js';
+import { encodeRunUsage, outOfMemoryReason } from '../model/run-usage.js';
 import { CANCELED, requestStop, type RunStop } from './run-stop.js';
 
 /** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
@@ -260,9 +261,30 @@ export class Executor {
     return run.log;
   }
 
+  /**
+   * Records what the runs running here have used so far, under registration
+   * `token` (at each heartbeat); a failure is logged, and the next beat tries again.
+   */
+  async recordUsage(token: string): Promise<void> {
+    const running = this.ctx.usage.running();
+    const usages = [...running].flatMap(([runId, usage]) => {
+      const run = this.active.get(runId);
+      return run?.phase === 'running' ? [{ runId, epoch: run.epoch, usage: encodeRunUsage(usage) }] : [];
+    });
+    if (usages.length === 0) return;
+    await this.ctx.scripts.recordUsage(this.ctx.workerName, token, usages).catch((error: Error) => {
+      this.ctx.logger.debug({ err: error }, `Could not record what runs use so far: ${error.message}`);
+    });
+  }
+
   /** Records the end of a run, then lets it go: the executor holds it no more. */
-  private async record(run: ActiveRun, outcome: RunEnding): Promise<void> {
+  private async record(run: ActiveRun, ended: RunEnding): Promise<void> {
     run.phase = 'ending';
+    // What it used in all (its cgroup, if any, removed with whatever escaped into it).
+    run.usage ??= await this.ctx.usage.finish(run.runId);
+    // Its memory limit's doing, not its own: say so.
+    const outOfMemory = run.usage?.oomKills !== undefined && ended.status === 'failed' && run.stop === undefined;
+    const outcome = outOfMemory ? { ...ended, reason: outOfMemoryReason(run.usage!) } : ended;
     const recorded = await recordRunEnd(this.ctx, run, outcome, this.runLog(run));
     if (recorded) this.recentEnds.remember(recorded.input);
     this.active.delete(run.runId);

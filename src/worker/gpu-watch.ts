@@ -28,6 +28,8 @@ export interface GpuWatchParts {
   runMarks: () => RunMarks;
   /** Called when a device became usable: the claim loop looks again. */
   freed: () => void;
+  /** What one of the worker's runs holds on a device now (bytes), at each probe. */
+  ownMemory?: (runId: string, device: string, bytes: number) => void;
 }
 
 /**
@@ -85,6 +87,11 @@ export class GpuWatch {
       devices: [...new Set(parts.devices.map((device) => device.gpu))],
     });
     const readings = deviceReadings(result, parts.devices, parts.probe.foreign);
+    if (result.ok) {
+      for (const device of result.devices) {
+        for (const [runId, mib] of Object.entries(device.own)) parts.ownMemory?.(runId, String(device.index), mib * 1_048_576);
+      }
+    }
     try {
       const recorded = await parts.scripts.recordGpuProbe(
         parts.name,

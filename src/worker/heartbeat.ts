@@ -27,6 +27,8 @@ export interface HeartbeatParts {
   requests: Requests;
   reaper: Reaper;
   lostClaims: LostClaims;
+  /** Records what the runs use so far (see usage/), under the registration `token`. */
+  recordUsage: (token: string) => Promise<void>;
 }
 
 export class Heartbeat {
@@ -44,7 +46,7 @@ export class Heartbeat {
   }
 
   async beat(): Promise<void> {
-    const { name, leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper, lostClaims } = this.parts;
+    const { name, leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper, lostClaims, recordUsage } = this.parts;
     try {
       const token = lease.token;
       const reply = await scripts.heartbeat(name, token, leaseMs);
@@ -58,6 +60,7 @@ export class Heartbeat {
         // Ends a failover lost are recorded again first: what they free may be what a lost claim needs back.
         await claims.giveBackUnknown(token, reply.held);
         if (token === lease.token) await lostClaims.settle(lease.executor, token, reply.held);
+        if (token === lease.token) await recordUsage(token);
       }
       await reaper.reap();
     } catch (error) {

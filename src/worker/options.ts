@@ -1,6 +1,8 @@
 /**
  * Worker options, validated once at the edge.
  */
+import { parseEnforce } from './usage/enforce-option.js';
+import type { Enforced } from './usage/cgroup-host.js';
 import type { ReplicaWait } from '../redis/replica-wait.js';
 import { availableParallelism, hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -84,6 +86,13 @@ export interface WorkerOptions extends ClientOptions, GpuProbeFlags {
    * about as much CPU per run as the run's own spawn.
    */
   reapEscaped?: boolean;
+  /**
+   * Hold each run to these demands of its own in a cgroup (`mem`: its memory
+   * limit, `cpu`: its CPU quota), and measure it there (see usage/). The
+   * worker does not start where it cannot make cgroups. Default: none (what
+   * runs use is sampled from /proc).
+   */
+  enforce?: string | readonly string[];
   /** With passRedisEnv: the TLS files the worker's connection uses (e.g. its flags), passed on over its environment's. */
   redisTlsFiles?: TlsFiles;
   /** Serve the worker's own metrics (claims, wake-ups) at http://metricsHost:metricsPort/metrics; 0 picks a free port. Default: none. */
@@ -130,6 +139,8 @@ export interface ResolvedWorkerOptions {
   echoOutput: boolean;
   passRedisEnv: boolean;
   reapEscaped: boolean;
+  /** The demands its runs are held to in cgroups (--enforce). */
+  enforce: ReadonlySet<Enforced>;
   /** With a secret, runs must be signed with it (see src/security/signing.ts); without, every run runs. */
   secret: Buffer | undefined;
   /** Where to serve the worker's metrics, if anywhere. */
@@ -255,6 +266,7 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     echoOutput: options.echoOutput ?? true,
     passRedisEnv: options.passRedisEnv ?? false,
     reapEscaped: options.reapEscaped ?? false,
+    enforce: parseEnforce(options.enforce),
     secret,
     metrics: resolveMetrics(options),
     notify: { targets: resolveNotifyTargets(options.notifyAllow, secret !== undefined), bounds: resolveNotifyBounds(options.notifyBounds) },

@@ -8,6 +8,7 @@ import type { FinishInput, FinishResult } from '../queue/worker-calls.js';
 import type { ActiveRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
 import { retryRefused } from './retry.js';
+import { encodeRunUsage } from '../model/run-usage.js';
 import { endingMessage, endingToRecord, type EndingRun, type RunEnding } from './run-ending.js';
 
 /**
@@ -38,6 +39,7 @@ export async function recordRunEnd(
     ...toRecord,
     exitCode: outcome.exitCode,
     signal: outcome.signal,
+    ...(run.usage ? { usage: encodeRunUsage(run.usage) } : {}),
   };
   try {
     // Kept and tried again while Redis refuses it (out of memory, busy,

@@ -77,8 +77,16 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
     env.CUDA_VISIBLE_DEVICES = devices;
     env.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
   }
+  let joinCgroups: string[];
+  try {
+    // Its cgroup (--enforce), made before it starts: its process joins it before the command runs.
+    joinCgroups = ctx.usage.prepare(run.runId, run.epoch, run.demands);
+  } catch (error) {
+    return { status: 'returned', reason: `could not make its cgroup: ${(error as Error).message}` };
+  }
   const spawnedAtMs = performance.now();
   run.process = await startRunProcess({
+    joinCgroups,
     command: record.command,
     shell: record.shell,
     cwd: record.cwd,
@@ -100,6 +108,8 @@ export function markRunning(ctx: ExecutorContext, run: ActiveRun, spawned: Spawn
   run.phase = 'running';
   run.group = group;
   run.startedAtMs = performance.now();
+  // Its session is its first process's (the command's, or the keeper's).
+  if (runProcess.pid !== undefined) ctx.usage.started(run.runId, runProcess.pid);
   ctx.onRunStarted?.();
   const limit = runTimeLimit(run, ctx.timeLimits);
   const limitFields = limit ? { timeLimitMs: limit.limitMs, timeLimit: formatTimeLimit(limit.limitMs) } : {};

@@ -27,6 +27,8 @@ import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } 
 import { registrationFor } from './registration.js';
 import type { WorkerConnection } from './run-env.js';
 import { keeperSupport } from './subreaper.js';
+import { closeCgroupLayout, type CgroupLayout } from './usage/cgroup-host.js';
+import { enforcementText, openEnforcement } from './usage/enforce-option.js';
 
 /** What a started worker is made of. */
 export interface WorkerParts {
@@ -45,6 +47,8 @@ export interface WorkerParts {
   metrics?: { metrics: WorkerMetrics; server: MetricsServer } | undefined;
   /** The Redis URL as messages show it (no password). */
   shownUrl: string;
+  /** With --enforce: the worker's cgroups, its runs' go below. */
+  cgroups?: CgroupLayout | undefined;
 }
 
 /**
@@ -69,12 +73,21 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   const logMaxLines = input.logMaxLines ?? DEFAULT_LOG_MAX_LINES;
   // Named as BullMQ names its workers' connections: Queue.getWorkers() and Bull Board list fitq's.
   const connectionName = keys.queue.workerClientName(options.name);
+  // Made first, as the metrics port is taken: a worker that cannot hold its runs to their demands does not start.
+  const cgroups = openEnforcement(options.enforce);
+  const undo = async () => {
+    await metrics?.server.close();
+    if (cgroups) closeCgroupLayout(cgroups);
+  };
   // Served first: a port in use is refused before the worker registers.
-  const metrics = await startMetrics(options, queue);
+  const metrics = await startMetrics(options, queue).catch(async (error: unknown) => {
+    if (cgroups) closeCgroupLayout(cgroups);
+    throw error;
+  });
   // A Redis that may evict keys would lose runs and reservations: refused.
   const redis = await connectRedis({ ...input, redisOptions: { ...input.redisOptions, connectionName }, evictionCheck: 'refuse' }, true).catch(
     async (error: unknown) => {
-      await metrics?.server.close();
+      await undo();
       throw error;
     },
   );
@@ -83,18 +96,19 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   logger.info(`Starting worker ${options.name}: ${options.concurrencyText}`);
   const registered = await scripts.registerWorker(registration).catch(async (error: unknown) => {
     await closeRedis(redis);
-    await metrics?.server.close();
+    await undo();
     throw error;
   });
   if (!registered) {
     await closeRedis(redis);
-    await metrics?.server.close();
+    await undo();
     throw refusalOf('workerNameTaken', options.name);
   }
   if (metrics) logger.info({ metricsUrl: metrics.server.url }, `Metrics at ${metrics.server.url}`);
   if (options.passRedisEnv) logger.info('Runs get this worker\'s Redis connection settings (--pass-redis-env), password included');
   const keeper = options.reapEscaped ? keeperSupport() : undefined;
   if (keeper && !keeper.ok) logger.warn(`--reap-escaped: processes a run moves out of its session (setsid) may outlive it: killing them ${keeper.why}`);
+  if (cgroups) logger.info(enforcementText(options.enforce, cgroups));
   if (gpus.whyNone) logger.warn(`--gpus auto found no GPU devices: ${gpus.whyNone}`);
   if (gpus.unreachable) logger.warn(`--gpus auto: nvidia-smi cannot reach some devices, which this worker goes without until it restarts: ${gpus.unreachable}`);
   logger.info(`Worker resources: ${formatHumanResources(options.resources) || '(none)'}`);
@@ -106,7 +120,7 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
   }
   const connection = { redisUrl: input.redisUrl, tlsFiles: input.redisTlsFiles };
   const shownUrl = redactRedisUrl(resolveRedisUrl(input.redisUrl));
-  return { options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics, shownUrl };
+  return { options, keys, redis, scripts, logger, logMaxLines, registration, connection, queue, metrics, shownUrl, cgroups };
 }
 
 /**

@@ -36,6 +36,7 @@ import { inheritedEnv } from './run-env.js';
 import { stoppedReason } from './run-ending.js';
 import { spawnHelper } from './spawner/spawner.js';
 import { openWorker, type WorkerParts } from './worker-start.js';
+import { UsageMeter } from './usage/usage-meter.js';
 
 export type { WorkerOptions } from './options.js';
 
@@ -61,6 +62,7 @@ export class FitqWorker {
   private readonly notifier: Notifier;
   private readonly eviction: EvictionGuard;
   private readonly gpuWatch: GpuWatch | undefined;
+  private readonly usage: UsageMeter;
   private resolveDone!: () => void;
   private subscriber: Subscription | undefined;
   private poll: NodeJS.Timeout | undefined;
@@ -87,6 +89,8 @@ export class FitqWorker {
     const notifier = new Notifier({ redis, keys, queue: parts.queue, logger, ...options.notify });
     this.notifier = notifier;
     const replicas = options.waitReplicas ? new ReplicaConfirm(redis, keys.base, options.waitReplicas) : undefined;
+    const usage = new UsageMeter(parts.cgroups, options.enforce, logger);
+    this.usage = usage;
     // Each registration gets its own executor; a run's end wakes the claim loop (built after the first executor).
     const createExecutor = (token: string) =>
       new Executor({
@@ -116,6 +120,7 @@ export class FitqWorker {
         reapEscaped: options.reapEscaped,
         sweep,
         replicas,
+        usage,
       });
     // Checked again while it runs: claims and registrations wait while Redis may evict keys.
     const eviction = new EvictionGuard(redis, parts.shownUrl, logger, () => this.claims.wake());
@@ -139,9 +144,13 @@ export class FitqWorker {
       ? new GpuWatch({
         name: options.name, devices: options.gpuDevices, probe: options.gpuProbe, scripts, logger,
         token: () => lease.token, runMarks: () => lease.executor.runMarks(), freed: () => claims.wake(),
+        ownMemory: (runId, device, bytes) => usage.gpuMemory(runId, device, bytes),
       })
       : undefined;
-    this.heartbeat = new Heartbeat({ name: options.name, leaseMs: options.leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper, lostClaims });
+    this.heartbeat = new Heartbeat({
+      name: options.name, leaseMs: options.leaseMs, scripts, logger, lifecycle, lease, claims, requests, reaper, lostClaims,
+      recordUsage: (token) => lease.executor.recordUsage(token),
+    });
   }
 
   /**
@@ -243,6 +252,7 @@ export class FitqWorker {
     this.eviction.close();
     this.heartbeat.close();
     this.gpuWatch?.close();
+    this.usage.close();
     clearInterval(this.poll);
     this.claims.close();
     this.reaper.close();

@@ -46,7 +46,9 @@
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] token, ARGV[5] epoch,
   ARGV[6] status (completed|failed|canceled|rejected|timeout|stopped|returned), ARGV[7] exitCode ("" if none),
-  ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] logMaxLines
+  ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] logMaxLines,
+  ARGV[11] what the run used (model/run-usage.ts, JSON; "" if not measured):
+  kept as its `usage`, and with its attempt when it is re-staged
 
   The run ends now by the Redis server's clock (its job's finishedOn).
 
@@ -137,6 +139,7 @@ else
 end
 dropClaim()
 
+if ARGV[11] ~= "" then redis.call("HSET", runKey, "usage", ARGV[11]) end
 if status == "stopped" or status == "returned" then
   return {CODE.ok, settleAbandonedRun(base, runId, reason, serverNow(), ARGV[10], status == "returned")}
 end

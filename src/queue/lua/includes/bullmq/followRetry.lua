@@ -18,7 +18,7 @@ local function followRetry(r, runId, status)
   local key = KEY.run(base, runId)
   reopenJob(base, runId)
   redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested",
-    "exitCode", "signal", "reason", "restaged", "restagedReason")
+    "exitCode", "signal", "reason", "restaged", "restagedReason", "usage")
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "retried", 1)
   local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")

@@ -26,7 +26,7 @@ local function reopenRun(base, runId, now, logMaxLines)
   reopenJob(base, runId)
   redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested",
     "exitCode", "signal", "reason", "restaged", "restagedReason", "failures", "canceledFor", "beginAt", "held",
-    "waitDeps", "depsNever")
+    "waitDeps", "depsNever", "usage")
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "restarted", 1)
   local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")

@@ -29,7 +29,7 @@ local function restageRun(base, runId, reason, logMaxLines, unstarted)
   countRestage(base, "worker")
   releasePoolShare(base, run[2])
   returnJob(base, runId)
-  redis.call("HDEL", runKey, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested")
+  redis.call("HDEL", runKey, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested", "usage")
   redis.call("HSET", runKey, "status", "staged", "restagedReason", why)
   if not unstarted then redis.call("HSET", runKey, "restaged", restaged) end
   emitEvent(base, "restaged", runId, "reason", reason)

@@ -40,7 +40,7 @@ local function retryFailedRun(base, runId, status, exitCode, signal, reason, now
   releasePoolShare(base, redis.call("HGET", key, "pooled"))
   returnJob(base, runId)
   redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested", "exitCode",
-    "signal", "reason")
+    "signal", "reason", "usage")
   local why = status .. " (" .. reason .. "): retry " .. (failures + 1) .. " of " .. most
   redis.call("HSET", key, "status", "staged", "failures", failures + 1, "restagedReason", why)
   if backoff > 0 then redis.call("HSET", key, "beginAt", string.format("%.0f", now + backoff)) end
