@@ -76,12 +76,17 @@ ${devices.map((device) => {
 </div>`;
 }
 
-/** `12.0 of 40.0 GiB used (10.6 GiB not fitq's), 35 % busy`, as the probe read it. */
+/**
+ * `12.0 of 40.0 GiB used (fitq's runs 1.4, not fitq's 10.6), 35 % busy`,
+ * as the probe read it: the rest of what is used is the driver's.
+ */
 function memoryLine(reading: DeviceReading): Html | string {
   if (reading.totalMiB === undefined) return '';
   const gib = (mib: number) => (mib / 1024).toFixed(1);
   const memory = reading.usedMiB === undefined ? `${gib(reading.totalMiB)} GiB` : `${gib(reading.usedMiB)} of ${gib(reading.totalMiB)} GiB used`;
-  const foreign = reading.foreignMiB ? ` (${gib(reading.foreignMiB)} GiB not fitq's)` : '';
+  const runsMiB = Object.values(reading.runsMiB ?? {}).reduce((sum, mib) => sum + mib, 0);
+  const split = [...(runsMiB ? [`fitq's runs ${gib(runsMiB)}`] : []), ...(reading.foreignMiB ? [`not fitq's ${gib(reading.foreignMiB)}`] : [])];
+  const foreign = split.length > 0 ? ` (${split.join(', ')})` : '';
   const busy = reading.utilization === undefined ? '' : `, ${reading.utilization} % busy`;
   return html`<span class="gpu-memory">${memory}${foreign}${busy}</span>`;
 }

@@ -106,10 +106,11 @@ export function deviceReadings(result: ProbeResult, devices: readonly GpuDevice[
 
 /** What a probe says of one GPU (by nvidia-smi's index). */
 function gpuReading(result: ProbeResult, index: number, foreign: ForeignPolicy): DeviceReading {
-  if (!result.ok) return { state: 'lost', why: `nvidia-smi failed: ${result.failure.message}` };
+  const tool = result.tool ?? 'nvidia-smi';
+  if (!result.ok) return { state: 'lost', why: `${tool} failed: ${result.failure.message}` };
   const lost = result.lost.find((device) => device.index === index);
   const device = result.devices.find((probed) => probed.index === index);
-  if (lost) return { state: 'lost', why: `nvidia-smi cannot reach it: ${lost.message}` };
-  if (!device) return { state: 'lost', why: 'nvidia-smi no longer lists it' };
+  if (lost) return { state: 'lost', why: `${tool} cannot reach it: ${lost.message}` };
+  if (!device) return { state: 'lost', why: `${tool} no longer lists it` };
   return readingOf(device, foreign);
 }

@@ -55,7 +55,10 @@ export interface LostDevice {
   message: string;
 }
 
-export type ProbeResult = { ok: true; devices: ProbedDevice[]; lost: LostDevice[] } | { ok: false; failure: NvidiaSmiFailure };
+/** `tool`: which tool read the devices (nvidia-smi when not said), for what a reading says of them. */
+export type ProbeResult =
+  | { ok: true; devices: ProbedDevice[]; lost: LostDevice[]; tool?: string }
+  | { ok: false; failure: NvidiaSmiFailure; tool?: string };
 
 /** Processes the worker leaves alone on its devices (`--gpu-ignore-process NAME|PID`), as gflow's ignore list. */
 export interface IgnoredProcesses {
@@ -111,20 +114,10 @@ async function probeDevices(select: string[], options: ProbeOptions): Promise<Pr
   ]);
   if (!gpus.ok) return gpus;
   if (!apps.ok) return apps;
-  const foreign = new Map<string, ForeignProcess[]>();
-  const own = new Map<string, Record<string, number>>();
-  for (const app of parseComputeApps(apps.stdout)) {
-    const process = { pid: app.pid, name: app.processName, usedMiB: app.usedMiB };
-    const owner = await options.ownerOf(app.pid);
-    if (owner !== undefined) {
-      const runs = own.get(app.gpuUuid) ?? {};
-      runs[owner] = (runs[owner] ?? 0) + (app.usedMiB ?? 0);
-      own.set(app.gpuUuid, runs);
-      continue;
-    }
-    if (isIgnored(process, options.ignored)) continue;
-    foreign.set(app.gpuUuid, [...(foreign.get(app.gpuUuid) ?? []), process]);
-  }
+  const { foreign, own } = await sortProcesses(
+    parseComputeApps(apps.stdout).map((app) => ({ device: app.gpuUuid, pid: app.pid, name: app.processName, usedMiB: app.usedMiB })),
+    options,
+  );
   const devices = parseGpuQuery(gpus.stdout).map((gpu) => ({
     index: gpu.index,
     uuid: gpu.uuid,
@@ -140,13 +133,45 @@ async function probeDevices(select: string[], options: ProbeOptions): Promise<Pr
   return { ok: true, devices, lost: [] };
 }
 
-/** Whether nvidia-smi is an executable file on PATH. */
-export async function nvidiaSmiFound(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+/** A compute process on a device (by the key the tool gives it: nvidia-smi's UUID, amd-smi's index). */
+export interface DeviceProcess extends ForeignProcess {
+  device: string;
+}
+
+/**
+ * The processes on the devices, sorted: the worker's own runs' (memory per
+ * run, by device), the ignored ones (left out), and the foreign ones (by device).
+ */
+export async function sortProcesses(
+  processes: readonly DeviceProcess[],
+  options: ProbeOptions,
+): Promise<{ foreign: Map<string, ForeignProcess[]>; own: Map<string, Record<string, number>> }> {
+  const foreign = new Map<string, ForeignProcess[]>();
+  const own = new Map<string, Record<string, number>>();
+  for (const { device, ...process } of processes) {
+    const owner = await options.ownerOf(process.pid);
+    if (owner !== undefined) {
+      const runs = own.get(device) ?? {};
+      runs[owner] = (runs[owner] ?? 0) + (process.usedMiB ?? 0);
+      own.set(device, runs);
+      continue;
+    }
+    if (isIgnored(process, options.ignored)) continue;
+    foreign.set(device, [...(foreign.get(device) ?? []), process]);
+  }
+  return { foreign, own };
+}
+
+/** Whether `tool` is an executable file on PATH. */
+export async function toolFound(tool: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
   for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    if (await access(join(dir, 'nvidia-smi'), constants.X_OK).then(() => true, () => false)) return true;
+    if (await access(join(dir, tool), constants.X_OK).then(() => true, () => false)) return true;
   }
   return false;
 }
+
+/** Whether nvidia-smi is an executable file on PATH. */
+export const nvidiaSmiFound = (env: NodeJS.ProcessEnv = process.env): Promise<boolean> => toolFound('nvidia-smi', env);
 
 /** How a busy device is shown: `used by a process fitq did not start (pid 4242, python, 21.3 GiB)`. */
 export function describeForeign(processes: readonly ForeignProcess[]): string {

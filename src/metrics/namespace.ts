@@ -9,6 +9,7 @@ import { Gauge, Registry } from 'prom-client';
 import type { FitqClient } from '../client.js';
 import { Scripts } from '../queue/scripts.js';
 import { capacityMetrics } from './capacity-metrics.js';
+import { runUsageMetrics } from './run-usage-metrics.js';
 import { runMetrics } from './run-metrics.js';
 import { addParkedAndEndedCounts } from './status-counts.js';
 import { DEFAULT_METRICS_SHAPES, shapesToRead } from './shape-series.js';
@@ -40,6 +41,7 @@ export async function renderNamespaceMetrics(
   const up = new Gauge({ name: 'fitq_up', help: '1 when the namespace could be read from Redis for this scrape.', labelNames: ['queue'], registers: [registry] });
   const runs = runMetrics(registry, shapes);
   const capacity = capacityMetrics(registry);
+  const usage = runUsageMetrics(registry);
   const snapshotOf = async (client: FitqClient) => {
     const scripts = scriptsFor(client);
     const snapshot = await scripts.readMetrics(shapesToRead(shapes));
@@ -53,6 +55,7 @@ export async function renderNamespaceMetrics(
     if (read.status !== 'fulfilled') return;
     runs.add(queue, read.value.snapshot);
     capacity.add(queue, read.value.snapshot);
+    usage.add(queue, read.value.snapshot);
   });
   return { contentType: registry.contentType, body: await registry.metrics() };
 }

@@ -3,6 +3,9 @@
  * moment (runs by status, staged runs by shape, workers, pool) and the run
  * statistics the scripts keep (includes/runTimeBounds.lua).
  */
+import { parseStoredResources, type Resources } from '../resources/spec.js';
+import { decodeRunUsage, type RunUsage } from './run-usage.js';
+import { parseJson } from './run-codec.js';
 import { decodeDeviceReading, type DeviceReading } from '../gpu/device-reading.js';
 import { parseDecimal } from '../resources/amount.js';
 
@@ -32,6 +35,14 @@ export interface WorkerSnapshot {
   devices: Map<string, bigint>;
   /** Its GPU probe's last reading, by device index (a worker that probes). */
   gpus: Map<string, DeviceReading>;
+  /** Its running runs: what each one's claim reserved (micros), and what it used so far, if it was measured yet. */
+  runs: RunningRunSnapshot[];
+}
+
+export interface RunningRunSnapshot {
+  id: string;
+  reserved: Resources;
+  usage: RunUsage | undefined;
 }
 
 export interface MetricsSnapshot {
@@ -126,6 +137,7 @@ export function parseMetricsReply(reply: unknown): MetricsSnapshot {
       free: amounts(entry[9]),
       devices: amounts(entry[10]),
       gpus: readingsOf(entry[11]),
+      runs: runningRunsOf(entry[12]),
     })),
     pool: { capacity: amounts(poolCapacity), used: amounts(poolUsed) },
     ended: new Map(),
@@ -157,4 +169,20 @@ function readingsOf(flat: unknown): Map<string, DeviceReading> {
     if (reading) readings.set(list[i]!, reading);
   }
   return readings;
+}
+
+/** A worker's running runs, flat as readMetrics gives them: id, reserved ("cpu=1 mem=500000000"), usage (JSON or ""). */
+function runningRunsOf(flat: unknown): RunningRunSnapshot[] {
+  const list = Array.isArray(flat) ? flat.map(String) : [];
+  const runs: RunningRunSnapshot[] = [];
+  for (let i = 0; i + 2 < list.length; i += 3) {
+    let reserved: Resources;
+    try {
+      reserved = parseStoredResources(list[i + 1]);
+    } catch {
+      reserved = new Map(); // written by hand: nothing shown as booked
+    }
+    runs.push({ id: list[i]!, reserved, usage: decodeRunUsage(parseJson<unknown>(list[i + 2], undefined)) });
+  }
+  return runs;
 }

@@ -10,7 +10,9 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { deviceReadings, encodeDeviceReading, type DeviceReading } from '../gpu/device-reading.js';
-import { probeNvidia } from '../gpu/probe.js';
+import { probeNvidia, type ProbeOptions, type ProbeResult } from '../gpu/probe.js';
+import { probeAmd } from '../gpu/amd-probe.js';
+import type { GpuVendor } from './gpus.js';
 import type { GpuProbeOptions } from './gpu-probe-options.js';
 import type { GpuDevice } from '../gpu/gpu-devices.js';
 import type { Scripts } from '../queue/scripts.js';
@@ -18,6 +20,8 @@ import { readRunToken } from './escaped-sweep.js';
 
 export interface GpuWatchParts {
   name: string;
+  /** Whose tool reads the devices: nvidia-smi (nvidia) or amd-smi (amd). */
+  vendor: GpuVendor;
   devices: readonly GpuDevice[];
   probe: GpuProbeOptions;
   scripts: Scripts;
@@ -38,16 +42,21 @@ export interface GpuWatchParts {
  * device it gets) is first checked against; the claim then checks each
  * device's own free memory. Undefined when nvidia-smi gives no device's total.
  */
-export async function totalGpuMemory(devices: readonly GpuDevice[]): Promise<bigint | undefined> {
+export async function totalGpuMemory(devices: readonly GpuDevice[], vendor: GpuVendor = 'nvidia'): Promise<bigint | undefined> {
   // (A MIG device's memory is not in the GPU's query: gpumem goes on whole GPUs only.)
   const whole = devices.filter((device) => !device.mig).map((device) => device.gpu);
-  const result = await probeNvidia({ ownerOf: async () => undefined, ignored: { names: new Set(), pids: new Set() }, devices: whole });
+  const result = await probeWith(vendor)({ ownerOf: async () => undefined, ignored: { names: new Set(), pids: new Set() }, devices: whole });
   if (!result.ok) return undefined;
   const totals = result.devices.filter((device) => whole.includes(device.index)).flatMap((device) => (device.totalMiB === undefined ? [] : [device.totalMiB]));
   if (totals.length === 0) return undefined;
   // In whole megabytes, so it reads as gpumem=85.899G rather than a byte count; below the exact sum, never above.
   const bytes = BigInt(totals.reduce((sum, mib) => sum + mib, 0)) * 1_048_576n;
   return (bytes / 1_000_000n) * 1_000_000n;
+}
+
+/** The probe of a vendor's devices: nvidia-smi's, or amd-smi's. */
+function probeWith(vendor: GpuVendor): (options: ProbeOptions) => Promise<ProbeResult> {
+  return vendor === 'amd' ? probeAmd : probeNvidia;
 }
 
 /** How old a reading may be for a claim to place runs on the devices: two intervals. */
@@ -81,7 +90,7 @@ export class GpuWatch {
   private async probeOnce(): Promise<void> {
     const { parts } = this;
     const marks = parts.runMarks();
-    const result = await probeNvidia({
+    const result = await probeWith(parts.vendor)({
       ownerOf: (pid) => runOf(pid, marks),
       ignored: parts.probe.ignored,
       devices: [...new Set(parts.devices.map((device) => device.gpu))],

@@ -20,7 +20,7 @@ import { formatHumanResources, sortResources } from '../resources/spec.js';
 import { resolveGpus } from './gpus.js';
 import { totalGpuMemory } from './gpu-watch.js';
 import { UsageError } from '../errors.js';
-import { nvidiaSmiFound } from '../gpu/probe.js';
+import { toolFound } from '../gpu/probe.js';
 import { deviceName } from '../gpu/gpu-devices.js';
 import { createLogger } from './logger.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './options.js';
@@ -64,8 +64,8 @@ export async function openWorker(input: WorkerOptions): Promise<WorkerParts> {
     gpuVendor: gpus.vendor ?? 'nvidia',
     ...(gpus.details ? { gpuDevices: gpus.details } : {}),
   };
-  // Devices listed by hand on a box without nvidia-smi cannot be probed: fitq's bookkeeping is all there is.
-  const unprobed = resolved.gpuProbe.intervalMs > 0 && (resolved.gpuVendor === 'amd' || !(await nvidiaSmiFound()));
+  // Devices on a box without their vendor's tool (nvidia-smi, amd-smi) cannot be probed: fitq's bookkeeping is all there is.
+  const unprobed = resolved.gpuProbe.intervalMs > 0 && !(await toolFound(resolved.gpuVendor === 'amd' ? 'amd-smi' : 'nvidia-smi'));
   const options = unprobed ? { ...resolved, gpuProbe: { ...resolved.gpuProbe, intervalMs: 0 } } : await withGpuMemory(resolved);
   const { queue, prefix } = resolveNamespace(input);
   const keys = namespaceKeys(queue, prefix);
@@ -133,19 +133,20 @@ async function withGpuMemory(options: ResolvedWorkerOptions): Promise<ResolvedWo
   if (options.resources.has('gpumem')) {
     throw new UsageError('gpumem is measured on each GPU device by nvidia-smi: do not declare it (or start the worker with --gpu-probe-interval 0)');
   }
-  const total = await totalGpuMemory(options.gpuDevices);
+  const total = await totalGpuMemory(options.gpuDevices, options.gpuVendor);
   if (total === undefined) return options;
   return { ...options, resources: sortResources(new Map([...options.resources, ['gpumem', total * MICROS_PER_UNIT]])) };
 }
 
 /** How the worker's devices are watched, for its log. */
 function probeText(options: ResolvedWorkerOptions, unprobed: boolean): string {
-  if (unprobed && options.gpuVendor === 'amd') return ' (AMD, runs get ROCR_VISIBLE_DEVICES; not probed: a device is free when fitq\'s own runs leave it)';
-  if (unprobed) return ' (not probed: nvidia-smi not found on PATH; a device is free when fitq\'s own runs leave it)';
+  const amd = options.gpuVendor === 'amd' ? 'AMD, runs get ROCR_VISIBLE_DEVICES; ' : '';
+  const tool = options.gpuVendor === 'amd' ? 'amd-smi' : 'nvidia-smi';
+  if (unprobed) return ` (${amd}not probed: ${tool} not found on PATH; a device is free when fitq's own runs leave it)`;
   const { intervalMs, foreign } = options.gpuProbe;
-  if (intervalMs === 0) return ' (not probed: --gpu-probe-interval 0; a device is free when fitq\'s own runs leave it)';
+  if (intervalMs === 0) return ` (${amd}not probed: --gpu-probe-interval 0; a device is free when fitq's own runs leave it)`;
   const trust = foreign === 'ignore' ? '; processes fitq did not start are ignored (--gpu-foreign ignore)' : '';
-  return ` (probed every ${intervalMs / 1000} s through nvidia-smi${trust})`;
+  return ` (${amd}probed every ${intervalMs / 1000} s through ${tool}${trust})`;
 }
 
 /** With --metrics-port, the worker's metrics and their server (loaded only then). */

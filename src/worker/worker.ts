@@ -142,7 +142,7 @@ export class FitqWorker {
     const lostClaims = new LostClaims({ name: options.name, scripts, logger });
     this.gpuWatch = options.gpuProbe.intervalMs > 0
       ? new GpuWatch({
-        name: options.name, devices: options.gpuDevices, probe: options.gpuProbe, scripts, logger,
+        name: options.name, vendor: options.gpuVendor, devices: options.gpuDevices, probe: options.gpuProbe, scripts, logger,
         token: () => lease.token, runMarks: () => lease.executor.runMarks(), freed: () => claims.wake(),
         ownMemory: (runId, device, bytes) => usage.gpuMemory(runId, device, bytes),
       })

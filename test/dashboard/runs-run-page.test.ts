@@ -67,6 +67,10 @@ describe('dashboard run page', () => {
     expect(await page.evaluate('window.__pwned === undefined && window.__notReloaded === true')).toBe(true);
     // The record follows too: completed, and the run waiting for it has gone on.
     await page.locator('[data-testid="run-status"]', { hasText: 'completed' }).waitFor();
+    // What it used, as its worker measured it (the gate kept it running past its first reading).
+    await page.locator('[data-testid="field-measured"]', { hasText: /^from \/proc every 1s \(what ends between two readings is missed\)$/ }).waitFor();
+    expect(await page.getByTestId('field-memory').textContent()).toMatch(/^\d+\.\d[KMG] peak$/);
+    expect(await page.getByTestId('field-cpu-time').textContent()).toMatch(/^\S+ \(user \S+, system \S+\), \d+\.\d\d CPUs on average$/);
     await client.waitForRuns([after!.id], { timeoutMs: 20_000 });
     await page.locator('[data-testid="dependents-after-log"]', { hasText: 'completed' }).waitFor();
     expect(consoleErrors).toEqual([]);

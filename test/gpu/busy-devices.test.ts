@@ -91,7 +91,11 @@ describe('devices held by processes fitq did not start', () => {
     expect(await devicesOf(client, await stage(client, '0.5'))).toBe('0');
     expect((await client.getRun(user))?.status).toBe('running');
     writeFileSync(gate, '');
-    expect((await client.waitForEnd(user)).status).toBe('completed');
+    const ended = await client.waitForEnd(user);
+    expect(ended.status).toBe('completed');
+    // What its process held on the device, as the probe read it, is what the run used there.
+    expect(ended.usage?.gpuPeakBytes).toEqual({ 0: 1024 * 1_048_576 });
+    expect((await fitq(['runs', 'show', user], { queue })).stdout).toMatch(/^gpu memory: GPU 0 1\.1G peak$/m);
   });
 
   it('trusts its own bookkeeping only with --gpu-foreign ignore', async () => {

@@ -79,6 +79,26 @@ describe('renderNamespaceMetrics', () => {
     expect(valueOf(samples, 'fitq_gpu_state', { ...device, gpu: '1', UUID: 'GPU-b', state: 'ok' })).toBe(1);
   });
 
+  it('shows what each running run used so far beside what its claim booked, and nothing of it once it ended', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await startTestWorker(queue, { name: 'measuring', resources: 'cpu=2 mem=1G', leaseMs: 1500 });
+    // 90 MB written to, then it waits for its gate.
+    const held = gate();
+    const command = ['node', '-e', `const b = Buffer.alloc(90e6, 1); const f = process.argv[1]; const t = setInterval(() => require('fs').existsSync(f) && (clearInterval(t), b.length), 50);`, held.command[3]!];
+    const id = (await client.stage({ command, resources: 'cpu=0.5 mem=300M' })).runs[0]!.id;
+    await waitFor('its first reading recorded', async () => ((await client.getRun(id)).usage?.samples ?? 0) > 0);
+    const { samples } = await scrape([queue, client]);
+    const run = { queue, worker: 'measuring', run: id };
+    expect(valueOf(samples, 'fitq_run_memory_booked_bytes', run)).toBe(300e6);
+    expect(valueOf(samples, 'fitq_run_cpu_booked', run)).toBe(0.5);
+    expect(valueOf(samples, 'fitq_run_memory_peak_bytes', run)).toBeGreaterThan(90e6);
+    expect(valueOf(samples, 'fitq_run_cpu_seconds', run)).toBeGreaterThanOrEqual(0);
+    held.open();
+    expect((await client.waitForEnd(id)).status).toBe('completed');
+    expect(samplesOf((await scrape([queue, client])).samples, 'fitq_run_memory_peak_bytes', run)).toEqual([]);
+  });
+
   it('shows runs by status and shape, reservations, GPU shares and the pool while runs hold resources, and counts them as they end', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);

@@ -63,7 +63,10 @@ export function spawnCliWorker(queue: string, args: string[], url = redisUrl(), 
 
 afterEach(async (context) => {
   for (const worker of cliWorkers.splice(0)) {
-    printWorkerLog(context, `CLI worker pid ${worker.pid}`, worker.logs());
+    // What it said on stderr too (a worker that never logged said why there, if anywhere).
+    const stderr = worker.stderr().trim().slice(-2000);
+    const state = worker.process.exitCode === null && worker.process.signalCode === null ? 'running' : `exited (${worker.process.exitCode ?? worker.process.signalCode})`;
+    printWorkerLog(context, `CLI worker pid ${worker.pid}, ${state}${stderr ? `, stderr: ${stderr}` : ''}`, worker.logs());
     if (worker.process.exitCode === null && worker.process.signalCode === null) worker.process.kill('SIGKILL');
     await worker.exited;
   }

@@ -39,8 +39,11 @@
     workers     one list per registered worker: {name, host, heartbeatAt,
                 alive (1: its lease holds), drained (1/0), holding (1: it holds
                 resources for a blocked head), running runs, concurrency,
-                capacity, free, devices}, the last three flat name, amount
-                (devices: GPU index, free share)
+                capacity, free, devices, gpus, runs}, capacity, free and
+                devices flat name, amount (devices: GPU index, free share);
+                gpus its probe's hash; runs flat run id, what its claim
+                reserved, what it used so far (its `usage`, "" if none) for
+                each of its running runs
     poolCapacity, poolUsed, stats   flat hashes
     waitBounds, durationBounds      the bucket bounds (ms) of the statistics
     stagedTotal staged runs in the whole fit index, every shape's included
@@ -76,6 +79,20 @@ local statuses = runCounts(base)
 local shapes, stagedTotal = {}, 0
 if redis.call("EXISTS", groupsKey) == 1 then shapes, stagedTotal = stagedShapes(base, mostShapes) end
 
+-- A worker's running runs: id, what its claim reserved, what it used so far.
+local function runsOf(name)
+  local runs = {}
+  for _, runId in ipairs(tryCall("SMEMBERS", KEY.workerRuns(base, name)) or {}) do
+    local run = validName(runId) and tryCall("HMGET", KEY.run(base, runId), "reserved", "usage")
+    if run then
+      runs[#runs + 1] = runId
+      runs[#runs + 1] = run[1] or ""
+      runs[#runs + 1] = run[2] or ""
+    end
+  end
+  return runs
+end
+
 local workers = {}
 for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
   local info = validName(name) and tryCall("HMGET", KEY.worker(base, name), "host", "heartbeatAt", "drained", "holding", "concurrency")
@@ -85,6 +102,7 @@ for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
       info[3] and 1 or 0, info[4] and 1 or 0, tryCall("SCARD", KEY.workerRuns(base, name)) or 0, info[5] or "0",
       tryCall("HGETALL", KEY.workerCapacity(base, name)) or {}, tryCall("HGETALL", KEY.workerFree(base, name)) or {},
       tryCall("HGETALL", KEY.workerDevices(base, name)) or {}, tryCall("HGETALL", KEY.workerGpus(base, name)) or {},
+      runsOf(name),
     }
   end
 end
