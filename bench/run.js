@@ -26,7 +26,9 @@
 // a script doing nothing, and Redis CPU per claim (bench/scale.js), `node
 // bench/run.js gpu-probe` what probing 8 GPUs costs an idle CLI worker, and
 // how soon a run starts once a foreign process leaves its device
-// (bench/gpu-probe.js).
+// (bench/gpu-probe.js), `node bench/run.js enforce` what `--enforce mem,cpu`
+// costs the CLI worker per run (a cgroup made, joined and removed), against
+// the same worker without it and raw spawn.
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -160,13 +162,13 @@ async function rawSpawnPiped(concurrency) {
  * fitq as users run it: CLI_RUNS staged runs of `true`, then `fitq worker
  * --run-once` (a process of its own, start-up included) until it exits.
  */
-async function cliWorkerThroughput(concurrency) {
+async function cliWorkerThroughput(concurrency, { demands = 'cpu=1', capacity = `cpu=${concurrency}`, flags = [] } = {}) {
   const queue = newQueue();
   const client = await FitqClient.connect({ redisUrl: redis.url, queue });
-  await client.stage({ command: ['true'], resources: 'cpu=1', repeat: CLI_RUNS });
+  await client.stage({ command: ['true'], resources: demands, repeat: CLI_RUNS });
   await client.close();
   const start = performance.now();
-  await execa('node', [BIN, 'worker', '-r', `cpu=${concurrency}`, '--concurrency', String(concurrency), '--run-once', '--log-format', 'json'], {
+  await execa('node', [BIN, 'worker', '-r', capacity, '--concurrency', String(concurrency), '--run-once', '--log-format', 'json', ...flags], {
     env: { FITQ_REDIS_URL: redis.url, FITQ_QUEUE: queue },
     buffer: false,
     stdout: 'ignore',
@@ -194,6 +196,39 @@ async function reportCliWorker() {
     `CLI worker: ${(1000 / cli).toFixed(0)} runs/s, raw spawn ${(1000 / spawned).toFixed(0)} runs/s (fitq at ${(spawned / cli).toFixed(2)}× raw spawn's speed, ` +
       `median of ${CLI_ROUNDS} alternating rounds: ${rounds.map(({ speed }) => `${speed.toFixed(2)}×`).join(', ')}); ` +
       `previous release: ${PREVIOUS_CLI.speed.toFixed(2)}× raw spawn's speed, ${PREVIOUS_CLI.msPerRun} ms/run against ${PREVIOUS_CLI.spawnMsPerRun} ms/run (measured on the 2-core development box)`,
+  );
+}
+
+/**
+ * What `--enforce mem,cpu` costs per run: the CLI worker on runs of `true`
+ * demanding cpu=1 mem=100M, with and without it, against raw spawn, in
+ * CLI_ROUNDS alternating rounds (the median round reported). Each enforced
+ * run makes its cgroups (memory, cpuacct, cpu), joins them through a `sh`
+ * before the command, and removes them once it ended.
+ */
+async function reportEnforce() {
+  const { openCgroupLayout, closeCgroupLayout } = await import('../dist/worker/usage/cgroup-host.js');
+  const layout = openCgroupLayout(new Set(['mem', 'cpu']));
+  if ('why' in layout) {
+    console.log(`skipped: this machine does not let a worker make cgroups: ${layout.why}`);
+    return;
+  }
+  closeCgroupLayout(layout);
+  const options = { demands: 'cpu=1 mem=100M', capacity: `cpu=${CLI_CONCURRENCY} mem=${CLI_CONCURRENCY * 100}M` };
+  const rounds = [];
+  for (let round = 0; round < CLI_ROUNDS; round++) {
+    const spawned = await rawSpawnPiped(CLI_CONCURRENCY);
+    const plain = await cliWorkerThroughput(CLI_CONCURRENCY, options);
+    const enforced = await cliWorkerThroughput(CLI_CONCURRENCY, { ...options, flags: ['--enforce', 'mem,cpu'] });
+    rounds.push({ spawned, plain, enforced, ratio: plain / enforced });
+  }
+  const { spawned, plain, enforced } = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
+  report(`CLI worker --enforce mem,cpu, ${CLI_RUNS} runs of \`true\`, concurrency ${CLI_CONCURRENCY} (vs the same worker without it)`, enforced, plain, 'ms/run', 'a cgroup per run, made, joined and removed');
+  report('CLI worker --enforce mem,cpu (vs raw spawn, pipes drained)', enforced, spawned, 'ms/run', 'for comparison');
+  notes.push(
+    `--enforce mem,cpu: ${(1000 / enforced).toFixed(0)} runs/s, the same worker without it ${(1000 / plain).toFixed(0)} runs/s, raw spawn ${(1000 / spawned).toFixed(0)} runs/s ` +
+      `(enforced at ${(plain / enforced).toFixed(2)}× the plain worker's speed, rounds ${rounds.map(({ ratio }) => `${ratio.toFixed(2)}×`).join(', ')}; ` +
+      `${(enforced - plain).toFixed(2)} ms more per run, on runs that last nothing)`,
   );
 }
 
@@ -626,6 +661,9 @@ if (only === 'gpu-probe') {
 } else if (only === 'scheduling') {
   console.log(`fitq scheduling benchmark, Redis ${redis.url}\n`);
   await reportSchedulingQuality();
+} else if (only === 'enforce') {
+  console.log(`fitq --enforce benchmark, Redis ${redis.url}\n`);
+  await reportEnforce();
 } else if (only === 'cli') {
   console.log(`fitq CLI worker benchmark, Redis ${redis.url}\n`);
   await reportCliWorker();
