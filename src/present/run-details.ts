@@ -71,7 +71,8 @@ export function describeAttempt(attempt: RunAttempt, now = Date.now()): string {
   if (attempt.startedAt !== undefined) parts.push(`started ${formatTime(attempt.startedAt, now)}`);
   if (attempt.startedAt !== undefined && attempt.endedAt !== undefined) parts.push(`ran ${formatDuration(attempt.endedAt - attempt.startedAt)}`);
   else if (attempt.endedAt !== undefined) parts.push(`ended ${formatTime(attempt.endedAt, now)}`);
-  if (attempt.usage) parts.push(usageSummary(attempt.usage));
+  const used = attempt.usage && usageSummary(attempt.usage);
+  if (used) parts.push(used);
   return parts.join(', ');
 }
 

@@ -72,9 +72,9 @@ export function usageRows(run: RunRecord): [string, string][] {
   return rows;
 }
 
-/** One attempt's usage on one line: `cpu 12.4s, 11.2G peak`. */
-export function usageSummary(usage: RunUsage): string {
-  if (usage.samples === 0) return 'its use not read';
+/** One attempt's usage on one line: `cpu 12.4s, 11.2G peak`; undefined when none was read (it ended before the first reading). */
+export function usageSummary(usage: RunUsage): string | undefined {
+  if (usage.samples === 0) return undefined;
   const gpu = usage.gpuPeakBytes ? `, ${gpuText(usage.gpuPeakBytes)}` : '';
   return `cpu ${formatDuration(usage.cpuUserMs + usage.cpuSystemMs) || '0ms'}, ${formatBytes(usage.peakMemoryBytes)} peak${gpu}`;
 }

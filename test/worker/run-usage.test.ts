@@ -90,5 +90,7 @@ describe('what a run used, sampled from /proc', () => {
     expect(run.usage).toMatchObject({ source: 'sampled', samples: 0 });
     const shown = await fitq(['runs', 'show', id], { queue });
     expect(shown.stdout).toMatch(/^memory: +not read: it ended before the first reading \(every 1s\)$/m);
+    // Its attempt says nothing of what was not read.
+    expect(shown.stdout).toMatch(/^ {2}#1 completed \(exit code 0\), on \S+, started \S+, ran \S+$/m);
   });
 });
