@@ -22,7 +22,8 @@ import { openOutputFiles, type OutputFileWriters } from './output-files.js';
 import { RunPipes } from './run-pipes.js';
 import { spawnThroughHelper } from './spawner/spawner.js';
 import { isDirectory, preflight, spawnFailure } from './start-failure.js';
-import { KEEPER_SCRIPT, keeperEnv, keeperSupport, type KeeperSupport } from './subreaper.js';
+import { keeperEnv, keeperSupport, type KeeperSupport } from './subreaper.js';
+import { runCommand } from './run-command.js';
 import { constants as osConstants } from 'node:os';
 
 export interface RunProcessSpec {
@@ -121,23 +122,6 @@ async function groupGone(group: number): Promise<void> {
   while (groupAlive(group) && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
-/**
- * Joins the cgroups whose `cgroup.procs` files come first (up to `--`), then
- * becomes the command: so the command and all it starts are in them from
- * the start. A file it cannot write stops it (exit 125, saying which).
- */
-const JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "fitq: cannot join the run\'s cgroup ($1)" >&2; exit 125; }; shift; done; shift; exec "$@"';
-
-/** The command, joining its cgroups first if it has any. */
-function joinedCommand(file: string, args: readonly string[], procsFiles: readonly string[]): { file: string; args: readonly string[] } {
-  return procsFiles.length === 0 ? { file, args } : { file: 'sh', args: ['-c', JOIN_CGROUPS, 'fitq-cgroup', ...procsFiles, '--', file, ...args] };
-}
-
-/** The process a run's spec asks for: the command itself, or the keeper before it. */
-function keptCommand(file: string, args: readonly string[], keeper: KeeperSupport): { file: string; args: string[] } {
-  return keeper.ok ? { file: 'perl', args: ['-e', KEEPER_SCRIPT, '--', String(keeper.prctl), file, ...args] } : { file, args: [...args] };
-}
-
 /** Starts the run's process at its gate; resolves once it is spawned (or could not be), its output files open. */
 export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess> {
   const [file = '', ...args] = spec.shell ? ['sh', '-c', spec.command.join(' ')] : spec.command;
@@ -161,8 +145,7 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
     files = opened;
   }
   const keeper: KeeperSupport = spec.reapEscaped ? keeperSupport() : { ok: false, why: 'not asked for' };
-  const joined = joinedCommand(file, args, spec.joinCgroups ?? []);
-  const spawned = keptCommand(joined.file, joined.args, keeper);
+  const spawned = runCommand(file, args, spec.joinCgroups ?? [], keeper);
 
   let pid: number | undefined;
   /** What the keeper told: the run's group, and the main process's wait status. */

@@ -11,7 +11,9 @@ import type { Scripts } from '../queue/scripts.js';
 import type { ClaimResult } from '../queue/claim-reply.js';
 import { ClaimNotes } from './claim-notes.js';
 import { unreadClaim } from '../model/claimed-run.js';
-import { describeDemands } from './executor.js';
+import { formatDemands } from '../model/run-data.js';
+import type { Resources } from '../resources/spec.js';
+import { arrayOfLimit } from '../resources/array-limit.js';
 import type { IgnoredRuns } from './ignored-runs.js';
 import type { Lease } from './lease.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -266,4 +268,10 @@ export class ClaimLoop {
       this.parts.finished();
     }
   }
+}
+
+/** "gpu=1 mem=8G" for logs, in human units, or "no resources"; an array's limit as the array's slot ("; a slot of array ID"). */
+function describeDemands(demands: Resources): string {
+  const arrays = [...demands.keys()].flatMap((name) => arrayOfLimit(name) ?? []);
+  return [formatDemands(demands) || 'no resources', ...arrays.map((array) => `a slot of array ${array}`)].join('; ');
 }

@@ -7,9 +7,6 @@
  * (run-stop.ts).
  */
 import type { Logger } from 'pino';
-import { formatDemands } from '../model/run-data.js';
-import type { Resources } from '../resources/spec.js';
-import { arrayOfLimit } from '../resources/array-limit.js';
 import { activeRun, type ActiveRun, type ClaimedRun } from './active-run.js';
 import type { RunMarks } from './gpu-watch.js';
 import type { ExecutorContext } from './executor-context.js';
@@ -18,7 +15,8 @@ import { RecentEnds } from './recent-ends.js';
 import { recordRunEnd } from './record-end.js';
 import { retryRefused } from './retry.js';
 import { markRunning, spawnRun } from './run-start.js';
-import { encodeRunUsage, outOfMemoryReason } from '../model/run-usage.js';
+import { outOfMemoryReason } from '../model/run-usage.js';
+import { recordRunningUsage } from './usage/record-usage.js';
 import { CANCELED, requestStop, type RunStop } from './run-stop.js';
 
 /** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
@@ -261,20 +259,9 @@ export class Executor {
     return run.log;
   }
 
-  /**
-   * Records what the runs running here have used so far, under registration
-   * `token` (at each heartbeat); a failure is logged, and the next beat tries again.
-   */
-  async recordUsage(token: string): Promise<void> {
-    const running = this.ctx.usage.running();
-    const usages = [...running].flatMap(([runId, usage]) => {
-      const run = this.active.get(runId);
-      return run?.phase === 'running' ? [{ runId, epoch: run.epoch, usage: encodeRunUsage(usage) }] : [];
-    });
-    if (usages.length === 0) return;
-    await this.ctx.scripts.recordUsage(this.ctx.workerName, token, usages).catch((error: Error) => {
-      this.ctx.logger.debug({ err: error }, `Could not record what runs use so far: ${error.message}`);
-    });
+  /** Records what the runs running here have used so far, under registration `token` (at each heartbeat). */
+  recordUsage(token: string): Promise<void> {
+    return recordRunningUsage(this.ctx, this.active, token);
   }
 
   /** Records the end of a run, then lets it go: the executor holds it no more. */
@@ -310,10 +297,4 @@ export class Executor {
     }
     this.ctx.onRunEnded();
   }
-}
-
-/** "gpu=1 mem=8G" for logs, in human units, or "no resources"; an array's limit as the array's slot ("; a slot of array ID"). */
-export function describeDemands(demands: Resources): string {
-  const arrays = [...demands.keys()].flatMap((name) => arrayOfLimit(name) ?? []);
-  return [formatDemands(demands) || 'no resources', ...arrays.map((array) => `a slot of array ${array}`)].join('; ');
 }

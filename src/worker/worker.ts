@@ -89,8 +89,7 @@ export class FitqWorker {
     const notifier = new Notifier({ redis, keys, queue: parts.queue, logger, ...options.notify });
     this.notifier = notifier;
     const replicas = options.waitReplicas ? new ReplicaConfirm(redis, keys.base, options.waitReplicas) : undefined;
-    const usage = new UsageMeter(parts.cgroups, options.enforce, logger);
-    this.usage = usage;
+    const usage = (this.usage = new UsageMeter(parts.cgroups, options.enforce, logger));
     // Each registration gets its own executor; a run's end wakes the claim loop (built after the first executor).
     const createExecutor = (token: string) =>
       new Executor({

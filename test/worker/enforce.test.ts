@@ -10,12 +10,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/client.js';
-import type { RunRecord } from '../../src/model/run-record.js';
 import { closeCgroupLayout, openCgroupLayout } from '../../src/worker/usage/cgroup-host.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { BIN, connectClient, fitq, newQueue, redisUrl } from '../support/fitq.js';
 import { isAlive, killRememberedProcess, rememberProcess, type RememberedGroup } from '../support/processes.js';
+import { memoryHog } from '../support/memory-hog.js';
 import { waitFor } from '../support/wait.js';
 
 /** Whether this machine lets a worker make cgroups: tried as a worker would, then undone. */
@@ -32,18 +31,6 @@ afterAll(() => {
   for (const daemon of daemons.splice(0)) killRememberedProcess(daemon);
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** A node process that holds `megabytes` of memory it wrote to, busy for `ms` on one CPU. */
-function hog(megabytes: number, ms: number): string[] {
-  return ['node', '-e', `const b = Buffer.alloc(${megabytes} * 1e6, 1); const t = Date.now(); while (Date.now() - t < ${ms}); b.length;`];
-}
-
-async function ended(client: FitqClient, id: string): Promise<RunRecord> {
-  return waitFor(`run ${id} to end`, async () => {
-    const run = await client.getRun(id);
-    return run.status !== 'staged' && run.status !== 'running' ? run : undefined;
-  });
-}
 
 describe('fitq worker --enforce', () => {
   it('refuses what it cannot enforce, quoting it (exit 2)', async () => {
@@ -70,15 +57,15 @@ describe.skipIf(why !== undefined)('runs held to their demands in cgroups', () =
     const worker = spawnCliWorker(queue, ['-r', 'cpu=2 mem=1G', '--enforce', 'mem,cpu', '--name', 'held']);
     await worker.waitForMessage(/^Runs are held to their mem and cpu demands in cgroups \(v[12]\) below \/sys\/fs\/cgroup\/.+; a run without such a demand is measured, not limited$/);
     const [greedy, modest] = (await client.stage([
-      { command: hog(300, 0), resources: 'mem=60M cpu=1' },
-      { command: hog(20, 0), resources: 'mem=200M cpu=1' },
+      { command: memoryHog(300, 0), resources: 'mem=60M cpu=1' },
+      { command: memoryHog(20, 0), resources: 'mem=200M cpu=1' },
     ])).runs.map((run) => run.id) as [string, string];
-    const failed = await ended(client, greedy);
+    const failed = await client.waitForEnd(greedy);
     expect(failed.status).toBe('failed');
     expect(failed.reason).toMatch(/^out of memory: peak \d+\.\dM, limit 60M$/);
     expect(failed.usage).toMatchObject({ source: 'cgroup', memoryLimitBytes: 60e6, cpuLimit: 1 });
     expect(failed.usage!.oomKills).toBeGreaterThanOrEqual(1);
-    expect((await ended(client, modest)).status).toBe('completed');
+    expect((await client.waitForEnd(modest)).status).toBe('completed');
     const shown = await fitq(['runs', 'show', greedy], { queue });
     expect(shown.stdout).toMatch(/^memory: +\d+\.\dM peak, 1 process killed out of memory; mem=60M booked, enforced$/m);
     expect(shown.stdout).toMatch(/^measured: +by its cgroup$/m);
@@ -89,8 +76,8 @@ describe.skipIf(why !== undefined)('runs held to their demands in cgroups', () =
     const client = await connectClient(queue);
     spawnCliWorker(queue, ['-r', 'cpu=2 mem=1G', '--enforce', 'cpu', '--name', 'quota']);
     // Ten short children a /proc reading every second would all miss.
-    const short = (await client.stage({ command: ['sh', '-c', `for i in 1 2 3 4 5 6 7 8 9 10; do ${hog(40, 50).map((arg) => `'${arg}'`).join(' ')}; done`], resources: 'mem=100M' })).runs[0]!.id;
-    const counted = await ended(client, short);
+    const short = (await client.stage({ command: ['sh', '-c', `for i in 1 2 3 4 5 6 7 8 9 10; do ${memoryHog(40, 50).map((arg) => `'${arg}'`).join(' ')}; done`], resources: 'mem=100M' })).runs[0]!.id;
+    const counted = await client.waitForEnd(short);
     expect(counted.status).toBe('completed');
     expect(counted.usage).toMatchObject({ source: 'cgroup' });
     expect(counted.usage!.cpuUserMs + counted.usage!.cpuSystemMs).toBeGreaterThan(500);
@@ -98,8 +85,8 @@ describe.skipIf(why !== undefined)('runs held to their demands in cgroups', () =
     // Not enforced (--enforce cpu only): measured, not limited.
     expect(counted.usage!.memoryLimitBytes).toBeUndefined();
     // A tenth of a CPU for 2 s of busy wall time: about 0.2 s of CPU, never the 2 s it would take unheld.
-    const slow = (await client.stage({ command: hog(1, 2000), resources: 'cpu=0.1' })).runs[0]!.id;
-    const held = await ended(client, slow);
+    const slow = (await client.stage({ command: memoryHog(1, 2000), resources: 'cpu=0.1' })).runs[0]!.id;
+    const held = await client.waitForEnd(slow);
     expect(held.status).toBe('completed');
     expect(held.usage).toMatchObject({ cpuLimit: 0.1 });
     expect(held.usage!.cpuUserMs + held.usage!.cpuSystemMs).toBeLessThan(0.1 * held.usage!.wallMs + 400);
@@ -116,7 +103,7 @@ describe.skipIf(why !== undefined)('runs held to their demands in cgroups', () =
     const id = (await client.stage({ command: ['sh', '-c', `env -i setsid sh -c 'echo $$ > ${pidFile}; exec sleep 300' & sleep 0.5`], resources: 'mem=50M' })).runs[0]!.id;
     const daemon = await waitFor('the daemon to write its pid', () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined));
     daemons.push(rememberProcess(daemon));
-    expect((await ended(client, id)).status).toBe('completed');
+    expect((await client.waitForEnd(id)).status).toBe('completed');
     await waitFor('the daemon to be killed with its cgroup', () => !isAlive(daemon));
     const workerDir = join(workerDirsParent!, `fitq.${worker.pid}`);
     expect(existsSync(workerDir)).toBe(true);

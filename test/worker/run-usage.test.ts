@@ -6,31 +6,18 @@
  * booked. Real workers, real processes, a real redis-server.
  */
 import { describe, expect, it } from 'vitest';
-import type { FitqClient } from '../../src/client.js';
 import type { RunRecord } from '../../src/model/run-record.js';
 import { connectClient, fitq, newQueue, startTestWorker } from '../support/fitq.js';
+import { memoryHog } from '../support/memory-hog.js';
 import { waitFor } from '../support/wait.js';
-
-/** A node process that holds `megabytes` of memory it wrote to, busy for `ms` on one CPU, then sleeps `restMs`. */
-function hog(megabytes: number, ms: number, restMs = 0): string[] {
-  const script = `const b = Buffer.alloc(${megabytes} * 1e6, 1); const t = Date.now(); while (Date.now() - t < ${ms}); setTimeout(() => b.length, ${restMs});`;
-  return ['node', '-e', script];
-}
-
-async function ended(client: FitqClient, id: string): Promise<RunRecord> {
-  return waitFor(`run ${id} to end`, async () => {
-    const run = await client.getRun(id);
-    return run.status !== 'staged' && run.status !== 'running' ? run : undefined;
-  });
-}
 
 describe('what a run used, sampled from /proc', () => {
   it('is recorded with the run: CPU time, peak memory and wall time, beside what it booked', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     await startTestWorker(queue, { resources: 'cpu=2 mem=1G' });
-    const id = (await client.stage({ command: hog(120, 2500), resources: 'cpu=1 mem=500M' })).runs[0]!.id;
-    const run = await ended(client, id);
+    const id = (await client.stage({ command: memoryHog(120, 2500), resources: 'cpu=1 mem=500M' })).runs[0]!.id;
+    const run = await client.waitForEnd(id);
     expect(run.status).toBe('completed');
     const usage = run.usage!;
     expect(usage).toMatchObject({ source: 'sampled' });
@@ -54,7 +41,7 @@ describe('what a run used, sampled from /proc', () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     await startTestWorker(queue, { leaseMs: 1500 });
-    const id = (await client.stage({ command: hog(80, 100, 60_000) })).runs[0]!.id;
+    const id = (await client.stage({ command: memoryHog(80, 100, 60_000) })).runs[0]!.id;
     const running = await waitFor('its usage so far', async () => {
       const run = await client.getRun(id);
       return run.status === 'running' && (run.usage?.samples ?? 0) > 0 ? run : undefined;
@@ -63,17 +50,19 @@ describe('what a run used, sampled from /proc', () => {
     const shown = await fitq(['runs', 'show', id], { queue });
     expect(shown.stdout).toMatch(/^measured: +from \/proc every 1s .*, so far \(.+ of wall time\)$/m);
     await client.cancelRun(id);
-    expect((await ended(client, id)).status).toBe('canceled');
+    expect((await client.waitForEnd(id)).status).toBe('canceled');
   });
 
   it('of each attempt is kept with that attempt when the run is retried', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     await startTestWorker(queue);
-    const script = `${hog(60, 1500)[2]} process.exitCode = require('fs').existsSync(process.argv[1]) ? 0 : (require('fs').writeFileSync(process.argv[1], ''), 3);`;
+    const script = `${memoryHog(60, 1500)[2]} process.exitCode = require('fs').existsSync(process.argv[1]) ? 0 : (require('fs').writeFileSync(process.argv[1], ''), 3);`;
     const marker = `/tmp/fitq-usage-retry-${queue}`;
     const id = (await client.stage({ command: ['node', '-e', script, marker], retry: { max: 1 } })).runs[0]!.id;
-    const run = await ended(client, id);
+    // (Its attempts are read by getRun, not by the wait.)
+    await client.waitForEnd(id);
+    const run = await client.getRun(id);
     expect(run.status).toBe('completed');
     expect(run.attempts).toHaveLength(1);
     expect(run.attempts![0]).toMatchObject({ status: 'failed', usage: { source: 'sampled' } });
@@ -86,7 +75,7 @@ describe('what a run used, sampled from /proc', () => {
     const client = await connectClient(queue);
     await startTestWorker(queue);
     const id = (await client.stage({ command: ['true'] })).runs[0]!.id;
-    const run = await ended(client, id);
+    const run = await client.waitForEnd(id);
     expect(run.usage).toMatchObject({ source: 'sampled', samples: 0 });
     const shown = await fitq(['runs', 'show', id], { queue });
     expect(shown.stdout).toMatch(/^memory: +not read: it ended before the first reading \(every 1s\)$/m);
