@@ -406,9 +406,10 @@ describe('a worker that stops answering (SIGSTOP)', () => {
     const pidFile = join(tempDir(), 'pid');
     const { runs } = await client.stage({ command: pidScript(pidFile, 'sleep 120'), resources: 'foo=1' });
     const runId = runs[0]!.id;
-    // Beats every 15 s: not responding after 30 s without one, lapsed after 45 s. The 15 s between
-    // are for the two commands that show it: a loaded machine took more than 8 s for them.
-    const lease = 45_000;
+    // Beats every 20 s: not responding after 40 s without one, lapsed after 60 s. The 20 s between
+    // are for the two commands that show it: a loaded machine took more than 8 s for them, and a CI
+    // run once more than the 15 s a 45 s lease left (the worker was reaped before `fitq workers` read it).
+    const lease = 60_000;
     const sleeper = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'sleeper', '--lease', String(lease / 1000)]);
     await waitUntilRunning(client, runId, pidFile);
 
