@@ -9,7 +9,9 @@
 // the time from a foreign process leaving a device (the state file
 // changed) to the run waiting for that device starting (its job's
 // processedOn, the server's clock), at random points of the interval,
-// against the bound the issue sets: the interval plus one second.
+// against the bound the issue sets: the interval plus one second. And the
+// same idle worker on 8 MIG-enabled GPUs of 7 slices each (56 devices),
+// whose probe also reads `nvidia-smi -q -x` for the slices.
 import { execa } from 'execa';
 import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,12 +26,14 @@ const TRIALS = Number(process.env.BENCH_PROBE_TRIALS ?? 6);
 const DEVICES = 8;
 const INTERVAL_MS = 5_000;
 const TICKS = 100; // clock ticks per second (getconf CLK_TCK on Linux)
+const SLICES = 7;
 
-function box(processes = []) {
+function box(processes = [], mig = false) {
   const dir = mkdtempSync(join(tmpdir(), 'fitq-bench-gpu-'));
   const file = join(dir, 'state.json');
   const gpus = Array.from({ length: DEVICES }, (_, i) => ({
     name: 'NVIDIA A100-SXM4-40GB', uuid: `GPU-bench-${i}`, memoryTotalMiB: 40960, memoryUsedMiB: 412,
+    ...(mig ? { mig: Array.from({ length: SLICES }, (_, k) => ({ profile: '1g.5gb', uuid: `MIG-bench-${i}-${k}`, gi: 7 + k })) } : {}),
   }));
   const write = (state) => {
     writeFileSync(`${file}.new`, JSON.stringify(state));
@@ -67,10 +71,10 @@ function startWorker(url, queue, env, args) {
 }
 
 /** An idle worker's CPU over the window: its own and its waited children's, as shares of one core. */
-async function idleCost(url, newQueue, args) {
-  const { env } = box();
+async function idleCost(url, newQueue, args, mig = false) {
+  const { env } = box([], mig);
   const worker = startWorker(url, newQueue(), env, args);
-  await worker.said('GPU devices: 0,1,2,3,4,5,6,7');
+  await worker.said(mig ? 'GPU devices: 100,101' : 'GPU devices: 0,1,2,3,4,5,6,7');
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   const before = cpu(worker.child.pid);
   const start = performance.now();
@@ -115,6 +119,8 @@ async function freedLatency(url, newQueue) {
 export async function gpuProbeCost(url, newQueue) {
   const on = await idleCost(url, newQueue, []);
   const off = await idleCost(url, newQueue, ['--gpu-probe-interval', '0']);
+  const mig = await idleCost(url, newQueue, [], true);
+  const migOff = await idleCost(url, newQueue, ['--gpu-probe-interval', '0'], true);
   const latencies = await freedLatency(url, newQueue);
-  return { on, off, latencies, windowSeconds: WINDOW_S, devices: DEVICES, intervalMs: INTERVAL_MS };
+  return { on, off, mig, migOff, latencies, windowSeconds: WINDOW_S, devices: DEVICES, slices: DEVICES * SLICES, intervalMs: INTERVAL_MS };
 }

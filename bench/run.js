@@ -617,16 +617,18 @@ async function reportScale() {
 
 /** The GPU probe: an idle CLI worker's CPU with it and without, and the wait from a device freed to its run started (bench/gpu-probe.js). */
 async function reportGpuProbe() {
-  const { on, off, latencies, windowSeconds, devices, intervalMs } = await gpuProbeCost(redis.url, newQueue);
+  const { on, off, mig, migOff, latencies, windowSeconds, devices, slices, intervalMs } = await gpuProbeCost(redis.url, newQueue);
   const percent = (share) => share * 100;
   report(`GPU probe, idle CLI worker, ${devices} devices, every ${intervalMs / 1000} s: worker CPU, % of one core (vs probe off)`, percent(on.own), percent(off.own), '%core', '≤ 2 % of one core (fitq column)');
   report(`GPU probe: nvidia-smi stand-in (a Node script) CPU, % of one core (vs probe off)`, percent(on.children), Math.max(percent(off.children), 0.01), '%core', 'for comparison (the real nvidia-smi costs less)');
+  report(`GPU probe, idle CLI worker, ${devices} MIG-enabled GPUs, ${slices} MIG devices (reads -q -x too): worker CPU, % of one core (vs probe off)`, percent(mig.own), percent(migOff.own), '%core', '≤ 2 % of one core (fitq column)');
   const sorted = [...latencies].sort((a, b) => a - b);
   report(`GPU probe: foreign process gone -> waiting run started, median of ${latencies.length} (vs interval + 1 s)`, median(sorted), intervalMs + 1000, 'ms', '≤ 1×');
   report(`GPU probe: foreign process gone -> waiting run started, longest of ${latencies.length} (vs interval + 1 s)`, sorted[sorted.length - 1], intervalMs + 1000, 'ms', '≤ 1×');
   notes.push(
     `GPU probe: ${windowSeconds} s idle windows; worker ${percent(on.own).toFixed(2)} % of a core probing, ${percent(off.own).toFixed(2)} % not; ` +
-      `its nvidia-smi stand-in ${percent(on.children).toFixed(2)} %; waits (ms): ${sorted.map((ms) => ms.toFixed(0)).join(', ')}`,
+      `its nvidia-smi stand-in ${percent(on.children).toFixed(2)} %; on MIG, worker ${percent(mig.own).toFixed(2)} % probing, ${percent(migOff.own).toFixed(2)} % not, ` +
+      `stand-in ${percent(mig.children).toFixed(2)} %; waits (ms): ${sorted.map((ms) => ms.toFixed(0)).join(', ')}`,
   );
 }
 

@@ -68,8 +68,11 @@ function optional<K extends string>(key: K, value: number | undefined): Partial<
   return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
 
+/** What a reading is made of: a probed GPU, or one of its MIG devices. */
+type Probed = Pick<ProbedDevice, 'uuid' | 'totalMiB' | 'usedMiB' | 'utilization' | 'foreign' | 'own'>;
+
 /** One probed device's reading: busy when a process fitq did not start holds it (unless the policy ignores them). */
-function readingOf(device: ProbedDevice, foreign: ForeignPolicy): DeviceReading {
+function readingOf(device: Probed, foreign: ForeignPolicy): DeviceReading {
   const foreignMiB = device.foreign.reduce((sum, process) => sum + (process.usedMiB ?? 0), 0);
   const measures = {
     uuid: device.uuid,
@@ -86,22 +89,31 @@ function readingOf(device: ProbedDevice, foreign: ForeignPolicy): DeviceReading 
 /**
  * The readings of the worker's devices (by id) from a probe: a device
  * the probe could not reach, or that nvidia-smi no longer lists, is lost;
- * every device is when nvidia-smi failed as a whole. A MIG device reads as
- * its GPU does (nvidia-smi gives compute processes by GPU), without memory:
- * a slice's own is not in the GPU's query.
+ * every device is when nvidia-smi failed as a whole. A MIG device reads
+ * from its GPU's report (its own memory and processes; a process on the
+ * GPU that names no slice makes every slice busy); without a report it
+ * reads as its GPU does, without memory (a GPU's is not its slices').
  */
 export function deviceReadings(result: ProbeResult, devices: readonly GpuDevice[], foreign: ForeignPolicy): Map<number, DeviceReading> {
   const readings = new Map<number, DeviceReading>();
-  for (const { id, gpu: index, mig, uuid } of devices) {
-    const reading = gpuReading(result, index, foreign);
-    if (!mig) {
-      readings.set(id, reading);
-      continue;
-    }
-    const { state, why, utilization } = reading;
-    readings.set(id, { state, uuid, ...(why === undefined ? {} : { why }), ...optional('utilization', utilization) });
+  for (const device of devices) {
+    const reading = gpuReading(result, device.gpu, foreign);
+    readings.set(device.id, device.mig ? sliceReading(result, reading, device, foreign) : reading);
   }
   return readings;
+}
+
+/** A MIG device's reading, given its GPU's. */
+function sliceReading(result: ProbeResult, gpu: DeviceReading, device: GpuDevice, foreign: ForeignPolicy): DeviceReading {
+  const probed = result.ok ? result.devices.find((one) => one.index === device.gpu) : undefined;
+  const slices = gpu.state === 'lost' ? undefined : probed?.slices;
+  if (!probed || !slices) {
+    const { state, why, utilization } = gpu;
+    return { state, uuid: device.uuid, ...(why === undefined ? {} : { why }), ...optional('utilization', utilization) };
+  }
+  const slice = slices.find((one) => one.index === device.mig?.index);
+  if (!slice) return { state: 'lost', uuid: device.uuid, why: `nvidia-smi no longer lists MIG device ${device.mig?.index} of GPU ${device.gpu}` };
+  return readingOf({ ...slice, uuid: device.uuid, utilization: gpu.utilization, foreign: [...probed.foreign, ...slice.foreign] }, foreign);
 }
 
 /** What a probe says of one GPU (by nvidia-smi's index). */

@@ -14,6 +14,7 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { basename, delimiter, join } from 'node:path';
 import { execa } from 'execa';
+import { MIG_REPORT_ARGS, parseMigReport, type MigGpuReport } from './nvidia-smi-xml.js';
 import {
   COMPUTE_APPS_QUERY,
   GPU_QUERY,
@@ -47,6 +48,18 @@ export interface ProbedDevice {
   own: Record<string, number>;
   /** Measures nvidia-smi did not give, with what it said instead. */
   unread: Record<string, string>;
+  /** On a MIG-enabled GPU the probe was asked about (ProbeOptions.migGpus): its MIG devices, each read on its own. */
+  slices?: ProbedSlice[];
+}
+
+/** A MIG device as the probe reads it: its own memory and processes (`-L`'s `Device N` is its index). */
+export interface ProbedSlice {
+  index: number;
+  totalMiB: number | undefined;
+  usedMiB: number | undefined;
+  foreign: ForeignProcess[];
+  own: Record<string, number>;
+  unread: Record<string, string>;
 }
 
 /** A device nvidia-smi could not reach (fallen off the bus): its index, and what nvidia-smi said. */
@@ -74,6 +87,8 @@ export interface ProbeOptions {
   timeoutMs?: number;
   /** The devices asked about one by one when some are lost (the worker's); default: none, the failure is returned. */
   devices?: readonly number[];
+  /** The MIG-enabled GPUs whose slices the worker hands out: each slice is read on its own (nvidia-smi's full report of them). */
+  migGpus?: readonly number[];
 }
 
 /** Whether the process is on the ignore list, by pid or by its name (the program's file name, or as given). */
@@ -92,13 +107,13 @@ async function nvidiaSmi(args: string[], options: ProbeOptions): Promise<{ ok: t
 
 /** Probes every device nvidia-smi sees (the caller keeps those the worker assigns). */
 export async function probeNvidia(options: ProbeOptions): Promise<ProbeResult> {
-  const all = await probeDevices([], options);
+  const all = await probeDevices(undefined, options);
   if (all.ok || all.failure.kind !== 'lost' || !options.devices?.length) return all;
   // Some devices are lost: ask about each alone, so the others still read.
   const devices: ProbedDevice[] = [];
   const lost: LostDevice[] = [];
   for (const index of options.devices) {
-    const one = await probeDevices(['-i', String(index)], options);
+    const one = await probeDevices(index, options);
     if (one.ok) devices.push(...one.devices);
     else if (one.failure.kind === 'lost') lost.push({ index, message: one.failure.message });
     else return one;
@@ -106,32 +121,61 @@ export async function probeNvidia(options: ProbeOptions): Promise<ProbeResult> {
   return { ok: true, devices, lost };
 }
 
-/** One look through nvidia-smi at the devices `select` names (`-i N`; none: all of them). */
-async function probeDevices(select: string[], options: ProbeOptions): Promise<ProbeResult> {
-  const [gpus, apps] = await Promise.all([
+/** One look through nvidia-smi at one device (`-i N`) or, `only` undefined, all of them. */
+async function probeDevices(only: number | undefined, options: ProbeOptions): Promise<ProbeResult> {
+  const select = only === undefined ? [] : ['-i', String(only)];
+  const migGpus = (options.migGpus ?? []).filter((index) => only === undefined || only === index);
+  const [gpus, apps, migReport] = await Promise.all([
     nvidiaSmi([...select, `--query-gpu=${GPU_QUERY.join(',')}`, '--format=csv,noheader,nounits'], options),
     nvidiaSmi([...select, `--query-compute-apps=${COMPUTE_APPS_QUERY.join(',')}`, '--format=csv,noheader,nounits'], options),
+    migGpus.length === 0 ? undefined : nvidiaSmi([...MIG_REPORT_ARGS, '-i', migGpus.join(',')], options),
   ]);
   if (!gpus.ok) return gpus;
   if (!apps.ok) return apps;
-  const { foreign, own } = await sortProcesses(
-    parseComputeApps(apps.stdout).map((app) => ({ device: app.gpuUuid, pid: app.pid, name: app.processName, usedMiB: app.usedMiB })),
-    options,
-  );
-  const devices = parseGpuQuery(gpus.stdout).map((gpu) => ({
-    index: gpu.index,
-    uuid: gpu.uuid,
-    name: gpu.name,
-    busId: gpu.busId,
-    totalMiB: gpu.memoryTotalMiB,
-    usedMiB: gpu.memoryUsedMiB,
-    utilization: gpu.utilizationPercent,
-    foreign: foreign.get(gpu.uuid) ?? [],
-    own: own.get(gpu.uuid) ?? {},
-    unread: gpu.unread,
-  }));
+  const reports = migReport?.ok ? parseMigReport(migReport.stdout) : new Map<string, MigGpuReport>();
+  // A MIG-enabled GPU's processes come from its report, by slice; the CSV names only their GPU.
+  const processes: DeviceProcess[] = [
+    ...parseComputeApps(apps.stdout)
+      .filter((app) => !reports.has(app.gpuUuid))
+      .map((app) => ({ device: app.gpuUuid, pid: app.pid, name: app.processName, usedMiB: app.usedMiB })),
+    ...[...reports.values()].flatMap((report) =>
+      report.processes.map(({ slice, ...process }) => ({ device: slice === undefined ? report.uuid : sliceKey(report.uuid, slice), ...process })),
+    ),
+  ];
+  const { foreign, own } = await sortProcesses(processes, options);
+  const devices = parseGpuQuery(gpus.stdout).map((gpu): ProbedDevice => {
+    const report = reports.get(gpu.uuid);
+    const unread = migReport && !migReport.ok && migGpus.includes(gpu.index) ? { ...gpu.unread, 'mig devices': migReport.failure.message } : gpu.unread;
+    return {
+      index: gpu.index,
+      uuid: gpu.uuid,
+      name: gpu.name,
+      busId: gpu.busId,
+      totalMiB: gpu.memoryTotalMiB,
+      usedMiB: gpu.memoryUsedMiB,
+      utilization: gpu.utilizationPercent,
+      foreign: foreign.get(gpu.uuid) ?? [],
+      own: own.get(gpu.uuid) ?? {},
+      unread,
+      ...(report
+        ? {
+            slices: report.slices.map((slice) => ({
+              index: slice.index,
+              totalMiB: slice.totalMiB,
+              usedMiB: slice.usedMiB,
+              foreign: foreign.get(sliceKey(gpu.uuid, slice.index)) ?? [],
+              own: own.get(sliceKey(gpu.uuid, slice.index)) ?? {},
+              unread: slice.unread,
+            })),
+          }
+        : {}),
+    };
+  });
   return { ok: true, devices, lost: [] };
 }
+
+/** How processes on a MIG device are grouped while sorted: its GPU's UUID and its index. */
+const sliceKey = (gpuUuid: string, slice: number): string => `${gpuUuid}#${slice}`;
 
 /** A compute process on a device (by the key the tool gives it: nvidia-smi's UUID, amd-smi's index). */
 export interface DeviceProcess extends ForeignProcess {

@@ -43,15 +43,32 @@ export interface GpuWatchParts {
  * device's own free memory. Undefined when nvidia-smi gives no device's total.
  */
 export async function totalGpuMemory(devices: readonly GpuDevice[], vendor: GpuVendor = 'nvidia'): Promise<bigint | undefined> {
-  // (A MIG device's memory is not in the GPU's query: gpumem goes on whole GPUs only.)
-  const whole = devices.filter((device) => !device.mig).map((device) => device.gpu);
-  const result = await probeWith(vendor)({ ownerOf: async () => undefined, ignored: { names: new Set(), pids: new Set() }, devices: whole });
+  const result = await probeWith(vendor)({
+    ownerOf: async () => undefined,
+    ignored: { names: new Set(), pids: new Set() },
+    devices: gpusOf(devices),
+    migGpus: migGpusOf(devices),
+  });
   if (!result.ok) return undefined;
-  const totals = result.devices.filter((device) => whole.includes(device.index)).flatMap((device) => (device.totalMiB === undefined ? [] : [device.totalMiB]));
+  const totals = devices.flatMap((device) => {
+    const gpu = result.devices.find((probed) => probed.index === device.gpu);
+    const total = device.mig ? gpu?.slices?.find((slice) => slice.index === device.mig?.index)?.totalMiB : gpu?.totalMiB;
+    return total === undefined ? [] : [total];
+  });
   if (totals.length === 0) return undefined;
   // In whole megabytes, so it reads as gpumem=85.899G rather than a byte count; below the exact sum, never above.
   const bytes = BigInt(totals.reduce((sum, mib) => sum + mib, 0)) * 1_048_576n;
   return (bytes / 1_000_000n) * 1_000_000n;
+}
+
+/** The GPUs (nvidia-smi's indices) the devices are or are slices of. */
+function gpusOf(devices: readonly GpuDevice[]): number[] {
+  return [...new Set(devices.map((device) => device.gpu))];
+}
+
+/** The GPUs whose MIG devices are among the devices: the probe reads their slices. */
+function migGpusOf(devices: readonly GpuDevice[]): number[] {
+  return gpusOf(devices.filter((device) => device.mig));
 }
 
 /** The probe of a vendor's devices: nvidia-smi's, or amd-smi's. */
@@ -93,13 +110,12 @@ export class GpuWatch {
     const result = await probeWith(parts.vendor)({
       ownerOf: (pid) => runOf(pid, marks),
       ignored: parts.probe.ignored,
-      devices: [...new Set(parts.devices.map((device) => device.gpu))],
+      devices: gpusOf(parts.devices),
+      migGpus: migGpusOf(parts.devices),
     });
     const readings = deviceReadings(result, parts.devices, parts.probe.foreign);
-    if (result.ok) {
-      for (const device of result.devices) {
-        for (const [runId, mib] of Object.entries(device.own)) parts.ownMemory?.(runId, String(device.index), mib * 1_048_576);
-      }
+    for (const [id, reading] of readings) {
+      for (const [runId, mib] of Object.entries(reading.runsMiB ?? {})) parts.ownMemory?.(runId, String(id), mib * 1_048_576);
     }
     try {
       const recorded = await parts.scripts.recordGpuProbe(

@@ -2,7 +2,9 @@
  * MIG devices through real CLI workers and the stand-in nvidia-smi: a
  * MIG-enabled GPU's slices are devices of their own, each run gets its
  * slice by UUID, a run demanding two whole devices never gets two slices
- * (CUDA shows a process one), and --gpus takes UUIDs.
+ * (CUDA shows a process one), and --gpus takes UUIDs; each slice is read
+ * on its own: its memory for gpumem, a process fitq did not start on one
+ * slice leaves the others usable.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { a100, fakeGpuBox } from '../support/fake-gpu.js';
-import { cliWhy, connectClient, newQueue } from '../support/fitq.js';
+import { cliWhy, connectClient, fitq, newQueue } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
 const SLICES = [
@@ -50,5 +52,40 @@ describe('MIG devices', () => {
     const refused = spawnCliWorker(newQueue(), ['--gpus', 'MIG-nothing'], undefined, box.env);
     expect((await refused.exited).exitCode).toBe(2);
     expect(refused.stderr()).toContain("invalid --gpus 'MIG-nothing': no device nvidia-smi lists is 'MIG-nothing'");
+  });
+
+  it('reads each MIG device on its own: its memory takes gpumem, a process fitq did not start on one leaves the others usable', async () => {
+    const mixed = [
+      { profile: '3g.20gb', uuid: 'MIG-0a5e7c1d-93b2-5f4e-8d61-2c7b9e0f4a13', gi: 1, ci: 0, memoryTotalMiB: 19968 },
+      ...SLICES.map((slice) => ({ ...slice, memoryTotalMiB: 4864 })),
+    ];
+    const box = fakeGpuBox({
+      gpus: [{ ...a100('GPU-6109dd5c-d378-24ee-f344-79b537574ea6'), mig: mixed }],
+      processes: [{ gpu: 0, slice: 1, pid: 4242, usedMiB: 900, name: '/usr/bin/python3' }],
+    });
+    const queue = newQueue();
+    const worker = spawnCliWorker(queue, ['--gpus', 'auto', '--gpu-probe-interval', '1s', '--name', 'box'], undefined, box.env);
+    // 19,968 + 2 × 4,864 MiB, in whole megabytes.
+    await worker.waitForMessage('Worker resources: gpu=3 gpumem=31.138G');
+    await worker.waitForMessage('GPU 101 is busy: used by a process fitq did not start (pid 4242, python3); no run is placed on it until that changes');
+    const client = await connectClient(queue);
+    const gate = join(mkdtempSync(join(tmpdir(), 'fitq-mig-')), 'open');
+    const big = (await client.stage({ command: ['sh', '-c', `while [ ! -e '${gate}' ]; do sleep 0.05; done`], resources: 'gpu=0.5 gpumem=10G' })).runs[0]!.id;
+    await waitFor('the 10G run running', async () => (await client.getRun(big)).status === 'running');
+    // Only the 3g.20gb slice holds 10G; the busy 1g.5gb one takes nothing, so a whole run gets the other.
+    expect((await client.getRun(big)).devices).toEqual([100]);
+    const plain = (await client.stage({ command: ['sh', '-c', 'echo "dev=$CUDA_VISIBLE_DEVICES"'], resources: 'gpu=1' })).runs[0]!.id;
+    expect((await client.waitForEnd(plain)).status).toBe('completed');
+    expect((await client.getRun(plain)).devices).toEqual([102]);
+    // The 3g.20gb slice's other half: 19,957 MiB unused less the 10G booked.
+    const second = (await client.stage({ command: ['true'], resources: 'gpu=0.5 gpumem=12G' })).runs[0]!.id;
+    expect((await cliWhy(queue)).get(second)).toContain('needs gpumem=12G on one device; GPU 100 has 10.9G free of 20.9G');
+    const shown = await fitq(['workers', '--json'], { queue });
+    const devices = (JSON.parse(shown.stdout) as { devices: Record<string, { state: string; memoryTotalMiB?: number; uuid?: string }> }[])[0]!.devices;
+    expect(devices['101']).toMatchObject({ state: 'busy', memoryTotalMiB: 4864, uuid: SLICES[0]!.uuid });
+    expect(devices['102']).toMatchObject({ state: 'ok', memoryTotalMiB: 4864, uuid: SLICES[1]!.uuid });
+    writeFileSync(gate, '');
+    expect((await client.waitForEnd(second)).status).toBe('completed');
+    expect((await client.getRun(second)).devices).toEqual([100]);
   });
 });

@@ -14,13 +14,18 @@ export interface FakeGpu {
   memoryTotalMiB: number;
   memoryUsedMiB: number;
   lost?: boolean;
-  /** Its MIG devices, as -L lists them (gi, ci: the older MIG-GPU-<uuid>/<gi>/<ci> form's parts). */
-  mig?: { profile: string; uuid: string; gi: number; ci?: number }[];
+  /**
+   * Its MIG devices, as -L lists them (gi, ci: its GPU and compute instance
+   * ids, the older MIG-GPU-<uuid>/<gi>/<ci> form's parts), with their memory
+   * (default: the profile's, 11 MiB used and what processes on it hold).
+   */
+  mig?: { profile: string; uuid: string; gi: number; ci?: number; memoryTotalMiB?: number; memoryUsedMiB?: number }[];
 }
 
 export interface FakeGpuState {
   gpus: FakeGpu[];
-  processes?: { gpu: number; pid: number; usedMiB: number; name: string }[];
+  /** Compute processes: on GPU `gpu` (its index), on a MIG-enabled one on its MIG device `slice` (an index into `mig`). */
+  processes?: { gpu: number; slice?: number; pid: number; usedMiB: number; name: string }[];
   failure?: 'not-loaded' | 'nvml-missing' | 'mismatch' | 'unknown';
   driver?: string;
 }
