@@ -25,6 +25,7 @@ import { isDirectory, preflight, spawnFailure } from './start-failure.js';
 import { keeperEnv, keeperSupport, type KeeperSupport } from './subreaper.js';
 import { runCommand } from './run-command.js';
 import { constants as osConstants } from 'node:os';
+import { hasExited } from './process-exited.js';
 
 export interface RunProcessSpec {
   command: readonly string[];
@@ -154,6 +155,8 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
   let tellGroup: (group: number | undefined) => void = () => {};
   const group = new Promise<number | undefined>((resolve) => (tellGroup = resolve));
   let killTimer: NodeJS.Timeout | undefined;
+  /** Whether its main process had exited when it was terminated (see hasExited). */
+  let exitedFirst = false;
   let killed = false;
   let exited = false;
   /** Whether the command runs (its group is known): before, under the keeper, it waits at the gate. */
@@ -261,6 +264,8 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
         return;
       }
       if (groupId === undefined) return;
+      // Exited on its own, its end still on its way from the helper: what it left behind is signalled, it is not terminated.
+      exitedFirst = hasExited(groupId);
       helper.signal(signal);
       killTimer = setTimeout(() => helper.signal('SIGKILL'), graceMs);
       killTimer.unref();
@@ -278,7 +283,7 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
       return true;
     },
     get terminated() {
-      return killTimer !== undefined || killed;
+      return (killTimer !== undefined && !exitedFirst) || killed;
     },
   };
 }
