@@ -38,6 +38,7 @@ import type { ReconcileAction } from './queue/run-calls.js';
 import { connectRedis, type ConnectionOptions } from './redis/connection.js';
 import { closeRedis } from './redis/open-connections.js';
 import { secretKey, type Secret } from './security/secret.js';
+import { stagerOf } from './model/stager.js';
 
 export { READ_ONLY_NOTE } from './operations/upkeep.js';
 export { RunRemovedError } from './operations/run-errors.js';
@@ -55,6 +56,8 @@ export interface ClientOptions extends ConnectionOptions {
    * refuses, as `rejected`, runs not signed with it. Never logged.
    */
   secret?: Secret;
+  /** Who stages through this client (recorded on every run); default FITQ_USER, else the OS user. */
+  user?: string;
   /** Hears, once, that the Redis user may only read, so upkeep was skipped (READ_ONLY_NOTE). */
   onNote?: (note: string) => void;
   /**
@@ -92,6 +95,7 @@ export class FitqClient {
       keys: this.keys,
       logMaxLines: this.logMaxLines,
       secret: secretKey(options.secret),
+      stager: stagerOf(process.env, options.user),
       // Followers, waiters and subscribers: connections of their own that survive Redis restarts.
       connectResilient: () => connectRedis({ ...options, evictionCheck: undefined }, true),
       onNote: options.onNote,
@@ -104,6 +108,7 @@ export class FitqClient {
     const { queue, prefix } = resolveNamespace(options);
     namespaceKeys(queue, prefix); // validate before connecting
     secretKey(options.secret);
+    stagerOf(process.env, options.user); // a bad FITQ_USER is refused before connecting
     return new FitqClient(await connectRedis(options), options);
   }
 

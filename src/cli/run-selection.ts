@@ -8,7 +8,8 @@
  *   (last-staged.ts), an array's as they are now;
  * - `--status S` (repeatable or comma-separated: any of them),
  *   `--label K=V` (repeatable: all must match), `--array ID` (an array id
- *   or a unique prefix of one; unknown: exit 2): every one given must hold;
+ *   or a unique prefix of one; unknown: exit 2), `--user NAME` or `--mine`
+ *   (who staged them): every one given must hold;
  * - the runs named and the runs the flags select, each once, named first.
  * - `--dry-run`: list what would be touched (`--json`: as a JSON array of
  *   run records) and touch nothing.
@@ -44,6 +45,7 @@ import { inBatches } from './base-command.js';
 import { parseKeyValues } from '../present/key-values.js';
 import { isShorthand, shorthandRuns } from './last-staged.js';
 import { runTable } from '../present/run-table.js';
+import { userDescribed, userFilter, userFlags } from './user-selection.js';
 
 export const selectionArgs = { ids: Args.string({ description: 'Run ids, or unique prefixes of them; @ for the runs last staged from this shell, @~N for the Nth staging before.' }) };
 
@@ -57,6 +59,7 @@ export const selectionFlags = {
   }),
   label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Select the runs with this KEY=VALUE label (repeatable: all must match).' }),
   array: Flags.string({ summary: 'Select the runs of this array (its id, or a unique prefix of it).' }),
+  ...userFlags('Select'),
   'dry-run': Flags.boolean({ summary: 'List the runs it would act on (with --json: as JSON), and do nothing.' }),
 };
 
@@ -64,6 +67,8 @@ export interface SelectionFlagValues {
   status?: string[] | undefined;
   label?: string[] | undefined;
   array?: string | undefined;
+  user?: string | undefined;
+  mine?: boolean | undefined;
   'dry-run'?: boolean | undefined;
 }
 
@@ -89,16 +94,18 @@ export function parseRunSelection(
   options: { verb: string; statuses?: readonly RunStatus[] },
 ): RunSelection {
   const labels = parseKeyValues('--label', flags.label);
-  const selecting = flags.status !== undefined || flags.label !== undefined || flags.array !== undefined;
-  if (argv.length === 0 && !selecting) throw new UsageError(`name the runs to ${options.verb}, or select them with --status, --label or --array`);
+  const user = userFilter(flags);
+  const selecting = flags.status !== undefined || flags.label !== undefined || flags.array !== undefined || user.user !== undefined;
+  if (argv.length === 0 && !selecting) throw new UsageError(`name the runs to ${options.verb}, or select them with --status, --label, --array, --user or --mine`);
   const statuses = (flags.status ?? options.statuses) as RunStatus[] | undefined;
   const filter: RunFilter | undefined = selecting
-    ? { ...(statuses === undefined ? {} : { statuses }), labels, ...(flags.array === undefined ? {} : { array: flags.array }) }
+    ? { ...(statuses === undefined ? {} : { statuses }), labels, ...(flags.array === undefined ? {} : { array: flags.array }), ...user }
     : undefined;
   const described = [
     ...(statuses === undefined ? [] : [`--status ${statuses.join(',')}`]),
     ...(flags.label ?? []).map((label) => `--label ${label}`),
     ...(flags.array === undefined ? [] : [`--array ${flags.array}`]),
+    ...userDescribed(flags),
   ].join(' ');
   return { refs: [...argv], filter, dryRun: flags['dry-run'] === true, verb: options.verb, described };
 }

@@ -37,7 +37,7 @@ export default class Update extends FitqCommand {
     'it keeps its place in the order. Every run is checked first: an unknown id, a bad value, a run that is running or ' +
     'ended, or a signed run without the secret updates nothing. A run claimed between the check and the change is ' +
     'reported (exit 1) and the others are updated. Signed runs are signed anew with the secret (as fitq stage signs). ' +
-    'Runs are named by id (or a unique prefix of one), or selected with --status, --where-label and --array (all must match; ' +
+    'Runs are named by id (or a unique prefix of one), or selected with --status, --where-label, --array and --user or --mine (all must match; ' +
     'without --status: the staged and held runs).';
   static override strict = false;
   static override examples = [
@@ -52,6 +52,8 @@ export default class Update extends FitqCommand {
   static override flags = {
     status: selectionFlags.status,
     array: selectionFlags.array,
+    user: selectionFlags.user,
+    mine: selectionFlags.mine,
     // (--label sets a label: runs are selected by label with --where-label.)
     'where-label': Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Select the runs with this KEY=VALUE label (repeatable: all must match).' }),
     priority: Flags.string({ summary: `New priority (higher runs first): an integer within ±${MAX_PRIORITY}.` }),
@@ -79,11 +81,11 @@ export default class Update extends FitqCommand {
     // A run id typed after -r or --label went to them: said first.
     if (flags.resources !== undefined) checkPairs('-r', 'demand (NAME=VALUE)', flags.resources, flags.resources.flatMap(specParts), ids);
     if (flags.label !== undefined) checkPairs('--label', 'label (KEY=VALUE)', flags.label, flags.label, ids);
-    if (ids.length === 0 && flags.status === undefined && flags['where-label'] === undefined && flags.array === undefined) {
-      throw new UsageError('name the runs to update, or select them with --status, --where-label or --array');
+    if (ids.length === 0 && flags.status === undefined && flags['where-label'] === undefined && flags.array === undefined && flags.user === undefined && !flags.mine) {
+      throw new UsageError('name the runs to update, or select them with --status, --where-label, --array, --user or --mine');
     }
     // --where-label or --array alone: the staged and held runs.
-    const selection = parseRunSelection(ids, { status: flags.status, label: flags['where-label'], array: flags.array }, { verb: 'update', statuses: ['staged', 'held'] });
+    const selection = parseRunSelection(ids, { status: flags.status, label: flags['where-label'], array: flags.array, user: flags.user, mine: flags.mine }, { verb: 'update', statuses: ['staged', 'held'] });
     // (A run id never holds '='.)
     const spec = ids.find((id) => id.includes('='));
     if (spec !== undefined) {

@@ -29,6 +29,8 @@ export default class Wait extends FitqCommand {
     status: selectionFlags.status,
     label: selectionFlags.label,
     array: selectionFlags.array,
+    user: selectionFlags.user,
+    mine: selectionFlags.mine,
     timeout: Flags.string({ summary: `Give up after this long (30s, 10m, 2h30m): exit ${EXIT.gaveUp}, naming the runs that had not ended.` }),
     quiet: Flags.boolean({ char: 'q', summary: 'Say nothing of runs that completed (runs that did not are still named on stderr, with why).' }),
     json: Flags.boolean({ summary: 'Print the runs as a JSON array once waiting is over (given up: as they are then).' }),

@@ -18,6 +18,7 @@ import type { FitqClient } from '../client.js';
 import { oneLine, quote } from '../text/quote.js';
 import { validateQueueName, validateRunId, validateWorkerName } from '../model/names.js';
 import { RUN_STATUSES, type RunFilter, type RunRecord, type RunStatus } from '../model/run-record.js';
+import { checkUserName } from '../model/stager.js';
 
 /** What the runs page shows: every given condition must hold. */
 export interface RunQuery {
@@ -31,6 +32,8 @@ export interface RunQuery {
   array?: string;
   /** Runs on (or last on) this worker. */
   worker?: string;
+  /** Runs this user staged. */
+  user?: string;
   /** Words found, case-insensitively, in the id, the command or the labels. */
   text?: string;
   /** Every run its own row, an array's too (by default an array is one row; `array` lists its runs). */
@@ -41,14 +44,14 @@ export interface RunQuery {
 }
 
 /** Query parameters of the runs page and its fragment; `token` is the dashboard's own (auth.ts). */
-export const RUN_QUERY_PARAMS = ['queue', 'status', 'label', 'array', 'worker', 'q', 'expand', 'before', 'after'] as const;
+export const RUN_QUERY_PARAMS = ['queue', 'status', 'label', 'array', 'worker', 'user', 'q', 'expand', 'before', 'after'] as const;
 const PASSED_THROUGH = new Set<string>(['token']);
 
 /** Most runs one page shows (a namespace may hold 100,000 runs): older and newer pages show the rest. */
 export const MAX_ROWS = 500;
 
 /**
- * Reads the query of `/runs?queue=..&status=staged&label=k=v&array=..&worker=..&q=..`
+ * Reads the query of `/runs?queue=..&status=staged&label=k=v&array=..&worker=..&user=..&q=..`
  * (status and label repeatable; status also comma-separated). An empty field
  * of the form is no condition; anything else that is not valid is a
  * UsageError quoting it, as the CLI refuses it.
@@ -82,6 +85,8 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
     validateWorkerName(worker);
     query.worker = worker;
   }
+  const user = params.get('user')?.trim();
+  if (user) query.user = checkUserName(user, 'user');
   const text = params.get('q')?.trim();
   if (text) query.text = text;
   const expand = params.get('expand')?.trim();
@@ -114,6 +119,7 @@ export function runQueryParams(query: RunQuery): URLSearchParams {
   for (const [key, value] of Object.entries(query.labels)) params.append('label', `${key}=${value}`);
   if (query.array !== undefined) params.set('array', query.array);
   if (query.worker !== undefined) params.set('worker', query.worker);
+  if (query.user !== undefined) params.set('user', query.user);
   if (query.text !== undefined) params.set('q', query.text);
   if (query.expand) params.set('expand', '1');
   if (query.before !== undefined) params.set('before', String(query.before));
@@ -164,7 +170,7 @@ export function matchesText(run: RunRecord, text: string): boolean {
  * or those before or after its position), each with its cells, read a
  * page at a time (operations/run-pages.ts: no read of every run), and
  * where it stands among the others. Status, labels and array select as
- * `fitq runs` does (an unknown or ambiguous array is its UsageError);
+ * `fitq runs` does, and so does user (an unknown or ambiguous array is its UsageError);
  * worker and text are matched on each run read.
  */
 export async function listRunRows(client: FitqClient, query: RunQuery, now = Date.now()): Promise<RunListing> {
@@ -172,6 +178,7 @@ export async function listRunRows(client: FitqClient, query: RunQuery, now = Dat
     ...(query.statuses.length > 0 ? { statuses: query.statuses } : {}),
     labels: query.labels,
     ...(query.array === undefined ? {} : { array: query.array }),
+    ...(query.user === undefined ? {} : { user: query.user }),
   };
   const { worker, text } = query;
   const where = worker === undefined && text === undefined
@@ -181,7 +188,7 @@ export async function listRunRows(client: FitqClient, query: RunQuery, now = Dat
   const from = query.after ?? query.before;
   const page = await client.readRunPage({ filter, ...(where ? { where } : {}), ...(from === undefined ? {} : { from }), backward: !forward, limit: MAX_ROWS });
   const { runs } = page;
-  const selected = query.statuses.length > 0 || Object.keys(query.labels).length > 0 || worker !== undefined || text !== undefined;
+  const selected = query.statuses.length > 0 || Object.keys(query.labels).length > 0 || worker !== undefined || query.user !== undefined || text !== undefined;
   const collapse = !query.expand && query.array === undefined;
   const lines: ListLine[] = await pageLines(client, runs, { collapse, selected });
   const rows = lineRows(lines, COLUMN_NAMES, true, now);

@@ -2,7 +2,8 @@
  * What each running run uses so far beside what its claim booked, as
  * Prometheus gauges (labelled with the run: only running runs are shown, so
  * the series are as many as runs running at once, and end with their run).
- * What ended runs used is kept with each run (`fitq runs show`).
+ * What ended runs used is kept with each run (`fitq runs show`). `user`:
+ * who staged the run, to sum what each user's runs use and book.
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../model/metrics-snapshot.js';
@@ -14,7 +15,7 @@ export interface RunUsageMetrics {
 
 export function runUsageMetrics(registry: Registry): RunUsageMetrics {
   const registers = [registry];
-  const labelNames = ['queue', 'worker', 'run'];
+  const labelNames = ['queue', 'worker', 'run', 'user'];
   const gauge = (name: string, help: string, extra: string[] = []) => new Gauge({ name, help, labelNames: [...labelNames, ...extra], registers });
   const cpuSeconds = gauge('fitq_run_cpu_seconds', 'CPU time (user and system) a running run has used so far, all its processes together.');
   const cpuBooked = gauge('fitq_run_cpu_booked', 'The cpu a running run\'s claim reserved (its cpu demand).');
@@ -25,7 +26,7 @@ export function runUsageMetrics(registry: Registry): RunUsageMetrics {
     add(queue, snapshot) {
       for (const worker of snapshot.workers) {
         for (const run of worker.runs) {
-          const labels = { queue, worker: worker.name, run: run.id };
+          const labels = { queue, worker: worker.name, run: run.id, user: run.user };
           const cpu = run.reserved.get('cpu');
           const mem = run.reserved.get('mem');
           if (cpu !== undefined) cpuBooked.set(labels, microsToNumber(cpu));

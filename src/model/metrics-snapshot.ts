@@ -43,6 +43,8 @@ export interface RunningRunSnapshot {
   id: string;
   reserved: Resources;
   usage: RunUsage | undefined;
+  /** Who staged it ('' when not recorded). */
+  user: string;
 }
 
 export interface MetricsSnapshot {
@@ -171,18 +173,18 @@ function readingsOf(flat: unknown): Map<string, DeviceReading> {
   return readings;
 }
 
-/** A worker's running runs, flat as readMetrics gives them: id, reserved ("cpu=1 mem=500000000"), usage (JSON or ""). */
+/** A worker's running runs, flat as readMetrics gives them: id, reserved ("cpu=1 mem=500000000"), usage (JSON or ""), user. */
 function runningRunsOf(flat: unknown): RunningRunSnapshot[] {
   const list = Array.isArray(flat) ? flat.map(String) : [];
   const runs: RunningRunSnapshot[] = [];
-  for (let i = 0; i + 2 < list.length; i += 3) {
+  for (let i = 0; i + 3 < list.length; i += 4) {
     let reserved: Resources;
     try {
       reserved = parseStoredResources(list[i + 1]);
     } catch {
       reserved = new Map(); // written by hand: nothing shown as booked
     }
-    runs.push({ id: list[i]!, reserved, usage: decodeRunUsage(parseJson<unknown>(list[i + 2], undefined)) });
+    runs.push({ id: list[i]!, reserved, usage: decodeRunUsage(parseJson<unknown>(list[i + 2], undefined)), user: list[i + 3]! });
   }
   return runs;
 }

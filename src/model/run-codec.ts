@@ -101,3 +101,20 @@ export function runDataFields(dataJson: string | undefined): Record<string, stri
   }
   return fields;
 }
+
+/** Fields a signature covers that live in the job hash: written by the stage script beside the data, never changed (who staged the run). */
+const SIGNED_HASH_FIELDS = (Object.keys(RUN_FIELDS) as RunFieldName[]).filter((name) => spec(name).home === 'hash' && spec(name).signed !== undefined);
+
+/**
+ * A run as it was staged (and signed), from its job hash: its data's fields
+ * (runDataFields of `data`) and the signed fields the stage script wrote
+ * beside it. What an edit starts from and re-signs.
+ */
+export function stagedRunFields(dataJson: string | undefined, hash: FlatFields): Record<string, string> {
+  const fields = runDataFields(dataJson);
+  for (const name of SIGNED_HASH_FIELDS) {
+    const value = hash[name];
+    if (value !== undefined) fields[name] = value;
+  }
+  return fields;
+}

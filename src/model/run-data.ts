@@ -12,7 +12,7 @@
  */
 import type { StoredOutputFiles } from './output-files.js';
 import type { Dependency, RetryPolicy } from './parked.js';
-import { encodeRunData, runDataFields } from './run-codec.js';
+import { encodeRunData, runDataFields, stagedRunFields } from './run-codec.js';
 import { decodeRun } from './run-decode.js';
 import type { RunRecord } from './run-record.js';
 
@@ -62,6 +62,11 @@ export function runDataJson(fields: Readonly<Record<string, string>>, priority: 
 
 /** The flat fields of a run's job data, exactly as they were staged (and signed): run-codec.ts. */
 export const dataFields = runDataFields;
+
+/** A run as it was staged and signed: its data's fields and who staged it (run-codec.ts). */
+export function stagedFields(hash: Readonly<Record<string, string>>): Record<string, string> {
+  return stagedRunFields(fitqRunData(hash), hash);
+}
 
 /**
  * A run's job data as fitq wrote it: its `runData`, which BullMQ never

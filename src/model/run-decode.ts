@@ -55,7 +55,7 @@ interface StoredLifecycle {
  * The others (id, status, command, demands, ...) every record has.
  */
 const OPTIONAL: readonly (readonly [keyof RunRecord, RunFieldName | ((fields: FlatFields, lifecycle: StoredLifecycle) => unknown)])[] = [
-  ['startedAt', 'processedOn'], ['endedAt', 'finishedOn'], ['worker', 'worker'], ['exitCode', 'exitCode'], ['signal', 'signal'],
+  ['user', 'user'], ['stagedFrom', 'stagedFrom'], ['startedAt', 'processedOn'], ['endedAt', 'finishedOn'], ['worker', 'worker'], ['exitCode', 'exitCode'], ['signal', 'signal'],
   ['reason', 'reason'], ['epoch', 'epoch'], ['devices', 'devices'], ['pinnedGpus', 'gpus'], ['retries', 'retries'],
   ['restaged', 'restaged'], ['restagedReason', 'restagedReason'], ['notify', 'notify'],
   // Once claimed, the limit its worker applies (the claim's `runLimit`).

@@ -117,6 +117,13 @@ export const RUN_FIELDS = {
   array: { home: 'hash', kind: 'text' },
   /** What it used, as its worker measured it (run-usage.ts): while it runs, and in all once it ended. */
   usage: { home: 'hash', kind: 'json' },
+  /**
+   * Who staged it (stager.ts): a user name and the host it was staged from,
+   * written by the stage script beside the data, not in it (the data of a
+   * short run stays within a listpack value), and signed when present.
+   */
+  user: { home: 'hash', kind: 'text', signed: 'ifPresent' },
+  stagedFrom: { home: 'hash', kind: 'text', signed: 'ifPresent' },
 } as const satisfies Readonly<Record<string, RunFieldSpec>>;
 
 export type RunFieldName = keyof typeof RUN_FIELDS;

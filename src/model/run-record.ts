@@ -35,6 +35,9 @@ export interface RunRecord {
   requires: string;
   priority: number;
   labels: Record<string, string>;
+  /** Who staged it (a user name) and from which host; absent on runs staged before fitq recorded it. */
+  user?: string;
+  stagedFrom?: string;
   /** Epoch ms. */
   stagedAt: number;
   startedAt?: number;
@@ -141,11 +144,14 @@ export interface RunFilter {
   labels?: Readonly<Record<string, string>>;
   /** Runs of this array (its full id). */
   array?: string;
+  /** Runs this user staged. */
+  user?: string;
 }
 
 export function matchesFilter(run: RunRecord, filter: RunFilter): boolean {
   if (filter.statuses && filter.statuses.length > 0 && !filter.statuses.includes(run.status)) return false;
   if (filter.array !== undefined && run.array !== filter.array) return false;
+  if (filter.user !== undefined && run.user !== filter.user) return false;
   return Object.entries(filter.labels ?? {}).every(([key, value]) => Object.hasOwn(run.labels, key) && run.labels[key] === value);
 }
 

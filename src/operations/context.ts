@@ -9,6 +9,7 @@ import type { RedisConnection } from '../redis/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { Scripts } from '../queue/scripts.js';
 import type { ReplicaWait } from '../redis/replica-wait.js';
+import type { Stager } from '../model/stager.js';
 
 export interface QueueContext {
   /** The command connection; fails fast when Redis is down. */
@@ -17,6 +18,8 @@ export interface QueueContext {
   readonly scripts: Scripts;
   /** The shared secret: runs staged are signed with it, signed runs edited are signed anew (none: neither). */
   readonly secret: Uint8Array | undefined;
+  /** Who stages through this context: recorded on every run it stages. */
+  readonly stager: Stager;
   /** Whether this client may do upkeep (reaping, reconciling): see upkeep.ts. */
   readonly upkeep: UpkeepState;
   /** Replicas that must confirm staged runs before they count as staged (--redis-wait-replicas), if any. */
@@ -44,6 +47,7 @@ export interface ContextOptions {
   /** Lines of output kept per run (the scripts trim each run's output to it). */
   logMaxLines: number;
   secret: Uint8Array | undefined;
+  stager: Stager;
   /** Opens a connection that survives RedisConnection restarts (connectRedis(…, true)). */
   connectResilient: () => Promise<RedisConnection>;
   onNote?: ((note: string) => void) | undefined;
@@ -58,6 +62,7 @@ export function createContext(options: ContextOptions): QueueContext {
     keys,
     scripts: new Scripts(redis, keys, logMaxLines),
     secret,
+    stager: options.stager,
     upkeep,
     replicaWait: options.replicaWait,
     connect: async () => over(await options.connectResilient()),

@@ -39,7 +39,10 @@ export interface StageResult {
 export async function stageRuns(ctx: QueueContext, requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
   const given = Array.isArray(requests) ? (requests as readonly StageRequest[]) : [requests as StageRequest];
   const list = await resolveDependencies(ctx, given);
-  const prepared = list.flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })));
+  const stager: Record<string, string> = { user: ctx.stager.user, stagedFrom: ctx.stager.host };
+  const prepared = list
+    .flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })))
+    .map((run) => ({ ...run, fields: { ...run.fields, ...stager } }));
   const runs = signRuns(prepared, ctx.keys.base, ctx.secret);
   const ids = new Set<string>();
   for (const run of runs) {
@@ -90,7 +93,7 @@ async function storeRuns(ctx: QueueContext, runs: PreparedRun[]): Promise<{ seq:
   for (let i = 0; i < scriptRuns.length; i += STAGE_CHUNK) chunks.push(scriptRuns.slice(i, i + STAGE_CHUNK));
   const replies: (StagedBatch | undefined)[] = [];
   if (chunks.length === 1) {
-    replies.push(await ctx.scripts.stageRuns(chunks[0]!));
+    replies.push(await ctx.scripts.stageRuns(chunks[0]!, undefined, undefined, ctx.stager));
   } else {
     // One script call per chunk, so Redis is never held long; the runs stay
     // hidden from fitq's readers until the commit, so a batch is all or
@@ -98,7 +101,7 @@ async function storeRuns(ctx: QueueContext, runs: PreparedRun[]): Promise<{ seq:
     const id = randomBytes(8).toString('hex');
     try {
       for (const [i, chunk] of chunks.entries()) {
-        replies.push(await ctx.scripts.stageRuns(chunk, undefined, { id, ttlMs: BATCH_TTL_MS, first: i === 0 }));
+        replies.push(await ctx.scripts.stageRuns(chunk, undefined, { id, ttlMs: BATCH_TTL_MS, first: i === 0 }, ctx.stager));
       }
       await ctx.scripts.commitBatch(id);
     } catch (error) {

@@ -14,7 +14,7 @@
  */
 import { UsageError } from '../errors.js';
 import { validateRunId } from '../model/names.js';
-import { dataFields, fitqRunData, runDataJson } from '../model/run-data.js';
+import { dataFields, fitqRunData, runDataJson, stagedFields } from '../model/run-data.js';
 import { decodeRun } from '../model/run-decode.js';
 import { checkChanges, diffFields, editedFields, labelsOf, shapeOfEdited, type FieldChange, type Fields, type RunChanges } from '../model/run-edits.js';
 import type { RunRecord } from '../model/run-record.js';
@@ -199,7 +199,7 @@ async function readRunHashes(ctx: QueueContext, ids: readonly string[]): Promise
 
 /** One run's edit: its new data (re-signed if it was signed), shape and priority, and what changes. */
 function planEdit(ctx: QueueContext, id: string, hash: Record<string, string>, changes: RunChanges): PlannedEdit {
-  const before = dataFields(fitqRunData(hash));
+  const before = stagedFields(hash);
   if (before.command === undefined) throw new UsageError(`run ${quote(id)} holds no run data fitq can read: not updated`);
   const demands = parseStoredResources(before.resources);
   const edited = editedFields(id, before, demands, changes, hash.array);

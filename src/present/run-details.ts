@@ -10,6 +10,7 @@ import { oneLine } from '../text/quote.js';
 import type { RetryPolicy } from '../model/parked.js';
 import { everyAttempt, type RunAttempt, type RunRecord } from '../model/run-record.js';
 import { usageRows, usageSummary } from './run-usage.js';
+import { formatStager } from '../model/stager.js';
 
 /** "2h30m (SIGUSR1@2m), deadline 14:30:00 (in 1h)": the limit, its signal if not the default, and while running its deadline. */
 function timeLimitText(run: RunRecord, now: number): string | undefined {
@@ -27,6 +28,7 @@ export function runDetailRows(run: RunRecord, now = Date.now()): [string, string
     ['command', formatCommand(run)],
     ['requires', describeDemands(run)],
     ['priority', String(run.priority)],
+    ['staged by', formatStager(run.user, run.stagedFrom) || undefined],
     ['labels', formatLabels(run.labels) || undefined],
     ['env', Object.keys(run.env).join(' ') || undefined],
     ['cwd', run.cwd],

@@ -66,6 +66,7 @@ interface Column {
 const COLUMNS = {
   id: { title: 'ID', cell: (run) => run.id },
   status: { title: 'STATUS', cell: statusText },
+  user: { title: 'USER', cell: (run) => run.user ?? '' },
   requires: { title: 'REQUIRES', cell: describeDemands },
   command: { title: 'COMMAND', cut: true, cell: formatCommand },
   labels: { title: 'LABELS', cut: true, cell: (run) => formatLabels(run.labels) },
@@ -84,7 +85,7 @@ const COLUMNS = {
 
 export type ColumnName = keyof typeof COLUMNS;
 export const COLUMN_NAMES = Object.keys(COLUMNS) as ColumnName[];
-export const DEFAULT_COLUMNS: readonly ColumnName[] = ['id', 'status', 'requires', 'command', 'worker', 'started', 'duration', 'exit', 'why'];
+export const DEFAULT_COLUMNS: readonly ColumnName[] = ['id', 'status', 'user', 'requires', 'command', 'worker', 'started', 'duration', 'exit', 'why'];
 
 /** Parses `--columns id,status,command`; an unknown, repeated or empty name is a UsageError quoting it. */
 export function parseColumns(text: string): ColumnName[] {

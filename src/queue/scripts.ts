@@ -40,6 +40,7 @@ import {
 } from './run-calls.js';
 import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
 import { REAP_BATCH, RECONCILE_BUDGET } from './upkeep-budgets.js';
+import type { Stager } from '../model/stager.js';
 
 const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' | 'unknown'>([
   ['ok', 'canceled'], ['requested', 'requested'], ['unchanged', 'ended'], ['unknownRun', 'unknown'],
@@ -66,9 +67,10 @@ export class Scripts {
    * throws a RefusedError for a taken id. With `batch`, the runs are a
    * chunk of that batch, hidden from fitq's readers until commitBatch
    * (see stageRuns-*.lua). With a pipeline (MULTI), only queues the call.
+   * `stager`: who stages them and from where, recorded on each (none: not recorded).
    */
-  async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander, batch?: BatchChunk): Promise<StagedBatch | undefined> {
-    const args: (string | number)[] = [this.keys.base, batch?.id ?? '', batch?.ttlMs ?? 0, batch?.first ? 1 : 0, runs.length];
+  async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander, batch?: BatchChunk, stager?: Stager): Promise<StagedBatch | undefined> {
+    const args: (string | number)[] = [this.keys.base, batch?.id ?? '', batch?.ttlMs ?? 0, batch?.first ? 1 : 0, stager?.user ?? '', stager?.host ?? '', runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, run.data, run.array ?? '', run.limit ?? '');
     const keys = scriptKeys(this.keys, 'stageRuns');
     if (pipeline) {

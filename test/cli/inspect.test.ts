@@ -12,9 +12,9 @@ describe('inspection commands', () => {
     const table = await fitq(['runs'], { queue });
     expect(table.exitCode, table.stderr).toBe(0);
     const [header, ...rows] = table.stdout.trim().split('\n');
-    expect(header).toMatch(/^ID\s+STATUS\s+REQUIRES\s+COMMAND\s+WORKER\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
-    expect(rows.find((row) => row.startsWith(done))).toMatch(new RegExp(`^${done}\\s+failed\\s+foo=1\\s+sh -c 'exit 3'\\s+wa\\s+\\S+\\s+\\S+\\s+3\\s+exit code 3$`));
-    expect(rows.find((row) => row.startsWith(waiting))).toMatch(/staged\s+foo=5\s+true\s+needs more than any live worker has: foo=5 > 2$/);
+    expect(header).toMatch(/^ID\s+STATUS\s+USER\s+REQUIRES\s+COMMAND\s+WORKER\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
+    expect(rows.find((row) => row.startsWith(done))).toMatch(new RegExp(`^${done}\\s+failed\\s+\\S+\\s+foo=1\\s+sh -c 'exit 3'\\s+wa\\s+\\S+\\s+\\S+\\s+3\\s+exit code 3$`));
+    expect(rows.find((row) => row.startsWith(waiting))).toMatch(/staged\s+\S+\s+foo=5\s+true\s+needs more than any live worker has: foo=5 > 2$/);
     const json = (JSON.parse((await fitq(['runs', '--json', '--status', 'failed'], { queue })).stdout) as { runs: { id: string }[] }).runs;
     expect(json.map((run) => run.id)).toEqual([done]);
   });

@@ -76,7 +76,7 @@ describe('selecting runs: cancel and runs rm', () => {
     const unknown = await fitq(['runs', 'rm', '--array', 'ffffffffffff', '--dry-run'], { queue });
     expect(unknown).toMatchObject({ exitCode: 2, stdout: '', stderr: "Error: unknown array 'ffffffffffff' (no run of the namespace is part of it)" });
     const none = await fitq(['runs', 'rm', '--dry-run'], { queue });
-    expect(none).toMatchObject({ exitCode: 2, stderr: 'Error: name the runs to remove, or select them with --status, --label or --array' });
+    expect(none).toMatchObject({ exitCode: 2, stderr: 'Error: name the runs to remove, or select them with --status, --label, --array, --user or --mine' });
   });
 
   it('hold, release, update and restart select by --array and --status alike; --dry-run touches nothing', async () => {

@@ -49,13 +49,13 @@ describe('fitq runs: what a user can read', () => {
     const table = await fitq(['runs'], { queue });
     expectOk(table);
     const { header, rows } = rowsById(table.stdout);
-    expect(header).toMatch(/^ID\s+STATUS\s+REQUIRES\s+COMMAND\s+WORKER\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
+    expect(header).toMatch(/^ID\s+STATUS\s+USER\s+REQUIRES\s+COMMAND\s+WORKER\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
     const cut = `${long.join(' ').slice(0, 39)}…`;
     expect(cut).toHaveLength(40);
-    expect(rows.get(sweep)).toMatch(new RegExp(`^${sweep}\\s+staged\\s+gpu=1 mem=8G\\s+${cut.replace(/[.]/g, '\\.')}\\s+no live worker$`));
-    expect(rows.get(pinned)).toMatch(/\s+staged\s+gpu=2 mem=0\.5G @0,1\s+echo 'hi there'\s+/);
-    expect(rows.get(onePin)).toMatch(/\s+staged\s+@3\s+true\s+/);
-    expect(rows.get(fromMap)).toMatch(/\s+staged\s+mem=8G\s+true\s+/);
+    expect(rows.get(sweep)).toMatch(new RegExp(`^${sweep}\\s+staged\\s+\\S+\\s+gpu=1 mem=8G\\s+${cut.replace(/[.]/g, '\\.')}\\s+no live worker$`));
+    expect(rows.get(pinned)).toMatch(/\s+staged\s+\S+\s+gpu=2 mem=0\.5G @0,1\s+echo 'hi there'\s+/);
+    expect(rows.get(onePin)).toMatch(/\s+staged\s+\S+\s+@3\s+true\s+/);
+    expect(rows.get(fromMap)).toMatch(/\s+staged\s+\S+\s+mem=8G\s+true\s+/);
     expect(table.stdout).not.toContain('8000000000');
 
     const json = (JSON.parse((await fitq(['runs', '--json'], { queue })).stdout) as { runs: Record<string, unknown>[] }).runs;
@@ -78,7 +78,7 @@ describe('fitq runs: what a user can read', () => {
     const id = await stage(queue, ['-r', 'cpu=2', '--label', 'sweep=lr', '--priority', '3', '--', ...command]);
 
     const wide = rowsById((await fitq(['runs', '--wide'], { queue })).stdout);
-    expect(wide.header).toMatch(/^ID\s+STATUS\s+REQUIRES\s+COMMAND\s+LABELS\s+ARRAY\s+PRIORITY\s+WORKER\s+STAGED\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
+    expect(wide.header).toMatch(/^ID\s+STATUS\s+USER\s+REQUIRES\s+COMMAND\s+LABELS\s+ARRAY\s+PRIORITY\s+WORKER\s+STAGED\s+STARTED\s+DURATION\s+EXIT\s+WHY$/);
     // (No array: an empty ARRAY cell.)
     expect(wide.rows.get(id)).toMatch(new RegExp(`${shown.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}  sweep=lr {7,}3  `));
 
@@ -91,7 +91,7 @@ describe('fitq runs: what a user can read', () => {
     const pickedWide = await fitq(['runs', '--columns', 'command', '--wide'], { queue });
     expect(pickedWide.stdout.trim().split('\n')).toEqual(['COMMAND', shown]);
 
-    const choose = 'choose from id, status, requires, command, labels, array, priority, worker, staged, started, duration, exit, why';
+    const choose = 'choose from id, status, user, requires, command, labels, array, priority, worker, staged, started, duration, exit, why';
     const refusals = await Promise.all(
       [['--columns', 'id,colour'], ['--columns', 'id,,status'], ['--columns', 'id,ID'], ['--json', '--wide'], ['--json', '--columns', 'id']].map((args) =>
         fitq(['runs', ...args], { queue }),
@@ -215,7 +215,7 @@ describe('fitq cancel with several runs', () => {
     const b = await stage(queue, ['-r', 'never=1', '--', 'true']);
     const c = await stage(queue, ['-r', 'never=1', '--', 'true']);
 
-    expectRefused(await fitq(['cancel'], { queue }), 'name the runs to cancel, or select them with --status, --label or --array');
+    expectRefused(await fitq(['cancel'], { queue }), 'name the runs to cancel, or select them with --status, --label, --array, --user or --mine');
     expectRefused(await fitq(['cancel', a, 'nope', b], { queue }), "unknown run 'nope'");
     expect(await statuses(queue, [a, b, c])).toEqual(['staged', 'staged', 'staged']);
 

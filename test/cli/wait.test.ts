@@ -93,7 +93,7 @@ describe('fitq wait', () => {
     expect(unknown).toEqual({ exitCode: 2, stdout: '', stderr: "Error: unknown run 'nosuchrun'" });
     expect(label).toEqual({ exitCode: 1, stdout: '', stderr: 'No runs match --label sweep=none: nothing to wait for.' });
     expect(array).toEqual({ exitCode: 2, stdout: '', stderr: "Error: unknown array 'x1' (no run of the namespace is part of it)" });
-    expect(none).toMatchObject({ exitCode: 2, stderr: 'Error: name the runs to wait for, or select them with --status, --label or --array' });
+    expect(none).toMatchObject({ exitCode: 2, stderr: 'Error: name the runs to wait for, or select them with --status, --label, --array, --user or --mine' });
     expect(timeout).toMatchObject({ exitCode: 2, stderr: expect.stringContaining("got 'soon'") as unknown });
   });
 

@@ -40,14 +40,15 @@ describe('dashboard runs data', () => {
     for (const id of [busy!.id, waiting!.id, dependent!.id]) expect(rows.get(id), `why of ${id}`).toBe(cli.get(id));
   });
 
-  it('filters by status, label, array, worker and text', async () => {
+  it('filters by status, label, array, worker, user and text', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
+    const alice = await connectClient(queue, undefined, { user: 'alice' });
     await startTestWorker(queue, { name: 'filter-w', resources: 'slot=1' });
     const { runs: [running] } = await client.stage({ command: ['sleep', '30'], resources: 'slot=1', runId: 'run-a', labels: { team: 'red' } });
     await waitFor('the run to start', async () => (await statusOf(client, running!.id)) === 'running');
     await client.stage({ command: ['python', 'train.py', '--lr', '0.1'], resources: 'slot=1', runId: 'run-b', labels: { team: 'blue', sweep: 'lr' } });
-    await client.stage({ command: ['echo', 'hello world'], resources: 'slot=1', runId: 'run-c', labels: { team: 'blue' }, hold: true });
+    await alice.stage({ command: ['echo', 'hello world'], resources: 'slot=1', runId: 'run-c', labels: { team: 'blue' }, hold: true });
     const { runs: array } = await client.stage({ command: ['echo', '{i}'], resources: 'slot=1', array: { params: [{ i: '1' }, { i: '2' }] } });
     const arrayId = array[0]!.array!;
 
@@ -58,13 +59,15 @@ describe('dashboard runs data', () => {
     expect(await ids(client, 'label=team%3Dblue&label=sweep%3Dlr')).toEqual(['run-b']);
     expect(await ids(client, `array=${arrayId.slice(0, 6)}`)).toEqual(array.map((run) => run.id));
     expect(await ids(client, 'worker=filter-w')).toEqual(['run-a']);
+    expect(await ids(client, 'user=alice')).toEqual(['run-c']);
+    expect((await listRunRows(client, query('user=alice'))).rows[0]!.cells.user).toBe('alice');
     expect(await ids(client, 'q=TRAIN.py')).toEqual(['run-b']);
     expect(await ids(client, 'q=sweep%3Dlr')).toEqual(['run-b']);
     expect(await ids(client, 'q=run-c')).toEqual(['run-c']);
     expect(await ids(client, 'q=hello+world')).toEqual(['run-c']);
     expect(await ids(client, 'q=blue&status=staged')).toEqual(['run-b']);
     // An empty field of the form is no condition (the array is one row, where its first run stands, unless expanded).
-    expect(await ids(client, 'status=&label=&array=&worker=&q=&expand=')).toEqual(['run-a', 'run-b', 'run-c', array[0]!.id]);
+    expect(await ids(client, 'status=&label=&array=&worker=&user=&q=&expand=')).toEqual(['run-a', 'run-b', 'run-c', array[0]!.id]);
     expect(await ids(client, 'status=&label=&array=&worker=&q=&expand=1')).toHaveLength(5);
     await expect(ids(client, 'array=nosucharray')).rejects.toThrow("unknown array 'nosucharray'");
   });
@@ -112,6 +115,7 @@ describe('dashboard runs data', () => {
     expect(() => query('label=team')).toThrow("invalid label 'team': expected KEY=VALUE");
     expect(() => query('colour=red')).toThrow("unknown filter 'colour'");
     expect(() => query('worker=a%20b')).toThrow("invalid worker name 'a b'");
+    expect(() => query('user=%3Cb%3E')).toThrow("invalid user '<b>'");
     expect(() => query('array=%3Cscript%3E')).toThrow("invalid run id '<script>'");
     expect(() => query('before=0')).toThrow("invalid page position before='0': expected a run's staging number (1 or more)");
     expect(() => query('after=1e3')).toThrow("invalid page position after='1e3': expected a run's staging number (0 or more)");

@@ -79,17 +79,18 @@ describe('renderNamespaceMetrics', () => {
     expect(valueOf(samples, 'fitq_gpu_state', { ...device, gpu: '1', UUID: 'GPU-b', state: 'ok' })).toBe(1);
   });
 
-  it('shows what each running run used so far beside what its claim booked, and nothing of it once it ended', async () => {
+  it('shows what each running run used so far beside what its claim booked, and who staged it, and nothing of it once it ended', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     await startTestWorker(queue, { name: 'measuring', resources: 'cpu=2 mem=1G', leaseMs: 1500 });
     // 90 MB written to, then it waits for its gate.
     const held = gate();
     const command = ['node', '-e', `const b = Buffer.alloc(90e6, 1); const f = process.argv[1]; const t = setInterval(() => require('fs').existsSync(f) && (clearInterval(t), b.length), 50);`, held.command[3]!];
-    const id = (await client.stage({ command, resources: 'cpu=0.5 mem=300M' })).runs[0]!.id;
+    const alice = await connectClient(queue, undefined, { user: 'alice' });
+    const id = (await alice.stage({ command, resources: 'cpu=0.5 mem=300M' })).runs[0]!.id;
     await waitFor('its first reading recorded', async () => ((await client.getRun(id)).usage?.samples ?? 0) > 0);
     const { samples } = await scrape([queue, client]);
-    const run = { queue, worker: 'measuring', run: id };
+    const run = { queue, worker: 'measuring', run: id, user: 'alice' };
     expect(valueOf(samples, 'fitq_run_memory_booked_bytes', run)).toBe(300e6);
     expect(valueOf(samples, 'fitq_run_cpu_booked', run)).toBe(0.5);
     expect(valueOf(samples, 'fitq_run_memory_peak_bytes', run)).toBeGreaterThan(90e6);

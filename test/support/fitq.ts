@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, expect, inject } from 'vitest';
-import { FitqClient, resolveNamespace } from '../../src/client.js';
+import { FitqClient, resolveNamespace, type ClientOptions } from '../../src/client.js';
 import { DEFAULT_LOG_MAX_LINES } from '../../src/model/logs.js';
 import { createContext, type QueueContext } from '../../src/operations/context.js';
 import { connectRedis } from '../../src/redis/connection.js';
@@ -17,6 +17,7 @@ import { closeRedis, openConnectionCount } from '../../src/redis/open-connection
 import { namespaceKey, namespaceKeys, type NamespaceKeys } from '../../src/queue/keys.js';
 import { parseShape, shapeGroup } from '../../src/resources/shape.js';
 import { secretKey, type Secret } from '../../src/security/secret.js';
+import { stagerOf } from '../../src/model/stager.js';
 import { liveRunProcessCount } from '../../src/worker/child.js';
 import { runFitqInProcess } from './in-process-cli.js';
 import { printWorkerLog } from './failure-logs.js';
@@ -39,8 +40,8 @@ const workers: FitqWorker[] = [];
 const workerLogs: { name: string; logs: Record<string, unknown>[] }[] = [];
 const contexts: QueueContext[] = [];
 
-export async function connectClient(queue: string, url = redisUrl()): Promise<FitqClient> {
-  const client = await FitqClient.connect({ redisUrl: url, queue });
+export async function connectClient(queue: string, url = redisUrl(), options: Omit<ClientOptions, 'queue' | 'redisUrl'> = {}): Promise<FitqClient> {
+  const client = await FitqClient.connect({ ...options, redisUrl: url, queue });
   clients.push(client);
   return client;
 }
@@ -57,6 +58,7 @@ export async function connectContext(queue: string, options: { secret?: Secret }
     keys,
     logMaxLines: DEFAULT_LOG_MAX_LINES,
     secret: secretKey(options.secret),
+    stager: stagerOf(),
     connectResilient: () => connectRedis({ redisUrl: redisUrl(), evictionCheck: undefined }, true),
   });
   contexts.push(ctx);

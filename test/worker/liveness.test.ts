@@ -386,13 +386,13 @@ describe('a worker that stops answering (SIGSTOP)', () => {
     const victim = spawnCliWorker(queue, ['-r', 'foo=1', '--name', 'killed', '--lease', '600']);
     await waitUntilRunning(client, runId, pidFile);
     const before = await fitq(['runs'], { queue });
-    expect(before.stdout).toMatch(new RegExp(`${runId}\\s+running\\s+foo=1`));
+    expect(before.stdout).toMatch(new RegExp(`${runId}\\s+running\\s+\\S+\\s+foo=1`));
 
     victim.process.kill('SIGKILL');
     await victim.exited;
     const gone = `not responding \\(its process ${victim.pid} on this machine is gone, last heartbeat \\d+s ago, lease ends in \\d+m\\d+s\\)`;
     const [table, shown, workers] = await Promise.all([fitq(['runs'], { queue }), fitq(['runs', 'show', runId], { queue }), fitq(['workers'], { queue })]);
-    expect(table.stdout).toMatch(new RegExp(`${runId}\\s+running \\(worker not responding\\)\\s+foo=1\\s.*worker killed ${gone}`));
+    expect(table.stdout).toMatch(new RegExp(`${runId}\\s+running \\(worker not responding\\)\\s+\\S+\\s+foo=1\\s.*worker killed ${gone}`));
     expect(shown.stdout).toMatch(/^status:\s+running \(worker not responding\)$/m);
     expect(shown.stdout).toMatch(new RegExp(`^reason:\\s+worker killed ${gone}$`, 'm'));
     expect(workers.stdout.split('\n')[1]).toMatch(new RegExp(`^killed\\s.*\\s${gone}$`));

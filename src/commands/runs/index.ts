@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../../cli/base-command.js';
+import { userFilter, userFlags } from '../../cli/user-selection.js';
 import { parseKeyValues } from '../../present/key-values.js';
 import { tableWriter } from '../../cli/format.js';
 import { COLUMN_NAMES, DEFAULT_COLUMNS, columnTitles, formatCommand, parseColumns, type ColumnName } from '../../present/run-table.js';
@@ -33,6 +34,8 @@ export default class Runs extends FitqCommand {
   static override examples = [
     '<%= config.bin %> runs',
     '<%= config.bin %> runs --status staged --status running --label sweep=lr',
+    '<%= config.bin %> runs --mine',
+    '<%= config.bin %> runs --user alice --status running',
     '<%= config.bin %> runs --columns id,status,command,labels',
     '<%= config.bin %> runs --expand',
     '<%= config.bin %> runs --array 3f2a --columns id,status,array,command',
@@ -47,6 +50,7 @@ export default class Runs extends FitqCommand {
     status: Flags.string({ multiple: true, delimiter: ',', options: [...RUN_STATUSES], summary: 'Only runs with this status (repeatable, or comma-separated: staged,running).' }),
     label: Flags.string({ multiple: true, multipleNonGreedy: true, summary: 'Only runs with this KEY=VALUE label (repeatable: all must match).' }),
     array: Flags.string({ summary: 'Only the runs of this array (its id, or a unique prefix of it), one a line.' }),
+    ...userFlags('Only'),
     expand: Flags.boolean({ summary: 'Every run on its own line, an array\'s too (by default an array is one line).' }),
     columns: Flags.string({ summary: 'Columns to show, comma separated, e.g. id,status,command.' }),
     wide: Flags.boolean({ summary: 'Every column (or those of --columns), nothing cut.' }),
@@ -71,11 +75,12 @@ export default class Runs extends FitqCommand {
       statuses: flags.status as RunStatus[] | undefined,
       labels: parseKeyValues('--label', flags.label),
       ...(flags.array === undefined ? {} : { array: flags.array }),
+      ...userFilter(flags),
     };
     const from = flags.cursor === undefined ? undefined : parseCursor(flags.cursor);
     // --tree draws the whole graph: every run.
     const limit = flags.all || flags.tree ? Number.POSITIVE_INFINITY : (flags.limit ?? DEFAULT_LIMIT);
-    const selected = (flags.status ?? []).length > 0 || flags.label !== undefined;
+    const selected = (flags.status ?? []).length > 0 || flags.label !== undefined || filter.user !== undefined;
     const columns = flags.columns !== undefined ? parseColumns(flags.columns) : flags.wide ? COLUMN_NAMES : DEFAULT_COLUMNS;
     // An array is one line, unless its runs are asked for.
     const collapse = !flags.expand && flags.array === undefined && !flags.json && !flags.tree;

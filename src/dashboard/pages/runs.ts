@@ -54,6 +54,7 @@ function filterForm(context: DashboardContext, query: RunQuery, raw: URLSearchPa
   ${labels.map((label, i) => html`<label>Label <input name="label" placeholder="key=value" value="${label}" data-testid="filter-label${i === 0 ? '' : `-${i}`}"></label>`)}
   <label>Array <input name="array" placeholder="array id" value="${value('array')}" data-testid="filter-array"></label>
   <label>Worker <input name="worker" placeholder="worker name" value="${value('worker')}" data-testid="filter-worker"></label>
+  <label>User <input name="user" placeholder="who staged" value="${value('user')}" data-testid="filter-user"></label>
   <label class="grow">Search <input type="search" name="q" placeholder="id, command or label" value="${value('q')}" data-testid="filter-text"></label>
   <label class="check expand"><input type="checkbox" name="expand" value="1" data-testid="filter-expand"${query.expand ? html` checked` : ''}> every run its own row</label>
   <div class="filter-buttons"><button type="submit" data-testid="filter-apply">Filter</button> <a href="${runsHref({})}" data-testid="filter-clear">Clear</a></div>
@@ -67,6 +68,7 @@ function arrayRow(queue: string, query: RunQuery, several: boolean, array: Array
   return html`<tr data-testid="array-row-${id}" data-status="array">
   <td class="mono"><a href="${href}" title="list the runs of array ${id}" data-testid="array-link-${id}">${cells.id}</a></td>
   <td data-testid="array-status-${id}">${cells.status}</td>
+  <td class="mono opt">${cells.user}</td>
   <td class="mono opt">${cells.requires}</td>
   <td class="mono cmd"><div class="clip" title="${cells.command}" data-testid="command-${id}">${cells.command}</div></td>
   <td class="mono opt"><div class="clip labels" title="${cells.labels}" data-testid="labels-${id}">${cells.labels}</div></td>
@@ -80,6 +82,7 @@ function runRow(queue: string, { run, cells }: RunRow): Html {
   return html`<tr data-testid="run-row-${run.id}" data-status="${run.status}">
   <td class="mono"><a href="${runHref(queue, run.id)}" data-testid="run-link-${run.id}">${cells.id}</a></td>
   <td><span class="pill" data-testid="status-${run.id}">${cells.status}</span></td>
+  <td class="mono opt" data-testid="user-${run.id}">${cells.user}</td>
   <td class="mono opt">${cells.requires}</td>
   <td class="mono cmd"><div class="clip" title="${cells.command}" data-testid="command-${run.id}">${cells.command}</div></td>
   <td class="mono opt"><div class="clip labels" title="${cells.labels}" data-testid="labels-${run.id}">${cells.labels}</div></td>
@@ -90,9 +93,9 @@ function runRow(queue: string, { run, cells }: RunRow): Html {
 }
 
 /** The columns of `fitq runs` that fit beside the why column at 1280 px (the run's page shows the rest). */
-const HEADERS = ['id', 'status', 'requires', 'command', 'labels', 'worker', 'duration', 'why'];
+const HEADERS = ['id', 'status', 'user', 'requires', 'command', 'labels', 'worker', 'duration', 'why'];
 /** Left out on a phone. */
-const OPTIONAL = new Set(['requires', 'labels', 'duration']);
+const OPTIONAL = new Set(['user', 'requires', 'labels', 'duration']);
 
 /**
  * The worker the page is filtered on, in each namespace where it is live,

@@ -42,8 +42,9 @@
                 capacity, free, devices, gpus, runs}, capacity, free and
                 devices flat name, amount (devices: GPU index, free share);
                 gpus its probe's hash; runs flat run id, what its claim
-                reserved, what it used so far (its `usage`, "" if none) for
-                each of its running runs
+                reserved, what it used so far (its `usage`, "" if none) and
+                who staged it (its `user`, "" if none) for each of its
+                running runs
     poolCapacity, poolUsed, stats   flat hashes
     waitBounds, durationBounds      the bucket bounds (ms) of the statistics
     stagedTotal staged runs in the whole fit index, every shape's included
@@ -79,15 +80,16 @@ local statuses = runCounts(base)
 local shapes, stagedTotal = {}, 0
 if redis.call("EXISTS", groupsKey) == 1 then shapes, stagedTotal = stagedShapes(base, mostShapes) end
 
--- A worker's running runs: id, what its claim reserved, what it used so far.
+-- A worker's running runs: id, what its claim reserved, what it used so far, who staged it.
 local function runsOf(name)
   local runs = {}
   for _, runId in ipairs(tryCall("SMEMBERS", KEY.workerRuns(base, name)) or {}) do
-    local run = validName(runId) and tryCall("HMGET", KEY.run(base, runId), "reserved", "usage")
+    local run = validName(runId) and tryCall("HMGET", KEY.run(base, runId), "reserved", "usage", "user")
     if run then
       runs[#runs + 1] = runId
       runs[#runs + 1] = run[1] or ""
       runs[#runs + 1] = run[2] or ""
+      runs[#runs + 1] = run[3] or ""
     end
   end
   return runs

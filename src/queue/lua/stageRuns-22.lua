@@ -24,7 +24,9 @@
   ARGV[3] ttl      ms (with a batch)
   ARGV[4] first    "1" for a batch's first chunk (which opens it); a later
                    chunk of a batch no longer open is refused
-  ARGV[5] count    number of runs; then, for each run, 6 arguments:
+  ARGV[5] user     who stages them (their job's `user` field), or ""
+  ARGV[6] host     the host they are staged from (`stagedFrom`), or ""
+  ARGV[7] count    number of runs; then, for each run, 6 arguments:
           id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
           data (the job data: JSON text of what the run is),
           array (the id of the array the run is part of, or ""; its job's
@@ -86,9 +88,9 @@ local queueCompletedKey = KEYS[19]
 local queueFailedKey = KEYS[20]
 local queueEventsKey = KEYS[21]
 local queueMetaKey = KEYS[22]
-local base, batch, ttl, first, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == "1", tonumber(ARGV[5])
-local ARG0 = 6
--- Arguments per run (see ARGV[5] above).
+local base, batch, ttl, first, user, host, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == "1", ARGV[5], ARGV[6], tonumber(ARGV[7])
+local ARG0 = 8
+-- Arguments per run (see ARGV[7] above).
 local PER_RUN = 6
 
 if olderLayout(base) then return {CODE.olderLayout} end
@@ -138,6 +140,8 @@ for i = 0, count - 1 do
   -- (`runData`: fitq's own copy, which BullMQ's job.updateData never rewrites.)
   redis.call("HSET", KEY.run(base, id), "runData", data, "status", "staged", "seq", seq, "score", score, "shape", shape)
   if batch ~= "" then redis.call("HSET", KEY.run(base, id), "batch", batch) end
+  if user ~= "" then redis.call("HSET", KEY.run(base, id), "user", user) end
+  if host ~= "" then redis.call("HSET", KEY.run(base, id), "stagedFrom", host) end
   if ARGV[at + 4] ~= "" then stageArrayRun(base, id, ARGV[at + 4], ARGV[at + 5]) end
   if not admitNewRun(base, id, data, now) then stage(base, id, shape, score) end
   redis.call("ZADD", idsKey, 0, id)
