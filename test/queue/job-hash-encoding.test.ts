@@ -9,6 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
+import { encodeRunUsage } from '../../src/model/run-usage.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { connectClient, newQueue } from '../support/fitq.js';
 
@@ -52,10 +53,12 @@ describe('a short run\'s job hash', () => {
     const claim = await scripts.claimRun('enc', token, 0);
     expect(claim).toMatchObject({ code: 'claimed', runId: run!.id });
     if (claim.code !== 'claimed') return;
-    const ended = await scripts.finishRun({ runId: run!.id, worker: 'enc', token, epoch: claim.epoch, status: 'completed', exitCode: 0, reason: 'exit code 0' });
+    // What a sampled run of a few seconds used, as its worker stores it.
+    const usage = encodeRunUsage({ source: 'sampled', wallMs: 2873, cpuUserMs: 2610, cpuSystemMs: 210, peakMemoryBytes: 165_601_280, samples: 3 });
+    const ended = await scripts.finishRun({ runId: run!.id, worker: 'enc', token, epoch: claim.epoch, status: 'completed', exitCode: 0, reason: 'exit code 0', usage });
     expect(ended).toEqual({ outcome: 'recorded', status: 'completed' });
     expect(await encodingOf(client, run!.id)).toEqual({ encoding: 'listpack', long: [] });
-    expect(await client.getRun(run!.id)).toMatchObject({ status: 'completed', exitCode: 0, worker: 'enc', command: ['true'], cwd: '/tmp' });
+    expect(await client.getRun(run!.id)).toMatchObject({ status: 'completed', exitCode: 0, worker: 'enc', command: ['true'], cwd: '/tmp', usage: { peakMemoryBytes: 165_601_280 } });
   });
 
   it('is a hashtable when its data is longer than 64 bytes, and reads the same', async () => {
