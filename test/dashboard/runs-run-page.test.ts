@@ -6,7 +6,7 @@
  * renders as text; no console errors; screenshots at both sizes.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openBrowserPage, saveScreenshots, startDashboard } from '../support/browser.js';
@@ -50,6 +50,7 @@ describe('dashboard run page', () => {
     expect(await page.getByTestId('field-env').textContent()).toBe('API_TOKEN');
     expect(await page.content()).not.toContain('hunter2');
     expect(await page.getByTestId('field-labels').textContent()).toBe('team=red');
+    expect(await page.getByTestId('field-staged-by').textContent()).toBe(`${userInfo().username}@${hostname()}`);
     expect(await page.getByTestId('dependents-after-log').textContent()).toMatch(/after-log\s+staged/);
     expect(await page.getByTestId('attempt-1').textContent()).toMatch(/^#1 running, on log-box, started /);
     expect(await page.evaluate('window.__notReloaded = true')).toBe(true);
