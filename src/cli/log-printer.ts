@@ -26,3 +26,13 @@ export class LogPrinter {
     (entry.stream === 'stderr' ? process.stderr : process.stdout).write(`${entry.line}\n`);
   };
 }
+
+/**
+ * Resolves once what was written to stdout has left the process. On a full
+ * pipe Node queues stdout's writes while one to stderr may go at once, so
+ * on a shared pipe (`2>&1`) a note written after the run's output could
+ * land inside it: fitq's notes after the output wait for this.
+ */
+export function stdoutFlushed(): Promise<void> {
+  return new Promise((resolve) => process.stdout.write('', () => resolve()));
+}

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { LogPrinter } from '../cli/log-printer.js';
+import { LogPrinter, stdoutFlushed } from '../cli/log-printer.js';
 import { readLogEntries } from '../operations/log-reads.js';
 import { oneLine } from '../text/quote.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
@@ -41,6 +41,7 @@ export default class Logs extends FitqCommand {
           after = page[page.length - 1]!.id;
         }
         const note = noOutputNote(run, printer.printedLines);
+        await stdoutFlushed();
         if (note) process.stderr.write(`${oneLine(note)}\n`);
         return undefined;
       }
@@ -56,6 +57,7 @@ export default class Logs extends FitqCommand {
       }
     });
     if (!followed) return;
+    await stdoutFlushed();
     if (!isEnded(followed)) {
       // Interrupted: the run goes on.
       process.stderr.write(`Interrupted: run ${followed.id} is ${followed.status} (fitq logs -f ${followed.id})\n`);

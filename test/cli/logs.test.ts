@@ -152,4 +152,18 @@ describe('fitq logs on a run that printed more than is stored', () => {
       expect(note).toBe(`[fitq: ${first - 1} lines not stored: a run's stored output is capped at its last 10000 lines; use --output FILE to keep all of it]`);
     }
   });
+
+  it('says how the run ended after all of its output, when both go to one pipe that fills (2>&1 read late)', async () => {
+    const queue = newQueue();
+    // 10,000 lines of 100 characters: a megabyte, far more than a pipe holds.
+    const staged = await fitq(['stage', '--', 'seq', '-f', '%0100g', '1', '10000'], { queue });
+    const id = staged.stdout.trim();
+    expect((await fitq(['worker', '--run-once', '--log-format', 'json'], { queue })).exitCode).toBe(0);
+    const printed = await fitqMerged(['logs', '-f', id], { queue, readAfterMs: 1000 });
+    expect(printed.exitCode, printed.output.slice(-300)).toBe(0);
+    const lines = printed.output.trimEnd().split('\n');
+    expect(lines).toHaveLength(10_001);
+    expect(lines.at(-2)).toBe('10000'.padStart(100, '0'));
+    expect(lines.at(-1)).toBe(`run ${id} completed`);
+  });
 });

@@ -3,7 +3,7 @@
  * after each test, and the real CLI run as a child process.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -147,13 +147,20 @@ export async function fitqProcess(
 }
 
 /** `fitq ARGS 2>&1`: stdout and stderr in one pipe, in the order fitq wrote them. */
-export async function fitqMerged(args: string[], options: { queue: string }): Promise<{ exitCode: number; output: string }> {
-  const result = await execa('sh', ['-c', 'node "$FITQ_TEST_BIN" "$@" 2>&1', 'sh', ...args], {
-    env: cliEnv(options.queue, { FITQ_TEST_BIN: BIN }),
-    reject: false,
-    timeout: 60_000,
-  });
-  return { exitCode: result.exitCode ?? -1, output: String(result.stdout) };
+export async function fitqMerged(args: string[], options: { queue: string; readAfterMs?: number }): Promise<{ exitCode: number; output: string }> {
+  if (options.readAfterMs === undefined) {
+    const result = await execa('sh', ['-c', 'node "$FITQ_TEST_BIN" "$@" 2>&1', 'sh', ...args], {
+      env: cliEnv(options.queue, { FITQ_TEST_BIN: BIN }),
+      reject: false,
+      timeout: 60_000,
+    });
+    return { exitCode: result.exitCode ?? -1, output: String(result.stdout) };
+  }
+  // The pipe read only after a while: once it is full, fitq's writes to it wait (its exit code through a file).
+  const codeFile = join(mkdtempSync(join(tmpdir(), 'fitq-merged-')), 'code');
+  const script = `{ node "$FITQ_TEST_BIN" "$@" 2>&1; echo $? > '${codeFile}'; } | { sleep ${options.readAfterMs / 1000}; cat; }`;
+  const result = await execa('sh', ['-c', script, 'sh', ...args], { env: cliEnv(options.queue, { FITQ_TEST_BIN: BIN }), reject: false, timeout: 60_000 });
+  return { exitCode: Number(readFileSync(codeFile, 'utf8')), output: String(result.stdout) };
 }
 
 /** `fitq runs --expand --columns id,why` as a map of id to its WHY cell (an array's runs each their own). */
