@@ -9,7 +9,7 @@ import type { FitqClient } from '../client.js';
 import { oneLine } from '../text/quote.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
 import { WaitIncompleteError } from '../operations/wait.js';
-import { LogPrinter, stdoutFlushed } from './log-printer.js';
+import { LogPrinter } from './log-printer.js';
 import { describeEnd } from '../present/run-end.js';
 import { EXIT } from '../exit-codes.js';
 import { firstFailure, runExitCode, waitExitCode } from '../model/run-exit-code.js';
@@ -49,8 +49,9 @@ export async function waitForStaged(client: FitqClient, ids: readonly string[], 
   process.once('SIGTERM', onSignal);
   try {
     if (options.follow) {
-      const run = await client.followLog(ids[0]!, new LogPrinter(client.logMaxLines).print, abort.signal);
-      await stdoutFlushed();
+      const printer = new LogPrinter(client.logMaxLines);
+      const run = await client.followLog(ids[0]!, printer.print, abort.signal);
+      await printer.flushed();
       if (!isEnded(run)) {
         process.stderr.write(`Interrupted: run ${run.id} is ${run.status} (fitq wait ${run.id})\n`);
         return { code: EXIT.interrupted, runs: [run] };

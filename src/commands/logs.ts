@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
-import { LogPrinter, stdoutFlushed } from '../cli/log-printer.js';
+import { LogPrinter } from '../cli/log-printer.js';
 import { readLogEntries } from '../operations/log-reads.js';
 import { oneLine } from '../text/quote.js';
 import { isEnded, type RunRecord } from '../model/run-record.js';
@@ -37,11 +37,11 @@ export default class Logs extends FitqCommand {
         for (let after = '0'; ; ) {
           const page = await readLogEntries(client, id, after, PAGE);
           page.forEach(printer.print);
+          await printer.flushed(); // (a page at a time held, however slowly stdout is read)
           if (page.length < PAGE) break;
           after = page[page.length - 1]!.id;
         }
         const note = noOutputNote(run, printer.printedLines);
-        await stdoutFlushed();
         if (note) process.stderr.write(`${oneLine(note)}\n`);
         return undefined;
       }
@@ -50,14 +50,15 @@ export default class Logs extends FitqCommand {
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
       try {
-        return await client.followLog(id, printer.print, abort.signal);
+        const run = await client.followLog(id, printer.print, abort.signal);
+        await printer.flushed();
+        return run;
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
       }
     });
     if (!followed) return;
-    await stdoutFlushed();
     if (!isEnded(followed)) {
       // Interrupted: the run goes on.
       process.stderr.write(`Interrupted: run ${followed.id} is ${followed.status} (fitq logs -f ${followed.id})\n`);

@@ -166,4 +166,21 @@ describe('fitq logs on a run that printed more than is stored', () => {
     expect(lines.at(-2)).toBe('10000'.padStart(100, '0'));
     expect(lines.at(-1)).toBe(`run ${id} completed`);
   });
+
+  it("keeps the order of a run's stdout and stderr lines on one pipe that fills", async () => {
+    const queue = newQueue();
+    // Runs of 40 lines of 100 characters on stdout, then one line on stderr, 200 times: 800 KB.
+    const script = 'for i in $(seq 1 200); do seq -f "%0100g" 1 40; echo "err $i" >&2; done';
+    const staged = await fitq(['stage', '--shell', '--', script], { queue });
+    const id = staged.stdout.trim();
+    expect((await fitq(['worker', '--run-once', '--log-format', 'json'], { queue })).exitCode).toBe(0);
+    const stored = (await (await connectClient(queue)).readLog(id)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []));
+    expect(stored.filter((line) => line.startsWith('err '))).toHaveLength(200);
+    for (const args of [['logs', id], ['logs', '-f', id]]) {
+      const printed = await fitqMerged(args, { queue, readAfterMs: 1000 });
+      expect(printed.exitCode).toBe(0);
+      const lines = printed.output.trimEnd().split('\n');
+      expect(lines.slice(0, stored.length)).toEqual(stored);
+    }
+  });
 });
