@@ -46,13 +46,21 @@ export function judgeLiveness(heartbeatAt: number, leaseDeadline: number, leaseM
  */
 export function processGoneHere(host: string, pid: number): boolean {
   if (host !== hostname() || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  return processExited(pid);
+}
+
+/**
+ * Whether process `pid` of this machine has exited, as the kernel tells it
+ * now: no such process, or a zombie (exited, its parent not yet told).
+ */
+export function processExited(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
   }
   try {
-    // pid (comm) state …: a zombie has exited, its parent not yet told.
+    // pid (comm) state …: the state follows the name, which may hold anything.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
   } catch {

@@ -25,7 +25,7 @@ import { isDirectory, preflight, spawnFailure } from './start-failure.js';
 import { keeperEnv, keeperSupport, type KeeperSupport } from './subreaper.js';
 import { runCommand } from './run-command.js';
 import { constants as osConstants } from 'node:os';
-import { hasExited } from './process-exited.js';
+import { processExited } from '../model/liveness.js';
 
 export interface RunProcessSpec {
   command: readonly string[];
@@ -155,7 +155,7 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
   let tellGroup: (group: number | undefined) => void = () => {};
   const group = new Promise<number | undefined>((resolve) => (tellGroup = resolve));
   let killTimer: NodeJS.Timeout | undefined;
-  /** Whether its main process had exited when it was terminated (see hasExited). */
+  /** Whether its main process had exited when it was terminated (processExited). */
   let exitedFirst = false;
   let killed = false;
   let exited = false;
@@ -264,8 +264,9 @@ export async function startRunProcess(spec: RunProcessSpec): Promise<RunProcess>
         return;
       }
       if (groupId === undefined) return;
-      // Exited on its own, its end still on its way from the helper: what it left behind is signalled, it is not terminated.
-      exitedFirst = hasExited(groupId);
+      // Exited on its own, its end still on its way from the helper (the kernel knows at once):
+      // what it left behind is signalled, it is not terminated.
+      exitedFirst = processExited(groupId);
       helper.signal(signal);
       killTimer = setTimeout(() => helper.signal('SIGKILL'), graceMs);
       killTimer.unref();

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { startRunProcess, type RunProcess } from '../../src/worker/child.js';
-import { hasExited } from '../../src/worker/process-exited.js';
+import { processExited } from '../../src/model/liveness.js';
 
 const started: RunProcess[] = [];
 afterAll(async () => {
@@ -32,8 +32,8 @@ describe('terminating a run', () => {
     const group = (await run.group)!;
     // Synchronously, so the helper's word of the exit cannot be handled before terminate: the kernel's is.
     const deadline = Date.now() + 10_000;
-    while (!hasExited(group) && Date.now() < deadline);
-    expect(hasExited(group)).toBe(true);
+    while (!processExited(group) && Date.now() < deadline);
+    expect(processExited(group)).toBe(true);
     run.terminate(5000);
     expect(run.terminated).toBe(false);
     expect(await run.outcome).toMatchObject({ status: 'failed', exitCode: 3 });
@@ -42,7 +42,7 @@ describe('terminating a run', () => {
   it('counts a run still running as terminated', async () => {
     const run = await start('sleep 30');
     const group = (await run.group)!;
-    expect(hasExited(group)).toBe(false);
+    expect(processExited(group)).toBe(false);
     run.terminate(5000);
     expect(run.terminated).toBe(true);
     expect(await run.outcome).toMatchObject({ status: 'failed', signal: 'SIGTERM' });
