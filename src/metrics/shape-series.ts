@@ -5,7 +5,7 @@
  * over the series is still every staged run of the fit index.
  */
 import { UsageError } from '../errors.js';
-import { withoutTimeLimit } from '../resources/shape.js';
+import { shapeLabel } from '../resources/shape.js';
 import { quote } from '../text/quote.js';
 
 /** Shapes with a series of their own unless told otherwise (`fitq dashboard --metrics-shapes`). */
@@ -36,13 +36,14 @@ export function parseMetricsShapes(flag: string, text: string): number {
 /**
  * The series of `fitq_staged_runs`, label -> staged runs: the `shown`
  * labels with the most runs (ties by label), biggest first, then `other`
- * with the rest of `total` when any is left. A shape's time limit is left
- * out of its label, or each limit would be a series.
+ * with the rest of `total` when any is left. A shape's time limit and user
+ * are left out of its label (shapeLabel), or each limit and each user would
+ * be a series: who staged what is the `user` label of per-run series.
  */
 export function shapeSeries(shapes: ReadonlyMap<string, number>, total: number, shown: number): [string, number][] {
   const byLabel = new Map<string, number>();
   for (const [shape, count] of shapes) {
-    const label = withoutTimeLimit(shape);
+    const label = shapeLabel(shape);
     byLabel.set(label, (byLabel.get(label) ?? 0) + count);
   }
   const ranked = [...byLabel].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));

@@ -180,7 +180,7 @@ function checkRun(id: string, { fields, demands }: EditedRun): void {
 /** The staged-index shape of an edited run, as staging computes it (stage.ts, shapeOf). */
 export function shapeOfEdited({ fields, demands }: EditedRun): string {
   const timeLimit = fields.timeLimit ? Number(fields.timeLimit) : undefined;
-  return shapeOf(demands, fields.gpus ? fields.gpus.split(',').map(Number) : [], timeLimit);
+  return shapeOf(demands, fields.gpus ? fields.gpus.split(',').map(Number) : [], timeLimit, fields.user);
 }
 
 export function labelsOf(fields: Fields): Record<string, string> {

@@ -174,12 +174,13 @@ export function prepareRuns(request: StageRequest, placeholders: Readonly<Record
 }
 
 /**
- * The staged-index shape of some demands, pinned GPU devices and time limit
- * (resources/shape.ts): "a=1,b=2", "none", "gpu=1;gpus=3;t=600000".
+ * The staged-index shape of some demands, pinned GPU devices, time limit
+ * and stager (resources/shape.ts): "a=1,b=2", "none", "gpu=1;gpus=3;t=600000;u=alice".
  */
-export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number): string {
-  return formatShape({ demands, gpus, timeLimitMs });
+export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number, user?: string): string {
+  return formatShape({ demands, gpus, timeLimitMs, user });
 }
 
 /** The staged-index shape of a prepared run. */
-export const runShape = (run: Pick<PreparedRun, 'demands' | 'gpus' | 'timeLimit'>): string => shapeOf(run.demands, run.gpus, run.timeLimit);
+export const runShape = (run: Pick<PreparedRun, 'demands' | 'gpus' | 'timeLimit' | 'fields'>): string =>
+  shapeOf(run.demands, run.gpus, run.timeLimit, run.fields.user);

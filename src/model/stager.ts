@@ -7,6 +7,7 @@
  */
 import { hostname, userInfo } from 'node:os';
 import { UsageError } from '../errors.js';
+import { USER_NAME_PATTERN } from '../resources/user-name.js';
 import { quote } from '../text/quote.js';
 
 /** The variable that names the stager instead of the OS user. */
@@ -17,12 +18,9 @@ export interface Stager {
   host: string;
 }
 
-/** A user name: 1 to 64 of letters, digits and `._@+-`, starting with a letter, digit or `_` (as POSIX and LDAP names go). */
-const USER_NAME = /^[A-Za-z0-9_][A-Za-z0-9._@+-]{0,63}$/;
-
 /** The name, checked; a UsageError quoting it (and where it came from) otherwise. */
 export function checkUserName(name: string, source: string): string {
-  if (!USER_NAME.test(name)) {
+  if (!USER_NAME_PATTERN.test(name)) {
     throw new UsageError(`invalid ${source} ${quote(name)}: a user name is 1 to 64 letters, digits or ._@+- (not starting with . @ + or -)`);
   }
   return name;

@@ -4,8 +4,11 @@
  * `cpu=1,mem=2;gpus=0,3;t=600000`: the exact demands, `name=amount` sorted
  * by name and joined by commas ("none" for none); then, for a run pinned to
  * GPU devices, `;gpus=` and their indices; then, for a run with a time
- * limit, `;t=` and its ms. The claim then knows each candidate's limit from
- * its shape alone, and the first run of a shape stands for all its runs.
+ * limit, `;t=` and its ms; then, for a run whose stager is known, `;u=` and
+ * the user's name. The claim then knows each candidate's limit, and whose
+ * quota it counts against, from its shape alone, and the first run of a
+ * shape stands for all its runs: one user's runs over their quota never
+ * stand in front of another's.
  *
  * This module is the grammar's one owner in TypeScript; its Lua twin is
  * lua/includes/shape/parseShape.lua and formatShape.lua (test/queue/shape-lua.test.ts
@@ -15,6 +18,7 @@ import { arrayOfLimit } from './array-limit.js';
 import { formatMicros, MAX_MICROS, parseDecimal } from './amount.js';
 import { MAX_DEVICE_INDEX } from './devices.js';
 import { MAX_RESOURCE_NAME_LENGTH, RESOURCE_NAME_PATTERN, sortResources, type Resources } from './spec.js';
+import { USER_NAME_PATTERN } from './user-name.js';
 
 /** A shape's parts. */
 export interface Shape {
@@ -24,6 +28,8 @@ export interface Shape {
   gpus: readonly number[];
   /** Its runs' time limit in ms, if they have one. */
   timeLimitMs?: number | undefined;
+  /** Who staged its runs (stager.ts), if known. */
+  user?: string | undefined;
 }
 
 /** The shape of runs without demands. */
@@ -32,12 +38,13 @@ export const NO_DEMANDS = 'none';
 /** The longest time limit a shape holds (365 days, as --time-limit takes it). */
 const MAX_SHAPE_LIMIT_MS = 365 * 86_400_000;
 
-/** A shape as its runs' staged index is named: "a=1,b=2", "none", "gpu=1;gpus=3;t=600000". */
+/** A shape as its runs' staged index is named: "a=1,b=2", "none", "gpu=1;gpus=3;t=600000;u=alice". */
 export function formatShape(shape: Shape): string {
   const demands = [...sortResources(shape.demands)].map(([name, micros]) => `${name}=${formatMicros(micros)}`);
   let text = demands.join(',') || NO_DEMANDS;
   if (shape.gpus.length > 0) text += `;gpus=${shape.gpus.join(',')}`;
   if (shape.timeLimitMs !== undefined) text += `;t=${shape.timeLimitMs}`;
+  if (shape.user !== undefined) text += `;u=${shape.user}`;
   return text;
 }
 
@@ -48,6 +55,13 @@ export function formatShape(shape: Shape): string {
  */
 export function parseShape(text: string): Shape | undefined {
   let rest = text;
+  let user: string | undefined;
+  const staged = /^(.*);u=([^;]*)$/s.exec(rest);
+  if (staged) {
+    if (!USER_NAME_PATTERN.test(staged[2]!)) return undefined;
+    rest = staged[1]!;
+    user = staged[2]!;
+  }
   let timeLimitMs: number | undefined;
   const limit = /^(.*);t=([^;]*)$/s.exec(rest);
   if (limit) {
@@ -64,7 +78,7 @@ export function parseShape(text: string): Shape | undefined {
   }
   const demands = rest === NO_DEMANDS ? new Map<string, bigint>() : parseShapeDemands(rest);
   if (demands === undefined) return undefined;
-  return { demands, gpus, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) };
+  return { demands, gpus, ...(timeLimitMs === undefined ? {} : { timeLimitMs }), ...(user === undefined ? {} : { user }) };
 }
 
 /** "a=1,b=2" as written (each name once, each amount positive and as formatMicros writes it), or undefined. */
@@ -96,8 +110,11 @@ export function shapeGroup(shape: Shape): string {
   return [...sortResources(shape.demands).keys()].filter((name) => arrayOfLimit(name) === undefined).join(',') || NO_DEMANDS;
 }
 
-/** The same shape without its time limit (a metric's label: one series per shape, not per limit). */
-export function withoutTimeLimit(text: string): string {
+/**
+ * The same shape without its time limit and its user (a metric's label: one
+ * series per shape, not per limit or per user; runs carry their own `user`).
+ */
+export function shapeLabel(text: string): string {
   const shape = parseShape(text);
-  return shape === undefined ? text : formatShape({ ...shape, timeLimitMs: undefined });
+  return shape === undefined ? text : formatShape({ ...shape, timeLimitMs: undefined, user: undefined });
 }

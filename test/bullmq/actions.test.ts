@@ -15,7 +15,7 @@ import { FitqClient } from '../../src/client.js';
 import type { RunRecord, RunStatus } from '../../src/model/run-record.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import type { ReconcileAction } from '../../src/queue/run-calls.js';
-import { connectClient, fitq, indexedShapes, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
+import { connectClient, fitq, indexedShapes, messages, newQueue, redisUrl, stagedShape, startTestWorker } from '../support/fitq.js';
 import { BULLMQ_STATE } from '../support/bullmq.js';
 import { waitFor } from '../support/wait.js';
 
@@ -167,7 +167,7 @@ describe('BullMQ actions on a fitq namespace', () => {
     await (await bull.getJob(canceled!.id))!.retry('failed');
     await waitForStatus(client, canceled!.id, 'staged');
     expect(await client.getRun(canceled!.id)).toMatchObject({ status: 'staged', resources: { cpu: 1, nowhere: 1 } });
-    expect(await client.redis.zscore(client.keys.staged('cpu=1,nowhere=1'), canceled!.id)).not.toBeNull();
+    expect(await client.redis.zscore(client.keys.staged(stagedShape('cpu=1,nowhere=1')), canceled!.id)).not.toBeNull();
 
     await expectWhole(client);
     const runs = await expectAgreement(s, { cli: true });

@@ -12,7 +12,7 @@ import { renderNamespaceMetrics } from '../../src/metrics/namespace.js';
 import { OTHER_SHAPES } from '../../src/metrics/shape-series.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { startDashboard } from '../support/browser.js';
-import { connectClient, fitq, newQueue } from '../support/fitq.js';
+import { connectClient, fitq, newQueue, redisUrl, stagedShape } from '../support/fitq.js';
 import { parseExposition, samplesOf, valueOf, type Sample } from '../support/prometheus.js';
 import { startRedisServer } from '../support/redis-server.js';
 
@@ -60,6 +60,15 @@ describe('fitq_staged_runs, bounded', () => {
     expect(stagedSeries(await scrape(queue, client, 2), queue)).toEqual([['cpu=2', 4], ['cpu=3', 3], [OTHER_SHAPES, 2 + 1 + 1 + 1]]);
   });
 
+  it("sums one demand shape's runs over the users that staged them: one series, not one per user", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await stageShapes(client, [['cpu=1', 2], ['cpu=2', 1]]);
+    const bob = await connectClient(queue, redisUrl(), { user: 'bob' });
+    await stageShapes(bob, [['cpu=1', 3]]);
+    expect(stagedSeries(await scrape(queue, client), queue)).toEqual([['cpu=1', 5], ['cpu=2', 1]]);
+  });
+
   it('reads the runs of at most the shapes asked for, each group its share of its first shapes, and every staged run in the total', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
@@ -68,7 +77,7 @@ describe('fitq_staged_runs, bounded', () => {
 
     const three = await scripts.readMetrics(3);
     // The lic group's one shape, and the cpu group's first two in the staged order.
-    expect(three.shapes).toEqual(new Map([['lic=1', 1], ['cpu=3', 3], ['cpu=5', 1]]));
+    expect(three.shapes).toEqual(new Map([[stagedShape('lic=1'), 1], [stagedShape('cpu=3'), 3], [stagedShape('cpu=5'), 1]]));
     expect(three.stagedTotal).toBe(16);
 
     const every = await scripts.readMetrics(1000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectClient, newQueue } from '../support/fitq.js';
+import { connectClient, newQueue, stagedShape } from '../support/fitq.js';
 import { prepareRuns, runShape } from '../../src/model/stage.js';
 
 describe('staging', () => {
@@ -11,7 +11,7 @@ describe('staging', () => {
     expect(seqs).toEqual(Array.from({ length: 5000 }, (_, i) => seqs[0]! + i));
     const stored = await client.listRuns();
     expect(stored.map((run) => run.id)).toEqual(runs.map((run) => run.id));
-    expect(await client.redis.zcard(client.keys.staged('cpu=1'))).toBe(5000);
+    expect(await client.redis.zcard(client.keys.staged(stagedShape('cpu=1')))).toBe(5000);
   });
 
   it('stages nothing when one run id of a batch is taken', async () => {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Scripts } from '../../src/queue/scripts.js';
 import { openRunQueue } from '../support/bullmq.js';
-import { connectClient, indexedShapes, newQueue, readRunData, startTestWorker } from '../support/fitq.js';
+import { connectClient, indexedShapes, newQueue, readRunData, stagedShape, startTestWorker } from '../support/fitq.js';
 
 /** fitq's priority as BullMQ's (lua/includes/bullmq/bullPriority.lua), and a staged run's score. */
 const bull = (priority: number) => 1_000_001 - priority;
@@ -36,12 +36,12 @@ describe('updateRuns', () => {
         run: expect.objectContaining({ id: a, status: 'staged', priority: 7, requires: 'gpu=1 mem=2G', pinnedGpus: [3] }),
       },
     ]);
-    const shape = 'gpu=1,mem=2000000000;gpus=3';
+    const shape = stagedShape('gpu=1,mem=2000000000;gpus=3');
     const seq = (await client.getRun(a)).seq;
     expect(await client.redis.hmget(client.keys.run(a), 'shape', 'score', 'priority')).toEqual([shape, score(7, seq), String(bull(7))]);
     expect(await client.redis.zrange(`${client.keys.base}staged:${shape}`, 0, -1, 'WITHSCORES')).toEqual([a, score(7, seq)]);
-    expect(await client.redis.zrange(`${client.keys.base}staged:cpu=1`, 0, -1)).toEqual([b]);
-    expect(await indexedShapes(client)).toEqual(['cpu=1', shape]);
+    expect(await client.redis.zrange(`${client.keys.base}staged:${stagedShape('cpu=1')}`, 0, -1)).toEqual([b]);
+    expect(await indexedShapes(client)).toEqual([stagedShape('cpu=1'), shape]);
     expect(await client.redis.zrange(client.keys.queue.key('prioritized'), 0, -1)).toEqual([a, b]);
     const job = await openRunQueue(client).getJob(a);
     expect([job?.priority, job?.opts.priority, (job?.data as { priority: number }).priority]).toEqual([bull(7), bull(7), 7]);
@@ -76,15 +76,15 @@ describe('updateRuns', () => {
     expect(await client.updateRuns([id], { timeLimit: 7_200_000 })).toEqual([
       expect.objectContaining({ outcome: 'updated', changes: [{ field: 'timeLimit', from: '1h', to: '2h' }] }),
     ]);
-    expect(await client.redis.hmget(client.keys.run(id), 'shape')).toEqual(['cpu=1;t=7200000']);
-    expect(await client.redis.zrange(`${client.keys.base}staged:cpu=1;t=7200000`, 0, -1)).toEqual([id]);
-    expect(await indexedShapes(client)).toEqual(['cpu=1;t=7200000']);
+    expect(await client.redis.hmget(client.keys.run(id), 'shape')).toEqual([stagedShape('cpu=1;t=7200000')]);
+    expect(await client.redis.zrange(`${client.keys.base}staged:${stagedShape('cpu=1;t=7200000')}`, 0, -1)).toEqual([id]);
+    expect(await indexedShapes(client)).toEqual([stagedShape('cpu=1;t=7200000')]);
     expect(await readRunData(client, id)).toMatchObject({ timeLimit: 7_200_000, timeSignal: 'SIGUSR1@10m' });
     await expect(client.updateRuns([id], { timeLimit: '5m' })).rejects.toThrow("--time-signal 'SIGUSR1@10m' would come at or before the run's start: its time limit is 5m");
     expect(await client.updateRuns([id], { timeLimit: null })).toEqual([
       expect.objectContaining({ changes: [{ field: 'timeLimit', from: '2h', to: 'none' }, { field: 'timeSignal', from: 'SIGUSR1@10m', to: 'none' }] }),
     ]);
-    expect(await indexedShapes(client)).toEqual(['cpu=1']);
+    expect(await indexedShapes(client)).toEqual([stagedShape('cpu=1')]);
   });
 
   it('changes only the demands named, as specs or a map of amounts (0 removes one); the others stay as typed', async () => {
@@ -96,7 +96,7 @@ describe('updateRuns', () => {
     const [amounts] = await client.updateRuns([run!.id], { resources: new Map([['mem', 0n], ['gpu', 2_000_000n], ['disk', 5n * 10n ** 15n]]) });
     expect(amounts).toMatchObject({ changes: [{ field: 'resources', from: 'gpu=1 mem=8G cpu=2 lic=1', to: 'gpu=2 cpu=2 lic=1 disk=5G' }] });
     expect(await readRunData(client, run!.id)).toMatchObject({ resources: 'cpu=2 disk=5000000000 gpu=2 lic=1', requires: 'gpu=2 cpu=2 lic=1 disk=5G' });
-    expect(await client.redis.hget(client.keys.run(run!.id), 'shape')).toBe('cpu=2,disk=5000000000,gpu=2,lic=1');
+    expect(await client.redis.hget(client.keys.run(run!.id), 'shape')).toBe(stagedShape('cpu=2,disk=5000000000,gpu=2,lic=1'));
   });
 
   it('new demands of a run of an array with a limit keep its demand of the limit', async () => {
@@ -107,7 +107,7 @@ describe('updateRuns', () => {
     const limit = `array.${run!.array!}`;
     await client.updateRuns([run!.id], { resources: 'never=0 cpu=1' });
     expect((await readRunData(client, run!.id)).resources).toBe(`${limit}=1 cpu=1`);
-    expect(await client.redis.hget(client.keys.run(run!.id), 'shape')).toBe(`${limit}=1,cpu=1`);
+    expect(await client.redis.hget(client.keys.run(run!.id), 'shape')).toBe(stagedShape(`${limit}=1,cpu=1`));
     expect((await client.getRun(run!.id)).requires).toBe('cpu=1');
   });
 
@@ -119,7 +119,7 @@ describe('updateRuns', () => {
     const [held, parked] = runs.map((run) => run.id) as [string, string];
     // As a hold or a dependency keeps them: out of the staged index and BullMQ's order.
     for (const id of [held, parked]) {
-      await client.redis.zrem(`${client.keys.base}staged:cpu=1`, id);
+      await client.redis.zrem(`${client.keys.base}staged:${stagedShape('cpu=1')}`, id);
       await client.redis.zrem(client.keys.queue.key('prioritized'), id);
     }
     await client.redis.hset(client.keys.run(held), 'status', 'held');
@@ -129,17 +129,17 @@ describe('updateRuns', () => {
     // The script itself for the parked run (reconciling, as updateRuns does first, today puts a staged run missing from the index back).
     const data = String(await client.redis.hget(client.keys.run(parked), 'data'));
     const edited = JSON.stringify({ ...(JSON.parse(data) as object), resources: 'cpu=2', priority: 4 });
-    expect(await scripts.updateRuns([{ id: parked, expectedData: data, data: edited, shape: 'cpu=2', priority: 4, changes: 'resources' }])).toEqual([
+    expect(await scripts.updateRuns([{ id: parked, expectedData: data, data: edited, shape: stagedShape('cpu=2'), priority: 4, changes: 'resources' }])).toEqual([
       { outcome: 'updated' },
     ]);
     await client.redis.hset(client.keys.run(parked), 'status', 'held');
     expect((await client.updateRuns([held], { resources: 'cpu=2', priority: 4 }))[0]?.outcome).toBe('updated');
     for (const id of [held, parked]) {
       const seq = Number(await client.redis.hget(client.keys.run(id), 'seq'));
-      expect(await client.redis.hmget(client.keys.run(id), 'shape', 'score')).toEqual(['cpu=2', score(4, seq)]);
+      expect(await client.redis.hmget(client.keys.run(id), 'shape', 'score')).toEqual([stagedShape('cpu=2'), score(4, seq)]);
       expect(await readRunData(client, id)).toMatchObject({ resources: 'cpu=2', priority: 4 });
     }
-    expect(await client.redis.exists(`${client.keys.base}staged:cpu=2`, `${client.keys.base}staged:cpu=1`)).toBe(0);
+    expect(await client.redis.exists(`${client.keys.base}staged:${stagedShape('cpu=2')}`, `${client.keys.base}staged:${stagedShape('cpu=1')}`)).toBe(0);
     expect(await client.redis.zcard(client.keys.queue.key('prioritized'))).toBe(0);
     expect(await indexedShapes(client)).toEqual([]);
     // A worker does not start them.
@@ -156,15 +156,15 @@ describe('updateRuns', () => {
     const [ok, claimed, edited] = runs.map((run) => run.id) as [string, string, string];
     const data = await Promise.all(runs.map(async (run) => String(await client.redis.hget(client.keys.run(run.id), 'data'))));
     await client.redis.hset(client.keys.run(claimed), 'status', 'running');
-    const edit = (id: string, expectedData: string) => ({ id, expectedData, data: expectedData.replace('"cpu=1"', '"cpu=2"'), shape: 'cpu=2', priority: 0, changes: 'resources' });
+    const edit = (id: string, expectedData: string) => ({ id, expectedData, data: expectedData.replace('"cpu=1"', '"cpu=2"'), shape: stagedShape('cpu=2'), priority: 0, changes: 'resources' });
     expect(await scripts.updateRuns([edit(ok, data[0]!), edit(claimed, data[1]!), edit(edited, 'older data'), edit('gone1', 'x')])).toEqual([
       { outcome: 'updated' },
       { outcome: 'status', status: 'running' },
       { outcome: 'changed' },
       { outcome: 'gone' },
     ]);
-    expect(await client.redis.zrange(`${client.keys.base}staged:cpu=2`, 0, -1)).toEqual([ok]);
-    expect(await client.redis.zrange(`${client.keys.base}staged:cpu=1`, 0, -1)).toEqual([claimed, edited]);
+    expect(await client.redis.zrange(`${client.keys.base}staged:${stagedShape('cpu=2')}`, 0, -1)).toEqual([ok]);
+    expect(await client.redis.zrange(`${client.keys.base}staged:${stagedShape('cpu=1')}`, 0, -1)).toEqual([claimed, edited]);
   });
 
   it('concurrent edits of one run all land: one made from data changed meanwhile is made again', async () => {

@@ -12,7 +12,7 @@ import { Scripts } from '../../src/queue/scripts.js';
 import type { StageScriptRun } from '../../src/queue/run-calls.js';
 import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
 import { prepareRuns, runShape } from '../../src/model/stage.js';
-import { connectClient, newQueue } from '../support/fitq.js';
+import { connectClient, newQueue, stagedShape } from '../support/fitq.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
 import { STAGE_CHUNK } from '../../src/operations/chunks.js';
@@ -21,11 +21,11 @@ const registrationOf = (name: string, resources: string): WorkerRegistration => 
   name, token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources,
 });
 
-/** Runs as the stage script takes them, with ids `<prefix><i>`. */
+/** Runs as the stage script takes them, with ids `<prefix><i>`, in the shapes of this process's user (as the client's own). */
 function scriptRuns(prefix: string, count: number, resources: string): StageScriptRun[] {
   return Array.from({ length: count }, (_, i) => {
     const [run] = prepareRuns({ command: ['true'], resources, runId: `${prefix}${i}` });
-    return { id: run!.id, shape: runShape(run!), priority: run!.priority, data: runDataJson(run!.fields, run!.priority) };
+    return { id: run!.id, shape: stagedShape(runShape(run!)), priority: run!.priority, data: runDataJson(run!.fields, run!.priority) };
   });
 }
 
@@ -113,7 +113,7 @@ describe('staging a large batch', () => {
     try {
       await client.redis.config('RESETSTAT');
       await client.stage({ command: ['true'], resources: 'cpu=1', repeat: 20_000 });
-      expect(await client.redis.zcard(client.keys.staged('cpu=1'))).toBe(20_000);
+      expect(await client.redis.zcard(client.keys.staged(stagedShape('cpu=1')))).toBe(20_000);
       const staging = await scriptCalls(client);
       // A chunk per STAGE_CHUNK runs and the commit; nothing in MULTI.
       expect(staging.scripts).toBeGreaterThanOrEqual(20_000 / STAGE_CHUNK + 1);
@@ -165,7 +165,7 @@ describe('staging a large batch', () => {
     expect(next).toMatchObject({ runId: 'after' });
     expect(await client.redis.zcard(client.keys.ids)).toBe(3);
     expect(await client.redis.exists(client.keys.run('dead0'), client.keys.run('dead149'), client.keys.batches)).toBe(0);
-    expect(await client.redis.zrange(client.keys.staged('cpu=1'), 0, -1)).toEqual([]);
+    expect(await client.redis.zrange(client.keys.staged(stagedShape('cpu=1')), 0, -1)).toEqual([]);
     expect(await allIds(client)).toEqual(['before', 'after', 'other']);
   });
 
@@ -176,7 +176,7 @@ describe('staging a large batch', () => {
     await expect(client.stage(requests)).rejects.toThrow("run id 'taken' is already taken");
     expect(await allIds(client)).toEqual(['taken']);
     expect(await client.redis.zrange(client.keys.ids, 0, -1)).toEqual(['taken']);
-    expect(await client.redis.zrange(client.keys.staged('none'), 0, -1)).toEqual(['taken']);
+    expect(await client.redis.zrange(client.keys.staged(stagedShape('none')), 0, -1)).toEqual(['taken']);
     expect(await client.redis.exists(client.keys.run('r0'), client.keys.run('r1099'), client.keys.batches)).toBe(0);
   });
 });

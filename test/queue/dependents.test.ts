@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Scripts } from '../../src/queue/scripts.js';
-import { connectClient, indexedShapes, newQueue, startTestWorker } from '../support/fitq.js';
+import { connectClient, indexedShapes, newQueue, stagedShape, startTestWorker } from '../support/fitq.js';
 
 describe('dependents', () => {
   it('a run with 250 dependents: its end judges about 100, reconciling the rest', async () => {
@@ -60,12 +60,12 @@ describe('dependents', () => {
     await client.stage({ command: ['true'], runId: 'held', resources: 'y=1', hold: true });
     await client.stage({ command: ['true'], runId: 'later', resources: 'z=1', delayMs: 3_600_000 });
     await client.stage({ command: ['true'], runId: 'waits', resources: 'w=1', after: [{ kind: 'end', ids: ['dep'] }] });
-    expect(await indexedShapes(client)).toEqual(['x=1']);
+    expect(await indexedShapes(client)).toEqual([stagedShape('x=1')]);
     await client.reconcile();
-    expect(await indexedShapes(client)).toEqual(['x=1']);
+    expect(await indexedShapes(client)).toEqual([stagedShape('x=1')]);
     await client.releaseRuns(['held']);
     await client.cancelRun('dep');
-    expect((await indexedShapes(client)).sort()).toEqual(['w=1', 'y=1']);
+    expect((await indexedShapes(client)).sort()).toEqual([stagedShape('w=1'), stagedShape('y=1')]);
     expect((await client.getRun('waits')).status).toBe('staged');
   });
 

@@ -14,7 +14,7 @@ import { shapeOf } from '../../src/model/stage.js';
 import { parseResourceSpec } from '../../src/resources/spec.js';
 import { openRunQueue } from '../support/bullmq.js';
 import { claimSettled, commandsDuring } from '../support/claim-cost.js';
-import { connectClient, newQueue } from '../support/fitq.js';
+import { connectClient, newQueue, stagedShape } from '../support/fitq.js';
 import { prng } from '../support/prng.js';
 import { startRedisServer } from '../support/redis-server.js';
 
@@ -53,7 +53,7 @@ describe('the index of groups', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     const stage = async (resources: string, extra: { gpus?: string; retries?: number; priority?: number } = {}) =>
       (await client.stage({ command: ['true'], resources, ...extra })).runs[0]!.id;
-    const shapes = ['cpu=1', 'cpu=2', 'cpu=1,mem=1', 'none', 'gpu=1;gpus=0', 'gpu=1'];
+    const shapes = ['cpu=1', 'cpu=2', 'cpu=1,mem=1', 'none', 'gpu=1;gpus=0', 'gpu=1'].map(stagedShape);
     const check = async () => expect(await groupIndex(client)).toEqual(await expectedIndex(client, shapes));
 
     const first = await stage('cpu=1');
@@ -68,7 +68,7 @@ describe('the index of groups', () => {
     const urgent = await stage('gpu=1', { priority: 5 });
     await check();
     expect(Object.keys(await groupIndex(client))).toEqual(['cpu', 'cpu,mem', 'gpu', 'none']);
-    expect(Object.keys((await groupIndex(client)).gpu!)).toEqual(['gpu=1', 'gpu=1;gpus=0']);
+    expect(Object.keys((await groupIndex(client)).gpu!)).toEqual([stagedShape('gpu=1'), stagedShape('gpu=1;gpus=0')]);
 
     // Canceled while staged: the shape's next run is its first.
     let before = await version(client, 'cpu');
@@ -81,13 +81,13 @@ describe('the index of groups', () => {
       expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed', runId: id });
       await check();
     }
-    expect((await groupIndex(client)).gpu).toEqual({ 'gpu=1;gpus=0': expect.any(String) });
+    expect((await groupIndex(client)).gpu).toEqual({ [stagedShape('gpu=1;gpus=0')]: expect.any(String) });
     // Re-staged (its worker was stopped under it, a retry left): back in its shape and group, at its place.
     before = await version(client, 'cpu');
     const stopped = { runId: second, worker: 'w', token: 'tok', epoch: '1', status: 'stopped' as const, reason: 'its worker w was stopped' };
     expect(await scripts.finishRun(stopped)).toEqual({ outcome: 'recorded', status: 'staged' });
     expect(await version(client, 'cpu')).not.toBe(before);
-    expect((await groupIndex(client)).cpu!['cpu=1']).toBe(await client.redis.hget(client.keys.run(second), 'score'));
+    expect((await groupIndex(client)).cpu![stagedShape('cpu=1')]).toBe(await client.redis.hget(client.keys.run(second), 'score'));
     await check();
     // Removed: `fitq runs rm` of a staged run; deleted from BullMQ and caught up with.
     await client.removeRuns([big]);

@@ -14,7 +14,7 @@ import { namespaceKey, type NamespaceKeys } from '../../src/queue/keys.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import type { ClaimResult } from '../../src/queue/claim-reply.js';
 import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
-import { connectClient, indexedShapes, newQueue, redisUrl } from '../support/fitq.js';
+import { connectClient, indexedShapes, newQueue, redisUrl, stagedShape } from '../support/fitq.js';
 
 const registrationOf = (name: string, resources: string, devices: number[] = []): WorkerRegistration => ({
   name, token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources, devices,
@@ -49,7 +49,8 @@ async function capacity(client: FitqClient, worker: string): Promise<unknown> {
  * run, and the keys they name; returns them.
  */
 async function poison(redis: Redis, keys: NamespaceKeys, shape: string, ids: { ended: string; otherShape: string }): Promise<string[]> {
-  const tag = shape.replace(/[^a-z0-9]/g, '');
+  // (Named by the shape's demands: `;u=<user>` left out.)
+  const tag = shape.replace(/;u=.*$/, '').replace(/[^a-z0-9]/g, '');
   const stream = `strm${tag}`;
   const text = `str${tag}`;
   const list = `lst${tag}`;
@@ -89,8 +90,8 @@ describe('a claim among hostile index entries', () => {
     expect(await scripts.registerWorker(registrationOf('other', 'cpu=1'))).toBe(true);
 
     const redis = plainClient();
-    const shapes = ['cpu=1,gpu=1', 'cpu=1,lic=1', 'cpu=1', 'cpu=2', 'mem=1'];
-    for (const shape of shapes) await poison(redis, keys, shape, { ended, otherShape: shape === 'cpu=2' ? c : big });
+    const shapes = ['cpu=1,gpu=1', 'cpu=1,lic=1', 'cpu=1', 'cpu=2', 'mem=1'].map(stagedShape);
+    for (const shape of shapes) await poison(redis, keys, shape, { ended, otherShape: shape === stagedShape('cpu=2') ? c : big });
     // Members of a group that are no shape of it, or whose index is missing or no sorted set;
     // fields of `groups` that are no group, or whose key is no sorted set.
     await redis.set(keys.staged('cpu=0.5'), 'x');
@@ -122,16 +123,16 @@ describe('a claim among hostile index entries', () => {
 
     // Every hostile entry the claims came to is gone; the real runs are where they were.
     const left = async (shape: string) => (await redis.zrange(keys.staged(shape), 0, -1)).map(short);
-    for (const shape of ['cpu=1,gpu=1', 'cpu=1,lic=1', 'cpu=1']) {
-      const real = { 'cpu=1': [c] }[shape] ?? [];
+    for (const shape of ['cpu=1,gpu=1', 'cpu=1,lic=1', 'cpu=1'].map(stagedShape)) {
+      const real = { [stagedShape('cpu=1')]: [c] }[shape] ?? [];
       expect({ shape, left: await left(shape) }).toEqual({ shape, left: real });
     }
     // A shape after the blocked head none of whose runs can start now is not looked into yet,
     // nor one this worker cannot run: what they hold goes when a claim comes to them.
-    expect(await left('cpu=2')).toContain(big);
-    expect(await left('mem=1')).toContain(lacking);
+    expect(await left(stagedShape('cpu=2'))).toContain(big);
+    expect(await left(stagedShape('mem=1'))).toContain(lacking);
     expect(Object.keys(await redis.hgetall(keys.groups)).sort()).toEqual(['cpu', 'mem']);
-    expect(await indexedShapes(client)).toEqual(['cpu=1', 'cpu=2', 'mem=1']);
+    expect(await indexedShapes(client)).toEqual(['cpu=1', 'cpu=2', 'mem=1'].map(stagedShape));
     expect(await redis.hgetall(keys.holds)).toEqual({ [c]: 'w' });
     // The keys they named are left as they were: not fitq's.
     expect(await redis.type(keys.run('strmcpu1'))).toBe('stream');
@@ -143,14 +144,14 @@ describe('a claim among hostile index entries', () => {
     expect(await capacity(client, 'w')).toEqual(before);
     expect(await claim(scripts, 'w')).toMatchObject({ code: 'claimed', runId: c });
     expect(await claim(scripts, 'w')).toMatchObject({ code: 'waiting', holding: big });
-    expect(await left('cpu=2')).toEqual([big]);
+    expect(await left(stagedShape('cpu=2'))).toEqual([big]);
     expect((await client.listRuns({ statuses: ['staged'] })).map((run) => [run.id, run.reason])).toEqual([
       [big, 'next in line on w: waiting for cpu=2 > 1 free'], [lacking, 'no live worker has: mem'],
     ]);
     expect(await scripts.registerWorker(registrationOf('m', 'mem=1'))).toBe(true);
     const memBefore = await capacity(client, 'm');
     expect(await claim(scripts, 'm')).toMatchObject({ code: 'claimed', runId: lacking });
-    expect(await left('mem=1')).toEqual([]);
+    expect(await left(stagedShape('mem=1'))).toEqual([]);
     await scripts.finishRun({ runId: lacking, worker: 'm', token: 'tok', epoch: '1', status: 'completed', exitCode: 0, reason: 'exit code 0' });
     expect(await capacity(client, 'm')).toEqual(memBefore);
   });
@@ -164,7 +165,7 @@ describe('a claim among hostile index entries', () => {
     const second = (await client.stage({ command: ['true'], resources: 'mem=1', runId: 'second' })).runs[0]!.id;
     expect(await scripts.registerWorker(registrationOf('w', 'cpu=1 mem=1'))).toBe(true);
     const redis = plainClient();
-    for (let i = 0; i < 250; i++) await redis.zadd(keys.staged('cpu=1'), 0, `bad:${i}`);
+    for (let i = 0; i < 250; i++) await redis.zadd(keys.staged(stagedShape('cpu=1')), 0, `bad:${i}`);
 
     const before = await capacity(client, 'w');
     const results: string[] = [];
@@ -175,7 +176,7 @@ describe('a claim among hostile index entries', () => {
     }
     // `second` never starts before `first`, though first's index is flooded.
     expect(results).toEqual([first, second]);
-    expect(await redis.zcard(keys.staged('cpu=1'))).toBe(0);
+    expect(await redis.zcard(keys.staged(stagedShape('cpu=1')))).toBe(0);
   });
 });
 
@@ -194,7 +195,7 @@ describe('the other scripts reading what a hostile writer put in', () => {
     await redis.hset(keys.run('t7:log'), 'status', 'running', 'worker', 'w');
     // The worker's own set of runs, a staged index, and BullMQ's events naming them.
     await redis.sadd(keys.worker('w').runs, 'strm', 't7:log', 'a b');
-    await redis.zadd(keys.staged('cpu=1'), 0, 'strm');
+    await redis.zadd(keys.staged(stagedShape('cpu=1')), 0, 'strm');
     await redis.zadd(keys.group('cpu'), 0, 'foo', 0, 'cpu=3');
     await redis.set(keys.staged('cpu=3'), 'x');
     await redis.set(keys.group('mem'), 'x');

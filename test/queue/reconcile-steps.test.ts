@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import type { ReconcileAction } from '../../src/queue/run-calls.js';
-import { connectClient, indexedShapes, newQueue, redisUrl } from '../support/fitq.js';
+import { connectClient, indexedShapes, newQueue, redisUrl, stagedShape } from '../support/fitq.js';
 
 const opened: { close(): Promise<unknown> }[] = [];
 afterEach(async () => {
@@ -144,7 +144,7 @@ describe('reconciling in bounded steps', () => {
     await stageShapes(client, 30, 4);
     await reconcileUntilDone(scripts);
     // A run's job deleted by hand (no event, no counter moved): the slow sweep finds it, and then hurries.
-    const [gone] = await client.redis.zrange(client.keys.staged('nowhere=30'), 0, 0);
+    const [gone] = await client.redis.zrange(client.keys.staged(stagedShape('nowhere=30')), 0, 0);
     await client.redis.del(client.keys.run(gone!));
     let calls = 0;
     while ((await client.redis.zscore(client.keys.ids, gone!)) !== null) {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import type { WorkerRegistration } from '../../src/queue/worker-calls.js';
-import { connectClient, newQueue } from '../support/fitq.js';
+import { connectClient, newQueue, stagedShape } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
 const registrationOf = (name: string, token: string, leaseMs: number, resources: string): WorkerRegistration => ({
@@ -138,7 +138,7 @@ describe('finishRun of a run its worker stopped', () => {
     expect(again).toMatchObject({ status: 'staged', retries: 2, restaged: 1, restagedReason: 'its worker w was stopped (second interrupt) (re-staged 1 of 2)' });
     expect(again.worker).toBeUndefined();
     expect(again.signal).toBeUndefined();
-    expect(await client.redis.zrange(client.keys.staged('lic=1,x=1'), 0, -1)).toEqual([retried, later]);
+    expect(await client.redis.zrange(client.keys.staged(stagedShape('lic=1,x=1')), 0, -1)).toEqual([retried, later]);
     const lost = await client.getRun(plain);
     expect(lost).toMatchObject({ status: 'lost', reason: 'its worker w was stopped (second interrupt)', worker: 'w' });
     expect(lost.signal).toBeUndefined();
@@ -172,7 +172,7 @@ describe('a running run whose cancellation was requested, then its worker went',
     expect(run).toMatchObject({ status: 'canceled', reason: `canceled (${reason})`, epoch: 1 });
     expect(run.restaged).toBeUndefined();
     expect(await client.redis.hget(client.keys.run(id), 'cancelRequested')).toBeNull();
-    expect(await client.redis.zscore(client.keys.staged('lic=1,x=1'), id)).toBeNull();
+    expect(await client.redis.zscore(client.keys.staged(stagedShape('lic=1,x=1')), id)).toBeNull();
     expect((await client.readLog(id)).map((entry) => entry.kind)).toEqual(['end']);
     expect((await client.readLog(id)).at(-1)).toMatchObject({ kind: 'end', status: 'canceled' });
   };

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
 import { REJECTED_FORMAT, REJECTED_MISMATCH, REJECTED_UNSIGNED } from '../../src/security/signing.js';
-import { alterRunData, connectClient, fitq, indexShapeByHand, messages, newQueue, parseJsonLog, readRunData, redisUrl, startTestWorker } from '../support/fitq.js';
+import { alterRunData, connectClient, fitq, indexShapeByHand, messages, newQueue, parseJsonLog, readRunData, redisUrl, stagedShape, startTestWorker } from '../support/fitq.js';
 
 const SECRET = `fitq-test-secret-${randomBytes(12).toString('hex')}`;
 const OTHER_SECRET = `fitq-other-secret-${randomBytes(12).toString('hex')}`;
@@ -186,13 +186,14 @@ describe('signed runs', () => {
     const { runs } = await client.stage({ command: ['touch', marker], resources: 'cpu=4' });
     const id = runs[0]!.id;
     // Only the index and the shape change; the signed fields stay as they were.
-    const score = await client.redis.zscore(client.keys.staged('cpu=4'), id);
+    const [signed, cheaper] = [stagedShape('cpu=4'), stagedShape('cpu=1')];
+    const score = await client.redis.zscore(client.keys.staged(signed), id);
     await client.redis.multi()
-      .zrem(client.keys.staged('cpu=4'), id).zrem(client.keys.group('cpu'), 'cpu=4')
-      .zadd(client.keys.staged('cpu=1'), score!, id)
-      .hset(client.keys.run(id), 'shape', 'cpu=1')
+      .zrem(client.keys.staged(signed), id).zrem(client.keys.group('cpu'), signed)
+      .zadd(client.keys.staged(cheaper), score!, id)
+      .hset(client.keys.run(id), 'shape', cheaper)
       .exec();
-    await indexShapeByHand(client.redis, client.keys, 'cpu=1', score!);
+    await indexShapeByHand(client.redis, client.keys, cheaper, score!);
     const { worker } = await startTestWorker(queue, { secret: SECRET, resources: 'cpu=1', runOnce: true });
     await worker.done;
     expect(await client.getRun(id)).toMatchObject({

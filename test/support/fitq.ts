@@ -29,6 +29,12 @@ export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 export const redisUrl = (): string => inject('redisUrl');
 const EMPTY_CONFIG_HOME = mkdtempSync(join(tmpdir(), 'fitq-config-'));
 
+/**
+ * The staged-index shape of runs this test process stages (as the OS user,
+ * stager.ts): the demands' shape with `;u=<user>` (resources/shape.ts).
+ */
+export const stagedShape = (shape: string): string => `${shape};u=${stagerOf({}).user}`;
+
 /** A fresh namespace, so tests never see each other's runs. */
 export function newQueue(): string {
   return `t${randomBytes(5).toString('hex')}`;

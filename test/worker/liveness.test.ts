@@ -20,7 +20,7 @@ import { isAlive, killRememberedGroup, rememberGroup, type RememberedGroup } fro
 import { waitFor } from '../support/wait.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
 import { startRedisServer } from '../support/redis-server.js';
-import { connectClient, fitq, messages, newQueue, parseJsonLog, spawnFitq, startTestWorker } from '../support/fitq.js';
+import { connectClient, fitq, messages, newQueue, parseJsonLog, spawnFitq, stagedShape, startTestWorker } from '../support/fitq.js';
 
 // ---------------------------------------------------------------- helpers
 
@@ -312,7 +312,7 @@ describe('a worker killed with SIGKILL', () => {
 
     // ... and the lost run is not staged again: a worker with room (foo=2) takes
     // a later run that needs all of it, and the lost run stays as it was.
-    expect(await client.redis.zscore(client.keys.staged('foo=1'), runId)).toBeNull();
+    expect(await client.redis.zscore(client.keys.staged(stagedShape('foo=1')), runId)).toBeNull();
     const probe = (await client.stage({ command: ['true'], resources: 'foo=2' })).runs[0]!.id;
     expect(await client.waitForEnd(probe)).toMatchObject({ status: 'completed', worker: 'observer' });
     expect(await client.getRun(runId)).toMatchObject({ status: 'lost', epoch: 1, worker: 'victim' });
@@ -746,7 +746,7 @@ describe('stopping a CLI worker with SIGTERM', () => {
     const restaged = await client.getRun(retried);
     expect(restaged).toMatchObject({ status: 'staged', retries: 1, restaged: 1, restagedReason: `${why} (re-staged 1 of 1)`, epoch: 1 });
     expect(restaged.worker).toBeUndefined();
-    expect(await client.redis.zrange(client.keys.staged('foo=1'), 0, -1)).toEqual([retried, later]);
+    expect(await client.redis.zrange(client.keys.staged(stagedShape('foo=1')), 0, -1)).toEqual([retried, later]);
     const lost = await client.getRun(plain);
     expect(lost).toMatchObject({ status: 'lost', reason: why, worker: name });
     expect(lost.signal).toBeUndefined();

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
-import { connectClient, indexShapeByHand, newQueue, redisUrl } from '../support/fitq.js';
+import { connectClient, indexShapeByHand, newQueue, redisUrl, stagedShape } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
 const plainClients: Redis[] = [];
@@ -109,8 +109,8 @@ describe('a running run replayed as staged, then seen by its worker', () => {
     plainClients.push(redis);
     const score = await redis.hget(keys.run(runId), 'score');
     await redis.hset(keys.run(runId), 'status', 'staged');
-    await redis.zadd(keys.staged('cpu=1'), score!, runId);
-    await indexShapeByHand(redis, keys, 'cpu=1', score!);
+    await redis.zadd(keys.staged(stagedShape('cpu=1')), score!, runId);
+    await indexShapeByHand(redis, keys, stagedShape('cpu=1'), score!);
     // The forged copy is refused to another worker.
     expect(await scripts.claimRun('w2', 'tok', 0)).toEqual({ code: 'idle', ignored: [] });
     // Two heartbeats of its worker have seen it since.
@@ -129,7 +129,7 @@ describe('a running run replayed as staged, then seen by its worker', () => {
     });
     expect(await redis.hget(keys.run(runId), 'status')).toBe('completed');
     expect(worker.messages().filter((message) => message === `Run ${runId} started`)).toHaveLength(1);
-    expect(await redis.zscore(keys.staged('cpu=1'), runId)).toBeNull();
+    expect(await redis.zscore(keys.staged(stagedShape('cpu=1')), runId)).toBeNull();
     expect(await redis.zscore(keys.queue.key('prioritized'), runId)).toBeNull();
     expect(await scripts.claimRun('w2', 'tok', 0)).toEqual({ code: 'idle', ignored: [] });
     await waitFor('the claim to be given back', async () => (await client.redis.hget(keys.worker('w1').info, 'running')) === '0');
@@ -155,14 +155,14 @@ describe('a claimed run replayed as staged before its worker heartbeats', () => 
     plainClients.push(redis);
     const score = await redis.hget(keys.run(runId), 'score');
     await redis.hset(keys.run(runId), 'status', 'staged');
-    await redis.zadd(keys.staged('cpu=1'), score!, runId);
-    await indexShapeByHand(redis, keys, 'cpu=1', score!);
+    await redis.zadd(keys.staged(stagedShape('cpu=1')), score!, runId);
+    await indexShapeByHand(redis, keys, stagedShape('cpu=1'), score!);
     await redis.zadd(keys.queue.key('prioritized'), score!, runId);
 
     const finished = await scripts.finishRun({ runId, worker: 'w3', token: 'tok', epoch, status: 'completed', exitCode: 0, reason: 'exit code 0' });
     expect(finished).toEqual({ outcome: 'recorded', status: 'completed' });
     expect(await redis.hget(keys.run(runId), 'status')).toBe('completed');
-    expect(await redis.zscore(keys.staged('cpu=1'), runId)).toBeNull();
+    expect(await redis.zscore(keys.staged(stagedShape('cpu=1')), runId)).toBeNull();
     expect(await redis.zscore(keys.queue.key('prioritized'), runId)).toBeNull();
     expect(await redis.zscore(keys.group('cpu'), 'cpu=1')).toBeNull();
     expect(await capacity(client, 'w3')).toEqual({ free: { cpu: '1' }, claims: [], running: '0', pool: null });
