@@ -28,7 +28,9 @@
 // how soon a run starts once a foreign process leaves its device
 // (bench/gpu-probe.js), `node bench/run.js enforce` what `--enforce mem,cpu`
 // costs the CLI worker per run (a cgroup made, joined and removed), against
-// the same worker without it and raw spawn.
+// the same worker without it and raw spawn, `node bench/run.js quotas` the
+// claim with 50 users' quotas on against the same queue without them
+// (bench/quotas.js).
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +54,7 @@ import { longestCall } from './longest-call.js';
 import { replicaWaitCost } from './replica-wait.js';
 import { scale } from './scale.js';
 import { gpuProbeCost } from './gpu-probe.js';
+import { quotaClaims } from './quotas.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 /** Runs of `true` for the CLI worker case, and its concurrency. */
@@ -632,8 +635,24 @@ async function reportGpuProbe() {
   );
 }
 
+/** The claim with users' quotas on, against the same 50 users without, and one user (bench/quotas.js). */
+async function reportQuotas() {
+  const { users, runs, claims, slots, rounds, quota, withQuotas, withoutQuotas, oneUser, all } = await quotaClaims(redis.url, newQueue);
+  report(`claim script, ${users} users with quotas (${quota.join(' ')} each) vs the same ${users} users without`, withQuotas.micros, withoutQuotas.micros, 'µs/call', '≤ 1.5×');
+  report(`claim script, ${users} users without quotas vs one user`, withoutQuotas.micros, oneUser.micros, 'µs/call', '≈ 1×');
+  const said = (c) => `${c.calls} claims timed, ${c.claimed} started a run, ${c.waited} found none it could start`;
+  notes.push(
+    `Quotas: ${runs.toLocaleString("en")} runs of cpu=1 staged by ${users} users in turn, a worker of cpu=${slots} claims ${claims} times (finishing its oldest run when full); ` +
+      `with quotas: ${said(withQuotas)}; without: ${said(withoutQuotas)}; one user: ${said(oneUser)} (SLOWLOG's server time per claim call, ` +
+      `the median round of ${rounds}; each round's median µs: with ${all.withQuotas.join(', ')}, without ${all.withoutQuotas.join(', ')}, one user ${all.oneUser.join(', ')})`,
+  );
+}
+
 const only = process.argv[2];
-if (only === 'gpu-probe') {
+if (only === 'quotas') {
+  console.log(`fitq claim with users' quotas, Redis ${redis.url}\n`);
+  await reportQuotas();
+} else if (only === 'gpu-probe') {
   console.log(`fitq GPU probe benchmark, Redis ${redis.url}\n`);
   await reportGpuProbe();
 } else if (only === 'wait') {
@@ -699,6 +718,7 @@ if (only === 'gpu-probe') {
   const deep = await claimCost(20_000);
   report('claim script, 20,000 staged vs 100 staged', deep, shallow, 'µs/call', '≈ 1× (independent of depth)');
   await reportClaimShapes();
+  await reportQuotas();
   await reportWorkerClaims();
   await reportClaimParts();
   await reportScale();

@@ -22,6 +22,7 @@ import { followLog, readLog } from './operations/follow-log.js';
 import { setHeld, type HoldResult } from './operations/hold.js';
 import { resolveArrayId, resolveRunId, resolveRunIds } from './operations/ids.js';
 import { listPool, removePool, setPool, type PoolResource } from './operations/pools.js';
+import { listQuotas, removeQuota, setQuota, type QuotaOwner, type UserQuota } from './operations/quotas.js';
 import { getRun, listRuns, readRuns, selectRunIds, selectRunRecords } from './operations/read.js';
 import { restartRuns, type RestartResult } from './operations/restart.js';
 import { readArrayTallies } from './operations/array-tallies.js';
@@ -155,6 +156,11 @@ export class FitqClient {
   async listPool(): Promise<PoolResource[]> {
     return listPool(this.ctx);
   }
+
+  /** Users' quotas (set merges, rm removes it or some of its limits, ls lists them with use); see operations/quotas.ts. */
+  setQuota = (owner: QuotaOwner, specs: readonly string[]): Promise<UserQuota> => setQuota(this.ctx, owner, specs);
+  removeQuota = (owner: QuotaOwner, names: readonly string[] = []): Promise<void> => removeQuota(this.ctx, owner, names);
+  listQuotas = (): Promise<UserQuota[]> => listQuotas(this.ctx);
 
   /** Live workers, as RedisConnection holds them (reads only: one whose lease ran out is left out, not reaped); see operations/workers.ts. */
   async listWorkers(): Promise<WorkerRecord[]> {

@@ -102,6 +102,8 @@ export interface RunVerdict {
   poolOver: Shortfall[];
   /** What it needs beyond what the pool has free now (have: free). */
   poolShort: Shortfall[];
+  /** Starting it would take its user past their quota: `running` (runs at once, need 1) or a resource; amounts in micros. */
+  quota?: { user: string; name: string; need: bigint; used: bigint; limit: bigint };
   workers: WorkerVerdict[];
 }
 
@@ -129,6 +131,7 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
       else if (tag === 'own') verdict.own = args;
       else if (tag === 'pins') verdict.pins = args.map(Number);
       else if (tag === 'poolOver') verdict.poolOver.push(shortfall(args));
+      else if (tag === 'quota') verdict.quota = { user: args[0]!, name: args[1]!, need: parseDecimal(args[2]!), used: parseDecimal(args[3]!), limit: parseDecimal(args[4]!) };
       else if (tag === 'poolShort') verdict.poolShort.push({ ...shortfall(args), ...(args[3] === undefined ? {} : { capacity: parseDecimal(args[3]) }) });
       continue;
     }

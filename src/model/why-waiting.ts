@@ -133,6 +133,23 @@ function arrayWait(limit: Shortfall, keptFor?: { runId: string; worker: string }
   return waits(`waiting for array ${array} (${shown(capacity - free)} of ${formatHumanAmount(capacity)} running${kept})`);
 }
 
+/**
+ * A run its user's quota holds back (fitq quota): `waiting for quota: alice
+ * uses gpu=2 of 2`, `waiting for quota: carol runs 1 of 1 at once`; one
+ * the quota can never let start says what would.
+ */
+function quotaWait({ user, name, need, used, limit }: NonNullable<RunVerdict['quota']>): WaitVerdict {
+  const amount = formatHumanAmount;
+  if (need > limit) {
+    const quota = `${name}=${amount(limit)}`;
+    const lets = `fitq quota set ${user} ${name}=N lets it start`;
+    if (name === 'running') return waits(`waiting for quota: ${user}'s quota is ${quota} (${lets})`);
+    return waits(`waiting for quota: ${user}'s quota is ${quota}, and this run needs ${name}=${amount(need)} (${lets})`);
+  }
+  if (name === 'running') return waits(`waiting for quota: ${user} runs ${amount(used)} of ${amount(limit)} at once`);
+  return waits(`waiting for quota: ${user} uses ${name}=${amount(used)} of ${amount(limit)}`);
+}
+
 const isArrayLimit = ({ resource }: Shortfall): boolean => arrayOfLimit(resource) !== undefined;
 
 /**
@@ -215,6 +232,7 @@ function judge(verdict: RunVerdict): WaitVerdict {
     return never(`needs more than any live worker has: ${short.join(', ')}`);
   }
 
+  if (verdict.quota) return quotaWait(verdict.quota);
   const stopped = verdict.poolOver.find(isArrayLimit);
   if (stopped) return arrayWait({ ...stopped, capacity: stopped.have });
   const throttle = verdict.poolShort.find(isArrayLimit);

@@ -101,7 +101,7 @@ async function storeRuns(ctx: QueueContext, runs: PreparedRun[]): Promise<{ seq:
     const id = randomBytes(8).toString('hex');
     try {
       for (const [i, chunk] of chunks.entries()) {
-        replies.push(await ctx.scripts.stageRuns(chunk, undefined, { id, ttlMs: BATCH_TTL_MS, first: i === 0 }, ctx.stager));
+        replies.push(await ctx.scripts.stageRuns(chunk, undefined, { id, ttlMs: BATCH_TTL_MS, first: i === 0, total: runs.length }, ctx.stager));
       }
       await ctx.scripts.commitBatch(id);
     } catch (error) {

@@ -37,6 +37,8 @@ export const KEY_LAYOUT = {
   reconcile: 'reconcile',
   stats: 'stats',
   dependentsPending: 'dependents-pending',
+  /** Set: the users that have a quota (and `.default`, when a default quota is set): what `fitq quota ls` lists. */
+  quotas: 'quotas',
   /** The namespace's pub/sub channel: a channel, not a key (never passed in KEYS). */
   events: 'events',
   /** Where fitq kept staged runs before runs were BullMQ jobs: only its existence is read (an older layout). */
@@ -59,6 +61,10 @@ export const KEY_LAYOUT = {
   arrayDependents: 'dependents:array:<arrayId>',
   /** Set: `<class>|<shape>` of the shapes of an array at its limit that claims took out of a worker class's fit index (lua/includes/arrays/unparkArray.lua). */
   arrayParked: 'array-parked:<arrayId>',
+  /** A user's quota (lua/includes/quotas/): `running`, `staged` (counts) and `res:<resource>` (amounts); user `.default`: everyone's without one. */
+  quota: 'quota:<user>',
+  /** What a user's runs hold now: `runs` running, `open` not ended, `res:<resource>` reserved by the running ones. */
+  userUsage: 'usage:<user>',
   worker: 'worker:<name>',
   workerCapacity: 'worker:<name>:capacity',
   workerFree: 'worker:<name>:free',
@@ -218,6 +224,12 @@ export interface NamespaceKeys {
   arrayDependents(arrayId: string): string;
   /** Hash: run id -> SSCAN cursor, for runs whose dependents are still to be judged (too many for one script call). */
   readonly dependentsPending: string;
+  /** Set: the users that have a quota (`.default` too, when set). */
+  readonly quotas: string;
+  /** Hash: a user's quota (`.default`: everyone's without one). */
+  quota(user: string): string;
+  /** Hash: what a user's runs hold now. */
+  userUsage(user: string): string;
   staged(shape: string): string;
   /** Zset: the runs whose staging number lies in this block (orderBlock), score = seq: the runs in staging order. */
   order(block: number): string;
@@ -274,6 +286,9 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     dependents: (runId) => key('dependents', runId),
     arrayDependents: (arrayId) => key('arrayDependents', arrayId),
     dependentsPending: key('dependentsPending'),
+    quotas: key('quotas'),
+    quota: (user) => key('quota', user),
+    userUsage: (user) => key('userUsage', user),
     staged: (shape) => key('staged', shape),
     order: (block) => key('order', String(block)),
     group: (names) => key('group', names),

@@ -57,6 +57,8 @@ export interface BatchChunk {
   /** How long the batch stays open from this call on, in ms (the Redis server's clock). */
   ttlMs: number;
   first: boolean;
+  /** Runs of the whole batch (a `staged` quota is checked against them with the first chunk); the chunk's own when not given. */
+  total?: number;
 }
 
 /** Where a staged batch went: its first run's staging sequence number, and when it was staged (the Redis server's clock, epoch ms). */

@@ -54,6 +54,8 @@ export const SCRIPT_CODES = {
   arrayNotGoing: -34,
   /** setPool: removing the limit of an array that still has staged or running runs (the value): they would never start. */
   arrayGoing: -35,
+  /** stageRuns: the stager's `staged` quota would be passed ("user open staged total": runs not ended, the quota, runs staged). */
+  overQuota: -36,
   /** reclaimRun: the run moved on without the claim a failover lost (why, its status, another worker or the resource no longer free). */
   claimLost: -40,
 } as const;
@@ -125,6 +127,13 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
       return new RefusedError(name, `unknown array ${quote(text)} in a dependency (--after): nothing was staged`);
     case 'dependencyCycle':
       return new RefusedError(name, `dependency on ${quote(text)} would make a cycle (a run cannot wait for itself or for a run staged after it): nothing was staged`);
+    case 'overQuota': {
+      const [user, open, cap, total] = text.split(' ');
+      return new RefusedError(
+        name,
+        `quota: ${user} may have ${cap} runs staged or running at once (staged=${cap}), has ${open}, and this stages ${total}: nothing was staged (fitq quota ls)`,
+      );
+    }
     case 'batchExpired':
       return new RefusedError(name, 'staging took longer than the batch may stay open (Redis too slow or busy): nothing was staged');
     default:

@@ -70,7 +70,8 @@ export class Scripts {
    * `stager`: who stages them and from where, recorded on each (none: not recorded).
    */
   async stageRuns(runs: StageScriptRun[], pipeline?: ChainableCommander, batch?: BatchChunk, stager?: Stager): Promise<StagedBatch | undefined> {
-    const args: (string | number)[] = [this.keys.base, batch?.id ?? '', batch?.ttlMs ?? 0, batch?.first ? 1 : 0, stager?.user ?? '', stager?.host ?? '', runs.length];
+    const total = batch?.total ?? runs.length;
+    const args: (string | number)[] = [this.keys.base, batch?.id ?? '', batch?.ttlMs ?? 0, batch?.first ? 1 : 0, stager?.user ?? '', stager?.host ?? '', total, runs.length];
     for (const run of runs) args.push(run.id, run.shape, run.priority, run.data, run.array ?? '', run.limit ?? '');
     const keys = scriptKeys(this.keys, 'stageRuns');
     if (pipeline) {
@@ -191,6 +192,11 @@ export class Scripts {
   async setPool(action: 'set' | 'remove', args: string[]): Promise<void> {
     const [code, value] = (await this.call('setPool', {}, this.keys.base, action, args)) as [number, string?];
     acceptReply(code, value, this.keys);
+  }
+
+  /** Sets (merges) or removes a user's quota fields (model/quota.ts); remove: false when nothing was there. */
+  async setQuota(user: string, action: 'set' | 'remove', fields: string[]): Promise<boolean> {
+    return codeName(await this.call('setQuota', {}, this.keys.base, user, action, fields)) === 'ok';
   }
 
   /** Records a run's end (the Redis server's clock), only for the current claim of a live registration; see FinishResult. */

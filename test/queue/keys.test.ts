@@ -13,7 +13,7 @@ import { connectClient, newQueue } from '../support/fitq.js';
 const NAMES = Object.keys(KEY_LAYOUT) as KeyName[];
 
 /** A part for each kind of key built from data. */
-const PART: Record<string, string> = { runId: 'a8e6f0', name: 'w1', shape: 'cpu=1,mem=2;gpus=0', names: 'cpu,mem', cause: 'array:0123456789ab', arrayId: '0123456789ab', state: 'completed', classId: '3f2a9c01d4e5b678', classGroup: '3f2a9c01d4e5b678|cpu,mem', block: '3' };
+const PART: Record<string, string> = { runId: 'a8e6f0', name: 'w1', shape: 'cpu=1,mem=2;gpus=0', names: 'cpu,mem', cause: 'array:0123456789ab', arrayId: '0123456789ab', state: 'completed', classId: '3f2a9c01d4e5b678', classGroup: '3f2a9c01d4e5b678|cpu,mem', block: '3', user: 'alice' };
 
 describe('the key table', () => {
   it('names every key as fitq stores it', () => {

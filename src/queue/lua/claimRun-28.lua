@@ -159,6 +159,7 @@
 -- @include claims/takeRun
 -- @include namespace/tryCall
 -- @include classes/workerClass
+-- @include quotas/forgetStagedUserRun
 local workerKey = KEYS[1]
 local workerCapacityKey = KEYS[2]
 local workerFreeKey = KEYS[3]
@@ -235,6 +236,7 @@ for _, drop in ipairs(view.drops) do
     if drop.unhold then redis.call("HDEL", holdsKey, drop.member) end
     reindex[drop.shape] = true
     jobsGone = jobsGone or drop.gone
+    if drop.gone then forgetStagedUserRun(base, drop.shape) end
   elseif drop.kind == "batch" then
     -- A run of a batch never committed: removed as if never staged.
     redis.call("ZREM", drop.key, drop.member)

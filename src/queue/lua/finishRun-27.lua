@@ -123,7 +123,7 @@ if run[1] ~= "running" or run[2] ~= workerName or run[3] ~= epoch then
   -- reserved comes back from the worker's record of it.
   if claim then
     releaseWorkerShare(workerFreeKey, workerDevicesKey, claim.reserved, claim.devices, claim.deviceShare)
-    if releasePoolShare(base, claim.pooled) then publish(base, {type = "poolReleased"}) end
+    if releasePoolShare(base, claim.pooled, claim.charged, not run[1]) then publish(base, {type = "poolReleased"}) end
     dropClaim()
   end
   return {CODE.unchanged, run[1] or ""}

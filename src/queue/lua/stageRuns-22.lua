@@ -26,7 +26,8 @@
                    chunk of a batch no longer open is refused
   ARGV[5] user     who stages them (their job's `user` field), or ""
   ARGV[6] host     the host they are staged from (`stagedFrom`), or ""
-  ARGV[7] count    number of runs; then, for each run, 6 arguments:
+  ARGV[7] total    number of runs of the whole stage (all chunks of a batch)
+  ARGV[8] count    number of runs; then, for each run, 6 arguments:
           id, shape ("a=1,b=2", "none", pinned: "gpu=1;gpus=0"), priority (integer),
           data (the job data: JSON text of what the run is),
           array (the id of the array the run is part of, or ""; its job's
@@ -46,7 +47,10 @@
 
   Returns {CODE.ok, seq of the first run, timestamp}, {CODE.runIdTaken, id},
   {CODE.unknownDependency, id}, {CODE.unknownArrayDependency, array id},
-  {CODE.dependencyCycle, id},
+  {CODE.dependencyCycle, id}, {CODE.overQuota, "user open staged total"}
+  (the user's `staged` quota, see includes/quotas/quotaOf.lua, bounds their
+  runs not ended: a stage, or a batch's first chunk, of `total` more runs
+  than it leaves; a later chunk of `count` more),
   {CODE.batchExpired} (a later chunk of a batch whose deadline passed), or
   {CODE.olderLayout} when the namespace holds runs stored by an older fitq.
 
@@ -65,6 +69,8 @@
 -- @include namespace/publish
 -- @include namespace/serverNow
 -- @include shape/stage
+-- @include quotas/quotaOf
+-- @include quotas/tallyUserRun
 local seqKey = KEYS[1]
 local idsKey = KEYS[2]
 local groupsKey = KEYS[3]
@@ -88,9 +94,10 @@ local queueCompletedKey = KEYS[19]
 local queueFailedKey = KEYS[20]
 local queueEventsKey = KEYS[21]
 local queueMetaKey = KEYS[22]
-local base, batch, ttl, first, user, host, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == "1", ARGV[5], ARGV[6], tonumber(ARGV[7])
-local ARG0 = 8
--- Arguments per run (see ARGV[7] above).
+local base, batch, ttl, first, user, host = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == "1", ARGV[5], ARGV[6]
+local total, count = tonumber(ARGV[7]), tonumber(ARGV[8])
+local ARG0 = 9
+-- Arguments per run (see ARGV[8] above).
 local PER_RUN = 6
 
 if olderLayout(base) then return {CODE.olderLayout} end
@@ -126,6 +133,19 @@ for i = 0, count - 1 do
   end
 end
 
+-- A `staged` quota bounds the runs of a user not ended (as Slurm's MaxSubmitJobs): refused whole.
+if user ~= "" then
+  local quota = quotaOf(base, {}, user)
+  if quota and quota.staged then
+    local open = math.max(0, tonumber(redis.call("HGET", KEY.userUsage(base, user), "open") or "0") or 0)
+    -- (A batch's later chunks are counted in `open` already.)
+    local adding = (batch == "" or first) and total or count
+    if open + adding > quota.staged then
+      return {CODE.overQuota, table.concat({user, open, quota.staged, total}, " ")}
+    end
+  end
+end
+
 local now = serverNow()
 -- (First, so a `batches` key Redis cannot write leaves nothing half staged.)
 if batch ~= "" then redis.call("HSET", batchesKey, batch, (now + ttl) .. " " .. (batchCount + count)) end
@@ -140,7 +160,10 @@ for i = 0, count - 1 do
   -- (`runData`: fitq's own copy, which BullMQ's job.updateData never rewrites.)
   redis.call("HSET", KEY.run(base, id), "runData", data, "status", "staged", "seq", seq, "score", score, "shape", shape)
   if batch ~= "" then redis.call("HSET", KEY.run(base, id), "batch", batch) end
-  if user ~= "" then redis.call("HSET", KEY.run(base, id), "user", user) end
+  if user ~= "" then
+    redis.call("HSET", KEY.run(base, id), "user", user)
+    tallyUserRun(base, id, nil, "open")
+  end
   if host ~= "" then redis.call("HSET", KEY.run(base, id), "stagedFrom", host) end
   if ARGV[at + 4] ~= "" then stageArrayRun(base, id, ARGV[at + 4], ARGV[at + 5]) end
   if not admitNewRun(base, id, data, now) then stage(base, id, shape, score) end

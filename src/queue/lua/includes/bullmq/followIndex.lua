@@ -1,3 +1,4 @@
+-- @include quotas/forgetStagedUserRun
 -- @include bullmq/followJob
 -- @include namespace/tryCall
 -- @include shape/groupNames
@@ -54,6 +55,7 @@ local function followIndex(r, position, work)
             followJob(r, runId)
             work = work - 1
           end
+          forgetStagedUserRun(base, shape)
           redis.call("ZREM", key, runId)
           dropped = true
         end

@@ -1,5 +1,6 @@
 -- @include arrays/restoreArrayLimit
 -- @include arrays/tallyArrayRun
+-- @include quotas/tallyUserRun
 -- @include arrays/tallyState
 -- @include bullmq/followChangePriority
 -- @include bullmq/reopenJob
@@ -17,10 +18,11 @@ local function followRetry(r, runId, status)
   local base = r.base
   local key = KEY.run(base, runId)
   reopenJob(base, runId)
-  redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested",
+  redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "charged", "cancelRequested",
     "exitCode", "signal", "reason", "restaged", "restagedReason", "usage")
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "retried", 1)
+  tallyUserRun(base, runId, tallyState(status), "open")
   local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")
   if arrayCause then redis.call("HSET", KEY.dependentsPending(base), arrayCause, "0") end
   restoreArrayLimit(base, runId)

@@ -7,6 +7,7 @@
 -- @include namespace/tryCall
 -- @include shape/parseShape
 -- @include candidates/throttled
+-- @include quotas/quotaShort
 
 -- Shapes of a group read at once.
 local CHUNK = 16
@@ -84,6 +85,9 @@ local function nextCandidate(stream, walk)
       if walk and best.fitted then
         noteDrop(view.drops, {kind = "park", fitKey = best.key, class = best.classId, member = shape, arrays = parsed.arrays})
       end
+    elseif quotaShort(view.base, view.quotas, parsed.user, parsed.demand) then
+      -- Its user is at their quota: passed over, as an array at its limit (its runs start once one of the user's ends).
+      stream.throttled = true
     else
       local wanted = shapeDemand(view, shape, parsed)
       if fitsTotal(view, wanted) then

@@ -9,7 +9,8 @@
 -- namespace's workers zset and holds hash. `drops` gathers
 -- what a claim would drop from the indexes it reads (see noteDrop). `limits`:
 -- the worker's default and maximum time limits (`default`, `max`, seconds;
--- nil for none).
+-- nil for none). `quotas`: users' quotas as read (quotaOf), shared by
+-- every worker's view of one call.
 local function readClaimView(base, name, keys, clock, spread, pool, limits)
   local drops = {}
   return {
@@ -25,5 +26,6 @@ local function readClaimView(base, name, keys, clock, spread, pool, limits)
       keys.gpus and {key = keys.gpus, staleMs = keys.gpuStaleMs, clock = clock, reserved = keys.reserved}, keys.mig),
     olderHold = readOlderHold(base, keys.holds, keys.workers, name, clock, pool, drops),
     drops = drops,
+    quotas = pool.quotas,
   }
 end

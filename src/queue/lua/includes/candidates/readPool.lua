@@ -21,6 +21,8 @@ local function readPool(poolCapacityKey, poolUsedKey)
     return found
   end
   return {
+    -- Users' quotas, read when first asked for (quotas/quotaOf), kept with the pool: one reading per call.
+    quotas = {},
     capacity = setmetatable({}, {__index = function(_, name) local e = entry(name); return e and e.capacity or nil end}),
     free = setmetatable({}, {__index = function(_, name) local e = entry(name); return e and e.free or nil end}),
   }

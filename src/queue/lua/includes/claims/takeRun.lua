@@ -8,6 +8,8 @@
 -- @include namespace/publish
 -- @include amounts/subtractAmounts
 -- @include shape/unindex
+-- @include shape/parseShape
+-- @include quotas/chargeUser
 
 -- Starts a staged run for a worker: what claimRun does with the run it
 -- chose, and reclaimRun with a claim a failover lost. Its job goes active
@@ -15,7 +17,8 @@
 -- fit index and any hold, and what it takes is reserved of the worker
 -- (`claim.own`), of the pool (`claim.pooled`) and of the worker's GPU
 -- devices (`claim.placed`, `claim.share` of each, whose free shares
--- `claim.shares` holds); the run and the worker's worker:<name>:reserved
+-- `claim.shares` holds), and counted against the user who staged it
+-- (chargeUser, `charged`); the run and the worker's worker:<name>:reserved
 -- record the claim. `claim.epoch`: the epoch of the claim taken back (nil:
 -- the run's next). `stream`: the claim's candidate stream, whose fit index
 -- takes the change at once (nil: the index catches up from the group log).
@@ -54,7 +57,11 @@ local function takeRun(base, keys, name, token, claim, startedAt, stream)
   else
     redis.call("HDEL", runKey, "runLimit", "deadline")
   end
-  redis.call("HSET", keys.reserved, claim.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText, claim.deadline))
+  -- Its user's usage (quotas/): what a quota bounds.
+  local parsed = parseShape(claim.shape)
+  local charged = parsed and chargeUser(base, parsed.user, parsed.demand) or ""
+  if charged ~= "" then redis.call("HSET", runKey, "charged", charged) else redis.call("HDEL", runKey, "charged") end
+  redis.call("HSET", keys.reserved, claim.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText, claim.deadline, charged))
   redis.call("HDEL", runKey, "reason")
   redis.call("SADD", keys.runs, claim.id)
   redis.call("HINCRBY", keys.worker, "running", 1)

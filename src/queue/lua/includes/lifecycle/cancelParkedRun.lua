@@ -5,6 +5,7 @@
 -- @include namespace/publish
 -- @include retention/trimEndedRuns
 -- @include arrays/tallyArrayRun
+-- @include quotas/tallyUserRun
 -- @include stats/countRunEnd
 
 -- Ends a staged run that waits for its dependencies as `canceled`, for
@@ -23,5 +24,6 @@ local function cancelParkedRun(base, runId, reason, cause, now, logMaxLines)
   endLog(base, runId, "canceled", logMaxLines)
   publish(base, {type = "ended", runId = runId, status = "canceled"})
   trimEndedRuns(base, jobState("canceled"), RETENTION_BATCH, runId)
+  tallyUserRun(base, runId, "open", "notok")
   return tallyArrayRun(base, runId, "open", "notok", "canceled", reason)
 end

@@ -9,6 +9,7 @@
 -- @include lifecycle/notifyOutbox
 -- @include arrays/tallyState
 -- @include arrays/tallyArrayRun
+-- @include quotas/tallyUserRun
 -- @include lifecycle/runDataText
 -- @include stats/countRunEnd
 
@@ -25,7 +26,7 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   local was = redis.call("HGET", runKey, "status")
   -- (A run that is not staged is running.)
   local from = was == "staged" and "staged" or "running"
-  local pooled = releasePoolShare(base, redis.call("HGET", runKey, "pooled"))
+  local pooled = releasePoolShare(base, redis.call("HGET", runKey, "pooled"), redis.call("HGET", runKey, "charged"))
   if from == "running" then deactivateJob(base, runId) end
   redis.call("HSET", runKey, "status", status)
   if reason ~= nil and reason ~= "" then redis.call("HSET", runKey, "reason", reason) end
@@ -39,6 +40,7 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   -- Its worker notifies of what it recorded; the rest is left for a worker to send.
   if from == "staged" or status == "lost" then notifyOutbox(base, runId, runDataText(base, runId)) end
   trimEndedRuns(base, jobState(status), RETENTION_BATCH, runId)
+  tallyUserRun(base, runId, tallyState(was), tallyState(status))
   local arrayCause = tallyArrayRun(base, runId, tallyState(was), tallyState(status), status, reason)
   settleDependents(base, runId, now, logMaxLines, arrayCause)
 end

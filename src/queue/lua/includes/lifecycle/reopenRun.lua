@@ -8,6 +8,7 @@
 -- @include lifecycle/cancelParkedRun
 -- @include arrays/tallyState
 -- @include arrays/tallyArrayRun
+-- @include quotas/tallyUserRun
 -- @include arrays/restoreArrayLimit
 
 -- Stages an ended run again (`fitq restart`), as a fresh attempt with the
@@ -24,11 +25,12 @@ local function reopenRun(base, runId, now, logMaxLines)
   local status = redis.call("HGET", key, "status")
   recordAttempt(base, runId, status, jobFinishedAt(base, runId) or now)
   reopenJob(base, runId)
-  redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested",
+  redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "charged", "cancelRequested",
     "exitCode", "signal", "reason", "restaged", "restagedReason", "failures", "canceledFor", "beginAt", "held",
     "waitDeps", "depsNever", "usage")
   redis.call("HSET", key, "status", "staged")
   redis.call("HINCRBY", key, "restarted", 1)
+  tallyUserRun(base, runId, tallyState(status), "open")
   local arrayCause = tallyArrayRun(base, runId, tallyState(status), "open")
   restoreArrayLimit(base, runId)
   unpackLog(base, runId, logMaxLines)

@@ -17,7 +17,7 @@
 -- start it) spends no retry and leaves no attempt in its history.
 local function restageRun(base, runId, reason, logMaxLines, unstarted)
   local runKey = KEY.run(base, runId)
-  local run = redis.call("HMGET", runKey, "restaged", "pooled", "score", "cancelRequested")
+  local run = redis.call("HMGET", runKey, "restaged", "pooled", "score", "cancelRequested", "charged")
   local retries, restaged = retriesOf(base, runId), tonumber(run[1] or "0")
   if run[4] == "1" or (restaged >= retries and not unstarted) then return false end
   local why = reason .. " (put back: it never started)"
@@ -27,9 +27,9 @@ local function restageRun(base, runId, reason, logMaxLines, unstarted)
     why = reason .. " (re-staged " .. restaged .. " of " .. retries .. ")"
   end
   countRestage(base, "worker")
-  releasePoolShare(base, run[2])
+  releasePoolShare(base, run[2], run[5])
   returnJob(base, runId)
-  redis.call("HDEL", runKey, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested", "usage")
+  redis.call("HDEL", runKey, "worker", "devices", "deviceShare", "reserved", "pooled", "charged", "cancelRequested", "usage")
   redis.call("HSET", runKey, "status", "staged", "restagedReason", why)
   if not unstarted then redis.call("HSET", runKey, "restaged", restaged) end
   emitEvent(base, "restaged", runId, "reason", reason)

@@ -37,9 +37,9 @@ local function retryFailedRun(base, runId, status, exitCode, signal, reason, now
   redis.call("HSET", key, "reason", reason)
   recordAttempt(base, runId, status, now)
   countRestage(base, "retry")
-  releasePoolShare(base, redis.call("HGET", key, "pooled"))
+  releasePoolShare(base, redis.call("HGET", key, "pooled"), redis.call("HGET", key, "charged"))
   returnJob(base, runId)
-  redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "cancelRequested", "exitCode",
+  redis.call("HDEL", key, "worker", "devices", "deviceShare", "reserved", "pooled", "charged", "cancelRequested", "exitCode",
     "signal", "reason", "usage")
   local why = status .. " (" .. reason .. "): retry " .. (failures + 1) .. " of " .. most
   redis.call("HSET", key, "status", "staged", "failures", failures + 1, "restagedReason", why)

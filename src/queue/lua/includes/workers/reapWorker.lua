@@ -21,7 +21,7 @@ local function reapWorker(base, name, aliveAt, reason, logMaxLines)
       settleAbandonedRun(base, runId, reason, string.format("%.0f", endedAt), logMaxLines)
     else
       local claim = readClaim(reservedKey, runId)
-      if claim and releasePoolShare(base, claim.pooled) then publish(base, {type = "poolReleased"}) end
+      if claim and releasePoolShare(base, claim.pooled, claim.charged, not run[1]) then publish(base, {type = "poolReleased"}) end
     end
   end
   local holding = redis.call("HGET", workerKey, "holding")

@@ -1,0 +1,205 @@
+/**
+ * Users' quotas (fitq quota set|ls|rm): the claim never lets a user's runs
+ * hold more than their quota at any moment, checked from the runs' own
+ * start and end times across real CLI workers; a run over it waits and
+ * says why; a `staged` quota refuses a stage whole; a quota holds at once
+ * for runs staged, and running, before it was set; nothing leaks.
+ */
+import { describe, expect, it } from 'vitest';
+import { namespaceKeys } from '../../src/queue/keys.js';
+import type { RunRecord } from '../../src/model/run-record.js';
+import { Scripts } from '../../src/queue/scripts.js';
+import { openRunQueue } from '../support/bullmq.js';
+import { spawnCliWorker } from '../support/cli-worker.js';
+import { connectClient, fitq, newQueue, redisUrl } from '../support/fitq.js';
+import { waitFor } from '../support/wait.js';
+
+async function stageAs(queue: string, user: string, args: string[]): Promise<string[]> {
+  const result = await fitq(['stage', ...args], { queue, env: { FITQ_USER: user } });
+  expect(result.exitCode, result.stderr).toBe(0);
+  return result.stdout.trim().split('\n');
+}
+
+async function ok(queue: string, args: string[]): Promise<string> {
+  const result = await fitq(args, { queue });
+  expect(result.exitCode, result.stderr).toBe(0);
+  return result.stdout.trimEnd();
+}
+
+/**
+ * The most a user's runs held at once, by what: `running` (runs) and each
+ * resource, from the runs' start (claim) and end times, both by the Redis
+ * server's clock: a run that ends at the moment another starts is counted
+ * gone first, as its end gives its share back before the next claim.
+ */
+function peaks(runs: readonly RunRecord[], user: string): Map<string, number> {
+  const events: { at: number; sign: 1 | -1; demands: Record<string, number> }[] = [];
+  for (const run of runs.filter((r) => r.user === user && r.startedAt !== undefined)) {
+    const demands = { running: 1, ...(run.resources as Record<string, number>) };
+    events.push({ at: run.startedAt!, sign: 1, demands }, { at: run.endedAt!, sign: -1, demands });
+  }
+  events.sort((a, b) => a.at - b.at || a.sign - b.sign);
+  const now = new Map<string, number>();
+  const most = new Map<string, number>();
+  for (const { sign, demands } of events) {
+    for (const [name, amount] of Object.entries(demands)) {
+      const held = Math.round(((now.get(name) ?? 0) + sign * amount) * 1e6) / 1e6;
+      now.set(name, held);
+      most.set(name, Math.max(most.get(name) ?? 0, held));
+    }
+  }
+  return most;
+}
+
+describe('fitq quota', () => {
+  it('sets, merges, lists and removes quotas; refuses what is no quota with a clear line (exit 2)', async () => {
+    const queue = newQueue();
+    expect(await ok(queue, ['quota', 'ls'])).toBe('No quota is set (fitq quota set USER|--default running=N staged=N RESOURCE=AMOUNT...).');
+    expect(await ok(queue, ['quota', 'set', 'alice', 'gpu=2', 'running=4'])).toMatch(/^USER +QUOTA +USING\nalice +running=4 gpu=2 +running=0\/4 staged=0 gpu=0\/2$/);
+    await ok(queue, ['quota', 'set', 'alice', 'staged=1000', 'mem=64G']);
+    await ok(queue, ['quota', 'set', '--default', 'running=1']);
+    const listed = JSON.parse(await ok(queue, ['quota', 'ls', '--json'])) as unknown;
+    expect(listed).toEqual([
+      { default: true, quota: { running: 1, resources: {} } },
+      { user: 'alice', quota: { running: 4, staged: 1000, resources: { gpu: 2, mem: 64e9 } }, usage: { running: 0, notEnded: 0, resources: {} } },
+    ]);
+    expect(await ok(queue, ['quota', 'rm', 'alice', 'mem', 'staged'])).toBe("Removed mem, staged from alice's quota.");
+    expect(await ok(queue, ['quota', 'ls'])).toMatch(/\nalice +running=4 gpu=2 +/);
+    expect(await ok(queue, ['quota', 'rm', '--default'])).toBe('Removed the default quota.');
+
+    const refusals: [string[], string][] = [
+      [['quota', 'set', 'alice', 'gpu=x'], "Error: invalid resource spec 'gpu=x': expected a non-negative number like 2, 0.5, 100e9, 8G or 16Gi"],
+      [['quota', 'set', 'gpu=2'], 'Error: name the user first (or --default), got "gpu=2": fitq quota set USER|--default …'],
+      [['quota', 'set', 'alice', 'running=1.5'], "Error: invalid 'running=1.5': running is a number of runs, a whole number"],
+      [['quota', 'set', 'alice'], 'Error: name what the quota bounds, e.g. running=4 staged=1000 gpu=2'],
+      [['quota', 'set', 'al ice', 'gpu=1'], "Error: invalid user 'al ice': a user name is 1 to 64 letters, digits or ._@+- (not starting with . @ + or -)"],
+      [['quota', 'set', 'alice', 'array.0123456789ab=2'], "Error: invalid 'array.0123456789ab': an array's limit is the array's (fitq pool set array.0123456789ab=N), not a user's"],
+      [['quota', 'rm', 'bob'], "Error: no quota is set for 'bob'"],
+      [['quota', 'rm', 'alice', 'license'], "Error: the quota of 'alice' bounds none of: license"],
+      [['quota', 'rm'], 'Error: name the user (or --default): fitq quota rm USER|--default …'],
+    ];
+    for (const [args, message] of refusals) {
+      const result = await fitq(args, { queue });
+      expect({ args, exitCode: result.exitCode, stderr: result.stderr }).toEqual({ args, exitCode: 2, stderr: message });
+    }
+  });
+
+  it('never lets a user hold more than their quota at any moment, across workers; runs over it wait and say why; nothing leaks', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await ok(queue, ['quota', 'set', 'alice', 'gpu=2', 'running=3']);
+    await ok(queue, ['quota', 'set', '--default', 'running=2']);
+    // Before any worker: the sweeps wait in the fit index, alice's first.
+    const alice = [
+      ...(await stageAs(queue, 'alice', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '0.3'])),
+      ...(await stageAs(queue, 'alice', ['-r', 'gpu=0.5', '--repeat', '6', '--', 'sleep', '0.2'])),
+    ];
+    const bob = await stageAs(queue, 'bob', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '0.3']);
+    const carol = await stageAs(queue, 'carol', ['--repeat', '4', '--', 'sleep', '0.2']);
+
+    const workers = ['w1', 'w2'].map((name) => spawnCliWorker(queue, ['-r', 'gpu=4', '--name', name]));
+    await workers[0]!.waitForMessage(/^Run .* started/);
+    // While alice is at her quota, her next run says so (gpu or running: both are reached in turn).
+    const why = await waitFor('a run of alice waiting for her quota', async () => {
+      const { stdout } = await fitq(['runs', '--user', 'alice', '--status', 'staged'], { queue });
+      return /waiting for quota: alice (uses gpu=\d(\.5)? of 2|runs 3 of 3 at once)/.exec(stdout)?.[0];
+    });
+    expect(why).toMatch(/^waiting for quota: alice/);
+
+    for (const id of [...alice, ...bob, ...carol]) expect(await client.waitForEnd(id)).toMatchObject({ status: 'completed' });
+    const runs = (await client.listRuns({})).filter((run) => run.status === 'completed');
+    expect(runs).toHaveLength(alice.length + bob.length + carol.length);
+    // Held at most the quota, and the quota was reached (the test can fail).
+    const a = peaks(runs, 'alice');
+    expect(a.get('gpu')).toBe(2);
+    expect(a.get('running')).toBeLessThanOrEqual(3);
+    expect(peaks(runs, 'bob').get('running')).toBe(2);
+    expect(peaks(runs, 'carol').get('running')).toBe(2);
+    // Both workers ran runs (the quota is the namespace's, not a worker's).
+    expect(new Set(runs.map((run) => run.worker))).toEqual(new Set(['w1', 'w2']));
+
+    // Nothing is left held: the users hold nothing, the workers have their capacity back.
+    const listed = JSON.parse(await ok(queue, ['quota', 'ls', '--json'])) as { usage?: unknown }[];
+    expect(listed[1]).toEqual({ user: 'alice', quota: { running: 3, resources: { gpu: 2 } }, usage: { running: 0, notEnded: 0, resources: {} } });
+    const keys = namespaceKeys(queue);
+    // (A user whose runs hold nothing has no usage key left.)
+    expect(await client.redis.exists(...['alice', 'bob', 'carol'].map((user) => keys.userUsage(user)))).toBe(0);
+    for (const name of ['w1', 'w2']) expect(await client.redis.hget(keys.worker(name).free, 'gpu')).toBe('4');
+    for (const worker of workers) {
+      worker.process.kill('SIGTERM');
+      expect(await worker.exited).toEqual({ exitCode: 0, signal: undefined });
+    }
+  });
+
+  it('holds at once for runs staged and running before it was set; removing it lets them start at once', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=8', '--name', 'w']);
+    const first = await stageAs(queue, 'alice', ['-r', 'cpu=1', '--repeat', '2', '--', 'sleep', '30']);
+    for (const id of first) await worker.waitForMessage(`Run ${id} started`);
+    // Two run already, and two more are staged (the queue paused) before the quota is set.
+    await ok(queue, ['pause']);
+    const waiting = await stageAs(queue, 'alice', ['-r', 'cpu=1', '--repeat', '2', '--', 'true']);
+    await ok(queue, ['quota', 'set', 'alice', 'running=2']);
+    await ok(queue, ['resume']);
+    const bob = await stageAs(queue, 'bob', ['-r', 'cpu=1', '--', 'true']);
+    expect(await client.waitForEnd(bob[0]!)).toMatchObject({ status: 'completed' });
+    for (const id of waiting) {
+      expect(await client.redis.hget(namespaceKeys(queue).run(id), 'status')).toBe('staged');
+      expect((await fitq(['runs', 'show', id], { queue })).stdout).toMatch(/^reason: +waiting for quota: alice runs 2 of 2 at once$/m);
+    }
+    const other = await stageAs(queue, 'alice', ['-r', 'cpu=1', '--', 'true']);
+
+    await ok(queue, ['quota', 'rm', 'alice']);
+    for (const id of [...waiting, ...other]) expect(await client.waitForEnd(id)).toMatchObject({ status: 'completed' });
+    await ok(queue, ['cancel', ...first]);
+    for (const id of first) expect(await client.waitForEnd(id)).toMatchObject({ status: 'canceled' });
+    expect(await client.redis.exists(namespaceKeys(queue).userUsage('alice'))).toBe(0);
+  });
+
+  it('refuses a stage past a staged quota whole (exit 2); runs that end make room', async () => {
+    const queue = newQueue();
+    await ok(queue, ['quota', 'set', 'alice', 'staged=5']);
+    const five = await stageAs(queue, 'alice', ['--repeat', '4', '--', 'true']);
+    const refused = await fitq(['stage', '--repeat', '2', '--', 'true'], { queue, env: { FITQ_USER: 'alice' } });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toBe('Error: quota: alice may have 5 runs staged or running at once (staged=5), has 4, and this stages 2: nothing was staged (fitq quota ls)');
+    // A batch staged in chunks (more than one script call) is refused whole, by its first chunk.
+    const big = await fitq(['stage', '--repeat', '1200', '--', 'true'], { queue, env: { FITQ_USER: 'alice' } });
+    expect(big.exitCode).toBe(2);
+    expect(big.stderr).toMatch(/has 4, and this stages 1200: nothing was staged/);
+    expect(JSON.parse(await ok(queue, ['runs', '--json'])).runs).toHaveLength(4);
+    // Another user is not bound by alice's quota.
+    await stageAs(queue, 'bob', ['--repeat', '3', '--', 'true']);
+    // Canceled (or ended) runs no longer count.
+    await ok(queue, ['cancel', five[0]!, five[1]!]);
+    await stageAs(queue, 'alice', ['--repeat', '3', '--', 'true']);
+    expect(JSON.parse(await ok(queue, ['quota', 'ls', '--json']))).toMatchObject([{ user: 'alice', usage: { notEnded: 5 } }]);
+    // Removed runs too.
+    await ok(queue, ['runs', 'rm', '--force', five[2]!]);
+    await stageAs(queue, 'alice', ['--', 'true']);
+  });
+
+  it("forgets runs whose jobs BullMQ deleted (drained while staged, obliterated while running): they no longer count against the user", async () => {
+    const queue = newQueue();
+    const admin = await connectClient(queue);
+    const alice = await connectClient(queue, redisUrl(), { user: 'alice' });
+    await admin.setQuota({ user: 'alice' }, ['staged=3']);
+    const scripts = new Scripts(admin.redis, admin.keys, 100);
+    expect(await scripts.registerWorker({ name: 'w', token: 'tok', leaseMs: 60_000, concurrency: 0, host: 'h', pid: 1, resources: 'cpu=1' })).toBe(true);
+    const [running] = (await alice.stage({ command: ['true'], resources: 'cpu=1' })).runs;
+    const claim = await scripts.claimRun('w', 'tok', 0);
+    expect(claim).toMatchObject({ code: 'claimed', runId: running!.id });
+    await alice.stage({ command: ['true'], resources: 'cpu=1', repeat: 2 });
+    await expect(alice.stage({ command: ['true'] })).rejects.toThrow('has 3, and this stages 1');
+
+    // Drained from BullMQ while staged, then caught up with; obliterated under its worker, then ended by it.
+    await openRunQueue(admin).drain();
+    await admin.reconcile();
+    await admin.redis.del(admin.keys.run(running!.id));
+    const epoch = (claim as { epoch: string }).epoch;
+    expect(await scripts.finishRun({ runId: running!.id, worker: 'w', token: 'tok', epoch, status: 'completed', exitCode: 0, reason: 'exit code 0' })).toMatchObject({ outcome: 'movedOn' });
+    expect(await admin.redis.exists(admin.keys.userUsage('alice'))).toBe(0);
+    expect((await alice.stage({ command: ['true'], repeat: 3 })).runs).toHaveLength(3);
+  });
+});
