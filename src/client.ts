@@ -23,6 +23,7 @@ import { setHeld, type HoldResult } from './operations/hold.js';
 import { resolveArrayId, resolveRunId, resolveRunIds } from './operations/ids.js';
 import { listPool, removePool, setPool, type PoolResource } from './operations/pools.js';
 import { listQuotas, removeQuota, setQuota, type QuotaOwner, type UserQuota } from './operations/quotas.js';
+import { addUserKey, listUserKeys, removeUserKey } from './operations/user-keys.js';
 import { getRun, listRuns, readRuns, selectRunIds, selectRunRecords } from './operations/read.js';
 import { restartRuns, type RestartResult } from './operations/restart.js';
 import { readArrayTallies } from './operations/array-tallies.js';
@@ -40,6 +41,7 @@ import { connectRedis, type ConnectionOptions } from './redis/connection.js';
 import { closeRedis } from './redis/open-connections.js';
 import { secretKey, type Secret } from './security/secret.js';
 import { stagerOf } from './model/stager.js';
+import { stagerKey } from './security/user-keys.js';
 
 export { READ_ONLY_NOTE } from './operations/upkeep.js';
 export { RunRemovedError } from './operations/run-errors.js';
@@ -59,6 +61,12 @@ export interface ClientOptions extends ConnectionOptions {
   secret?: Secret;
   /** Who stages through this client (recorded on every run); default FITQ_USER, else the OS user. */
   user?: string;
+  /**
+   * The stager's own Ed25519 key file (security/user-keys.ts): runs staged
+   * are signed with it too. Default FITQ_KEY_FILE, else
+   * `$XDG_CONFIG_HOME/fitq/id_ed25519.pem` if it exists; false: none.
+   */
+  keyFile?: string | false;
   /** Hears, once, that the Redis user may only read, so upkeep was skipped (READ_ONLY_NOTE). */
   onNote?: (note: string) => void;
   /**
@@ -97,6 +105,7 @@ export class FitqClient {
       logMaxLines: this.logMaxLines,
       secret: secretKey(options.secret),
       stager: stagerOf(process.env, options.user),
+      userKey: options.keyFile === false ? undefined : stagerKey(options.keyFile),
       // Followers, waiters and subscribers: connections of their own that survive Redis restarts.
       connectResilient: () => connectRedis({ ...options, evictionCheck: undefined }, true),
       onNote: options.onNote,
@@ -110,6 +119,7 @@ export class FitqClient {
     namespaceKeys(queue, prefix); // validate before connecting
     secretKey(options.secret);
     stagerOf(process.env, options.user); // a bad FITQ_USER is refused before connecting
+    if (options.keyFile !== false) stagerKey(options.keyFile); // and a key file that is missing or none
     return new FitqClient(await connectRedis(options), options);
   }
 
@@ -161,6 +171,11 @@ export class FitqClient {
   setQuota = (owner: QuotaOwner, specs: readonly string[]): Promise<UserQuota> => setQuota(this.ctx, owner, specs);
   removeQuota = (owner: QuotaOwner, names: readonly string[] = []): Promise<void> => removeQuota(this.ctx, owner, names);
   listQuotas = (): Promise<UserQuota[]> => listQuotas(this.ctx);
+
+  /** Users' registered public keys (add: true when it replaced another); see operations/user-keys.ts. */
+  addUserKey = (user: string, key: string): Promise<boolean> => addUserKey(this.ctx, user, key);
+  removeUserKey = (user: string): Promise<void> => removeUserKey(this.ctx, user);
+  listUserKeys = (): Promise<{ user: string; key: string }[]> => listUserKeys(this.ctx);
 
   /** Live workers, as RedisConnection holds them (reads only: one whose lease ran out is left out, not reaped); see operations/workers.ts. */
   async listWorkers(): Promise<WorkerRecord[]> {

@@ -46,30 +46,12 @@ export interface ConnectionFlags {
   queue?: string | undefined;
 }
 
-export abstract class FitqCommand extends Command {
-  static override baseFlags = {
-    'redis-url': Flags.string({
-      summary: 'Redis URL: redis://, rediss://, redis+sentinel://H:P,…/MASTER or redis+cluster://H:P,… (default: FITQ_REDIS_URL, REDIS_URL, redis://127.0.0.1:6379).',
-      helpGroup: 'CONNECTION',
-    }),
-    'redis-ca': Flags.string({
-      summary: 'CA certificate (PEM file) to verify a rediss:// server with (default: FITQ_REDIS_CA, else the system CAs).',
-      helpGroup: 'CONNECTION',
-    }),
-    'redis-cert': Flags.string({
-      summary: 'Client certificate (PEM file) for a rediss:// server that requires one; with --redis-key (default: FITQ_REDIS_CERT).',
-      helpGroup: 'CONNECTION',
-    }),
-    'redis-key': Flags.string({
-      summary: 'Private key (PEM file) of --redis-cert (default: FITQ_REDIS_KEY).',
-      helpGroup: 'CONNECTION',
-    }),
-    queue: Flags.string({
-      summary: 'Namespace of runs and workers (default: FITQ_QUEUE or "default").',
-      helpGroup: 'CONNECTION',
-    }),
-  };
-
+/**
+ * What every fitq command shares, whether it talks to Redis or not (`fitq
+ * keys init` does not): its refusals of bad words, and its errors as one
+ * line with fitq's exit codes.
+ */
+export abstract class FitqLocalCommand extends Command {
   /**
    * Before any parsing, refuses (exit 2, one line) words that are not UTF-8
    * and more than MAX_PARSED_WORDS words for oclif's parser.
@@ -103,35 +85,6 @@ export abstract class FitqCommand extends Command {
   /** What to do instead of typing a word that is not UTF-8. */
   protected nonUtf8Hint(_place: NonUtf8Place): string {
     return 'fitq takes its arguments as UTF-8 text; give it in UTF-8';
-  }
-
-  /** URL and TLS options from the flags and their environment fallbacks; UsageError for bad TLS files. */
-  protected connectionOptions(flags: ConnectionFlags): ConnectionOptions {
-    const redisUrl = flags['redis-url'];
-    // A malformed URL is refused before anything starts (a --detach worker included).
-    parseRedisUrl(resolveRedisUrl(redisUrl));
-    const tls = { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] };
-    return { redisUrl, redisOptions: resolveTlsOptions(redisUrl, tls) };
-  }
-
-  /**
-   * Connects (with any further client options, e.g. a secret), runs fn with
-   * a client, always closes. Warns on stderr, in one line, when Redis may
-   * evict keys (redis/connection.ts, evictionProblem), and when the Redis user
-   * may only read (operations/upkeep.ts, READ_ONLY_NOTE).
-   */
-  protected async withClient<T>(
-    flags: ConnectionFlags,
-    fn: (client: FitqClient) => Promise<T>,
-    options: Omit<ClientOptions, 'redisUrl' | 'redisOptions' | 'queue'> = {},
-  ): Promise<T> {
-    const onNote = (note: string) => process.stderr.write(`Warning: ${oneLine(note)}\n`);
-    const client = await FitqClient.connect({ ...this.connectionOptions(flags), evictionCheck: 'warn', queue: flags.queue, onNote, ...options });
-    try {
-      return await fn(client);
-    } finally {
-      await client.close();
-    }
   }
 
   protected override async catch(error: Error & { exitCode?: number; oclif?: { exit?: number } }): Promise<unknown> {
@@ -169,6 +122,61 @@ export abstract class FitqCommand extends Command {
   /** This command's long flag names, for "did you mean". */
   private flagNames(): string[] {
     return Object.keys({ ...this.ctor.baseFlags, ...this.ctor.flags });
+  }
+}
+
+/** A command that talks to a namespace in Redis: the connection flags, and a client. */
+export abstract class FitqCommand extends FitqLocalCommand {
+  static override baseFlags = {
+    'redis-url': Flags.string({
+      summary: 'Redis URL: redis://, rediss://, redis+sentinel://H:P,…/MASTER or redis+cluster://H:P,… (default: FITQ_REDIS_URL, REDIS_URL, redis://127.0.0.1:6379).',
+      helpGroup: 'CONNECTION',
+    }),
+    'redis-ca': Flags.string({
+      summary: 'CA certificate (PEM file) to verify a rediss:// server with (default: FITQ_REDIS_CA, else the system CAs).',
+      helpGroup: 'CONNECTION',
+    }),
+    'redis-cert': Flags.string({
+      summary: 'Client certificate (PEM file) for a rediss:// server that requires one; with --redis-key (default: FITQ_REDIS_CERT).',
+      helpGroup: 'CONNECTION',
+    }),
+    'redis-key': Flags.string({
+      summary: 'Private key (PEM file) of --redis-cert (default: FITQ_REDIS_KEY).',
+      helpGroup: 'CONNECTION',
+    }),
+    queue: Flags.string({
+      summary: 'Namespace of runs and workers (default: FITQ_QUEUE or "default").',
+      helpGroup: 'CONNECTION',
+    }),
+  };
+
+  /** URL and TLS options from the flags and their environment fallbacks; UsageError for bad TLS files. */
+  protected connectionOptions(flags: ConnectionFlags): ConnectionOptions {
+    const redisUrl = flags['redis-url'];
+    // A malformed URL is refused before anything starts (a --detach worker included).
+    parseRedisUrl(resolveRedisUrl(redisUrl));
+    const tls = { ca: flags['redis-ca'], cert: flags['redis-cert'], key: flags['redis-key'] };
+    return { redisUrl, redisOptions: resolveTlsOptions(redisUrl, tls) };
+  }
+
+  /**
+   * Connects (with any further client options, e.g. a secret), runs fn with
+   * a client, always closes. Warns on stderr, in one line, when Redis may
+   * evict keys (redis/connection.ts, evictionProblem), and when the Redis user
+   * may only read (operations/upkeep.ts, READ_ONLY_NOTE).
+   */
+  protected async withClient<T>(
+    flags: ConnectionFlags,
+    fn: (client: FitqClient) => Promise<T>,
+    options: Omit<ClientOptions, 'redisUrl' | 'redisOptions' | 'queue'> = {},
+  ): Promise<T> {
+    const onNote = (note: string) => process.stderr.write(`Warning: ${oneLine(note)}\n`);
+    const client = await FitqClient.connect({ ...this.connectionOptions(flags), evictionCheck: 'warn', queue: flags.queue, onNote, ...options });
+    try {
+      return await fn(client);
+    } finally {
+      await client.close();
+    }
   }
 }
 

@@ -91,6 +91,9 @@ export default class Worker extends FitqCommand {
       summary: 'Require runs signed with the shared secret in this file; others end rejected and never start.',
       description: 'Default: the file named by FITQ_SECRET_FILE, else the secret in FITQ_SECRET; none: every run runs, signed or not.',
     }),
+    'require-signed': Flags.boolean({
+      summary: "Run only runs signed by their user's registered key (fitq keys init, fitq keys add); others end rejected and never start.",
+    }),
     'pass-redis-env': Flags.boolean({
       summary: "Give runs this worker's Redis connection settings (URL with its password, TLS files), e.g. to stage runs themselves.",
       description:
@@ -165,6 +168,7 @@ export default class Worker extends FitqCommand {
       gpuForeign: flags['gpu-foreign'] as 'busy' | 'ignore',
       ...timeLimits,
       secret,
+      requireSigned: flags['require-signed'],
       passRedisEnv: flags['pass-redis-env'],
       reapEscaped: flags['reap-escaped'],
       ...(flags.enforce === undefined ? {} : { enforce: flags.enforce }),

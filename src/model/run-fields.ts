@@ -75,6 +75,8 @@ export const RUN_FIELDS = {
   /** `SIGUSR1@2m`, if given. */
   timeSignal: { home: 'data', kind: 'text', signed: 'ifPresent' },
   signature: { home: 'data', kind: 'text' },
+  /** Its user's own signature (security/user-keys.ts), `ed25519:<base64url>`, if the stager has a key. */
+  userSignature: { home: 'data', kind: 'text' },
   notify: { home: 'data', kind: 'text' },
   /** hold, begin, delay, after, keepIfDependencyFails, retry (parked.ts). */
   lifecycle: { home: 'data', kind: 'spread' },

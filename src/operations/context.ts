@@ -9,6 +9,7 @@ import type { RedisConnection } from '../redis/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import { Scripts } from '../queue/scripts.js';
 import type { ReplicaWait } from '../redis/replica-wait.js';
+import type { KeyObject } from 'node:crypto';
 import type { Stager } from '../model/stager.js';
 
 export interface QueueContext {
@@ -20,6 +21,8 @@ export interface QueueContext {
   readonly secret: Uint8Array | undefined;
   /** Who stages through this context: recorded on every run it stages. */
   readonly stager: Stager;
+  /** The stager's own key (security/user-keys.ts): runs staged are signed with it too (none: not). */
+  readonly userKey?: KeyObject | undefined;
   /** Whether this client may do upkeep (reaping, reconciling): see upkeep.ts. */
   readonly upkeep: UpkeepState;
   /** Replicas that must confirm staged runs before they count as staged (--redis-wait-replicas), if any. */
@@ -48,6 +51,7 @@ export interface ContextOptions {
   logMaxLines: number;
   secret: Uint8Array | undefined;
   stager: Stager;
+  userKey?: KeyObject | undefined;
   /** Opens a connection that survives RedisConnection restarts (connectRedis(…, true)). */
   connectResilient: () => Promise<RedisConnection>;
   onNote?: ((note: string) => void) | undefined;
@@ -63,6 +67,7 @@ export function createContext(options: ContextOptions): QueueContext {
     scripts: new Scripts(redis, keys, logMaxLines),
     secret,
     stager: options.stager,
+    userKey: options.userKey,
     upkeep,
     replicaWait: options.replicaWait,
     connect: async () => over(await options.connectResilient()),

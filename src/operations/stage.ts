@@ -16,6 +16,7 @@ import { prepareRuns, runShape, type PreparedRun, type StageRequest } from '../m
 import { prepareArray } from '../model/sweep.js';
 import type { StagedBatch } from '../queue/run-calls.js';
 import { signRuns } from '../security/signing.js';
+import { signRunsAsUser } from '../security/user-keys.js';
 import type { QueueContext } from './context.js';
 import { resolveDependencies } from './dependencies.js';
 import { getRuns } from './read.js';
@@ -43,7 +44,7 @@ export async function stageRuns(ctx: QueueContext, requests: StageRequest | read
   const prepared = list
     .flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })))
     .map((run) => ({ ...run, fields: { ...run.fields, ...stager } }));
-  const runs = signRuns(prepared, ctx.keys.base, ctx.secret);
+  const runs = signRunsAsUser(signRuns(prepared, ctx.keys.base, ctx.secret), ctx.keys.base, ctx.userKey);
   const ids = new Set<string>();
   for (const run of runs) {
     if (ids.has(run.id)) throw new UsageError(`run id '${run.id}' given twice`);

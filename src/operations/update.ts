@@ -21,6 +21,7 @@ import type { RunRecord } from '../model/run-record.js';
 import { execPipeline } from '../redis/pipeline.js';
 import { parseStoredResources, toDemands } from '../resources/spec.js';
 import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
+import { publicKeyOf, signRunsAsUser, USER_SIGNATURE_FIELD, verifyUserSignature } from '../security/user-keys.js';
 import { quote } from '../text/quote.js';
 import { refusalOf } from '../queue/script-codes.js';
 import type { Scripts } from '../queue/scripts.js';
@@ -205,7 +206,8 @@ function planEdit(ctx: QueueContext, id: string, hash: Record<string, string>, c
   const edited = editedFields(id, before, demands, changes, hash.array);
   const after = edited.fields;
   const priority = Number(after.priority);
-  const signed = before.signature === undefined ? after : signedAnew(ctx, id, before, after, priority);
+  const secretSigned = before.signature === undefined ? after : signedAnew(ctx, id, before, after, priority);
+  const signed = before[USER_SIGNATURE_FIELD] === undefined ? secretSigned : userSignedAnew(ctx, id, before, secretSigned, priority);
   const data = runDataJson(signed, priority);
   const fieldChanges = diffFields(before, after, { before: { demands }, after: edited });
   return {
@@ -223,6 +225,22 @@ function planEdit(ctx: QueueContext, id: string, hash: Record<string, string>, c
       changes: fieldChanges.map((change) => change.field).join(','),
     },
   };
+}
+
+/**
+ * The edited fields of a run its user signed (security/user-keys.ts): its
+ * user signature kept when no signed field changed, else signed anew with
+ * the editor's own key, which must be the run's user's. Anyone else is
+ * refused, saying who may: a run proven to be alice's stays alice's.
+ */
+function userSignedAnew(ctx: QueueContext, id: string, before: Fields, after: Fields, priority: number): Fields {
+  const run = (fields: Fields) => ({ namespace: ctx.keys.base, runId: id, fields: { ...fields, priority: fields.priority ?? String(priority) } });
+  if (canonicalRunPayload(run(before)) === canonicalRunPayload(run(after))) return { ...after, [USER_SIGNATURE_FIELD]: before[USER_SIGNATURE_FIELD]! };
+  const owner = before.user ?? '';
+  if (ctx.userKey === undefined || owner !== ctx.stager.user || !verifyUserSignature(run(before), publicKeyOf(ctx.userKey)).ok) {
+    throw new UsageError(`run ${quote(id)} is signed by the key of ${quote(owner)}: only ${owner || 'its user'}, with that key, may edit it`);
+  }
+  return signRunsAsUser([{ id, priority, fields: after }], ctx.keys.base, ctx.userKey)[0]!.fields;
 }
 
 /**

@@ -39,6 +39,8 @@ export const KEY_LAYOUT = {
   dependentsPending: 'dependents-pending',
   /** Set: the users that have a quota (and `.default`, when a default quota is set): what `fitq quota ls` lists. */
   quotas: 'quotas',
+  /** Hash: user -> their registered public key (`ed25519:…`, security/user-keys.ts): what proves a run is theirs. */
+  userKeys: 'user-keys',
   /** The namespace's pub/sub channel: a channel, not a key (never passed in KEYS). */
   events: 'events',
   /** Where fitq kept staged runs before runs were BullMQ jobs: only its existence is read (an older layout). */
@@ -226,6 +228,8 @@ export interface NamespaceKeys {
   readonly dependentsPending: string;
   /** Set: the users that have a quota (`.default` too, when set). */
   readonly quotas: string;
+  /** Hash: user -> registered public key. */
+  readonly userKeys: string;
   /** Hash: a user's quota (`.default`: everyone's without one). */
   quota(user: string): string;
   /** Hash: what a user's runs hold now. */
@@ -287,6 +291,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     arrayDependents: (arrayId) => key('arrayDependents', arrayId),
     dependentsPending: key('dependentsPending'),
     quotas: key('quotas'),
+    userKeys: key('userKeys'),
     quota: (user) => key('quota', user),
     userUsage: (user) => key('userUsage', user),
     staged: (shape) => key('staged', shape),

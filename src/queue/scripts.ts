@@ -199,6 +199,12 @@ export class Scripts {
     return codeName(await this.call('setQuota', {}, this.keys.base, user, action, fields)) === 'ok';
   }
 
+  /** Registers (add: replaced another key?) or removes a user's public key; remove: undefined when there was none. */
+  async setUserKey(user: string, action: 'add' | 'remove', key = ''): Promise<boolean | undefined> {
+    const [code, replaced] = (await this.call('setUserKey', {}, user, action, key)) as [number, number?];
+    return codeName(code) === 'ok' ? replaced === 1 : undefined;
+  }
+
   /** Records a run's end (the Redis server's clock), only for the current claim of a live registration; see FinishResult. */
   async finishRun(input: FinishInput): Promise<FinishResult> {
     const [code, status] = (await this.call(

@@ -41,6 +41,12 @@ export interface ExecutorContext {
    * Without one, every run runs (signed or not).
    */
   secret?: Buffer | undefined;
+  /**
+   * With --require-signed: the key registered for a user (security/user-keys.ts);
+   * runs not signed by their user's registered key end `rejected` without
+   * starting. Without, runs need no user signature.
+   */
+  userKeyOf?: ((user: string) => Promise<string | undefined>) | undefined;
   /** The worker's environment as its runs inherit it (see run-env.ts), read once (reading process.env is slow). */
   inheritedEnv: Record<string, string>;
   /** Start runs under the keeper that kills what escapes their process group (see subreaper.ts). */

@@ -32,6 +32,7 @@ export class Executor {
 
   constructor(private readonly ctx: ExecutorContext) {
     if (ctx.secret) ctx.logger.info('Runs must be signed: unsigned or altered runs are rejected');
+    if (ctx.userKeyOf) ctx.logger.info("Runs must be signed by their user's registered key (--require-signed): others are rejected");
   }
 
   get size(): number {

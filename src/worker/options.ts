@@ -79,6 +79,8 @@ export interface WorkerOptions extends ClientOptions, GpuProbeFlags {
    * The signing secret (FITQ_SECRET, FITQ_SECRET_FILE) is never passed on.
    */
   passRedisEnv?: boolean;
+  /** Run only runs signed by their user's registered key (security/user-keys.ts); others end rejected. Default false. */
+  requireSigned?: boolean;
   /**
    * Start each run under a keeper that kills, when the run's main process
    * exits, whatever it moved out of its process group (setsid daemons) too;
@@ -143,6 +145,8 @@ export interface ResolvedWorkerOptions {
   enforce: ReadonlySet<Enforced>;
   /** With a secret, runs must be signed with it (see src/security/signing.ts); without, every run runs. */
   secret: Buffer | undefined;
+  /** Runs must be signed by their user's registered key (--require-signed, security/user-keys.ts). */
+  requireSigned: boolean;
   /** Where to serve the worker's metrics, if anywhere. */
   metrics: { host: string; port: number } | undefined;
   /** Where its notifications may go, and how many it holds. */
@@ -268,6 +272,7 @@ export function resolveWorkerOptions(options: WorkerOptions, devices: readonly n
     reapEscaped: options.reapEscaped ?? false,
     enforce: parseEnforce(options.enforce),
     secret,
+    requireSigned: options.requireSigned ?? false,
     metrics: resolveMetrics(options),
     notify: { targets: resolveNotifyTargets(options.notifyAllow, secret !== undefined), bounds: resolveNotifyBounds(options.notifyBounds) },
     waitReplicas: options.waitReplicas,

@@ -6,7 +6,8 @@
  */
 import type { Logger } from 'pino';
 import { claimMismatch } from '../security/claim-check.js';
-import { verifyRun } from '../security/signing.js';
+import { verifyRun, type Verification } from '../security/signing.js';
+import { verifyUserSignature } from '../security/user-keys.js';
 import { formatTimeLimit } from '../units/duration.js';
 import type { ActiveRun } from './active-run.js';
 import { startRunProcess, type RunProcess } from './child.js';
@@ -32,17 +33,32 @@ export interface SpawnedRun {
 }
 
 /**
+ * Why the worker refuses a run it claimed: not signed as it requires (with
+ * the shared secret; by its user's registered key, --require-signed), or
+ * signed for other demands than its claim reserved. Undefined: it runs.
+ */
+async function refusalOf(ctx: ExecutorContext, run: ActiveRun): Promise<string | undefined> {
+  const signed = { namespace: ctx.keys.base, runId: run.runId, fields: run.fields };
+  const verdicts: Verification[] = [];
+  if (ctx.secret) verdicts.push(verifyRun(ctx.secret, signed));
+  if (ctx.userKeyOf) {
+    const user = run.fields.user;
+    verdicts.push(verifyUserSignature(signed, user === undefined ? undefined : await ctx.userKeyOf(user)));
+  }
+  if (verdicts.length === 0) return undefined;
+  const failed = verdicts.find((verdict) => !verdict.ok);
+  return failed && !failed.ok ? failed.reason : claimMismatch(run);
+}
+
+/**
  * Spawns a claimed run's process (see child.ts); resolves with it, or with
  * its rejection when the worker wants signed runs and this one is not, or
  * was altered.
  */
 export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger): Promise<SpawnedRun | RunEnding> {
   // Checked on the very fields it is started with, as the claim read them.
-  if (ctx.secret) {
-    const verdict = verifyRun(ctx.secret, { namespace: ctx.keys.base, runId: run.runId, fields: run.fields });
-    const mismatch = verdict.ok ? claimMismatch(run) : verdict.reason;
-    if (mismatch !== undefined) return { status: 'rejected', reason: mismatch };
-  }
+  const refused = await refusalOf(ctx, run);
+  if (refused !== undefined) return { status: 'rejected', reason: refused };
   const record = run.run;
   const token = newRunToken();
   run.token = token;

@@ -37,6 +37,7 @@ import { stoppedReason } from './run-ending.js';
 import { spawnHelper } from './spawner/spawner.js';
 import { openWorker, type WorkerParts } from './worker-start.js';
 import { UsageMeter } from './usage/usage-meter.js';
+import { readUserKey } from '../operations/user-keys.js';
 
 export type { WorkerOptions } from './options.js';
 
@@ -113,6 +114,7 @@ export class FitqWorker {
         // An older registration's writes are refused anyway (fenced): no use retrying them.
         givenUp: () => lifecycle.stopped || this.lease.token !== token,
         secret: options.secret,
+        userKeyOf: options.requireSigned ? (user) => readUserKey({ redis, keys }, user) : undefined,
         gpuVendor: options.gpuVendor,
         deviceNames: new Map(options.gpuDevices.map((device) => [device.id, visibleAs(device)])),
         inheritedEnv: runEnv,

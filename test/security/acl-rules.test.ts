@@ -417,6 +417,7 @@ const CLIENT_COMMANDS: Record<Exclude<AclRole, 'board'>, Record<string, string>>
     eval: 'scripts, sent once per connection', evalsha: 'scripts',
     subscribe: 'wake-ups, cancel and stop hints on the namespace channel',
     lpop: 'notifications of runs that ended without their worker (notify:outbox)',
+    hget: "--require-signed: the key registered for each run's user (user-keys)",
     wait: '--redis-wait-replicas: claims and ends confirmed by replicas',
   },
   stager: {

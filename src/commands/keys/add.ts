@@ -1,0 +1,18 @@
+import { Args } from '@oclif/core';
+import { FitqCommand } from '../../cli/base-command.js';
+
+export default class KeysAdd extends FitqCommand {
+  static override summary = "Register a user's public key (as fitq keys init printed it): runs it signs are proven that user's.";
+  static override description = 'Replaces the key the user had. Workers started with --require-signed run only runs signed by the registered key of their user.';
+  static override args = {
+    user: Args.string({ description: 'The user name runs are staged under (FITQ_USER, else the OS user).', required: true }),
+    key: Args.string({ description: 'The public key, ed25519:… .', required: true }),
+  };
+  static override examples = ['<%= config.bin %> keys add alice ed25519:Pq3…'];
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(KeysAdd);
+    const replaced = await this.withClient(flags, (client) => client.addUserKey(args.user, args.key));
+    this.log(`${replaced ? 'Replaced' : 'Registered'} the key of ${args.user}.`);
+  }
+}
