@@ -14,7 +14,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import { chromiumExecutable, openBrowserPage, saveScreenshots, startDashboard, type BrowserPage } from '../support/browser.js';
-import { connectClient, newQueue, startTestWorker } from '../support/fitq.js';
+import { connectClient, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
 /** Runs that wait until their gate file exists, so a test ends each when it chooses. */
@@ -226,6 +226,33 @@ describe('dashboard pages in Chromium', () => {
 
     await expectNotReloaded(workers);
     expectClean(workers);
+  });
+
+  it("shows users' quotas, each limit against what the user's runs hold, as they change", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const alice = await connectClient(queue, redisUrl(), { user: 'alice' });
+    const gates = new Gates();
+    const dashboard = await startDashboard(queue, ['--queue', queue]);
+    const pools = await openLive(dashboard.origin, '/pools');
+    await pools.page.locator(`[data-testid="ns-${queue}"] [data-testid="pool-empty"]`).waitFor();
+    expect(await pools.page.locator('[data-testid^="quota-"]').count()).toBe(0);
+
+    await client.setQuota({ user: 'alice' }, ['gpu=2', 'running=3']);
+    await client.setQuota({ default: true }, ['running=1']);
+    await pools.page.locator('[data-testid="quota-alice-gpu"][data-used="0"][data-capacity="2"]').waitFor();
+    await pools.page.locator('[data-testid="quota-alice-running"][data-used="0"][data-capacity="3"]').waitFor();
+    expect((await pools.page.locator('[data-testid="quota-.default"]').innerText()).split('\n').filter(Boolean)).toEqual(['Everyone else (default)', 'running=1']);
+    await startTestWorker(queue, { name: 'w-quota', resources: 'gpu=4' });
+    await alice.stage({ command: gates.command('q'), resources: 'gpu=1', repeat: 3 });
+    await pools.page.locator('[data-testid="quota-alice-gpu"][data-used="2"]').waitFor();
+    await pools.page.locator('[data-testid="quota-alice-running"][data-used="2"]').waitFor();
+    await screenshots(pools, 'pools-quotas');
+
+    gates.open('q');
+    await pools.page.locator('[data-testid="quota-alice-gpu"][data-used="0"]').waitFor();
+    await expectNotReloaded(pools);
+    expectClean(pools);
   });
 
   it('shows namespaces side by side and pool capacity and use as they change', async () => {
