@@ -7,7 +7,7 @@
  * rest on what really ran, not on what fitq recorded: no run ran more often
  * than it was re-staged, and at no instant did the processes on one worker
  * use more than its capacity or a device's worth, nor all of them more than
- * the pool.
+ * the pool or their user's quota.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FitqClient } from '../../src/client.js';
 import type { RunRecord } from '../../src/model/run-record.js';
 import { parseResourceSpec, type Resources } from '../../src/resources/spec.js';
+import { stagerOf } from '../../src/model/stager.js';
 import { BIN, newQueue } from '../support/fitq.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/wait.js';
@@ -34,6 +35,8 @@ const WORKERS: WorkerSpec[] = [
   ...['w4', 'w5'].map((name) => ({ name, args: ['-r', 'cpu=2', '--gpus', '0'], capacity: parseResourceSpec('cpu=2 gpu=1'), devices: ['0'] })),
 ];
 const POOL = 2_000_000n; // license=2
+/** The quota of the user staging every run: runs at once, and gpu. */
+const QUOTA = { running: 10_000_000n, gpu: 3_000_000n };
 
 /** Shapes and how many runs of each (300 in all). */
 const SHAPES: { resources: string; gpus?: string; count: number }[] = [
@@ -147,6 +150,8 @@ describe('chaos', () => {
     let client = await connect();
     clients.push(() => client);
     await client.setPool('license=2');
+    const user = stagerOf().user;
+    await client.setQuota({ user }, ['running=10', 'gpu=3']);
     for (const spec of WORKERS) startWorker(queue, spec);
     await waitFor('all workers to register', async () => (await client.listWorkers()).length === WORKERS.length);
 
@@ -240,9 +245,12 @@ describe('chaos', () => {
       }
     }
     checkSweep('pool license', executions.map((e) => ({ start: e.start, end: e.end, amount: demandOf(e).get('license') ?? 0n })), POOL);
+    checkSweep('quota running', executions.map((e) => ({ start: e.start, end: e.end, amount: 1_000_000n, what: `${e.runId}/${e.worker}` })), QUOTA.running);
+    checkSweep('quota gpu', executions.map((e) => ({ start: e.start, end: e.end, amount: demandOf(e).get('gpu') ?? 0n, what: `${e.runId}/${e.worker}` })), QUOTA.gpu);
 
     // Everything reserved came back.
     for (const worker of await client.listWorkers()) expect(worker.free).toEqual(worker.capacity);
     expect(await client.listPool()).toEqual([{ name: 'license', capacity: POOL, used: 0n }]);
+    expect(await client.redis.exists(client.keys.userUsage(user))).toBe(0);
   }, 170_000);
 });
