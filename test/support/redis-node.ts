@@ -13,8 +13,8 @@ export interface RedisNode {
   readonly alive: boolean;
   /** A plain connection to this node alone (closed by the caller). */
   connect(): Redis;
-  /** Starts it (again) with the same arguments; resolves once it answers PING. */
-  start(): Promise<void>;
+  /** Starts it (again) with the same arguments, then `extra` (later ones win); resolves once it answers PING. */
+  start(extra?: readonly string[]): Promise<void>;
   /** SIGKILL, as a host that dies: nothing flushed, no goodbye to its clients. */
   kill(): Promise<void>;
   /** SIGSTOP / SIGCONT: frozen, its connections open, as a host that hangs. */
@@ -32,9 +32,9 @@ export async function startRedisNode(port: number, args: readonly string[]): Pro
       return child !== undefined && child.exitCode === null && child.signalCode === null;
     },
     connect: () => new Redis({ host: '127.0.0.1', port, lazyConnect: false, maxRetriesPerRequest: 1, retryStrategy: () => null }),
-    async start() {
+    async start(extra = []) {
       output = '';
-      const started = spawn('redis-server', [...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const started = spawn('redis-server', [...args, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
       const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
       started.stdout?.on('data', keep);
       started.stderr?.on('data', keep);

@@ -39,7 +39,7 @@ export interface SentinelGroup {
    * promoted. Returns the new master.
    */
   failoverLosing(meanwhile: () => Promise<void>): Promise<RedisNode>;
-  /** Starts a killed data node again; the sentinels make it a replica of the master. */
+  /** Starts a killed data node again, as a replica of the master from its first moment. */
   revive(node: RedisNode): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -164,7 +164,11 @@ export async function startSentinelGroup(masterName = 'mymaster'): Promise<Senti
         return replica;
       },
       async revive(node) {
-        await node.start();
+        // As a replica of the master from its first moment, as a host brought back is: started as it was (a master,
+        // empty), a client asking a sentinel that has not yet heard of the failover would be sent to it, and find
+        // nothing there (its registration gone), then the real master (its registration under an older token).
+        const master = await group.master();
+        await node.start(['--replicaof', '127.0.0.1', String(master.port)]);
       },
       async dispose() {
         await Promise.all(started.map((n) => n.kill()));
