@@ -51,8 +51,3 @@ export async function listQuotas(ctx: ReadContext): Promise<UserQuota[]> {
   const users = (await ctx.redis.smembers(ctx.keys.quotas)).sort((a, b) => (a === DEFAULT_QUOTA_USER ? -1 : b === DEFAULT_QUOTA_USER ? 1 : a < b ? -1 : a > b ? 1 : 0));
   return Promise.all(users.map((user) => readQuota(ctx, user)));
 }
-
-/** What a user's runs hold now, quota or not. */
-export async function readUserUsage({ redis, keys }: ReadContext, user: string): Promise<UserUsage> {
-  return decodeUsage(await redis.hgetall(keys.userUsage(checkUserName(user, 'user'))));
-}
