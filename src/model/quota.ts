@@ -20,6 +20,7 @@ export const DEFAULT_QUOTA_USER = '.default';
 /** The counts a quota may bound besides resources. */
 const COUNTS = ['running', 'staged'] as const;
 type QuotaCount = (typeof COUNTS)[number];
+const isCount = (name: string): name is QuotaCount => (COUNTS as readonly string[]).includes(name);
 
 export interface Quota {
   running?: number;
@@ -47,9 +48,9 @@ export function parseQuota(specs: readonly string[]): Quota {
   const quota: Quota = { resources: new Map() };
   const resources = new Map<string, bigint>();
   for (const [name, micros] of amounts) {
-    if ((COUNTS as readonly string[]).includes(name)) {
+    if (isCount(name)) {
       if (micros % MICROS_PER_UNIT !== 0n) throw new UsageError(`invalid ${quote(`${name}=${formatMicros(micros)}`)}: ${name} is a number of runs, a whole number`);
-      quota[name as QuotaCount] = Number(micros / MICROS_PER_UNIT);
+      quota[name] = Number(micros / MICROS_PER_UNIT);
     } else if (arrayOfLimit(name) !== undefined) {
       throw new UsageError(`invalid ${quote(name)}: an array's limit is the array's (fitq pool set ${name}=N), not a user's`);
     } else {
@@ -70,34 +71,30 @@ export function quotaFields(quota: Quota): string[] {
 
 /** The field of one limit a quota may hold, for removing it: `running`, `staged` or a resource. */
 export function quotaField(name: string): string {
-  return (COUNTS as readonly string[]).includes(name) ? name : `${RESOURCE_FIELD}${name}`;
+  return isCount(name) ? name : `${RESOURCE_FIELD}${name}`;
+}
+
+/** The `res:<resource>` fields of a stored hash that hold an amount, by resource (what is not one, written by hand, is left out). */
+function resourceFields(hash: Record<string, string>): Resources {
+  const resources = new Map<string, bigint>();
+  for (const [field, value] of Object.entries(hash)) {
+    if (field.startsWith(RESOURCE_FIELD) && /^\d+\.?\d*$/.test(value)) resources.set(field.slice(RESOURCE_FIELD.length), parseDecimal(value));
+  }
+  return sortResources(resources);
 }
 
 /** A quota as stored; fields not written by fitq (by hand) are left out, as the claim leaves them. */
 export function decodeQuota(hash: Record<string, string>): Quota {
-  const quota: Quota = { resources: new Map() };
-  const resources = new Map<string, bigint>();
-  for (const [field, value] of Object.entries(hash)) {
-    if ((COUNTS as readonly string[]).includes(field)) {
-      if (/^\d+$/.test(value)) quota[field as QuotaCount] = Number(value);
-    } else if (field.startsWith(RESOURCE_FIELD) && /^\d+\.?\d*$/.test(value)) {
-      resources.set(field.slice(RESOURCE_FIELD.length), parseDecimal(value));
-    }
-  }
-  quota.resources = sortResources(resources);
+  const quota: Quota = { resources: resourceFields(hash) };
+  for (const name of COUNTS) if (/^\d+$/.test(hash[name] ?? '')) quota[name] = Number(hash[name]);
   return quota;
 }
 
-/** What a user's runs hold, as stored (usage:<user>). */
+/** What a user's runs hold, as stored (usage:<user>); nothing held is left out. */
 export function decodeUsage(hash: Record<string, string>): UserUsage {
   const count = (value: string | undefined) => Math.max(0, Number(value ?? 0) || 0);
-  const resources = new Map<string, bigint>();
-  for (const [field, value] of Object.entries(hash)) {
-    if (field.startsWith(RESOURCE_FIELD) && /^\d+\.?\d*$/.test(value) && parseDecimal(value) > 0n) {
-      resources.set(field.slice(RESOURCE_FIELD.length), parseDecimal(value));
-    }
-  }
-  return { running: count(hash.runs), open: count(hash.open), resources: sortResources(resources) };
+  const resources = new Map([...resourceFields(hash)].filter(([, micros]) => micros > 0n));
+  return { running: count(hash.runs), open: count(hash.open), resources };
 }
 
 /** `running=4 staged=1000 gpu=2`: a quota as typed. */
