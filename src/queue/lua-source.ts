@@ -28,7 +28,7 @@ const KEY_LOCAL = /^local (\w+)Key = KEYS\[(\d+)\]$/gm;
 export interface LuaScript {
   /** `claimRun` */
   readonly name: string;
-  /** `claimRun-28.lua` */
+  /** `claimRun-30.lua` */
   readonly file: string;
   /** The command it is registered as on a connection: `fitqClaimRun`. */
   readonly command: string;
@@ -150,6 +150,21 @@ function keyNamesOf(file: string, lua: string, numberOfKeys: number): KeyName[] 
   return names;
 }
 
+/**
+ * A script with its own code (what follows its last `-- @include` line) run
+ * as a function of its own: Lua allows 200 locals per function, and every
+ * include is a local of the main chunk, so the script's own locals (its
+ * KEYS and ARGV by name) must not count against the same limit.
+ */
+function ownCodeInFunction(resolved: string, source: string): string {
+  const includes = [...source.matchAll(/^-- @include .*$/gm)];
+  const last = includes.at(-1);
+  if (last === undefined) return resolved;
+  const own = source.slice(last.index + last[0].length);
+  if (!resolved.endsWith(own)) throw new Error('a script\'s own code must follow its includes');
+  return `${resolved.slice(0, resolved.length - own.length)}\nreturn (function()${own}\nend)()\n`;
+}
+
 /** A script as Redis gets it: its `#!lua` line, then the reply code table (`CODE`), then the rest with its keys built inline. */
 function loadScript(file: string): LuaScript {
   const match = SCRIPT_FILE.exec(file);
@@ -159,7 +174,7 @@ function loadScript(file: string): LuaScript {
   const shebang = SHEBANG.exec(text)?.[0];
   if (shebang === undefined) throw new Error(`Lua script '${file}' must start with a '#!lua' line declaring its flags`);
   const included = new Set<string>();
-  const body = resolveIncludes(text.slice(shebang.length), included);
+  const body = ownCodeInFunction(resolveIncludes(text.slice(shebang.length), included), text.slice(shebang.length));
   const lua = shebang + luaCodeTable() + inlineKeys(body);
   return {
     name,
@@ -175,7 +190,7 @@ function loadScript(file: string): LuaScript {
   };
 }
 
-/** Script files by name (`claimRun` -> `claimRun-28.lua`), listed once per process. */
+/** Script files by name (`claimRun` -> `claimRun-30.lua`), listed once per process. */
 let scriptFiles: Map<string, string> | undefined;
 
 function scriptFileNames(): Map<string, string> {
@@ -205,7 +220,7 @@ export function luaScripts(): readonly LuaScript[] {
   return [...scriptFileNames().values()].map(builtScript);
 }
 
-/** A script by its name (`claimRun`), file (`claimRun-28.lua`, with or without `.lua`) or command (`fitqClaimRun`). */
+/** A script by its name (`claimRun`), file (`claimRun-30.lua`, with or without `.lua`) or command (`fitqClaimRun`). */
 export function luaScript(name: string): LuaScript | undefined {
   const files = scriptFileNames();
   const byName = (verbNoun: string) => files.get(verbNoun);
