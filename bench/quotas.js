@@ -5,8 +5,12 @@
 // whenever it is full, as a busy worker does. With quotas, each user may
 // run 2 at once (and cpu=2), so most claims pass over users at their quota
 // before they find a run to start. A third case, one user without quotas,
-// is the claim as it was before runs were told apart by user. The cases
-// alternate over ROUNDS rounds; each reports its median round.
+// is the claim as it was before runs were told apart by user. Fair share
+// is on (the default) in those; a fourth case, the 50 users without quotas
+// and with fair share off (`fitq share set --off`), is the baseline of the
+// claim's fair-share order: with it on, every claim reads the users'
+// usage and orders the users' shapes of the first priority band by it. The
+// cases alternate over ROUNDS rounds; each reports its median round.
 import { FitqClient } from '../dist/index.js';
 import { Scripts } from '../dist/queue/scripts.js';
 import { luaScript } from '../dist/queue/lua-source.js';
@@ -19,12 +23,13 @@ const ROUNDS = 3;
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
-/** One case: `users` stagers, `quota` (specs, or none) for every user; the claims' median server µs and what they did. */
-async function claimCase(url, queue, users, quota) {
+/** One case: `users` stagers, `quota` (specs, or none) for every user, fair share on or off; the claims' median server µs and what they did. */
+async function claimCase(url, queue, users, quota, fairShare = true) {
   const admin = await FitqClient.connect({ redisUrl: url, queue });
   const stagers = await Promise.all(Array.from({ length: users }, (_, i) => FitqClient.connect({ redisUrl: url, queue, user: `user${i}` })));
   try {
     if (quota) await admin.setQuota({ default: true }, quota);
+    if (!fairShare) await admin.changeFairShare({ on: false });
     const perUser = Math.ceil((USERS * RUNS_PER_USER) / users);
     // Interleaved: a few runs of each user at a time, oldest first.
     for (let round = 0; round < perUser; round += 10) {
@@ -66,16 +71,17 @@ async function claimCase(url, queue, users, quota) {
 /** The three cases, each round in namespaces of its own on the same Redis, in turn. */
 export async function quotaClaims(url, newQueue) {
   const quota = ['running=2', 'cpu=2'];
-  const rounds = { withQuotas: [], withoutQuotas: [], oneUser: [] };
+  const rounds = { withQuotas: [], withoutQuotas: [], oneUser: [], fairOff: [] };
   for (let round = 0; round < ROUNDS; round++) {
     rounds.withQuotas.push(await claimCase(url, newQueue(), USERS, quota));
     rounds.withoutQuotas.push(await claimCase(url, newQueue(), USERS, undefined));
     rounds.oneUser.push(await claimCase(url, newQueue(), 1, undefined));
+    rounds.fairOff.push(await claimCase(url, newQueue(), USERS, undefined, false));
   }
   const middle = (cases) => [...cases].sort((a, b) => a.micros - b.micros)[Math.floor(cases.length / 2)];
   return {
     users: USERS, runs: USERS * RUNS_PER_USER, claims: CLAIMS, slots: SLOTS, rounds: ROUNDS, quota,
-    withQuotas: middle(rounds.withQuotas), withoutQuotas: middle(rounds.withoutQuotas), oneUser: middle(rounds.oneUser),
+    withQuotas: middle(rounds.withQuotas), withoutQuotas: middle(rounds.withoutQuotas), oneUser: middle(rounds.oneUser), fairOff: middle(rounds.fairOff),
     all: Object.fromEntries(Object.entries(rounds).map(([name, cases]) => [name, cases.map((c) => c.micros)])),
   };
 }

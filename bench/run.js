@@ -29,8 +29,8 @@
 // (bench/gpu-probe.js), `node bench/run.js enforce` what `--enforce mem,cpu`
 // costs the CLI worker per run (a cgroup made, joined and removed), against
 // the same worker without it and raw spawn, `node bench/run.js quotas` the
-// claim with 50 users' quotas on against the same queue without them
-// (bench/quotas.js).
+// claim with 50 users' quotas on against the same queue without them, and
+// with fair share on against off (bench/quotas.js).
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -635,16 +635,18 @@ async function reportGpuProbe() {
   );
 }
 
-/** The claim with users' quotas on, against the same 50 users without, and one user (bench/quotas.js). */
+/** The claim with users' quotas on, against the same 50 users without, and one user; fair share on against off (bench/quotas.js). */
 async function reportQuotas() {
-  const { users, runs, claims, slots, rounds, quota, withQuotas, withoutQuotas, oneUser, all } = await quotaClaims(redis.url, newQueue);
+  const { users, runs, claims, slots, rounds, quota, withQuotas, withoutQuotas, oneUser, fairOff, all } = await quotaClaims(redis.url, newQueue);
   report(`claim script, ${users} users with quotas (${quota.join(' ')} each) vs the same ${users} users without`, withQuotas.micros, withoutQuotas.micros, 'µs/call', '≤ 1.5×');
   report(`claim script, ${users} users without quotas vs one user`, withoutQuotas.micros, oneUser.micros, 'µs/call', '≈ 1×');
+  report(`claim script, ${users} users, fair share on vs off`, withoutQuotas.micros, fairOff.micros, 'µs/call', '≤ 1.5×');
   const said = (c) => `${c.calls} claims timed, ${c.claimed} started a run, ${c.waited} found none it could start`;
   notes.push(
     `Quotas: ${runs.toLocaleString("en")} runs of cpu=1 staged by ${users} users in turn, a worker of cpu=${slots} claims ${claims} times (finishing its oldest run when full); ` +
-      `with quotas: ${said(withQuotas)}; without: ${said(withoutQuotas)}; one user: ${said(oneUser)} (SLOWLOG's server time per claim call, ` +
-      `the median round of ${rounds}; each round's median µs: with ${all.withQuotas.join(', ')}, without ${all.withoutQuotas.join(', ')}, one user ${all.oneUser.join(', ')})`,
+      `with quotas: ${said(withQuotas)}; without: ${said(withoutQuotas)}; one user: ${said(oneUser)}; fair share off: ${said(fairOff)} (fair share is on in the others; ` +
+      `SLOWLOG's server time per claim call, the median round of ${rounds}; each round's median µs: with ${all.withQuotas.join(', ')}, ` +
+      `without ${all.withoutQuotas.join(', ')}, one user ${all.oneUser.join(', ')}, fair share off ${all.fairOff.join(', ')})`,
   );
 }
 

@@ -23,6 +23,8 @@ import { setHeld, type HoldResult } from './operations/hold.js';
 import { resolveArrayId, resolveRunId, resolveRunIds } from './operations/ids.js';
 import { listPool, removePool, setPool, type PoolResource } from './operations/pools.js';
 import { listQuotas, removeQuota, setQuota, type QuotaOwner, type UserQuota } from './operations/quotas.js';
+import { changeFairShare, readFairShare, type FairShareChange } from './operations/fair-share.js';
+import type { FairShareState } from './model/fair-share.js';
 import { addUserKey, listUserKeys, removeUserKey } from './operations/user-keys.js';
 import { getRun, listRuns, readRuns, selectRunIds, selectRunRecords } from './operations/read.js';
 import { restartRuns, type RestartResult } from './operations/restart.js';
@@ -171,6 +173,10 @@ export class FitqClient {
   setQuota = (owner: QuotaOwner, specs: readonly string[]): Promise<UserQuota> => setQuota(this.ctx, owner, specs);
   removeQuota = (owner: QuotaOwner, names: readonly string[] = []): Promise<void> => removeQuota(this.ctx, owner, names);
   listQuotas = (): Promise<UserQuota[]> => listQuotas(this.ctx);
+
+  /** Fair share: change it (shares, weights, half-life, on/off, forget usage), or read it as the claim sees it; see operations/fair-share.ts. */
+  changeFairShare = (change: FairShareChange): Promise<FairShareState> => changeFairShare(this.ctx, change);
+  fairShare = (): Promise<FairShareState> => readFairShare(this.ctx);
 
   /** Users' registered public keys (add: true when it replaced another); see operations/user-keys.ts. */
   addUserKey = (user: string, key: string): Promise<boolean> => addUserKey(this.ctx, user, key);

@@ -17,6 +17,8 @@ export { RETENTION_DEFAULTS, type Retention } from './model/retention.js';
 export type { StageRequest } from './model/stage.js';
 export type { RunChanges, FieldChange } from './model/run-edits.js';
 export type { UpdateOptions, UpdateResult } from './operations/update.js';
+export type { FairShareChange } from './operations/fair-share.js';
+export type { FairShareState, FairShareUser } from './model/fair-share.js';
 export { parseTimeLimit, parseTimeSignal, type TimeSignal } from './units/duration.js';
 export type { ArrayRequest } from './model/stage.js';
 export type { OutputFiles } from './model/output-files.js';

@@ -50,6 +50,8 @@ export interface WorkerVerdict {
   slots?: { running: number; concurrency: number };
   /** The older run it waits behind (policy fifo). */
   fifoBlockedBy?: string;
+  /** Runs of another user (`user`), staged after it, come first by fair share: how much of their share each has used (1: all of it). */
+  fair?: { user: string; runUser: string; used: number; usedOf: number };
   /** It would start the run now, on these GPU devices (none: no devices). */
   starts?: number[];
   /** The run would be the worker's blocked head: it holds resources for it. */
@@ -168,6 +170,9 @@ function parseVerdict(flat: unknown[], paused: boolean): RunVerdict {
         break;
       case 'fifo':
         worker.fifoBlockedBy = args[0]!;
+        break;
+      case 'fair':
+        worker.fair = { user: args[0]!, runUser: args[1]!, used: Number(args[2]), usedOf: Number(args[3]) };
         break;
       case 'starts':
         worker.starts = args.map(Number);

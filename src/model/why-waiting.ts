@@ -150,6 +150,15 @@ function quotaWait({ user, name, need, used, limit }: NonNullable<RunVerdict['qu
   return waits(`waiting for quota: ${user} uses ${name}=${amount(used)} of ${amount(limit)}`);
 }
 
+/**
+ * A run another user's newer runs go before, by fair share (fitq share):
+ * `behind bob's runs by fair share: alice has used 3.2× their share, bob 0.4×`.
+ */
+function fairWait({ user, runUser, used, usedOf }: NonNullable<WorkerVerdict['fair']>): WaitVerdict {
+  const times = (ratio: number): string => `${Number(ratio.toFixed(ratio < 10 ? 1 : 0))}×`;
+  return waits(`behind ${user}'s runs by fair share: ${runUser} has used ${times(used)} their share, ${user} ${times(usedOf)} (fitq share)`);
+}
+
 const isArrayLimit = ({ resource }: Shortfall): boolean => arrayOfLimit(resource) !== undefined;
 
 /**
@@ -265,6 +274,8 @@ function judge(verdict: RunVerdict): WaitVerdict {
     const { resource, need, have } = poolHeld.needs[0]!;
     return waits(`held for older run ${poolHeld.runId} on ${poolHeld.worker}: ${headWaits(poolHolder, () => false)}${resource}=${formatHumanAmount(need)} of the pool's ${formatHumanAmount(have)} free`);
   }
+  const fairHolder = fitting.find((worker) => worker.fair);
+  if (fairHolder) return fairWait(fairHolder.fair!);
   const obstacles = fitting.map((worker) => obstacleOn(worker, verdict.pins));
   if (obstacles.some((obstacle) => obstacle === undefined)) return waits(CAN_START);
   const best = obstacles.sort((a, b) => a!.rank - b!.rank)[0]!;

@@ -69,7 +69,7 @@ export async function reap(ctx: QueueContext): Promise<number | undefined> {
  * the namespace's queue: runs BullMQ retried are staged again, runs it
  * deleted are forgotten, jobs added without fitq's run data end rejected,
  * priorities it changed are applied (unsigned runs) or undone (signed);
- * see reconcileRuns-26.lua. Workers do it on every poll, `fitq update`
+ * see reconcileRuns-28.lua. Workers do it on every poll, `fitq update`
  * before it edits. Returns what it did; stops while Redis is out of memory
  * (it writes).
  */

@@ -41,6 +41,10 @@ export const KEY_LAYOUT = {
   quotas: 'quotas',
   /** Hash: user -> their registered public key (`ed25519:…`, security/user-keys.ts): what proves a run is theirs. */
   userKeys: 'user-keys',
+  /** Hash: fair share's settings (`off`, `halfLife`, `w:<resource>`, `share:<user>`, `epoch`; lua/includes/fairshare/fairSettings.lua). */
+  fairShare: 'fair-share',
+  /** Hash: user -> their decayed usage, scaled to the epoch (lua/includes/fairshare/readFairUsage.lua). */
+  fairUsage: 'fair-usage',
   /** The namespace's pub/sub channel: a channel, not a key (never passed in KEYS). */
   events: 'events',
   /** Where fitq kept staged runs before runs were BullMQ jobs: only its existence is read (an older layout). */
@@ -50,6 +54,8 @@ export const KEY_LAYOUT = {
   /** The order index: the runs staged in one block of ORDER_BLOCK staging numbers, score = seq (lua/includes/lifecycle/orderRun.lua). */
   order: 'order:<block>',
   group: 'group:<names>',
+  /** Hash: user -> how many shapes of theirs a group has (lua/includes/shape/indexShape.lua): whether fair share has users' shapes to order in it. */
+  groupUsers: 'group-users:<names>',
   /** What changed in a group, for the fit indexes of worker classes: shape -> the group's version when it last changed (lua/includes/shape/indexShape.lua). */
   groupLog: 'group-log:<names>',
   /** A worker class (workers of equal capacity, devices and time limit): group -> the group version its fit index has caught up with. */
@@ -230,6 +236,10 @@ export interface NamespaceKeys {
   readonly quotas: string;
   /** Hash: user -> registered public key. */
   readonly userKeys: string;
+  /** Hash: fair share's settings and users' shares. */
+  readonly fairShare: string;
+  /** Hash: user -> decayed usage. */
+  readonly fairUsage: string;
   /** Hash: a user's quota (`.default`: everyone's without one). */
   quota(user: string): string;
   /** Hash: what a user's runs hold now. */
@@ -239,6 +249,8 @@ export interface NamespaceKeys {
   order(block: number): string;
   /** Zset: the shapes of a group (`cpu,mem`, or `none`) that have staged runs -> the score of their first run. */
   group(names: string): string;
+  /** Hash: user -> how many shapes of theirs the group has. */
+  groupUsers(names: string): string;
   worker(name: string): WorkerKeys;
 }
 
@@ -292,11 +304,14 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     dependentsPending: key('dependentsPending'),
     quotas: key('quotas'),
     userKeys: key('userKeys'),
+    fairShare: key('fairShare'),
+    fairUsage: key('fairUsage'),
     quota: (user) => key('quota', user),
     userUsage: (user) => key('userUsage', user),
     staged: (shape) => key('staged', shape),
     order: (block) => key('order', String(block)),
     group: (names) => key('group', names),
+    groupUsers: (names) => key('groupUsers', names),
     worker: (name) => ({
       info: key('worker', name),
       capacity: key('workerCapacity', name),

@@ -41,6 +41,7 @@ import {
 import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
 import { REAP_BATCH, RECONCILE_BUDGET } from './upkeep-budgets.js';
 import type { Stager } from '../model/stager.js';
+import { parseFairShareReply, type FairShareOp, type FairShareState } from '../model/fair-share.js';
 
 const CANCEL_OUTCOMES = new Map<ScriptCode, 'canceled' | 'requested' | 'ended' | 'unknown'>([
   ['ok', 'canceled'], ['requested', 'requested'], ['unchanged', 'ended'], ['unknownRun', 'unknown'],
@@ -197,6 +198,16 @@ export class Scripts {
   /** Sets (merges) or removes a user's quota fields (model/quota.ts); remove: false when nothing was there. */
   async setQuota(user: string, action: 'set' | 'remove', fields: string[]): Promise<boolean> {
     return codeName(await this.call('setQuota', {}, this.keys.base, user, action, fields)) === 'ok';
+  }
+
+  /** Changes fair share: ops as setFairShare-2.lua takes them (model/fair-share.ts builds them). */
+  async setFairShare(ops: readonly FairShareOp[]): Promise<void> {
+    await this.call('setFairShare', {}, this.keys.base, ops.flatMap((op) => [op.op, op.field, op.value ?? '']));
+  }
+
+  /** Fair share as the claim sees it now. */
+  async readFairShare(): Promise<FairShareState> {
+    return parseFairShareReply(await this.call('readFairShare', {}, this.keys.base));
   }
 
   /** Registers (add: replaced another key?) or removes a user's public key; remove: undefined when there was none. */

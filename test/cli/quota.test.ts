@@ -11,20 +11,8 @@ import type { RunRecord } from '../../src/model/run-record.js';
 import { Scripts } from '../../src/queue/scripts.js';
 import { openRunQueue } from '../support/bullmq.js';
 import { spawnCliWorker } from '../support/cli-worker.js';
-import { connectClient, fitq, newQueue, redisUrl } from '../support/fitq.js';
+import { connectClient, fitq, fitqOk, newQueue, redisUrl, stageAsUser } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
-
-async function stageAs(queue: string, user: string, args: string[]): Promise<string[]> {
-  const result = await fitq(['stage', ...args], { queue, env: { FITQ_USER: user } });
-  expect(result.exitCode, result.stderr).toBe(0);
-  return result.stdout.trim().split('\n');
-}
-
-async function ok(queue: string, args: string[]): Promise<string> {
-  const result = await fitq(args, { queue });
-  expect(result.exitCode, result.stderr).toBe(0);
-  return result.stdout.trimEnd();
-}
 
 /**
  * The most a user's runs held at once, by what: `running` (runs) and each
@@ -54,18 +42,18 @@ function peaks(runs: readonly RunRecord[], user: string): Map<string, number> {
 describe('fitq quota', () => {
   it('sets, merges, lists and removes quotas; refuses what is no quota with a clear line (exit 2)', async () => {
     const queue = newQueue();
-    expect(await ok(queue, ['quota', 'ls'])).toBe('No quota is set (fitq quota set USER|--default running=N staged=N RESOURCE=AMOUNT...).');
-    expect(await ok(queue, ['quota', 'set', 'alice', 'gpu=2', 'running=4'])).toMatch(/^USER +QUOTA +USING\nalice +running=4 gpu=2 +running=0\/4 staged=0 gpu=0\/2$/);
-    await ok(queue, ['quota', 'set', 'alice', 'staged=1000', 'mem=64G']);
-    await ok(queue, ['quota', 'set', '--default', 'running=1']);
-    const listed = JSON.parse(await ok(queue, ['quota', 'ls', '--json'])) as unknown;
+    expect(await fitqOk(queue, ['quota', 'ls'])).toBe('No quota is set (fitq quota set USER|--default running=N staged=N RESOURCE=AMOUNT...).');
+    expect(await fitqOk(queue, ['quota', 'set', 'alice', 'gpu=2', 'running=4'])).toMatch(/^USER +QUOTA +USING\nalice +running=4 gpu=2 +running=0\/4 staged=0 gpu=0\/2$/);
+    await fitqOk(queue, ['quota', 'set', 'alice', 'staged=1000', 'mem=64G']);
+    await fitqOk(queue, ['quota', 'set', '--default', 'running=1']);
+    const listed = JSON.parse(await fitqOk(queue, ['quota', 'ls', '--json'])) as unknown;
     expect(listed).toEqual([
       { default: true, quota: { running: 1, resources: {} } },
       { user: 'alice', quota: { running: 4, staged: 1000, resources: { gpu: 2, mem: 64e9 } }, usage: { running: 0, notEnded: 0, resources: {} } },
     ]);
-    expect(await ok(queue, ['quota', 'rm', 'alice', 'mem', 'staged'])).toBe("Removed mem, staged from alice's quota.");
-    expect(await ok(queue, ['quota', 'ls'])).toMatch(/\nalice +running=4 gpu=2 +/);
-    expect(await ok(queue, ['quota', 'rm', '--default'])).toBe('Removed the default quota.');
+    expect(await fitqOk(queue, ['quota', 'rm', 'alice', 'mem', 'staged'])).toBe("Removed mem, staged from alice's quota.");
+    expect(await fitqOk(queue, ['quota', 'ls'])).toMatch(/\nalice +running=4 gpu=2 +/);
+    expect(await fitqOk(queue, ['quota', 'rm', '--default'])).toBe('Removed the default quota.');
 
     const refusals: [string[], string][] = [
       [['quota', 'set', 'alice', 'gpu=x'], "Error: invalid resource spec 'gpu=x': expected a non-negative number like 2, 0.5, 100e9, 8G or 16Gi"],
@@ -87,15 +75,15 @@ describe('fitq quota', () => {
   it('never lets a user hold more than their quota at any moment, across workers; runs over it wait and say why; nothing leaks', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
-    await ok(queue, ['quota', 'set', 'alice', 'gpu=2', 'running=3']);
-    await ok(queue, ['quota', 'set', '--default', 'running=2']);
+    await fitqOk(queue, ['quota', 'set', 'alice', 'gpu=2', 'running=3']);
+    await fitqOk(queue, ['quota', 'set', '--default', 'running=2']);
     // Before any worker: the sweeps wait in the fit index, alice's first.
     const alice = [
-      ...(await stageAs(queue, 'alice', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '0.3'])),
-      ...(await stageAs(queue, 'alice', ['-r', 'gpu=0.5', '--repeat', '6', '--', 'sleep', '0.2'])),
+      ...(await stageAsUser(queue, 'alice', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '0.3'])),
+      ...(await stageAsUser(queue, 'alice', ['-r', 'gpu=0.5', '--repeat', '6', '--', 'sleep', '0.2'])),
     ];
-    const bob = await stageAs(queue, 'bob', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '0.3']);
-    const carol = await stageAs(queue, 'carol', ['--repeat', '4', '--', 'sleep', '0.2']);
+    const bob = await stageAsUser(queue, 'bob', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '0.3']);
+    const carol = await stageAsUser(queue, 'carol', ['--repeat', '4', '--', 'sleep', '0.2']);
 
     const workers = ['w1', 'w2'].map((name) => spawnCliWorker(queue, ['-r', 'gpu=4', '--name', name]));
     await workers[0]!.waitForMessage(/^Run .* started/);
@@ -119,7 +107,7 @@ describe('fitq quota', () => {
     expect(new Set(runs.map((run) => run.worker))).toEqual(new Set(['w1', 'w2']));
 
     // Nothing is left held: the users hold nothing, the workers have their capacity back.
-    const listed = JSON.parse(await ok(queue, ['quota', 'ls', '--json'])) as { usage?: unknown }[];
+    const listed = JSON.parse(await fitqOk(queue, ['quota', 'ls', '--json'])) as { usage?: unknown }[];
     expect(listed[1]).toEqual({ user: 'alice', quota: { running: 3, resources: { gpu: 2 } }, usage: { running: 0, notEnded: 0, resources: {} } });
     const keys = namespaceKeys(queue);
     // (A user whose runs hold nothing has no usage key left.)
@@ -135,32 +123,32 @@ describe('fitq quota', () => {
     const queue = newQueue();
     const client = await connectClient(queue);
     const worker = spawnCliWorker(queue, ['-r', 'cpu=8', '--name', 'w']);
-    const first = await stageAs(queue, 'alice', ['-r', 'cpu=1', '--repeat', '2', '--', 'sleep', '30']);
+    const first = await stageAsUser(queue, 'alice', ['-r', 'cpu=1', '--repeat', '2', '--', 'sleep', '30']);
     for (const id of first) await worker.waitForMessage(`Run ${id} started`);
     // Two run already, and two more are staged (the queue paused) before the quota is set.
-    await ok(queue, ['pause']);
-    const waiting = await stageAs(queue, 'alice', ['-r', 'cpu=1', '--repeat', '2', '--', 'true']);
-    await ok(queue, ['quota', 'set', 'alice', 'running=2']);
-    await ok(queue, ['resume']);
-    const bob = await stageAs(queue, 'bob', ['-r', 'cpu=1', '--', 'true']);
+    await fitqOk(queue, ['pause']);
+    const waiting = await stageAsUser(queue, 'alice', ['-r', 'cpu=1', '--repeat', '2', '--', 'true']);
+    await fitqOk(queue, ['quota', 'set', 'alice', 'running=2']);
+    await fitqOk(queue, ['resume']);
+    const bob = await stageAsUser(queue, 'bob', ['-r', 'cpu=1', '--', 'true']);
     expect(await client.waitForEnd(bob[0]!)).toMatchObject({ status: 'completed' });
     for (const id of waiting) {
       expect(await client.redis.hget(namespaceKeys(queue).run(id), 'status')).toBe('staged');
       expect((await fitq(['runs', 'show', id], { queue })).stdout).toMatch(/^reason: +waiting for quota: alice runs 2 of 2 at once$/m);
     }
-    const other = await stageAs(queue, 'alice', ['-r', 'cpu=1', '--', 'true']);
+    const other = await stageAsUser(queue, 'alice', ['-r', 'cpu=1', '--', 'true']);
 
-    await ok(queue, ['quota', 'rm', 'alice']);
+    await fitqOk(queue, ['quota', 'rm', 'alice']);
     for (const id of [...waiting, ...other]) expect(await client.waitForEnd(id)).toMatchObject({ status: 'completed' });
-    await ok(queue, ['cancel', ...first]);
+    await fitqOk(queue, ['cancel', ...first]);
     for (const id of first) expect(await client.waitForEnd(id)).toMatchObject({ status: 'canceled' });
     expect(await client.redis.exists(namespaceKeys(queue).userUsage('alice'))).toBe(0);
   });
 
   it('refuses a stage past a staged quota whole (exit 2); runs that end make room', async () => {
     const queue = newQueue();
-    await ok(queue, ['quota', 'set', 'alice', 'staged=5']);
-    const five = await stageAs(queue, 'alice', ['--repeat', '4', '--', 'true']);
+    await fitqOk(queue, ['quota', 'set', 'alice', 'staged=5']);
+    const five = await stageAsUser(queue, 'alice', ['--repeat', '4', '--', 'true']);
     const refused = await fitq(['stage', '--repeat', '2', '--', 'true'], { queue, env: { FITQ_USER: 'alice' } });
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toBe('Error: quota: alice may have 5 runs staged or running at once (staged=5), has 4, and this stages 2: nothing was staged (fitq quota ls)');
@@ -168,16 +156,16 @@ describe('fitq quota', () => {
     const big = await fitq(['stage', '--repeat', '1200', '--', 'true'], { queue, env: { FITQ_USER: 'alice' } });
     expect(big.exitCode).toBe(2);
     expect(big.stderr).toMatch(/has 4, and this stages 1200: nothing was staged/);
-    expect(JSON.parse(await ok(queue, ['runs', '--json'])).runs).toHaveLength(4);
+    expect(JSON.parse(await fitqOk(queue, ['runs', '--json'])).runs).toHaveLength(4);
     // Another user is not bound by alice's quota.
-    await stageAs(queue, 'bob', ['--repeat', '3', '--', 'true']);
+    await stageAsUser(queue, 'bob', ['--repeat', '3', '--', 'true']);
     // Canceled (or ended) runs no longer count.
-    await ok(queue, ['cancel', five[0]!, five[1]!]);
-    await stageAs(queue, 'alice', ['--repeat', '3', '--', 'true']);
-    expect(JSON.parse(await ok(queue, ['quota', 'ls', '--json']))).toMatchObject([{ user: 'alice', usage: { notEnded: 5 } }]);
+    await fitqOk(queue, ['cancel', five[0]!, five[1]!]);
+    await stageAsUser(queue, 'alice', ['--repeat', '3', '--', 'true']);
+    expect(JSON.parse(await fitqOk(queue, ['quota', 'ls', '--json']))).toMatchObject([{ user: 'alice', usage: { notEnded: 5 } }]);
     // Removed runs too.
-    await ok(queue, ['runs', 'rm', '--force', five[2]!]);
-    await stageAs(queue, 'alice', ['--', 'true']);
+    await fitqOk(queue, ['runs', 'rm', '--force', five[2]!]);
+    await stageAsUser(queue, 'alice', ['--', 'true']);
   });
 
   it("forgets runs whose jobs BullMQ deleted (drained while staged, obliterated while running): they no longer count against the user", async () => {

@@ -403,9 +403,9 @@ const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]>
   worker: ['registerWorker', 'heartbeat', 'claimRun', 'reclaimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold', 'recordGpuProbe', 'recordUsage'],
   // Staging reaps first, updating reconciles first, cancelling waits (reaping) for the end.
   // (Listing a namespace an older fitq staged indexes its runs' order first: indexRunOrder.)
-  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns', 'indexRunOrder'],
+  stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns', 'indexRunOrder', 'readFairShare'],
   // The read-only scripts only (EVAL_RO): reads do no upkeep.
-  reader: ['explainRuns', 'resolveRunIds', 'readMetrics'],
+  reader: ['explainRuns', 'resolveRunIds', 'readMetrics', 'readFairShare'],
 };
 
 /** What each role sends besides its scripts' commands, and why (docs/security.md says the same). */

@@ -138,6 +138,18 @@ export async function fitq(
   return fitqProcess(args, options);
 }
 
+/** `fitq ARGS`'s stdout (its trailing newline gone); a command that does not exit 0 fails the test with its stderr. */
+export async function fitqOk(queue: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  const result = await fitq(args, { queue, env });
+  if (result.exitCode !== 0) throw new Error(`fitq ${args.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
+  return result.stdout.trimEnd();
+}
+
+/** `fitq stage ARGS` as this user (FITQ_USER): the ids it staged. */
+export async function stageAsUser(queue: string, user: string, args: string[]): Promise<string[]> {
+  return (await fitqOk(queue, ['stage', ...args], { FITQ_USER: user })).trim().split('\n');
+}
+
 /** Runs `fitq ARGS` as a real process against the test Redis. */
 export async function fitqProcess(
   args: string[],

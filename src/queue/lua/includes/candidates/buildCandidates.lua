@@ -3,7 +3,8 @@
 -- @include classes/useFitIndexes
 -- @include classes/workerClass
 
--- Every candidate of a worker, oldest first, up to the score `upTo`: the
+-- Every candidate of a worker, in the claim's order, up to the key `upTo`
+-- (fairshare/fairKey): the
 -- first runs of every shape that fits its total capacity (see
 -- nextCandidate; taken from its class's fit indexes where they have caught
 -- up), and the groups it cannot run (see candidateStream). explainRuns
@@ -15,7 +16,7 @@ local function buildCandidates(view, upTo)
   useFitIndexes(view.base, workerClass(view), stream)
   local candidates = {}
   for candidate in function() return nextCandidate(stream) end do
-    if candidate.score > upTo then break end
+    if candidate.key > upTo then break end
     candidates[#candidates + 1] = candidate
   end
   return candidates, ignored

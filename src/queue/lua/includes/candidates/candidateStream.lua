@@ -2,6 +2,7 @@
 -- @include shape/groupNames
 -- @include candidates/noteDrop
 -- @include candidates/throttled
+-- @include fairshare/fairKey
 
 -- The groups of shapes (`groups`, see parseShape) a worker may run: those
 -- whose every resource it or the pool has, for nextCandidate to walk,
@@ -14,7 +15,7 @@
 -- shapes of such arrays in the groups of now. A field of
 -- `groups` that is no group is noted in view.drops.
 local function candidateStream(view)
-  local stream = {view = view, groups = {}, pending = {}, horizon = math.huge, seen = false}
+  local stream = {view = view, groups = {}, pending = {}, horizon = fairKey(view.fair, math.huge), seen = false}
   local ignored = {}
   local fields = redis.call("HGETALL", KEY.groups(view.base))
   for i = 1, #fields, 2 do

@@ -4,19 +4,19 @@
 -- @include policy/groupBlocked
 -- @include candidates/noteDrop
 -- @include candidates/shapeDemand
--- @include namespace/tryCall
 -- @include shape/parseShape
 -- @include candidates/throttled
 -- @include quotas/quotaShort
+-- @include candidates/readGroupEntries
+-- @include fairshare/fairKey
 
--- Shapes of a group read at once.
-local CHUNK = 16
-
--- The next candidate of a stream (candidateStream), oldest first (lowest
--- score): the first run of a shape that fits the worker's total capacity,
--- as shapeDemand gives it with its `id` and `score`; nil when there is
--- none. Shapes are taken in the order of their groups' scores (their first
--- runs'), merged across groups, and looked into only when their turn comes,
+-- The next candidate of a stream (candidateStream), first in the claim's
+-- order (lowest `key`, fairshare/fairKey: by priority, then, with fair
+-- share on, its user's place in the fair order, then age): the first run
+-- of a shape that fits the worker's total capacity, as shapeDemand gives
+-- it with its `id`, `score`, `key` and `user`; nil when there is none. Shapes are
+-- taken in the order of their keys in their groups (their first runs'),
+-- merged across groups, and looked into only when their turn comes,
 -- so a claim that starts the oldest run it can looks at little more than
 -- that run's shape. With a `walk` (a claim's), the rest of a group none of
 -- whose runs can start now nor be held is passed over (groupBlocked), once
@@ -28,37 +28,36 @@ local CHUNK = 16
 local function nextCandidate(stream, walk)
   local view = stream.view
   while true do
-    local best, bestScore
+    local best, bestKey
     for _, g in ipairs(stream.groups) do
       if not g.done and g.pos > #g.entries then
-        if g.read and #g.entries < 2 * CHUNK then
+        if g.exhausted then
           g.done = true
         else
-          g.entries, g.pos, g.read = tryCall("ZRANGE", g.key, g.offset, g.offset + CHUNK - 1, "WITHSCORES"), 1, true
-          if not g.entries then
+          local first = g.offset == 0
+          if not readGroupEntries(g, view.fair) then
             if not g.fitted then noteDrop(view.drops, {kind = "group", member = g.group, why = "its key holds no sorted set"}) end
             g.done = true
           elseif #g.entries == 0 then
-            if g.offset == 0 and not g.fitted then noteDrop(view.drops, {kind = "group", member = g.group}) end
+            if first and not g.fitted then noteDrop(view.drops, {kind = "group", member = g.group}) end
             g.done = true
           end
-          g.offset = g.offset + CHUNK
         end
       end
       -- (A fit index ends with "": see catchUpClass.)
       if not g.done and g.fitted and g.entries[g.pos] == "" then g.done = true end
       if not g.done then
-        local score = tonumber(g.entries[g.pos + 1]) or -math.huge
-        if score >= stream.horizon or (walk and stream.seen and groupBlocked(walk, g.names, score)) then
+        local key = g.keys and g.keys[g.pos] or tonumber(g.entries[g.pos + 1]) or -math.huge
+        if key >= stream.horizon or (walk and stream.seen and groupBlocked(walk, g.names, key)) then
           g.done = true
-        elseif not best or score < bestScore then
-          best, bestScore = g, score
+        elseif not best or key < bestKey then
+          best, bestKey = g, key
         end
       end
     end
     -- A candidate goes once no shape left can come before it.
     local first = stream.pending[1]
-    if first and (not best or first.score <= bestScore) then
+    if first and (not best or first.key <= bestKey) then
       table.remove(stream.pending, 1)
       stream.seen = true
       return first
@@ -92,16 +91,18 @@ local function nextCandidate(stream, walk)
       local wanted = shapeDemand(view, shape, parsed)
       if fitsTotal(view, wanted) then
         local id, score, unseen = firstStaged(view, shape, best)
+        unseen = unseen and fairKey(view.fair, unseen, parsed.user)
         if unseen and unseen < stream.horizon then
           stream.horizon = unseen
-          while #stream.pending > 0 and stream.pending[#stream.pending].score >= unseen do
+          while #stream.pending > 0 and stream.pending[#stream.pending].key >= unseen do
             stream.pending[#stream.pending] = nil
           end
         end
-        if id and score < stream.horizon then
-          wanted.id, wanted.score = id, score
+        local key = id and fairKey(view.fair, score, parsed.user)
+        if id and key < stream.horizon then
+          wanted.id, wanted.score, wanted.key, wanted.user = id, score, key, parsed.user
           local at = #stream.pending + 1
-          while at > 1 and stream.pending[at - 1].score > score do at = at - 1 end
+          while at > 1 and stream.pending[at - 1].key > key do at = at - 1 end
           table.insert(stream.pending, at, wanted)
         end
       end

@@ -3,9 +3,11 @@
 -- @include lifecycle/readRun
 -- @include candidates/splitDemand
 -- @include shape/parseShape
+-- @include fairshare/fairKey
 
--- The oldest run another live worker than `name` holds (lowest score): its
--- id, score, worker and pool share (`pooled`); nil when there is none. A
+-- The first run, in the claim's order (its `key`, fairshare/fairKey: by
+-- priority, fair share, then age), another live worker than `name` holds:
+-- its id, key, worker and pool share (`pooled`); nil when there is none. A
 -- worker holds a blocked head only if it is older still, and later runs on
 -- any worker leave this run its share of the pool. A newer hold elsewhere no
 -- longer counts: its worker drops it on its next claim. A hold on a run that
@@ -22,15 +24,18 @@ local function readOlderHold(base, holdsKey, workersKey, name, clock, pool, drop
       if not score then
         noteDrop(drops, {kind = "hold", member = runId,
           why = (not run and "not a run id whose key holds a job hash") or (run[1] == "staged" and "its run has no score") or nil})
-      elseif olderHold == nil or score < olderHold.score then
-        olderHold = {id = runId, worker = holder, score = score, shape = run[3] or "none"}
+      else
+        -- (A shape written by hand demands nothing here: the claim drops its runs.)
+        local parsed = parseShape(run[3] or "none")
+        local key = fairKey(pool.fair, score, parsed and parsed.user)
+        if olderHold == nil or key < olderHold.key then
+          olderHold = {id = runId, worker = holder, key = key, parsed = parsed}
+        end
       end
     end
   end
   if olderHold then
-    -- (A shape written by hand demands nothing here: the claim drops its runs.)
-    local parsed = parseShape(olderHold.shape)
-    local _, pooled = splitDemand(pool, parsed and parsed.demand or {})
+    local _, pooled = splitDemand(pool, olderHold.parsed and olderHold.parsed.demand or {})
     olderHold.pooled = pooled
   end
   return olderHold

@@ -59,7 +59,7 @@ local function takeRun(base, keys, name, token, claim, startedAt, stream)
   end
   -- Its user's usage (quotas/): what a quota bounds.
   local parsed = parseShape(claim.shape)
-  local charged = parsed and chargeUser(base, parsed.user, parsed.demand) or ""
+  local charged = parsed and chargeUser(base, parsed.user, parsed.demand, startedAt) or ""
   if charged ~= "" then redis.call("HSET", runKey, "charged", charged) else redis.call("HDEL", runKey, "charged") end
   redis.call("HSET", keys.reserved, claim.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText, claim.deadline, charged))
   redis.call("HDEL", runKey, "reason")

@@ -8,7 +8,9 @@
 -- usage, how far it was reconciled with BullMQ, batches left open by no
 -- run, and the queue's event
 -- stream, settings, the counters BullMQ's own adds keep, the job
--- metrics and fitq's run statistics, so nothing stays behind.
+-- metrics and fitq's run statistics, and users' fair-share usage (with
+-- the epoch it was scaled from; shares and weights stay, as settings do
+-- not count as something it holds), so nothing stays behind.
 -- Arrays left without runs (their runs deleted through BullMQ's API, which
 -- fitq cannot count) go first, with their pool resources.
 -- With no run left no id or order position is in use, so the next run
@@ -24,6 +26,7 @@ local function forgetIfEmpty(base)
   for i = 2, #used, 2 do
     if used[i] ~= "0" then return end
   end
-  redis.call("DEL", KEY.seq(base), KEY.poolUsed(base), KEY.reconcile(base), KEY.batches(base), KEY.stats(base))
+  redis.call("DEL", KEY.seq(base), KEY.poolUsed(base), KEY.reconcile(base), KEY.batches(base), KEY.stats(base), KEY.fairUsage(base))
+  tryCall("HDEL", KEY.fairShare(base), "epoch")
   forgetQueue(base)
 end

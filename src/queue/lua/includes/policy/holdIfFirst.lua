@@ -8,7 +8,7 @@
 -- Returns whether it did.
 local function holdIfFirst(walk, candidate)
   local olderHold = walk.view.olderHold
-  if walk.head ~= nil or (olderHold ~= nil and candidate.score >= olderHold.score) then return false end
+  if walk.head ~= nil or (olderHold ~= nil and candidate.key >= olderHold.key) then return false end
   local devices = walk.view.devices
   walk.head = candidate
   walk.held, walk.heldPool = {}, {}

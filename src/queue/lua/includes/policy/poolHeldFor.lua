@@ -6,5 +6,5 @@
 local function poolHeldFor(walk, candidate)
   if walk.heldPool then return walk.heldPool, walk.head.id, walk.view.name end
   local olderHold = walk.view.olderHold
-  return poolHeldBefore(walk.view, candidate.score), olderHold and olderHold.id, olderHold and olderHold.worker
+  return poolHeldBefore(walk.view, candidate.key), olderHold and olderHold.id, olderHold and olderHold.worker
 end

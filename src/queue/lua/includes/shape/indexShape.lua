@@ -16,7 +16,9 @@
 -- another type is left as it is.) A shape fitq never writes (parseShape)
 -- is in no group: there is nothing to bring in step. Returns the group's
 -- version now (nil once it is gone), the one before, and the shape's score
--- in it (nil once it left).
+-- in it (nil once it left). `group-users:<names>` counts the group's shapes
+-- by user, so a claim knows whether fair share has users to order in it
+-- (candidates/readGroupEntries).
 local function indexShape(base, shape)
   local parsed = parseShape(shape)
   if not parsed then return end
@@ -24,16 +26,19 @@ local function indexShape(base, shape)
   local groupKey, logKey = KEY.group(base, group), KEY.groupLog(base, group)
   local first = tryCall("ZRANGE", KEY.staged(base, shape), 0, 0, "WITHSCORES") or {}
   local was = redis.call("HGET", KEY.groups(base), group)
+  local usersKey, user = KEY.groupUsers(base, group), parsed.user or ""
   if #first == 0 then
-    tryCall("ZREM", groupKey, shape)
+    if tryCall("ZREM", groupKey, shape) == 1 and (tryCall("HINCRBY", usersKey, user, -1) or 0) <= 0 then
+      tryCall("HDEL", usersKey, user)
+    end
     if (tryCall("ZCARD", groupKey) or 0) == 0 then
       redis.call("HDEL", KEY.groups(base), group)
-      redis.call("DEL", logKey)
+      redis.call("DEL", logKey, usersKey)
       forgetFitIndexes(base, group)
       return nil, was
     end
   else
-    tryCall("ZADD", groupKey, first[2], shape)
+    if tryCall("ZADD", groupKey, first[2], shape) == 1 then tryCall("HINCRBY", usersKey, user, 1) end
   end
   local version = nextGroupVersion(was)
   redis.call("HSET", KEY.groups(base), group, version)

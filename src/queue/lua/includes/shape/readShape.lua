@@ -1,6 +1,7 @@
 -- @include amounts/parseAmount
 -- @include arrays/arrayOfLimit
 -- @include shape/formatShape
+-- @include shape/shapeUser
 
 -- The one reading of a shape (src/resources/shape.ts is its TypeScript
 -- twin; parseShape keeps what a call read): "none", or demands
@@ -22,12 +23,8 @@ local MAX_LIMIT_MS = 365 * 86400000
 -- Whole parts beyond it are not exact in a double (amount.ts, MAX_WHOLE_UNITS).
 local MAX_WHOLE_UNITS = 9007199254740991
 local function readShape(text)
-  local staged, user = string.match(text, "^(.*);u=([^;]*)$")
-  if user then
-    if #user > 64 or not string.match(user, "^[A-Za-z0-9_][A-Za-z0-9._@+%-]*$") then return nil end
-  else
-    staged = text
-  end
+  local staged, user = shapeUser(text)
+  if user and (#user > 64 or not string.match(user, "^[A-Za-z0-9_][A-Za-z0-9._@+%-]*$")) then return nil end
   local rest, limitText = string.match(staged, "^(.*);t=([^;]*)$")
   local limit
   if limitText then

@@ -7,6 +7,8 @@
 
   KEYS[1]  settings    hash: keepCompleted, keepFailed, keepAgeMs
   KEYS[2..17] what its includes touch, each named at its top: seq, ids,
+  KEYS[18] fair-share    hash: fair share's settings (includes/fairshare/)
+  KEYS[19] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   batches, arrays, arrays:tally, workers, pool:capacity, pool:used,
   reconcile, stats, dependents-pending, runs:events, runs:meta, runs:id,
   runs:pc, runs:marker
@@ -38,6 +40,9 @@ local queueMetaKey = KEYS[14]
 local queueIdKey = KEYS[15]
 local queuePcKey = KEYS[16]
 local queueMarkerKey = KEYS[17]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[18]
+local fairUsageKey = KEYS[19]
 local base = ARGV[1]
 local fields = {keepCompleted = true, keepFailed = true, keepAgeMs = true}
 

@@ -50,6 +50,8 @@
   KEYS[27] reconcile            hash: where reconcileRuns is (a claim sets its `pass`)
   KEYS[28] worker:<name>:gpus   hash: its GPU probe's last reading (`at`, and per
                                 device its state: ok, busy or lost)
+  KEYS[29] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
+  KEYS[30] fair-usage    hash: user -> decayed usage (includes/fairshare/)
 
   The `gpu` demand of the run it starts is placed on the worker's GPU
   devices, if it has any, in the same step, never on one its GPU probe
@@ -189,6 +191,9 @@ local queueEventsKey = KEYS[25]
 local queueMetaKey = KEYS[26]
 local reconcileKey = KEYS[27]
 local workerGpusKey = KEYS[28]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[29]
+local fairUsageKey = KEYS[30]
 local base, token, maxRuns, policy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local spread = ARGV[5] == "spread"
 local limits = {default = tonumber(ARGV[6] or ""), max = tonumber(ARGV[7] or "")}
@@ -250,7 +255,10 @@ for _, drop in ipairs(view.drops) do
   elseif drop.kind == "shape" then
     redis.call("ZREM", drop.key, drop.member)
     if drop.fitKey then redis.call("ZREM", drop.fitKey, drop.member) end
-    if redis.call("ZCARD", drop.key) == 0 then redis.call("HDEL", groupsKey, drop.group) end
+    if redis.call("ZCARD", drop.key) == 0 then
+      redis.call("HDEL", groupsKey, drop.group)
+      redis.call("DEL", KEY.groupUsers(base, drop.group))
+    end
   elseif drop.kind == "park" then
     -- Its array is at its limit: out of this class's fit index until a run of the array ends (unparkArray).
     redis.call("ZREM", drop.fitKey, drop.member)
@@ -261,6 +269,7 @@ for _, drop in ipairs(view.drops) do
     end
   elseif drop.kind == "group" then
     redis.call("HDEL", groupsKey, drop.member)
+    redis.call("DEL", KEY.groupUsers(base, drop.member))
   else
     redis.call("HDEL", holdsKey, drop.member)
   end

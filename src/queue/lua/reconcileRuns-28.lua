@@ -76,6 +76,8 @@
   KEYS[3]  dependents-pending  hash: run (or array) whose dependents are still
                                to be judged -> SSCAN cursor
   KEYS[4..26] what its includes touch, each named at its top: seq, groups,
+  KEYS[27] fair-share    hash: fair share's settings (includes/fairshare/)
+  KEYS[28] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   batches, arrays, arrays:tally, workers, holds, pool:capacity, pool:used,
   settings, stats, runs:wait, runs:active, runs:prioritized, runs:delayed,
   runs:waiting-children, runs:completed, runs:failed, runs:events,
@@ -135,6 +137,9 @@ local queueMetaKey = KEYS[23]
 local queueIdKey = KEYS[24]
 local queuePcKey = KEYS[25]
 local queueMarkerKey = KEYS[26]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[27]
+local fairUsageKey = KEYS[28]
 local base, budget, logMaxLines = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 -- Where a sweep of the fit index starts (see followIndex), and its slow
 -- pace: the budget of a call that has no reason to hurry (about 40 entries).

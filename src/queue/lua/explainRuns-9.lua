@@ -19,6 +19,8 @@
   KEYS[3]  pool:capacity  hash: cluster-wide resource -> total amount
   KEYS[4]  pool:used      hash: cluster-wide resource -> amount reserved
   KEYS[5..7] what its includes touch, each named at its top: groups,
+  KEYS[8] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
+  KEYS[9] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   batches, runs:meta
   (and, per live worker, worker:<name> with :capacity, :free, :devices,
   :gpus and :reserved; per run, its job hash; the staged index: groups, group:<names>,
@@ -63,6 +65,10 @@
       overLimit limit max          its time limit (ms) is above the worker's maximum
       slots running concurrency    it runs its maximum
       fifo runId                   an older run blocks it (policy fifo)
+      fair user runUser used usedOf   runs of another user (user), staged after it, come
+                                   first by fair share (includes/fairshare/): used and
+                                   usedOf are how much of their share runUser and user
+                                   have used (1: all of it)
       starts id...                 it would start the run now (on these devices)
       backfills runId in           ...only because it ends before its blocked head runId
                                    can start (in `in` ms)
@@ -118,6 +124,10 @@
 -- @include namespace/validName
 -- @include policy/whyNotNow
 -- @include quotas/quotaShort
+-- @include fairshare/fairKey
+-- @include fairshare/fairOrder
+-- @include fairshare/usedOfShare
+-- @include shape/shapeUser
 local workersKey = KEYS[1]
 local holdsKey = KEYS[2]
 local poolCapacityKey = KEYS[3]
@@ -126,6 +136,8 @@ local poolUsedKey = KEYS[4]
 local groupsKey = KEYS[5]
 local batchesKey = KEYS[6]
 local queueMetaKey = KEYS[7]
+local fairShareKey = KEYS[8]
+local fairUsageKey = KEYS[9]
 local base = ARGV[1]
 local idCount = tonumber(ARGV[2])
 local shapeCount = tonumber(ARGV[3 + idCount])
@@ -133,11 +145,20 @@ local shapeCount = tonumber(ARGV[3 + idCount])
 local clock = serverNow()
 local pool = readPool(poolCapacityKey, poolUsedKey)
 local paused = queuePaused(base)
--- Candidates newer than every run explained change no verdict (shapes about to be staged come after them all).
-local newestExplained = shapeCount > 0 and math.huge or -math.huge
+local fair = fairOrder(base, clock)
+pool.fair = fair
+-- The place of a staged run in the claim's order (fairshare/fairKey).
+local function keyOf(score, shape)
+  local _, user = shapeUser(shape or "none")
+  return fairKey(fair, score, user)
+end
+-- Candidates after every run explained change no verdict (shapes about to be staged come after them all).
+local newestExplained = keyOf(shapeCount > 0 and math.huge or -math.huge)
 for i = 1, idCount do
-  local score = tonumber(tryCall("HGET", KEY.run(base, ARGV[2 + i]), "score") or "")
-  if score and score > newestExplained then newestExplained = score end
+  local run = tryCall("HMGET", KEY.run(base, ARGV[2 + i]), "score", "shape") or {}
+  local score = tonumber(run[1] or "")
+  local key = score and keyOf(score, run[2] or nil)
+  if key and key > newestExplained then newestExplained = key end
 end
 
 -- The live workers, in the order of the workers zset, each with its view,
@@ -164,22 +185,22 @@ for _, name in ipairs(redis.call("ZRANGE", workersKey, 0, -1)) do
       name = name, view = view, candidates = candidates, policy = info[2] == "fifo" and "fifo" or "backfill",
       maxRuns = tonumber(info[4] or "0") or 0, running = tonumber(info[5] or "0") or 0,
     }
-    for _, candidate in ipairs(candidates) do breakpoints[#breakpoints + 1] = candidate.score end
-    if view.olderHold then breakpoints[#breakpoints + 1] = view.olderHold.score end
+    for _, candidate in ipairs(candidates) do breakpoints[#breakpoints + 1] = candidate.key end
+    if view.olderHold then breakpoints[#breakpoints + 1] = view.olderHold.key end
   end
 end
 table.sort(breakpoints)
 local workerByName = {}
 for _, w in ipairs(workers) do workerByName[w.name] = w end
 
--- How many breakpoints lie below a score, and whether it is one.
-local function position(score)
+-- How many breakpoints lie below a key, and whether it is one.
+local function position(key)
   local low, high = 1, #breakpoints + 1
   while low < high do
     local middle = math.floor((low + high) / 2)
-    if breakpoints[middle] < score then low = middle + 1 else high = middle end
+    if breakpoints[middle] < key then low = middle + 1 else high = middle end
   end
-  return low - 1, breakpoints[low] == score
+  return low - 1, breakpoints[low] == key
 end
 
 -- Appends a fact: its tag, how many strings follow, and them.
@@ -212,8 +233,9 @@ local function headLacks(out, w, head)
   if lacks.devices or lacks.heldDevices then fact(out, "headDevices", {}) end
 end
 
--- What worker w's next claim would do with a run of this shape and score.
-local function explainOnWorker(out, w, shape, parsed, score)
+-- What worker w's next claim would do with a run of this shape, score and
+-- key (its place in the claim's order).
+local function explainOnWorker(out, w, shape, parsed, score, key)
   local view = w.view
   fact(out, "worker", {w.name})
   local wanted = shapeDemand(view, shape, parsed)
@@ -275,8 +297,11 @@ local function explainOnWorker(out, w, shape, parsed, score)
     return
   end
   local walk = newWalk(view, w.policy)
+  local fairAhead
   for _, candidate in ipairs(w.candidates) do
-    if candidate.score >= score then break end
+    if candidate.key >= key then break end
+    -- Ahead of it by fair share alone: another user's, of its priority, staged after it.
+    if candidate.score > score and parsed.user and candidate.user ~= parsed.user then fairAhead = fairAhead or candidate.user end
     if not startsNow(walk, candidate) then
       if walk.fifo then
         fact(out, "fifo", {candidate.id})
@@ -285,12 +310,16 @@ local function explainOnWorker(out, w, shape, parsed, score)
       holdIfFirst(walk, candidate)
     end
   end
-  wanted.score = score
+  wanted.score, wanted.key = score, key
   local placed, _, byTime = startsNow(walk, wanted)
   if placed then
     fact(out, "starts", ids(placed))
     if byTime then fact(out, "backfills", {walk.head.id, tostring(shadowTime(walk) - view.clock)}) end
     return
+  end
+  if fairAhead then
+    fact(out, "fair", {fairAhead, parsed.user, string.format("%.2f", usedOfShare(fair, parsed.user, {fairAhead})),
+      string.format("%.2f", usedOfShare(fair, fairAhead, {parsed.user}))})
   end
   local why = whyNotNow(walk, wanted)
   if not walk.fifo and holdIfFirst(walk, wanted) then fact(out, "next", {}) end
@@ -327,6 +356,7 @@ end
 
 -- The verdict on a run of this shape and score (math.huge: after every staged run).
 local function explainRun(shape, score)
+  local key = keyOf(score, shape)
   local out = {}
   if #workers == 0 then fact(out, "noWorker", {}) end
   if #drainedWorkers > 0 then fact(out, "drained", drainedWorkers) end
@@ -348,7 +378,7 @@ local function explainRun(shape, score)
   end
   local short = quotaShort(base, pool.quotas, parsed.user, parsed.demand)
   if short then fact(out, "quota", {parsed.user, short.name, short.need, short.used, short.limit}) end
-  for _, w in ipairs(workers) do explainOnWorker(out, w, shape, parsed, score) end
+  for _, w in ipairs(workers) do explainOnWorker(out, w, shape, parsed, score, key) end
   return out
 end
 
@@ -368,7 +398,7 @@ for i = 1, idCount do
   local score = tonumber(run[3] or "")
   if run[1] == "staged" and score then
     local shape = run[2] or "none"
-    local below, onBreakpoint = position(score)
+    local below, onBreakpoint = position(keyOf(score, shape))
     local group = shape .. "|" .. below .. "|" .. (onBreakpoint and run[3] or "")
     runVerdicts[#runVerdicts + 1] = verdictIndex(group, shape, score)
   else

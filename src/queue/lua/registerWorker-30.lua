@@ -11,6 +11,8 @@
   KEYS[6]  worker:<name>:devices   hash: GPU device index -> free share (1 = whole device)
   KEYS[7]  worker:<name>:reserved  hash: run id -> what its claim reserved (JSON)
   KEYS[8..28] what its includes touch, each named at its top: ids, groups,
+  KEYS[29] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
+  KEYS[30] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   arrays, arrays:tally, holds, pool:capacity, pool:used, settings,
   notify:outbox, stats, dependents-pending, runs, runs:wait, runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
@@ -78,6 +80,9 @@ local queueCompletedKey = KEYS[25]
 local queueFailedKey = KEYS[26]
 local queueEventsKey = KEYS[27]
 local queueMetaKey = KEYS[28]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[29]
+local fairUsageKey = KEYS[30]
 local base, name, token, leaseMs = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[5])
 if olderLayout(base) then return CODE.olderLayout end
 local now = serverNow()

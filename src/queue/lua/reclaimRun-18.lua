@@ -24,6 +24,8 @@
   KEYS[8]  worker:<name>:devices   hash: GPU device index -> free share
   KEYS[9]  worker:<name>:reserved  hash: run id -> what its claim reserved (JSON)
   KEYS[10..16] what its includes touch, each named at its top: groups,
+  KEYS[17] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
+  KEYS[18] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   stats, runs:wait, runs:active, runs:prioritized, runs:events, runs:meta
   (and, under the namespace's hash tag, the run's job hash, lock and
   attempts, its shape's staged index, group, group log and class indexes)
@@ -74,6 +76,9 @@ local queueActiveKey = KEYS[13]
 local queuePrioritizedKey = KEYS[14]
 local queueEventsKey = KEYS[15]
 local queueMetaKey = KEYS[16]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[17]
+local fairUsageKey = KEYS[18]
 local base, token, runId, lostEpoch = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
 local name = redis.call("HGET", workerKey, "name")

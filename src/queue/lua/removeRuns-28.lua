@@ -7,6 +7,8 @@
 
   KEYS[1]  ids         zset of every run id, score 0 (removeRun takes each id out)
   KEYS[2..26] what its includes touch, each named at its top: seq, groups,
+  KEYS[27] fair-share    hash: fair share's settings (includes/fairshare/)
+  KEYS[28] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   batches, arrays, arrays:tally, workers, holds, pool:capacity, pool:used,
   settings, reconcile, stats, dependents-pending, runs:wait, runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
@@ -53,6 +55,9 @@ local queueMetaKey = KEYS[23]
 local queueIdKey = KEYS[24]
 local queuePcKey = KEYS[25]
 local queueMarkerKey = KEYS[26]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[27]
+local fairUsageKey = KEYS[28]
 local base = ARGV[1]
 
 for i = 2, #ARGV do

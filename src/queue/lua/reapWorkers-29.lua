@@ -6,6 +6,8 @@
 
   KEYS[1]  workers     zset: worker name -> lease deadline
   KEYS[2..27] what its includes touch, each named at its top: seq, ids,
+  KEYS[28] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
+  KEYS[29] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   groups, batches, arrays, arrays:tally, holds, pool:capacity, pool:used,
   settings, notify:outbox, reconcile, stats, dependents-pending, runs:wait,
   runs:active, runs:prioritized, runs:delayed, runs:waiting-children,
@@ -53,6 +55,9 @@ local queueMetaKey = KEYS[24]
 local queueIdKey = KEYS[25]
 local queuePcKey = KEYS[26]
 local queueMarkerKey = KEYS[27]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[28]
+local fairUsageKey = KEYS[29]
 local base = ARGV[1]
 local now = serverNow()
 

@@ -6,6 +6,8 @@
 
   KEYS[1]  runs:<runId>  hash (its BullMQ job)
   KEYS[2..22] what its includes touch, each named at its top: ids, groups,
+  KEYS[23] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
+  KEYS[24] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   batches, arrays, arrays:tally, holds, pool:capacity, pool:used, settings,
   notify:outbox, stats, dependents-pending, runs:wait, runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
@@ -50,6 +52,9 @@ local queueCompletedKey = KEYS[19]
 local queueFailedKey = KEYS[20]
 local queueEventsKey = KEYS[21]
 local queueMetaKey = KEYS[22]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[23]
+local fairUsageKey = KEYS[24]
 local base, runId = ARGV[1], ARGV[2]
 
 local run = redis.call("HMGET", runKey, "status", "worker", "batch")

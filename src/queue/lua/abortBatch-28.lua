@@ -9,6 +9,8 @@
 
   KEYS[1]  batches     hash: open batch id -> "deadline count"
   KEYS[2..26] what its includes touch, each named at its top: seq, ids,
+  KEYS[27] fair-share    hash: fair share's settings (includes/fairshare/)
+  KEYS[28] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   groups, arrays, arrays:tally, workers, holds, pool:capacity, pool:used,
   settings, reconcile, stats, dependents-pending, runs:wait, runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
@@ -54,6 +56,9 @@ local queueMetaKey = KEYS[23]
 local queueIdKey = KEYS[24]
 local queuePcKey = KEYS[25]
 local queueMarkerKey = KEYS[26]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[27]
+local fairUsageKey = KEYS[28]
 local base, batch, last = ARGV[1], ARGV[2], ARGV[3] == "1"
 
 if not batchState(base, batch) then return {CODE.ok, 0} end

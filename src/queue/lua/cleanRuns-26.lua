@@ -9,6 +9,8 @@
 
   KEYS[1]  ids         zset of every run id, score 0 (removeRun takes each id out)
   KEYS[2..24] what its includes touch, each named at its top: seq, batches,
+  KEYS[25] fair-share    hash: fair share's settings (includes/fairshare/)
+  KEYS[26] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   arrays, arrays:tally, workers, pool:capacity, pool:used, settings,
   reconcile, stats, dependents-pending, runs:wait, runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
@@ -51,6 +53,9 @@ local queueMetaKey = KEYS[21]
 local queueIdKey = KEYS[22]
 local queuePcKey = KEYS[23]
 local queueMarkerKey = KEYS[24]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[25]
+local fairUsageKey = KEYS[26]
 local base, latest = ARGV[1], tonumber(ARGV[3])
 
 local removable = {}

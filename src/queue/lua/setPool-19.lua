@@ -8,6 +8,8 @@
   KEYS[1]  pool:capacity  hash: cluster-wide resource -> total amount
   KEYS[2]  pool:used      hash: cluster-wide resource -> amount reserved by running runs
   KEYS[3..17] what its includes touch, each named at its top: seq, ids,
+  KEYS[18] fair-share    hash: fair share's settings (includes/fairshare/)
+  KEYS[19] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   batches, arrays, arrays:tally, workers, settings, reconcile, stats,
   dependents-pending, runs:events, runs:meta, runs:id, runs:pc, runs:marker
 
@@ -49,6 +51,9 @@ local queueMetaKey = KEYS[14]
 local queueIdKey = KEYS[15]
 local queuePcKey = KEYS[16]
 local queueMarkerKey = KEYS[17]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[18]
+local fairUsageKey = KEYS[19]
 local base, action = ARGV[1], ARGV[2]
 
 if action == "set" then

@@ -32,6 +32,8 @@
   KEYS[6]  workers                 zset: worker name -> lease deadline
   KEYS[7]  worker:<name>:reserved  hash: run id -> what its claim reserved (JSON)
   KEYS[8..27] what its includes touch, each named at its top: ids, groups,
+  KEYS[28] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
+  KEYS[29] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   arrays, arrays:tally, holds, pool:capacity, pool:used, settings,
   notify:outbox, stats, dependents-pending, runs:wait, runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
@@ -101,6 +103,9 @@ local queueCompletedKey = KEYS[24]
 local queueFailedKey = KEYS[25]
 local queueEventsKey = KEYS[26]
 local queueMetaKey = KEYS[27]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[28]
+local fairUsageKey = KEYS[29]
 local base, runId, workerName, token, epoch = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local status, exitCode, signal, reason = ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 

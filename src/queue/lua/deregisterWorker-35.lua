@@ -14,6 +14,8 @@
   KEYS[6]  worker:<name>:devices   hash: GPU device index -> free share (1 = whole device)
   KEYS[7]  worker:<name>:reserved  hash: run id -> what its claim reserved (JSON)
   KEYS[8..33] what its includes touch, each named at its top: seq, ids,
+  KEYS[34] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
+  KEYS[35] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   groups, batches, arrays, arrays:tally, holds, pool:capacity, pool:used,
   settings, notify:outbox, reconcile, stats, dependents-pending, runs:wait,
   runs:active, runs:prioritized, runs:delayed, runs:waiting-children,
@@ -70,6 +72,9 @@ local queueMetaKey = KEYS[30]
 local queueIdKey = KEYS[31]
 local queuePcKey = KEYS[32]
 local queueMarkerKey = KEYS[33]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[34]
+local fairUsageKey = KEYS[35]
 local base, name, token = ARGV[1], ARGV[2], ARGV[3]
 
 if redis.call("HGET", workerKey, "token") ~= token then return CODE.unchanged end

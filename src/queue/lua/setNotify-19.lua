@@ -9,6 +9,8 @@
 
   KEYS[1]  settings    hash (field notifyUrl)
   KEYS[2..17] what its includes touch, each named at its top: seq, ids,
+  KEYS[18] fair-share    hash: fair share's settings (includes/fairshare/)
+  KEYS[19] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   batches, arrays, arrays:tally, workers, pool:capacity, pool:used,
   reconcile, stats, dependents-pending, runs:events, runs:meta, runs:id,
   runs:pc, runs:marker
@@ -40,6 +42,9 @@ local queueMetaKey = KEYS[14]
 local queueIdKey = KEYS[15]
 local queuePcKey = KEYS[16]
 local queueMarkerKey = KEYS[17]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[18]
+local fairUsageKey = KEYS[19]
 local base, url = ARGV[1], ARGV[2]
 
 local was = redis.call("HGET", settingsKey, "notifyUrl")

@@ -5,6 +5,8 @@
   run of the namespace; running runs go on.
 
   KEYS[1..17] what its includes touch, each named at its top: seq, ids,
+  KEYS[18] fair-share    hash: fair share's settings (includes/fairshare/)
+  KEYS[19] fair-usage    hash: user -> decayed usage (includes/fairshare/)
   batches, arrays, arrays:tally, workers, pool:capacity, pool:used,
   settings, reconcile, stats, dependents-pending, runs:events, runs:meta,
   runs:id, runs:pc, runs:marker
@@ -37,6 +39,9 @@ local queueMetaKey = KEYS[14]
 local queueIdKey = KEYS[15]
 local queuePcKey = KEYS[16]
 local queueMarkerKey = KEYS[17]
+-- (Touched by its includes.)
+local fairShareKey = KEYS[18]
+local fairUsageKey = KEYS[19]
 local base, action = ARGV[1], ARGV[2]
 
 if not setQueuePaused(base, action == "pause") then return CODE.unchanged end
