@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import type { ClaimedRun } from '../../src/model/claimed-run.js';
 import { Scripts } from '../../src/queue/scripts.js';
-import { connectClient, newQueue } from '../support/fitq.js';
+import { connectClient, newQueue, redisUrl } from '../support/fitq.js';
 import { snapshotKeys } from '../support/key-snapshot.js';
 import { loseWritesSince, saveKeys } from '../support/lost-writes.js';
 
@@ -30,7 +30,7 @@ async function setUp(workers: Record<string, string>, devices?: number[]) {
     expect(registered).toBe(true);
   }
   // (One Redis, not a cluster: DUMP and RESTORE of every key from one connection.)
-  return { client, scripts, redis: client.redis as Redis, base: client.keys.base };
+  return { queue, client, scripts, redis: client.redis as Redis, base: client.keys.base };
 }
 
 async function claim(scripts: Scripts, worker: string): Promise<ClaimedRun> {
@@ -109,6 +109,22 @@ describe('reclaimRun: a claim a failover lost', () => {
     expect(await env.scripts.reclaimRun('w1', 'tok-w1', claimed)).toEqual({ code: 'lost', why: 'noRoom', status: 'staged', other: 'cpu' });
     expect(await env.client.getRun('r1')).toMatchObject({ status: 'staged' });
     expect(await env.redis.hget(env.client.keys.worker('w1').free, 'cpu')).toBe('0');
+  });
+
+  it("finds its user's quota reached by a run started meanwhile: this copy is stopped, the quota holds", async () => {
+    // The worker has room for both; alice's quota for one.
+    const env = await setUp({ w1: 'cpu=2' });
+    const alice = await connectClient(env.queue, redisUrl(), { user: 'alice' });
+    clients.push(alice);
+    await env.client.setQuota({ user: 'alice' }, ['running=1']);
+    await alice.stage({ command: ['true'], resources: 'cpu=1', runId: 'r1' });
+    const claimed = await lostClaim(env, 'w1');
+    await alice.stage({ command: ['true'], resources: 'cpu=1', runId: 'r2', priority: 10 });
+    expect((await claim(env.scripts, 'w1')).runId).toBe('r2');
+
+    expect(await env.scripts.reclaimRun('w1', 'tok-w1', claimed)).toEqual({ code: 'lost', why: 'noRoom', status: 'staged', other: 'quota' });
+    expect(await env.client.getRun('r1')).toMatchObject({ status: 'staged' });
+    expect(await env.redis.hget(env.client.keys.userUsage('alice'), 'runs')).toBe('1');
   });
 
   it('finds the run held, canceled or removed meanwhile: not taken back', async () => {

@@ -44,7 +44,8 @@
       worker's set of runs by hand), "moved" (claimed since,
       or no longer staged: status, and other is the worker it runs on),
       "parked" (staged but not claimable: held, delayed, waiting for runs)
-      or "noRoom" (other: the resource, or "gpu <device>", no longer free)
+      or "noRoom" (other: the resource, or "gpu <device>", no longer free;
+      "quota": its user's quota is reached by runs started meanwhile)
     {CODE.fenced}     the worker is not registered under this token, or its
                       lease has run out
 
@@ -59,6 +60,8 @@
 -- @include candidates/readPool
 -- @include namespace/serverNow
 -- @include claims/takeRun
+-- @include shape/parseShape
+-- @include quotas/quotaShort
 local workerKey = KEYS[1]
 local workerFreeKey = KEYS[2]
 local workerRunsKey = KEYS[3]
@@ -127,6 +130,12 @@ for _, item in ipairs(pooled) do
   if not free or compareAmounts(free, item[2]) < 0 then
     return lost("noRoom", item[1], "pool resource " .. item[1] .. " it had reserved went to other runs")
   end
+end
+-- Nor may it take its user past their quota (runs of theirs started meanwhile).
+local parsed = parseShape(shape)
+local short = parsed and quotaShort(base, pool.quotas, parsed.user, parsed.demand)
+if short then
+  return lost("noRoom", "quota", "the quota of " .. parsed.user .. " it had counted against (" .. short.name .. ") went to other runs")
 end
 local placed, shares, share = {}, {}, parseAmount(ARGV[8])
 for id in string.gmatch(ARGV[7] or "", "[^,]+") do
