@@ -264,6 +264,9 @@ describe('claiming under stress', () => {
             name: spec.name,
             resources: spec.resources,
             concurrency: spec.concurrency,
+            // The test is about claims, not leases: beside two other files whose scripts hold the
+            // shared Redis for seconds at a time, the default 30 s lapsed (workers reaped mid-test).
+            leaseMs: 120_000,
           });
           started.push({ spec, worker, logs });
         }

@@ -1,4 +1,5 @@
 -- @include fairshare/fairKey
+-- @include bullmq/priorityBand
 -- @include shape/shapeUser
 -- @include namespace/tryCall
 
@@ -44,31 +45,29 @@ local function readGroupEntries(g, fair)
   local kept = #entries
   if #entries > 0 then
     -- The whole band of the first entry, no more.
-    local band = fairKey(fair, tonumber(entries[2]) or -math.huge, nil)
-    band = string.sub(band, 1, 7)
+    local band = priorityBand(tonumber(entries[2]) or -math.huge)
     local read = #entries
-    while read == 2 * size and #entries < 2 * FAIR_BAND_MOST
-      and string.sub(fairKey(fair, tonumber(entries[#entries]) or -math.huge, nil), 1, 7) == band do
+    while read == 2 * size and #entries < 2 * FAIR_BAND_MOST and priorityBand(tonumber(entries[#entries]) or -math.huge) == band do
       local more = tryCall("ZRANGE", g.key, g.offset + #entries / 2, g.offset + #entries / 2 + size - 1, "WITHSCORES") or {}
       read = #more
       for _, item in ipairs(more) do entries[#entries + 1] = item end
     end
     kept = 0
-    while kept < #entries and string.sub(fairKey(fair, tonumber(entries[kept + 2]) or -math.huge, nil), 1, 7) == band do
+    while kept < #entries and priorityBand(tonumber(entries[kept + 2]) or -math.huge) == band do
       kept = kept + 2
     end
     g.exhausted = kept == #entries and read < 2 * size
   else
     g.exhausted = true
   end
-  local pairs = {}
+  local keyed = {}
   for i = 1, kept, 2 do
     local _, user = shapeUser(entries[i])
-    pairs[#pairs + 1] = {entries[i], entries[i + 1], fairKey(fair, tonumber(entries[i + 1]) or -math.huge, user)}
+    keyed[#keyed + 1] = {entries[i], entries[i + 1], fairKey(fair, tonumber(entries[i + 1]) or -math.huge, user)}
   end
-  table.sort(pairs, function(a, b) return a[3] < b[3] end)
+  table.sort(keyed, function(a, b) return a[3] < b[3] end)
   g.entries, g.keys = {}, {}
-  for _, pair in ipairs(pairs) do
+  for _, pair in ipairs(keyed) do
     g.entries[#g.entries + 1] = pair[1]
     g.entries[#g.entries + 1] = pair[2]
     g.keys[#g.entries - 1] = pair[3]

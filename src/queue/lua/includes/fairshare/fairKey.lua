@@ -1,8 +1,5 @@
 -- @include fairshare/fairRank
-
--- Scores of one priority band lie in [band * 2^32, (band + 1) * 2^32)
--- (bullmq/orderScore).
-local BAND = 4294967296
+-- @include bullmq/priorityBand
 
 -- Where a staged run of `user` with this score (bullmq/orderScore:
 -- priority, then staging order) comes in a claim's order: with fair share
@@ -15,8 +12,7 @@ local function fairKey(order, score, user)
   if not order.on then return score end
   if score == math.huge then return "~" end
   if score == -math.huge or score ~= score then return "" end
-  local band = math.floor(score / BAND)
-  local seq = score - band * BAND
+  local band, seq = priorityBand(score)
   band = math.max(math.min(band, 9999999), 0)
   return string.format("%07d%06d%010d", band, user and fairRank(order, user) or 0, seq)
 end
