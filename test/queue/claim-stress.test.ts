@@ -293,7 +293,9 @@ describe('claiming under stress', () => {
           const script = [
             `echo "start $(date +%s%3N) $FITQ_RUN_ID $FITQ_WORKER";`,
             `echo "$FITQ_RUN_ID" >> '${startsFile}';`,
-            `while [ ! -e '${gate}' ]; do sleep 0.02; done;`,
+            // (Polled five times a second: the runs at the gate, 20 or more, forking sleep 50 times a second
+            // each loaded a 2-core machine enough to starve the other test files' processes.)
+            `while [ ! -e '${gate}' ]; do sleep 0.2; done;`,
             `sleep ${(durationMs / 1000).toFixed(3)};`,
             `echo "end $(date +%s%3N) $FITQ_RUN_ID"`,
           ].join(' ');
