@@ -186,6 +186,16 @@ export function localDetachedWorkers(queue: string): { live: DetachedWorker[]; s
   return { live, stale };
 }
 
+/**
+ * Why a background worker that failed to start exited, from its log: its
+ * last `Error: ` line (its logger may flush lines buffered before the error
+ * after it, as the process exits), else its last line.
+ */
+export function failureOf(file: string): string {
+  const lines = tail(file, 20).split('\n');
+  return [...lines].reverse().find((line) => line.startsWith('Error: ')) ?? lines.at(-1) ?? '';
+}
+
 /** The last lines of a file, for explaining why a background worker exited. */
 export function tail(file: string, lines = 5): string {
   try {

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { replicaWaitFlags, replicaWaitOf } from '../cli/replica-wait-flags.js';
 import { FitqCommand } from '../cli/base-command.js';
-import { adoptDetachedFiles, adoptOwnDetachedFiles, keepFailedLog, removePidfileOnExit, spawnDetachedWorker, tail } from '../cli/detach.js';
+import { adoptDetachedFiles, adoptOwnDetachedFiles, failureOf, keepFailedLog, removePidfileOnExit, spawnDetachedWorker } from '../cli/detach.js';
 import { TimeoutError, UsageError } from '../errors.js';
 import { cliSecret } from '../security/secret.js';
 import { resolveNamespace } from '../client.js';
@@ -225,7 +225,7 @@ export default class Worker extends FitqCommand {
       }
       // It failed the way a foreground worker would have: say why, with its exit code.
       const log = keepFailedLog(started);
-      const why = tail(log, 1) || `exited with code ${exitCode}`;
+      const why = failureOf(log) || `exited with code ${exitCode}`;
       process.stderr.write(`${why.startsWith('Error: ') ? why : `Error: ${why}`} (background worker, log ${log})\n`);
       this.exit(exitCode);
     }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { failureOf } from '../../src/cli/detach.js';
 import { BIN, connectClient, fitq, messages, newQueue, redisUrl, startTestWorker } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 import { killRememberedProcess, rememberProcess, type RememberedGroup } from '../support/processes.js';
@@ -255,5 +256,15 @@ describe('fitq worker --detach and fitq stop', { timeout: 300_000 }, () => {
     const left = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.pid')) : [];
     expect(left).toEqual([]);
     expect(await (await connectClient(queue)).listWorkers()).toEqual([]);
+  });
+  it("says why a background worker failed from its log's error line, even when its logger flushed a line after it", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fitq-failed-'));
+    const log = join(dir, 'w.failed.log');
+    // As a loaded machine wrote it once: pino's buffered INFO line flushed at exit, after the error.
+    writeFileSync(log, "Error: a live worker is already named 'dw': choose another --name\n[15:20:56.639] INFO: Starting worker dw\n");
+    expect(failureOf(log)).toBe("Error: a live worker is already named 'dw': choose another --name");
+    writeFileSync(log, 'something else went wrong\n');
+    expect(failureOf(log)).toBe('something else went wrong');
+    rmSync(dir, { recursive: true });
   });
 });
