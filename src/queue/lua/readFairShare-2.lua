@@ -22,7 +22,6 @@
 -- @include fairshare/fairRank
 -- @include fairshare/usedOfShare
 -- @include namespace/serverNow
--- @include namespace/tryCall
 local fairShareKey = KEYS[1]
 local fairUsageKey = KEYS[2]
 local base = ARGV[1]
@@ -48,9 +47,6 @@ table.sort(users, function(a, b)
   if needA ~= needB then return needA < needB end
   return a < b
 end)
-local rates = {}
-local usageFlat = tryCall("HGETALL", fairUsageKey) or {}
-for i = 1, #usageFlat, 2 do rates[usageFlat[i]] = string.match(usageFlat[i + 1], ",([^,]+)$") end
 local out = {}
 for _, user in ipairs(users) do
   out[#out + 1] = user
@@ -58,6 +54,6 @@ for _, user in ipairs(users) do
   out[#out + 1] = number(settings.shares[user] or 1)
   out[#out + 1] = number(usedOfShare(order, user, users))
   out[#out + 1] = tostring(fairRank(order, user))
-  out[#out + 1] = rates[user] or "0"
+  out[#out + 1] = number(order.rate[user] or 0)
 end
 return {settings.on and 1 or 0, number(settings.halfLife), weights, out}
