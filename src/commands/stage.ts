@@ -6,6 +6,7 @@ import { shellSyntaxWarning } from '../cli/shell-syntax.js';
 import { parseStageWait, stageWaitFlags, waitForStaged } from '../cli/stage-wait.js';
 import { parseStageNotify, stageNotifyFlags } from '../cli/stage-notify.js';
 import { parseTimeFlags, timeFlags } from '../cli/stage-time.js';
+import { parsePreemptFlags, preemptFlags } from '../cli/stage-preempt.js';
 import { rememberStaged } from '../cli/last-staged.js';
 import { lifecycleFlags, parseLifecycleFlags } from '../cli/stage-lifecycle.js';
 import { checkWordsBeforeSeparator, readCommandFile, splitAtSeparator, stageNonUtf8Hint, tooManyFlagWordsMessage } from '../cli/stage-input.js';
@@ -72,6 +73,7 @@ export default class Stage extends FitqCommand {
     }),
     repeat: Flags.string({ summary: `Stage this many identical runs (at most ${MAX_REPEAT}).`, default: '1' }),
     ...timeFlags,
+    ...preemptFlags,
     json: Flags.boolean({ summary: 'Print the staged runs as a JSON array.' }),
     'secret-file': Flags.string({
       summary: 'Sign the runs with the shared secret in this file, for workers that require signed runs.',
@@ -116,6 +118,7 @@ export default class Stage extends FitqCommand {
       retries: parseIntegerOption('--retries', flags.retries, 0, MAX_RETRIES),
       ...parseStageNotify(flags),
       ...parseTimeFlags(flags),
+      ...parsePreemptFlags(flags),
       array: parseSweepFlags(flags),
       output: parseOutputFlags(flags),
     };

@@ -37,7 +37,7 @@ export function runMetrics(registry: Registry, shapes: number): RunMetrics {
   });
   const restaged = new Counter({
     name: 'fitq_runs_restaged_total',
-    help: 'Runs fitq staged again: cause worker (their worker died or was stopped under them), retry (retry on failure).',
+    help: 'Runs fitq staged again: cause worker (their worker died or was stopped under them), retry (retry on failure), preempted (stopped to make room for a higher-priority run).',
     labelNames: ['queue', 'cause'],
     registers,
   });
@@ -59,4 +59,4 @@ export function runMetrics(registry: Registry, shapes: number): RunMetrics {
 }
 
 const ENDED: readonly string[] = ENDED_STATUSES;
-const RESTAGE_CAUSES = ['worker', 'retry'] as const;
+const RESTAGE_CAUSES = ['worker', 'retry', 'preempted'] as const;

@@ -32,10 +32,12 @@ export interface ClaimedRun {
   deviceShare?: bigint | undefined;
   /** When its time limit runs out (epoch ms, the Redis server's clock at the claim plus the limit), if it has one. */
   deadline?: number | undefined;
+  /** Which attempt of the run this claim starts (1 for its first; its history's length plus one), when the claim said. */
+  attempt?: number | undefined;
 }
 
 /** Decodes a claimed run from the claim's reply: its id, epoch and flat fields (runFields of the hash it read). */
-export function decodeClaim(runId: string, epoch: string, fields: Readonly<Record<string, string>>): ClaimedRun {
+export function decodeClaim(runId: string, epoch: string, fields: Readonly<Record<string, string>>, attempt?: number): ClaimedRun {
   const { run, demands } = decodeRun(fields);
   const ownLimit = fields.timeLimit ? Number(fields.timeLimit) : undefined;
   return {
@@ -51,6 +53,7 @@ export function decodeClaim(runId: string, epoch: string, fields: Readonly<Recor
     devices: run.devices ?? [],
     deviceShare: fields.deviceShare ? parseDecimal(fields.deviceShare) : undefined,
     deadline: fields.deadline ? Number(fields.deadline) : undefined,
+    attempt: attempt !== undefined && Number.isSafeInteger(attempt) && attempt > 0 ? attempt : undefined,
   };
 }
 

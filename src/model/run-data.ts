@@ -53,6 +53,9 @@ export interface RunData {
   arrayIndex?: number;
   params?: Record<string, string>;
   output?: StoredOutputFiles;
+  /** Preemptible: its checkpoint signal and grace (`SIGUSR1@60s`), and how long it runs before it may be preempted (ms). */
+  preempt?: string;
+  preemptAfter?: number;
 }
 
 /** The job data (JSON text) of a run about to be staged, from its flat fields (run-codec.ts). */

@@ -67,9 +67,16 @@ const OPTIONAL: readonly (readonly [keyof RunRecord, RunFieldName | ((fields: Fl
   ['keepIfDependencyFails', (_, lifecycle) => (lifecycle.keepIfDependencyFails === true ? true : undefined)],
   ['retryOnFailure', (_, lifecycle) => (lifecycle.retry && typeof lifecycle.retry === 'object' ? lifecycle.retry : undefined)],
   ['failures', 'failures'], ['restarted', 'restarted'], ['canceledFor', 'canceledFor'], ['array', 'array'], ['arrayIndex', 'arrayIndex'],
-  ['params', 'params'], ['output', 'output'],
+  ['params', 'params'], ['output', 'output'], ['preempt', 'preempt'], ['preemptAfter', 'preemptAfter'], ['preempted', 'preempted'],
+  ['preempting', (fields) => decodePreempting(fields.preempting)],
   ['usage', (fields) => decodeRunUsage(parseJson<unknown>(fields.usage, undefined))],
 ];
+
+/** A running run's `preempting` field (`<run id>|<ms>`), as read; undefined when absent or not that. */
+function decodePreempting(text: string | undefined): RunRecord['preempting'] {
+  const match = text === undefined ? null : /^([^|]+)\|(\d+)$/.exec(text);
+  return match ? { for: match[1]!, since: Number(match[2]) } : undefined;
+}
 
 /** Demands as people read them, in human units ("gpu=1 mem=8G"): never an array's limit (withoutArrayLimits). */
 export function formatDemands(demands: Resources): string {

@@ -85,6 +85,10 @@ export const RUN_FIELDS = {
   params: { home: 'data', kind: 'json' },
   /** Files the worker also writes its output to. */
   output: { home: 'data', kind: 'json', signed: 'ifPresent' },
+  /** Preemptible (`--preemptible`): its checkpoint signal and grace before it is stopped, `SIGUSR1@60s` (`SIGTERM`: stopped at once). */
+  preempt: { home: 'data', kind: 'text', signed: 'ifPresent' },
+  /** How long it runs before it may be preempted (ms, `--preempt-after`), if set. */
+  preemptAfter: { home: 'data', kind: 'number', signed: 'ifPresent' },
 
   // What happens to it: the job hash, written by the scripts.
   status: { home: 'hash', kind: 'text' },
@@ -118,6 +122,9 @@ export const RUN_FIELDS = {
   failures: { home: 'hash', kind: 'number' },
   restarted: { home: 'hash', kind: 'number' },
   canceledFor: { home: 'hash', kind: 'text' },
+  /** Times it was preempted (lua/includes/preemption/), and while it is being preempted, for which run and since when (`<run id>|<ms>`). */
+  preempted: { home: 'hash', kind: 'number' },
+  preempting: { home: 'hash', kind: 'text' },
   array: { home: 'hash', kind: 'text' },
   /** What it used, as its worker measured it (run-usage.ts): while it runs, and in all once it ended. */
   usage: { home: 'hash', kind: 'json' },

@@ -92,6 +92,13 @@ export interface RunRecord {
   restarted?: number;
   /** The run it was canceled for: a dependency that ended so that its own could never be met. */
   canceledFor?: string;
+  /** Preemptible (`--preemptible`): its checkpoint signal and grace (`SIGUSR1@60s`), and how long it runs before it may be preempted (ms). */
+  preempt?: string;
+  preemptAfter?: number;
+  /** Times it was preempted (each a `preempted` attempt). */
+  preempted?: number;
+  /** While it is being preempted: for which staged run, and since when (epoch ms). */
+  preempting?: { for: string; since: number };
   /** Its earlier attempts (re-staged by a retry, a restart or its worker's death), oldest first; read by getRun. */
   attempts?: RunAttempt[];
   /** The array it is part of (`fitq stage --array/--param`), its index there and its parameters. */

@@ -4,6 +4,7 @@
  * ready for the stage script (PreparedRun), each with its staged-index
  * shape. An array's runs are sweep.ts's.
  */
+import { preemptFields, type PreemptRequest } from './preemption.js';
 import { randomBytes } from 'node:crypto';
 import type { TimeSignal } from '../units/duration.js';
 import { UsageError } from '../errors.js';
@@ -38,7 +39,7 @@ export const MAX_RETRIES = 100;
 export const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 
 /** A run to stage; its lifecycle options (hold, begin time, dependencies, retry on failure) are in parked.ts. */
-export interface StageRequest extends LifecycleOptions {
+export interface StageRequest extends LifecycleOptions, PreemptRequest {
   /** The argv to run (or, with `shell`, the words joined into one `sh -c` script). */
   command: readonly string[];
   /**
@@ -156,7 +157,7 @@ export function prepareRuns(request: StageRequest, placeholders: Readonly<Record
   if (gpus.length > 0) fields.gpus = gpus.join(',');
   if (retries > 0) fields.retries = String(retries);
   if (request.notify !== undefined) fields.notify = validateNotifyUrl(request.notify);
-  Object.assign(fields, timeFields(request.timeLimit, request.timeSignal));
+  Object.assign(fields, timeFields(request.timeLimit, request.timeSignal), preemptFields(request));
   const timeLimit = fields.timeLimit === undefined ? undefined : Number(fields.timeLimit);
   const lifecycle = lifecycleJson(request);
   if (lifecycle !== undefined) fields.lifecycle = lifecycle;

@@ -11,6 +11,7 @@ import type { RetryPolicy } from '../model/parked.js';
 import { everyAttempt, type RunAttempt, type RunRecord } from '../model/run-record.js';
 import { usageRows, usageSummary } from './run-usage.js';
 import { formatStager } from '../model/stager.js';
+import { preemptibleText, preemptingText } from '../model/preemption.js';
 
 /** "2h30m (SIGUSR1@2m), deadline 14:30:00 (in 1h)": the limit, its signal if not the default, and while running its deadline. */
 function timeLimitText(run: RunRecord, now: number): string | undefined {
@@ -47,7 +48,9 @@ export function runDetailRows(run: RunRecord, now = Date.now()): [string, string
     ...usageRows(run),
     ['exit code', run.exitCode?.toString()],
     ['signal', run.signal],
-    ['reason', run.reason],
+    ['reason', preemptingText(run) ?? run.reason],
+    ['preemptible', run.preempt && preemptibleText(run)],
+    ['preempted', run.preempted ? `${run.preempted} time${run.preempted === 1 ? '' : 's'}` : undefined],
     ['retries', run.retries === undefined ? undefined : `${run.restaged ?? 0} of ${run.retries} used`],
     ['re-staged', run.restagedReason],
     ['begins', formatTime(run.beginAt, now) || undefined],

@@ -5,6 +5,7 @@
 import { UsageError } from '../errors.js';
 import { oneLine, quote } from '../text/quote.js';
 import type { RunRecord } from '../model/run-record.js';
+import { preemptingText } from '../model/preemption.js';
 import { formatDuration, formatTime } from '../units/time.js';
 
 /** Longest COMMAND and LABELS cells before they are cut (not with --wide). */
@@ -80,7 +81,7 @@ const COLUMNS = {
     cell: (run, now) => formatDuration(run.startedAt === undefined ? undefined : (run.endedAt ?? now) - run.startedAt),
   },
   exit: { title: 'EXIT', cell: (run) => (run.exitCode !== undefined ? String(run.exitCode) : (run.signal ?? '')) },
-  why: { title: 'WHY', cell: (run) => (run.status === 'completed' ? '' : oneLine(run.reason ?? '')) },
+  why: { title: 'WHY', cell: (run) => (run.status === 'completed' ? '' : oneLine(preemptingText(run) ?? run.reason ?? '')) },
 } satisfies Record<string, Column>;
 
 export type ColumnName = keyof typeof COLUMNS;

@@ -21,6 +21,8 @@ export type ClaimResult =
       ignored: IgnoredGroup[];
       /** The blocked head this worker holds resources for, if any. */ holding?: string;
       /** Ms until the next run that begins later (--begin, --delay, a retry's backoff) is due, if any. */ nextBeginMs?: number;
+      /** The worker's runs being preempted, each with the run it makes room for: it signals and stops them (lua/includes/preemption/). */
+      preempting: Preempting[];
     }
   | { code: 'idle'; ignored: IgnoredGroup[]; nextBeginMs?: number }
   | { code: 'full' }
@@ -105,16 +107,36 @@ function nextBegin(value: unknown): { nextBeginMs?: number } {
 }
 
 
+/** A run of the worker a claim preempted, and the run it makes room for. */
+export interface Preempting {
+  runId: string;
+  forRun: string;
+}
+
+/** A flat list `runId, forRun, ...` (the claim's and the heartbeat's). */
+export function parsePreempting(list: unknown): Preempting[] {
+  const flat = Array.isArray(list) ? (list as unknown[]).map(String) : [];
+  const pairs: Preempting[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) pairs.push({ runId: flat[i]!, forRun: flat[i + 1]! });
+  return pairs;
+}
+
 /** Reads the claim script's reply. */
 export function parseClaimReply(reply: unknown[]): ClaimResult {
   switch (codeName(reply[0])) {
     case 'ok': {
       const runId = String(reply[1]);
       const epoch = String(reply[2]);
-      return { code: 'claimed', runId, epoch, claim: decodeClaim(runId, epoch, runFields(runId, flatToRecord(reply[3] as string[]))) };
+      return { code: 'claimed', runId, epoch, claim: decodeClaim(runId, epoch, runFields(runId, flatToRecord(reply[3] as string[])), Number(reply[4])) };
     }
     case 'waiting':
-      return { code: 'waiting', ignored: parseIgnored(reply[1]), holding: reply[2] ? String(reply[2]) : undefined, ...nextBegin(reply[3]) };
+      return {
+        code: 'waiting',
+        ignored: parseIgnored(reply[1]),
+        holding: reply[2] ? String(reply[2]) : undefined,
+        ...nextBegin(reply[3]),
+        preempting: parsePreempting(reply[4]),
+      };
     case 'idle':
       return { code: 'idle', ignored: parseIgnored(reply[1]), ...nextBegin(reply[3]) };
     case 'full':

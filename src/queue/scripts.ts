@@ -15,6 +15,8 @@ import {
   limitArg,
   parseClaimReply,
   parseReclaimReply,
+  parsePreempting,
+  type Preempting,
   type ClaimLimits,
   type ClaimPolicy,
   type ClaimResult,
@@ -267,21 +269,27 @@ export class Scripts {
 
   /**
    * Renews a lease; returns run ids whose cancellation is pending, any stop
-   * request, the runs (with their claim epoch) Redis holds for the worker
-   * and whether it is drained; undefined when fenced.
+   * request, the runs (with their claim epoch) Redis holds for the worker,
+   * whether it is drained, and its runs a claim preempted; undefined when fenced.
    */
   async heartbeat(
     name: string,
     token: string,
     leaseMs: number,
-  ): Promise<{ cancels: string[]; stop?: StopMode; held: { runId: string; epoch: string }[]; drained: boolean } | undefined> {
-    const reply = (await this.call('heartbeat', { worker: name }, this.keys.base, name, token, leaseMs)) as [number, string[]?, string?, string[]?, number?];
+  ): Promise<{ cancels: string[]; stop?: StopMode; held: { runId: string; epoch: string }[]; drained: boolean; preempting: Preempting[] } | undefined> {
+    const reply = (await this.call('heartbeat', { worker: name }, this.keys.base, name, token, leaseMs)) as [number, string[]?, string?, string[]?, number?, string[]?];
     if (codeName(reply[0]) !== 'ok') return undefined;
     const stop = reply[2];
     const flat = reply[3] ?? [];
     const held: { runId: string; epoch: string }[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) held.push({ runId: flat[i]!, epoch: flat[i + 1]! });
-    return { cancels: reply[1] ?? [], held, drained: reply[4] === 1, ...(stop === 'graceful' || stop === 'now' ? { stop } : {}) };
+    return {
+      cancels: reply[1] ?? [],
+      held,
+      drained: reply[4] === 1,
+      preempting: parsePreempting(reply[5]),
+      ...(stop === 'graceful' || stop === 'now' ? { stop } : {}),
+    };
   }
 
   /**

@@ -37,9 +37,10 @@ export interface FinishInput {
   epoch: string;
   /**
    * `stopped`: its worker terminated it (or never started it) because the worker was stopped;
-   * `returned`: its worker could not start it for want of its own means (out of file descriptors): put back, no retry spent.
+   * `returned`: its worker could not start it for want of its own means (out of file descriptors): put back, no retry spent;
+   * `preempted`: its worker stopped it because a claim preempted it: put back at its place, no retry spent.
    */
-  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'stopped' | 'returned';
+  status: 'completed' | 'failed' | 'canceled' | 'rejected' | 'timeout' | 'stopped' | 'returned' | 'preempted';
   exitCode?: number | undefined;
   signal?: string | undefined;
   reason: string;

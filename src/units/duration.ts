@@ -140,7 +140,7 @@ export const TIME_SIGNALS: readonly string[] = ['SIGTERM', 'SIGINT', 'SIGHUP', '
  * case) or number, and optionally how long before the limit (a time limit's
  * syntax, or 0; default 0: at the limit). Refused quoting the value.
  */
-export function parseTimeSignal(flag: string, text: string): TimeSignal {
+export function parseTimeSignal(flag: string, text: string, beforeWhat = 'the limit'): TimeSignal {
   const refuse = (why: string) =>
     new UsageError(`expected ${flag} to be SIGNAL[@TIME] such as SIGUSR1@120s or TERM${why}, got ${quote(text)}`);
   const [name = '', before, ...rest] = text.trim().split('@');
@@ -151,7 +151,7 @@ export function parseTimeSignal(flag: string, text: string): TimeSignal {
   try {
     return { signal, beforeMs: parseTimeLimit(flag, before) };
   } catch {
-    throw refuse(' (the time before the limit: 120s, 2m, 00:02:00 or 120)');
+    throw refuse(` (the time before ${beforeWhat}: 120s, 2m, 00:02:00 or 120)`);
   }
 }
 

@@ -216,6 +216,8 @@ export class ClaimLoop {
         );
         lease.executor.dispatch(result.claim);
       }
+      // Its runs the claim preempted for the run it holds: signalled and stopped here.
+      if (result.code === 'waiting') for (const { runId, forRun } of result.preempting) lease.executor.preempt(runId, forRun);
       return result;
     } finally {
       this.inFlight = false;

@@ -55,6 +55,7 @@ export class Heartbeat {
         claims.wake();
       } else {
         reply.cancels.forEach((runId) => requests.cancel(runId));
+        requests.preempt(reply.preempting);
         if (token === lease.token) claims.noteDrained(reply.drained);
         if (reply.stop) requests.stopOnRequest(reply.stop === 'now');
         // Ends a failover lost are recorded again first: what they free may be what a lost claim needs back.

@@ -13,6 +13,7 @@ import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { StopMode } from '../queue/worker-calls.js';
+import type { Preempting } from '../queue/claim-reply.js';
 import type { Lease } from './lease.js';
 
 export class Requests {
@@ -30,6 +31,11 @@ export class Requests {
   /** A cancellation the heartbeat script found recorded for this worker's run. */
   cancel(runId: string): void {
     if (this.lease.executor.cancel(runId)) this.logger.info({ runId }, `Canceling run ${runId}`);
+  }
+
+  /** Runs a claim preempted (its reply, or the heartbeat's): each is signalled and stopped once (Executor.preempt). */
+  preempt(preempting: readonly Preempting[]): void {
+    for (const { runId, forRun } of preempting) this.lease.executor.preempt(runId, forRun);
   }
 
   /**

@@ -34,6 +34,8 @@ export function stoppedReason(worker: string, why?: string): string {
  *   exited first or not, started or not.
  * - returned (its worker lacked the means to start it): put back as staged,
  *   no retry spent.
+ * - preempted (a claim preempted it): put back as staged at its place, no
+ *   retry spent, whatever its process did after its checkpoint signal.
  * - given up by its worker (abandon, worker-stop), and terminated for it or
  *   never started: it did not fail: `stopped` with the stop's reason, which
  *   re-stages it or ends it lost.
@@ -47,6 +49,7 @@ export function endingToRecord(run: EndingRun, outcome: RunEnding): Pick<FinishI
   if (outcome.status === 'rejected') return { status: 'rejected', reason: outcome.reason };
   if (stop?.cause === 'cancel') return { status: 'canceled', reason: `${stop.reason} (${outcome.reason})` };
   if (outcome.status === 'returned') return { status: 'returned', reason: outcome.reason };
+  if (stop?.cause === 'preempt') return { status: 'preempted', reason: stop.reason };
   if (stop !== undefined && isGivenUp(stop) && (!run.started || run.terminated)) return { status: 'stopped', reason: stop.reason };
   if (stop?.cause === 'timeout' && run.terminated) return { status: 'timeout', reason: `${stop.reason} (${outcome.reason})` };
   return { status: outcome.status, reason: outcome.reason };

@@ -11,6 +11,7 @@ import { withoutArrayLimits } from '../resources/array-limit.js';
 import { SENTINEL_LOGIN_ENV } from '../redis/redis-url.js';
 import type { TlsFiles } from '../redis/tls-options.js';
 import { resourcesToJson, type Resources } from '../resources/spec.js';
+import type { ClaimedRun } from '../model/claimed-run.js';
 
 /** Where fitq reads its Redis connection settings: the URL (password included) and TLS files. */
 export const CONNECTION_ENV = ['FITQ_REDIS_URL', 'REDIS_URL', ...SENTINEL_LOGIN_ENV, 'FITQ_REDIS_CA', 'FITQ_REDIS_CERT', 'FITQ_REDIS_KEY'] as const;
@@ -53,4 +54,17 @@ export function inheritedEnv(env: NodeJS.ProcessEnv, passConnection: boolean, co
  */
 export function grantedResourcesEnv(demands: Resources): string {
   return JSON.stringify(resourcesToJson(withoutArrayLimits(demands)));
+}
+
+/**
+ * Which attempt of the run this is (FITQ_ATTEMPT, 1 for its first), when its
+ * claim said; and FITQ_PREEMPTED=1 (with FITQ_PREEMPTED_COUNT) once it was
+ * preempted before: it may resume from the checkpoint it wrote then.
+ */
+export function attemptEnv(claim: Pick<ClaimedRun, 'attempt' | 'run'>): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (claim.attempt !== undefined) env.FITQ_ATTEMPT = String(claim.attempt);
+  const preempted = claim.run.preempted ?? 0;
+  if (preempted > 0) Object.assign(env, { FITQ_PREEMPTED: '1', FITQ_PREEMPTED_COUNT: String(preempted) });
+  return env;
 }

@@ -15,7 +15,7 @@ import { newRunToken, RUN_TOKEN_VARIABLE } from './escaped-sweep.js';
 import type { ExecutorContext } from './executor-context.js';
 import { OutputBuffer } from './output.js';
 import type { RunEnding } from './run-ending.js';
-import { grantedResourcesEnv } from './run-env.js';
+import { attemptEnv, grantedResourcesEnv } from './run-env.js';
 import { runTimeLimit } from './time-limit.js';
 import { watchTimeLimit } from './time-limit-watch.js';
 
@@ -80,6 +80,7 @@ export async function spawnRun(ctx: ExecutorContext, run: ActiveRun, log: Logger
     [RUN_TOKEN_VARIABLE]: token,
     FITQ_WORKER: ctx.workerName,
     FITQ_RESOURCES: grantedResourcesEnv(run.demands),
+    ...attemptEnv(run),
   };
   // Devices placed by the claim; on a worker without devices, the run's pin.
   // (A MIG device goes by its UUID: CUDA_VISIBLE_DEVICES=MIG-….)

@@ -7,7 +7,7 @@
  * limit, a worker stopped while a run is canceled...). The first one asked
  * holds, except that a later one of a higher rank takes its place:
  *
- *   cancel  >  abandon = worker-stop  >  timeout
+ *   cancel  >  abandon = worker-stop = preempt  >  timeout
  *
  * So a cancel wins over everything (a run canceled while its worker stops,
  * or past its time limit, ends canceled); a run given up by its worker ends
@@ -22,9 +22,12 @@
  *   stop --now`, a fatal error): it ends `stopped`, re-staged or lost.
  * - `abandon`: the worker gave it up for anything else (its registration or
  *   its claim was lost, it could not run it): it ends `stopped` likewise.
+ * - `preempt`: a claim preempted it for a run of a higher priority (its
+ *   checkpoint signal, its grace, then its stop): it goes back to staged at
+ *   its place, no retry spent, whatever its process did meanwhile.
  * - `timeout`: it ran past its time limit (it ends `timeout`).
  */
-export type StopCause = 'cancel' | 'abandon' | 'timeout' | 'worker-stop';
+export type StopCause = 'cancel' | 'abandon' | 'timeout' | 'worker-stop' | 'preempt';
 
 export interface RunStop {
   readonly cause: StopCause;
@@ -36,7 +39,7 @@ export interface RunStop {
 export const CANCELED: RunStop = { cause: 'cancel', reason: 'canceled' };
 
 /** Higher takes the place of lower; between equals the first stays. */
-const RANK: Record<StopCause, number> = { timeout: 0, abandon: 1, 'worker-stop': 1, cancel: 2 };
+const RANK: Record<StopCause, number> = { timeout: 0, abandon: 1, 'worker-stop': 1, preempt: 1, cancel: 2 };
 
 /** Asks `run` to stop for `stop`: kept unless it already has a stop of the same or a higher rank. */
 export function requestStop(run: { stop?: RunStop | undefined }, stop: RunStop): void {

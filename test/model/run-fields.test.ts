@@ -30,7 +30,7 @@ const FULL_DATA =
 describe('the run field table', () => {
   it('signs the fields it always signed, in their order, and those it signs when present', () => {
     expect(SIGNED_FIELDS).toEqual(['command', 'shell', 'cwd', 'env', 'resources', 'gpus', 'retries', 'priority']);
-    expect(SIGNED_IF_PRESENT).toEqual(['timeLimit', 'timeSignal', 'output', 'user', 'stagedFrom']);
+    expect(SIGNED_IF_PRESENT).toEqual(['timeLimit', 'timeSignal', 'output', 'preempt', 'preemptAfter', 'user', 'stagedFrom']);
     // What a run is (its data), and who staged it: written once, by the stage script, beside the data.
     const writtenAtStage = new Set(['user', 'stagedFrom']);
     for (const name of [...SIGNED_FIELDS, ...SIGNED_IF_PRESENT]) {

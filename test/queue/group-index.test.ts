@@ -167,7 +167,7 @@ describe('claims walking the index of groups', () => {
     const later = (await client.stage({ command: ['true'], resources: 'mem=1' })).runs[0]!.id;
     expect(await scripts.claimRun('w', 'tok', 0)).toMatchObject({ code: 'claimed', runId: later });
     expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [head]: 'w' });
-    expect(await scripts.claimRun('w', 'tok', 0)).toEqual({ code: 'waiting', ignored: [], holding: head });
+    expect(await scripts.claimRun('w', 'tok', 0)).toEqual({ code: 'waiting', ignored: [], holding: head, preempting: [] });
     await scripts.deregisterWorker('w', 'tok');
   });
 });

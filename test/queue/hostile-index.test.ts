@@ -203,7 +203,7 @@ describe('the other scripts reading what a hostile writer put in', () => {
     await redis.xadd(keys.queue.key('events'), '*', 'event', 'added', 'jobId', 'strm');
     await redis.xadd(keys.queue.key('events'), '*', 'event', 'removed', 'jobId', 't7:log');
 
-    expect(await scripts.heartbeat('w', 'tok', 60_000)).toEqual({ cancels: [], held: [{ runId: run, epoch: '1' }], drained: false });
+    expect(await scripts.heartbeat('w', 'tok', 60_000)).toEqual({ cancels: [], held: [{ runId: run, epoch: '1' }], drained: false, preempting: [] });
     expect(await redis.smembers(keys.worker('w').runs)).toEqual([run]);
     await expect(client.reconcile()).resolves.toEqual([]);
     // The worker goes with its run: lost, and its keys with it.

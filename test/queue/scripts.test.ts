@@ -58,7 +58,7 @@ describe('heartbeat', () => {
     const scripts = new Scripts(client.redis, client.keys, 100);
     const registration = registrationOf('slow', 'tok', 300, '');
     expect(await scripts.registerWorker(registration)).toBe(true);
-    expect(await scripts.heartbeat('slow', 'tok', 300)).toEqual({ cancels: [], held: [], drained: false });
+    expect(await scripts.heartbeat('slow', 'tok', 300)).toEqual({ cancels: [], held: [], drained: false, preempting: [] });
     await waitForLapse(client, 'slow');
     expect(await scripts.heartbeat('slow', 'tok', 300)).toBeUndefined();
     expect(await scripts.claimRun('slow', 'tok', 0)).toEqual({ code: 'fenced' });

@@ -53,7 +53,7 @@ describe('backfill by time limit', () => {
     // The head is held; the long run waits; the short one goes.
     expect(await claim()).toMatchObject({ code: 'claimed', runId: short });
     expect(await client.redis.hgetall(client.keys.holds)).toEqual({ [head]: 'w' });
-    expect(await claim()).toEqual({ code: 'waiting', ignored: [], holding: head });
+    expect(await claim()).toEqual({ code: 'waiting', ignored: [], holding: head, preempting: [] });
     expect(await reason(scripts, long)).toBe('waiting for resources: cpu=1 > 0 free on w');
     // The run records its limit and deadline, from the claim's clock.
     const record = await client.getRun(short);
@@ -67,7 +67,7 @@ describe('backfill by time limit', () => {
     expect(await claim()).toMatchObject({ code: 'claimed', runId: running });
     const head = await stage(client, 'cpu=2');
     const short = await stage(client, 'cpu=1', '1s');
-    expect(await claim()).toEqual({ code: 'waiting', ignored: [], holding: head });
+    expect(await claim()).toEqual({ code: 'waiting', ignored: [], holding: head, preempting: [] });
     expect(await reason(scripts, short)).toBe(
       `held for older run ${head} on w: it needs cpu=2, 1 free (when it can start is not known: a run on w has no time limit)`,
     );
@@ -99,7 +99,7 @@ describe('backfill by time limit', () => {
     const fits = await stage(client, 'cpu=1', '20s');
     const tooLong = await stage(client, 'cpu=1', '60s');
     expect(await claim()).toMatchObject({ code: 'claimed', runId: fits });
-    expect(await claim()).toEqual({ code: 'waiting', ignored: [], holding: head });
+    expect(await claim()).toEqual({ code: 'waiting', ignored: [], holding: head, preempting: [] });
     expect((await client.getRun(tooLong)).status).toBe('staged');
   });
 });

@@ -1,6 +1,6 @@
 /**
  * A run's stop: which one it keeps when several are asked (the first, unless
- * a later one outranks it: cancel > abandon = worker-stop > timeout), and
+ * a later one outranks it: cancel > abandon = worker-stop = preempt > timeout), and
  * what each stop makes of each way its process can end (endingToRecord's
  * whole table). Then one through a real worker: a run canceled during the
  * grace after its time limit ends canceled, not timeout.
@@ -19,6 +19,7 @@ const stops: Record<StopCause, RunStop> = {
   abandon: { cause: 'abandon', reason: 'its worker lost its registration' },
   'worker-stop': { cause: 'worker-stop', reason: 'its worker w1 was stopped (second interrupt)' },
   timeout: { cause: 'timeout', reason: 'time limit of 1s reached' },
+  preempt: { cause: 'preempt', reason: 'preempted for run r42' },
 };
 
 /** The stop a run keeps when these are asked for it, in this order. */
@@ -48,6 +49,13 @@ describe('requestStop', () => {
     ['timeout', 'cancel', 'cancel'],
     ['timeout', 'abandon', 'abandon'],
     ['timeout', 'worker-stop', 'worker-stop'],
+    ['preempt', 'cancel', 'cancel'],
+    ['preempt', 'abandon', 'preempt'],
+    ['preempt', 'worker-stop', 'preempt'],
+    ['preempt', 'timeout', 'preempt'],
+    ['cancel', 'preempt', 'cancel'],
+    ['worker-stop', 'preempt', 'worker-stop'],
+    ['timeout', 'preempt', 'preempt'],
   ] as const)('%s, then %s: keeps %s', (first, then, kept) => {
     expect(stopAfter(stops[first], stops[then])).toBe(stops[kept]);
     // Once taken over, it stays so whatever comes next.
@@ -89,48 +97,56 @@ describe('endingToRecord: each stop by each end of its process', () => {
     ['exited 0 on its own', 'abandon', 'completed', 'exit code 0'],
     ['exited 0 on its own', 'worker-stop', 'completed', 'exit code 0'],
     ['exited 0 on its own', 'timeout', 'completed', 'exit code 0'],
+    ['exited 0 on its own', 'preempt', 'preempted', 'preempted for run r42'],
 
     ['exited 3 on its own', undefined, 'failed', 'exit code 3'],
     ['exited 3 on its own', 'cancel', 'canceled', 'canceled (exit code 3)'],
     ['exited 3 on its own', 'abandon', 'failed', 'exit code 3'],
     ['exited 3 on its own', 'worker-stop', 'failed', 'exit code 3'],
     ['exited 3 on its own', 'timeout', 'failed', 'exit code 3'],
+    ['exited 3 on its own', 'preempt', 'preempted', 'preempted for run r42'],
 
     ['killed once terminated', undefined, 'failed', 'killed by signal SIGTERM'],
     ['killed once terminated', 'cancel', 'canceled', 'canceled (killed by signal SIGTERM)'],
     ['killed once terminated', 'abandon', 'stopped', given],
     ['killed once terminated', 'worker-stop', 'stopped', stoppedBy],
     ['killed once terminated', 'timeout', 'timeout', 'time limit of 1s reached (killed by signal SIGTERM)'],
+    ['killed once terminated', 'preempt', 'preempted', 'preempted for run r42'],
 
     ['exited 0 once terminated', undefined, 'completed', 'exit code 0'],
     ['exited 0 once terminated', 'cancel', 'canceled', 'canceled (exit code 0)'],
     ['exited 0 once terminated', 'abandon', 'stopped', given],
     ['exited 0 once terminated', 'worker-stop', 'stopped', stoppedBy],
     ['exited 0 once terminated', 'timeout', 'timeout', 'time limit of 1s reached (exit code 0)'],
+    ['exited 0 once terminated', 'preempt', 'preempted', 'preempted for run r42'],
 
     ['could not start', undefined, 'failed', 'command not found: nope'],
     ['could not start', 'cancel', 'canceled', 'canceled (command not found: nope)'],
     ['could not start', 'abandon', 'failed', 'command not found: nope'],
     ['could not start', 'worker-stop', 'failed', 'command not found: nope'],
     ['could not start', 'timeout', 'failed', 'command not found: nope'],
+    ['could not start', 'preempt', 'preempted', 'preempted for run r42'],
 
     ['never started', undefined, 'failed', 'not started'],
     ['never started', 'cancel', 'canceled', 'canceled (not started)'],
     ['never started', 'abandon', 'stopped', given],
     ['never started', 'worker-stop', 'stopped', stoppedBy],
     ['never started', 'timeout', 'failed', 'not started'],
+    ['never started', 'preempt', 'preempted', 'preempted for run r42'],
 
     ['returned for want of descriptors', undefined, 'returned', 'its worker w1 ran out of file descriptors'],
     ['returned for want of descriptors', 'cancel', 'canceled', 'canceled (its worker w1 ran out of file descriptors)'],
     ['returned for want of descriptors', 'abandon', 'returned', 'its worker w1 ran out of file descriptors'],
     ['returned for want of descriptors', 'worker-stop', 'returned', 'its worker w1 ran out of file descriptors'],
     ['returned for want of descriptors', 'timeout', 'returned', 'its worker w1 ran out of file descriptors'],
+    ['returned for want of descriptors', 'preempt', 'returned', 'its worker w1 ran out of file descriptors'],
 
     ['rejected', undefined, 'rejected', 'rejected: it is not signed'],
     ['rejected', 'cancel', 'rejected', 'rejected: it is not signed'],
     ['rejected', 'abandon', 'rejected', 'rejected: it is not signed'],
     ['rejected', 'worker-stop', 'rejected', 'rejected: it is not signed'],
     ['rejected', 'timeout', 'rejected', 'rejected: it is not signed'],
+    ['rejected', 'preempt', 'rejected', 'rejected: it is not signed'],
   ] as const)('%s, stop %s: %s, %j', (end, cause, status, reason) => {
     const { run, outcome } = ends[end]!;
     expect(endingToRecord({ ...run, stop: cause && stops[cause] }, outcome)).toEqual({ status, reason });

@@ -105,6 +105,14 @@
   its worker runs, and a later run that ends before then may use what the
   head holds (includes/policy/backfillsByTime.lua).
 
+  Preemption (includes/preemption/preemptFor.lua): when the worker holds a
+  blocked head that no other worker could start now, and its running runs
+  staged --preemptible with a lower priority, past their --preempt-after,
+  would free enough for it, the fewest of them (then the most recently
+  started) are marked `preempting` in the same step as the hold: the hold
+  keeps what they free for the head, and they keep their reservation until
+  their end is recorded (finishRun, status "preempted").
+
   The run it starts records the Redis server's clock as its job's processedOn,
   and, on its first start, how long it waited in the namespace's run
   statistics (`stats`, includes/stats/runTimeBounds.lua).
@@ -120,9 +128,14 @@
   time; it replies how long until the next one is due.
 
   Returns one of:
-    {CODE.ok, runId, epoch, runFields}  claimed; runFields is the job hash, flat
-    {CODE.waiting, ignored, heldRunId, nextBegin} nothing may start now, something fits the total
-                              capacity; heldRunId is the blocked head ("" if none)
+    {CODE.ok, runId, epoch, runFields, attempt}  claimed; runFields is the job hash, flat;
+                   attempt: which attempt of the run this is (its history's length + 1)
+    {CODE.waiting, ignored, heldRunId, nextBegin, preempting} nothing may start now, something fits the total
+                              capacity; heldRunId is the blocked head ("" if none);
+                              preempting: the worker's runs being preempted
+                              (for it, or for a head held before), each with
+                              the run it makes room for (runId, forRun, ...),
+                              which the worker signals and stops
     {CODE.idle, ignored, "", nextBegin}  no staged run fits the worker's total capacity
                    (nextBegin: ms until the next delayed run is due, -1 if none)
     {CODE.full}    the worker already runs maxRuns runs
@@ -162,6 +175,7 @@
 -- @include namespace/tryCall
 -- @include classes/workerClass
 -- @include quotas/forgetStagedUserRun
+-- @include preemption/preemptFor
 local workerKey = KEYS[1]
 local workerCapacityKey = KEYS[2]
 local workerFreeKey = KEYS[3]
@@ -313,8 +327,14 @@ else
 end
 
 if chosen == nil then
+  -- Its preemptible runs of a lower priority make room for the head, if
+  -- that is the only way it starts (includes/preemption/).
+  local preempting, eligibleIn = {}, nil
+  if head then preempting, eligibleIn = preemptFor(base, {reserved = workerReservedKey, workers = workersKey}, name, view, head, clock) end
+  -- The worker claims again once a run may be preempted, as when a run's begin time comes.
+  if eligibleIn and (nextBegin < 0 or eligibleIn < nextBegin) then nextBegin = eligibleIn end
   -- (Runs of an array at its limit wait too: they start once one of it ends.)
-  if stream.seen or stream.throttled or view.drops.full or stream.moved then return {CODE.waiting, ignored, headId, nextBegin} end
+  if stream.seen or stream.throttled or view.drops.full or stream.moved then return {CODE.waiting, ignored, headId, nextBegin, preempting} end
   return {CODE.idle, ignored, "", nextBegin}
 end
 
@@ -326,4 +346,4 @@ local epoch = takeRun(base, {
   id = chosen.id, shape = chosen.shape, own = chosen.own, pooled = chosen.pooled, placed = placed, share = share,
   shares = devices, runLimit = chosen.runLimit, deadline = chosen.runLimit and clock + chosen.runLimit or nil,
 }, clock, stream)
-return {CODE.ok, chosen.id, epoch, redis.call("HGETALL", KEY.run(base, chosen.id))}
+return {CODE.ok, chosen.id, epoch, redis.call("HGETALL", KEY.run(base, chosen.id)), redis.call("LLEN", KEY.runAttempts(base, chosen.id)) + 1}

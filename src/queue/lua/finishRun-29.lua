@@ -18,6 +18,11 @@
   staged at its place without spending a retry (canceled if its
   cancellation was requested).
 
+  A run its worker stopped because a claim preempted it (status
+  "preempted", includes/preemption/) did not fail either: it goes back to
+  staged at its place without spending a retry, its attempt recorded as
+  preempted (canceled if its cancellation was requested).
+
   A run that failed on its own (status failed, or timeout if staged with
   --retry-on-timeout) and was staged with --retry-on-failure goes back to
   staged, after its backoff, at its place in the order, while it has
@@ -47,7 +52,7 @@
   the same.
 
   ARGV[1] base, ARGV[2] runId, ARGV[3] worker name, ARGV[4] token, ARGV[5] epoch,
-  ARGV[6] status (completed|failed|canceled|rejected|timeout|stopped|returned), ARGV[7] exitCode ("" if none),
+  ARGV[6] status (completed|failed|canceled|rejected|timeout|stopped|returned|preempted), ARGV[7] exitCode ("" if none),
   ARGV[8] signal ("" if none), ARGV[9] reason, ARGV[10] logMaxLines,
   ARGV[11] what the run used (model/run-usage.ts, JSON; "" if not measured):
   kept as its `usage`, and with its attempt when it is re-staged
@@ -145,8 +150,9 @@ end
 dropClaim()
 
 if ARGV[11] ~= "" then redis.call("HSET", runKey, "usage", ARGV[11]) end
-if status == "stopped" or status == "returned" then
-  return {CODE.ok, settleAbandonedRun(base, runId, reason, serverNow(), ARGV[10], status == "returned")}
+local restaged = {stopped = "lost", returned = "unstarted", preempted = "preempted"}
+if restaged[status] then
+  return {CODE.ok, settleAbandonedRun(base, runId, reason, serverNow(), ARGV[10], restaged[status])}
 end
 if retryFailedRun(base, runId, status, exitCode, signal, reason, serverNow(), ARGV[10]) then return {CODE.ok, "staged"} end
 if exitCode ~= "" then redis.call("HSET", runKey, "exitCode", exitCode) end

@@ -12,14 +12,15 @@
   ARGV[1] base, ARGV[2] name, ARGV[3] token, ARGV[4] leaseMs
   (the new deadline is the Redis server's clock + leaseMs)
 
-  Returns {CODE.ok, cancelIds, stopRequested, held, drained}: the worker's runs whose
+  Returns {CODE.ok, cancelIds, stopRequested, held, drained, preempting}: the worker's runs whose
   cancellation was requested, or whose job is gone or no longer this
   worker's running run (deleted from BullMQ under it: the worker stops it),
   "graceful", "now" or "" (safety nets for missed cancel and stop messages),
   and every run Redis holds for the worker with its claim epoch (runId,
   epoch, ...: the worker gives back a claim whose reply it never received),
   and 1 when the worker is drained (`fitq drain`, remembered for a
-  re-registration), else 0;
+  re-registration), else 0, and the runs a claim preempted (runId, forRun,
+  ...: a safety net for a claim reply the worker never received);
   or {CODE.fenced} when the worker is not registered under this token, or its lease
   has lapsed (fenced).
 
@@ -50,7 +51,7 @@ if not holdsLease(workerKey, workersKey, name, token) then return {CODE.fenced} 
 local now = serverNow()
 redis.call("ZADD", workersKey, now + tonumber(ARGV[4]), name)
 redis.call("HSET", workerKey, "heartbeatAt", now)
-local cancels, held = {}, {}
+local cancels, held, preempting = {}, {}, {}
 for _, runId in ipairs(redis.call("SMEMBERS", workerRunsKey)) do
   local run = readRun(base, runId, "status", "worker", "epoch", "cancelRequested")
   if run then
@@ -63,6 +64,9 @@ for _, runId in ipairs(redis.call("SMEMBERS", workerRunsKey)) do
     extendLock(base, runId, token, ARGV[4])
     if run[4] == "1" or run[1] ~= "running" or run[2] ~= name then
       cancels[#cancels + 1] = runId
+    elseif claim and claim.preempting then
+      preempting[#preempting + 1] = runId
+      preempting[#preempting + 1] = tostring(claim.preempting)
     end
   else
     -- Written by hand (no run id, or its key holds no job hash): no claim put it there.
@@ -70,4 +74,4 @@ for _, runId in ipairs(redis.call("SMEMBERS", workerRunsKey)) do
     redis.log(redis.LOG_WARNING, "fitq heartbeat dropped a member of " .. workerRunsKey .. " that is no run id whose key holds a job hash")
   end
 end
-return {CODE.ok, cancels, redis.call("HGET", workerKey, "stopRequested") or "", held, redis.call("HEXISTS", workerKey, "drained")}
+return {CODE.ok, cancels, redis.call("HGET", workerKey, "stopRequested") or "", held, redis.call("HEXISTS", workerKey, "drained"), preempting}

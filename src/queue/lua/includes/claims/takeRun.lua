@@ -10,6 +10,8 @@
 -- @include shape/unindex
 -- @include shape/parseShape
 -- @include quotas/chargeUser
+-- @include preemption/preemptTerms
+-- @include bullmq/priorityBand
 
 -- Starts a staged run for a worker: what claimRun does with the run it
 -- chose, and reclaimRun with a claim a failover lost. Its job goes active
@@ -19,7 +21,8 @@
 -- devices (`claim.placed`, `claim.share` of each, whose free shares
 -- `claim.shares` holds), and counted against the user who staged it
 -- (chargeUser, `charged`); the run and the worker's worker:<name>:reserved
--- record the claim. `claim.epoch`: the epoch of the claim taken back (nil:
+-- record the claim; a preemptible run's record says when it started, its
+-- priority band and its `--preempt-after` (preemption/). `claim.epoch`: the epoch of the claim taken back (nil:
 -- the run's next). `stream`: the claim's candidate stream, whose fit index
 -- takes the change at once (nil: the index catches up from the group log).
 -- `keys`: the worker's keys (worker, free, devices, reserved, runs), holds
@@ -61,8 +64,11 @@ local function takeRun(base, keys, name, token, claim, startedAt, stream)
   local parsed = parseShape(claim.shape)
   local charged = parsed and chargeUser(base, parsed.user, parsed.demand, startedAt) or ""
   if charged ~= "" then redis.call("HSET", runKey, "charged", charged) else redis.call("HDEL", runKey, "charged") end
-  redis.call("HSET", keys.reserved, claim.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText, claim.deadline, charged))
-  redis.call("HDEL", runKey, "reason")
+  local terms, pre = preemptTerms(base, claim.id), nil
+  local order = terms and tonumber(redis.call("HGET", runKey, "score") or "")
+  if order then pre = {at = startedAt, band = (priorityBand(order)), after = terms.after} end
+  redis.call("HSET", keys.reserved, claim.id, encodeClaim(epoch, reserved, pooledText, placedText, shareText, claim.deadline, charged, pre))
+  redis.call("HDEL", runKey, "reason", "preempting")
   redis.call("SADD", keys.runs, claim.id)
   redis.call("HINCRBY", keys.worker, "running", 1)
   return epoch

@@ -31,7 +31,7 @@ local function endRun(base, runId, status, now, reason, logMaxLines, returnValue
   redis.call("HSET", runKey, "status", status)
   if reason ~= nil and reason ~= "" then redis.call("HSET", runKey, "reason", reason) end
   -- (What it counted against its user is given back: the record would only repeat its user and demands.)
-  redis.call("HDEL", runKey, "cancelRequested", "held", "beginAt", "waitDeps", "depsNever", "charged")
+  redis.call("HDEL", runKey, "cancelRequested", "held", "beginAt", "waitDeps", "depsNever", "charged", "preempting")
   countRunEnd(base, runId, status, now)
   finishJob(base, runId, status, returnValue or "null", reason or "", now, jobState(from))
   endLog(base, runId, status, logMaxLines)

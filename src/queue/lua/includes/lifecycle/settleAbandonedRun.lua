@@ -7,15 +7,16 @@
 -- it is never run again. Else it is re-staged if it has retries left, or ends
 -- lost. A run that ends, ends at endedAt, its pool share returned (its
 -- worker's share goes with the worker's keys, or back in finishRun).
--- With `unstarted` (its worker could not start it for want of its own
--- means), it is re-staged without spending a retry.
+-- `how` (restageRun): "lost" by default; "unstarted" (its worker could not
+-- start it for want of its own means) and "preempted" (a claim preempted
+-- it) re-stage it without spending a retry.
 -- Returns the status it now has: "canceled", "staged" or "lost".
-local function settleAbandonedRun(base, runId, reason, endedAt, logMaxLines, unstarted)
+local function settleAbandonedRun(base, runId, reason, endedAt, logMaxLines, how)
   if redis.call("HGET", KEY.run(base, runId), "cancelRequested") == "1" then
     endRun(base, runId, "canceled", endedAt, "canceled (" .. reason .. ")", logMaxLines)
     return "canceled"
   end
-  if restageRun(base, runId, reason, logMaxLines, unstarted) then return "staged" end
+  if restageRun(base, runId, reason, logMaxLines, how or "lost") then return "staged" end
   endRun(base, runId, "lost", endedAt, reason, logMaxLines)
   return "lost"
 end

@@ -1,0 +1,224 @@
+/**
+ * Preemption (fitq stage --preemptible) through real CLI workers: a run of a
+ * higher priority that cannot start otherwise makes its worker signal a
+ * preemptible run, wait its grace and stop it; the run goes back to staged at
+ * its place, no retry spent, its attempt recorded as preempted, and resumes
+ * with FITQ_PREEMPTED=1 and its attempt number. Never for a run of the same
+ * priority, one not preemptible, one before its --preempt-after, nor when
+ * another worker could start the run; the fewest runs, then the most recent.
+ * No capacity is held twice or leaked.
+ */
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { FitqClient } from '../../src/client.js';
+import type { RunRecord } from '../../src/model/run-record.js';
+import { spawnCliWorker, type CliWorker } from '../support/cli-worker.js';
+import { connectClient, fitq, fitqOk, newQueue } from '../support/fitq.js';
+import { waitFor } from '../support/wait.js';
+
+/**
+ * A run that checkpoints: it notes each start (its attempt and whether it
+ * was preempted) and each checkpoint signal in files named after its id;
+ * on SIGUSR1 it checkpoints and exits; started again after a preemption it
+ * resumes and completes at once. Else it runs until stopped.
+ */
+function checkpointing(): { dir: string; script: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'fitq-preempt-'));
+  const script = join(dir, 'run.sh');
+  writeFileSync(
+    script,
+    [
+      '#!/bin/sh',
+      `echo "attempt=$FITQ_ATTEMPT preempted=\${FITQ_PREEMPTED:-0}" >> "${dir}/$FITQ_RUN_ID.starts"`,
+      `trap 'echo checkpoint >> "${dir}/$FITQ_RUN_ID.signals"; exit 0' USR1`,
+      'if [ -n "$FITQ_PREEMPTED" ]; then exit 0; fi',
+      'while :; do sleep 0.1; done',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return { dir, script };
+}
+
+const read = (path: string): string => (existsSync(path) ? readFileSync(path, 'utf8') : '');
+
+async function stageOne(queue: string, args: string[]): Promise<string> {
+  return (await fitqOk(queue, ['stage', ...args])).trim();
+}
+
+async function running(client: FitqClient, runId: string): Promise<RunRecord> {
+  return waitFor(`run ${runId} running`, async () => {
+    const run = await client.getRun(runId);
+    return run.status === 'running' ? run : undefined;
+  });
+}
+
+/** Once a worker holds `runId` (its claim took the hold), what that claim decided is in Redis. */
+async function held(client: FitqClient, runId: string): Promise<void> {
+  await waitFor(`a worker holding ${runId}`, async () => (await client.redis.hget(client.keys.holds, runId)) !== null);
+}
+
+/** What says a run was never preempted. */
+const notPreempted = (run: RunRecord) => ({ status: run.status, preempted: run.preempted, attempts: run.attempts ?? [] });
+
+async function stop(worker: CliWorker): Promise<void> {
+  worker.process.kill('SIGTERM');
+  await worker.exited;
+}
+
+describe('preemption', () => {
+  it('signals a preemptible run, re-stages it at its place without spending a retry, and it resumes with FITQ_PREEMPTED=1', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { dir, script } = checkpointing();
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=2', '--name', 'w1']);
+    const low = await stageOne(queue, ['-r', 'cpu=2', '--retries', '1', '--preempt-signal', 'USR1@2m', '--', script]);
+    await running(client, low);
+    await waitFor('its first start', () => read(join(dir, `${low}.starts`)) !== '');
+    const high = await stageOne(queue, ['-r', 'cpu=1', '--priority', '5', '--', 'sh', '-c', `echo "$FITQ_ATTEMPT" > ${dir}/high`]);
+
+    expect(await client.waitForEnd(high)).toMatchObject({ status: 'completed' });
+    await client.waitForEnd(low);
+    const ended = await client.getRun(low);
+    expect(ended).toMatchObject({ status: 'completed', preempted: 1 });
+    expect(ended.restaged).toBeUndefined();
+    expect(ended.attempts).toHaveLength(1);
+    expect(ended.attempts![0]).toMatchObject({ attempt: 1, status: 'preempted', reason: `preempted for run ${high}`, worker: 'w1' });
+    // Its checkpoint signal, once; its second start knew it was preempted.
+    expect(read(join(dir, `${low}.signals`))).toBe('checkpoint\n');
+    expect(read(join(dir, `${low}.starts`))).toBe('attempt=1 preempted=0\nattempt=2 preempted=1\n');
+    expect(read(join(dir, 'high'))).toBe('1\n');
+    // The urgent run started only once the preempted one had ended: cpu=2 was never exceeded.
+    const urgent = await client.getRun(high);
+    expect(urgent.startedAt!).toBeGreaterThanOrEqual(ended.attempts![0]!.endedAt!);
+    expect((await fitqOk(queue, ['runs', 'show', low]))).toMatch(/preempted: +1 time\n/);
+    // Nothing held after: the worker's capacity is whole again.
+    const [record] = await client.listWorkers();
+    expect(record!.free.get('cpu')).toBe(record!.capacity.get('cpu'));
+    await stop(worker);
+    await client.close();
+  });
+
+  it('gives a run that ignores its signal its grace, then stops it', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1']);
+    const low = await stageOne(queue, ['-r', 'cpu=1', '--preempt-signal', 'USR1@1s', '--', 'sh', '-c', "trap '' USR1; while :; do sleep 0.2; done"]);
+    // (Preempted before its process runs, a run is stopped at once: it has nothing to save.)
+    await worker.waitForMessage(`Run ${low} started`);
+    const high = await stageOne(queue, ['-r', 'cpu=1', '--priority', '1', '--', 'true']);
+    expect(await client.waitForEnd(high)).toMatchObject({ status: 'completed' });
+    const staged = await client.getRun(low);
+    expect(staged.attempts?.map((attempt) => attempt.status)).toEqual(['preempted']);
+    const times = (message: RegExp) => worker.logs().filter((line) => message.test(String(line.msg))).map((line) => Number(line.time));
+    const [signalled] = times(new RegExp(`^Run ${low} preempted for run ${high}: sent SIGUSR1, stopping it in 1s$`));
+    const [stopped] = times(new RegExp(`^Run ${low} terminated .* as preempted for run ${high}: re-staged$`));
+    expect(stopped! - signalled!).toBeGreaterThanOrEqual(1000);
+    await client.cancelRun(low, { wait: true });
+    await stop(worker);
+    await client.close();
+  });
+
+  it('never preempts a run of the same priority, one not preemptible, or one before its --preempt-after', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1']);
+    const cases: [string[], string[]][] = [
+      [['--preemptible'], ['--priority', '0']],
+      [[], ['--priority', '5']],
+      [['--preemptible', '--preempt-after', '1h'], ['--priority', '5']],
+    ];
+    for (const [lowFlags, headFlags] of cases) {
+      const low = await stageOne(queue, ['-r', 'cpu=1', ...lowFlags, '--', 'sleep', '600']);
+      await running(client, low);
+      const head = await stageOne(queue, ['-r', 'cpu=1', ...headFlags, '--', 'true']);
+      await held(client, head);
+      const run = await client.getRun(low);
+      expect({ lowFlags, headFlags, status: run.status, preempting: run.preempting }).toEqual({ lowFlags, headFlags, status: 'running', preempting: undefined });
+      await client.cancelRuns([head, low], { wait: true });
+    }
+    // And the same worker does preempt one that may be: the hold above was where it would have.
+    const low = await stageOne(queue, ['-r', 'cpu=1', '--preempt-after', '2s', '--', 'sleep', '600']);
+    const started = (await running(client, low)).startedAt!;
+    const head = await stageOne(queue, ['-r', 'cpu=1', '--priority', '5', '--', 'true']);
+    await held(client, head);
+    // Not before it ran 2s (the claim that held the head may have come later than that), then without any other event.
+    const early = await client.getRun(low);
+    if (early.preempting) expect(early.preempting.since - started).toBeGreaterThanOrEqual(2000);
+    expect(await client.waitForEnd(head)).toMatchObject({ status: 'completed' });
+    const preempted = await client.getRun(low);
+    expect(preempted.attempts?.[0]).toMatchObject({ status: 'preempted' });
+    expect(preempted.attempts![0]!.endedAt! - started).toBeGreaterThanOrEqual(2000);
+    await client.cancelRun(low, { wait: true });
+    await stop(worker);
+    await client.close();
+  });
+
+  it('preempts the fewest runs, then the most recently started', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { script } = checkpointing();
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=4', '--name', 'w1']);
+    const preemptible = async (cpu: number): Promise<string> => {
+      const id = await stageOne(queue, ['-r', `cpu=${cpu}`, '--preempt-signal', 'USR1@1m', '--', script]);
+      await running(client, id);
+      return id;
+    };
+    // cpu=3 for the head: the newer cpu=1 run alone frees too little; the older cpu=3 run alone frees enough.
+    const big = await preemptible(3);
+    const small = await preemptible(1);
+    const head = await stageOne(queue, ['-r', 'cpu=3', '--priority', '5', '--', 'true']);
+    expect(await client.waitForEnd(head)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd(big)).toMatchObject({ status: 'completed', preempted: 1 });
+    expect(notPreempted(await client.getRun(small))).toEqual({ status: 'running', preempted: undefined, attempts: [] });
+    // Two runs of which either frees enough: the newer goes.
+    await client.cancelRun(small, { wait: true });
+    const older = await preemptible(2);
+    const newer = await preemptible(2);
+    const second = await stageOne(queue, ['-r', 'cpu=2', '--priority', '5', '--', 'true']);
+    expect(await client.waitForEnd(second)).toMatchObject({ status: 'completed' });
+    expect(await client.waitForEnd(newer)).toMatchObject({ status: 'completed', preempted: 1 });
+    expect(notPreempted(await client.getRun(older))).toEqual({ status: 'running', preempted: undefined, attempts: [] });
+    await client.cancelRun(older, { wait: true });
+    const [record] = await client.listWorkers();
+    expect(record!.free.get('cpu')).toBe(record!.capacity.get('cpu'));
+    await stop(worker);
+    await client.close();
+  });
+
+  it('does not preempt when another worker can start the run', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const first = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1']);
+    const low = await stageOne(queue, ['-r', 'cpu=1', '--preemptible', '--', 'sleep', '600']);
+    await running(client, low);
+    const second = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w2']);
+    await client.waitForWorkers((workers) => workers.length === 2, 30_000);
+    const head = await stageOne(queue, ['-r', 'cpu=1', '--priority', '5', '--', 'true']);
+    expect(await client.waitForEnd(head)).toMatchObject({ status: 'completed', worker: 'w2' });
+    const run = await client.getRun(low);
+    expect({ ...notPreempted(run), preempting: run.preempting }).toEqual({ status: 'running', preempted: undefined, attempts: [], preempting: undefined });
+    await client.cancelRun(low, { wait: true });
+    await Promise.all([stop(first), stop(second)]);
+    await client.close();
+  });
+
+  it('refuses preemption terms that are wrong with one line, exit 2', async () => {
+    const queue = newQueue();
+    const refusals: [string[], string][] = [
+      [['--preempt-signal', 'FOO'], "Error: expected --preempt-signal to be SIGNAL[@TIME] such as SIGUSR1@120s or TERM (a signal: TERM, INT, HUP, QUIT, USR1, USR2, ALRM, XCPU, CONT, WINCH, URG), got 'FOO'"],
+      [['--preempt-signal', 'USR1@soon'], "Error: expected --preempt-signal to be SIGNAL[@TIME] such as SIGUSR1@120s or TERM (the time before it is stopped: 120s, 2m, 00:02:00 or 120), got 'USR1@soon'"],
+      [['--preempt-signal', 'USR1@3h'], "Error: --preempt-signal 'SIGUSR1@3h' gives a grace above 2h: the run it makes room for waits that long"],
+      [['--preempt-after', '7'], "Error: expected --preempt-after to be a duration such as 7d, 12h, 30m or 1h30m (a number needs a unit: ms, s, m, h, d or w), got '7'"],
+    ];
+    for (const [flags, message] of refusals) {
+      const result = await fitq(['stage', ...flags, '--', 'true'], { queue });
+      expect({ flags, exitCode: result.exitCode, stderr: result.stderr }).toEqual({ flags, exitCode: 2, stderr: message });
+    }
+    const client = await connectClient(queue);
+    expect(await client.listRuns({})).toEqual([]);
+    await client.close();
+  });
+});
