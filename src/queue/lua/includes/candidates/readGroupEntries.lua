@@ -1,4 +1,5 @@
--- @include fairshare/fairKey
+-- @include fairshare/fairPlace
+-- @include fairshare/lazyFairKeys
 -- @include bullmq/priorityBand
 -- @include shape/shapeUser
 -- @include namespace/tryCall
@@ -30,9 +31,7 @@ local function readGroupEntries(g, fair)
   if not entries then return false end
   g.pos = 1
   if fair.on and not sorting then
-    local _, user = shapeUser(entries[1] or "")
-    g.entries, g.keys, g.exhausted = entries, {}, #entries < 2 * size
-    for i = 1, #entries, 2 do g.keys[i] = fairKey(fair, tonumber(entries[i + 1]) or -math.huge, user) end
+    g.entries, g.keys, g.exhausted = entries, lazyFairKeys(fair, entries), #entries < 2 * size
     g.offset = g.offset + size
     return true
   end
@@ -60,18 +59,19 @@ local function readGroupEntries(g, fair)
   else
     g.exhausted = true
   end
+  -- One band: sorted by place (its user's rank, then its age) as numbers; keys are made only for what the claim looks at.
   local keyed = {}
   for i = 1, kept, 2 do
     local _, user = shapeUser(entries[i])
-    keyed[#keyed + 1] = {entries[i], entries[i + 1], fairKey(fair, tonumber(entries[i + 1]) or -math.huge, user)}
+    keyed[#keyed + 1] = {entries[i], entries[i + 1], fairPlace(fair, tonumber(entries[i + 1]) or -math.huge, user)}
   end
   table.sort(keyed, function(a, b) return a[3] < b[3] end)
-  g.entries, g.keys = {}, {}
+  g.entries = {}
   for _, pair in ipairs(keyed) do
     g.entries[#g.entries + 1] = pair[1]
     g.entries[#g.entries + 1] = pair[2]
-    g.keys[#g.entries - 1] = pair[3]
   end
+  g.keys = lazyFairKeys(fair, g.entries)
   g.offset = g.offset + kept / 2
   return true
 end
