@@ -4,7 +4,7 @@
  * weighted resource-seconds (a running run's second counts `run`, each
  * unit of a resource its weight), halving every half-life; it is counted
  * from run starts and ends in Redis (lua/includes/fairshare/). Settings and
- * shares live in the hash `fair-share` (`off`, `halfLife`, `w:<resource>`,
+ * shares live in the hash `fair-share` (`off`, `preempt`, `halfLife`, `w:<resource>`,
  * `share:<user>`); this is the one place their fields are named, typed
  * values checked, and the script's reply read in TypeScript.
  */
@@ -42,6 +42,8 @@ export interface FairShareUser {
 export interface FairShareState {
   /** Whether the claim orders by fair share (`fitq share set --off` turns it off). */
   on: boolean;
+  /** Whether runs of users over their share may be preempted (`fitq share set --preempt`). */
+  preempt: boolean;
   halfLifeMs: number;
   /** Weight per unit per second, by resource (`run`: per running run). */
   weights: ReadonlyMap<string, number>;
@@ -111,13 +113,16 @@ export function halfLifeOp(text: string): FairShareOp {
 /** Fair share turned on or off. */
 export const switchOp = (on: boolean): FairShareOp => (on ? { op: 'del', field: 'off' } : { op: 'set', field: 'off', value: '1' });
 
+/** Preemption of runs of users over their share turned on or off. */
+export const preemptOp = (on: boolean): FairShareOp => (on ? { op: 'set', field: 'preempt', value: '1' } : { op: 'del', field: 'preempt' });
+
 /** Users' usage forgotten (none named: everyone's). */
 export const forgetOps = (users: readonly string[]): FairShareOp[] =>
   users.length === 0 ? [{ op: 'forget', field: '' }] : users.map((user) => ({ op: 'forget', field: checkUserName(user, 'user') }));
 
 /** readFairShare-2.lua's reply. */
 export function parseFairShareReply(reply: unknown): FairShareState {
-  const [on, halfLife, weights, users] = reply as [number, string, string[], string[]];
+  const [on, halfLife, weights, users, preempt] = reply as [number, string, string[], string[], number];
   const weightMap = new Map<string, number>();
   for (let i = 0; i < weights.length; i += 2) weightMap.set(weights[i]!, Number(weights[i + 1]));
   const list: FairShareUser[] = [];
@@ -127,5 +132,5 @@ export function parseFairShareReply(reply: unknown): FairShareState {
       rank: Number(users[i + 4]), rate: Number(users[i + 5]),
     });
   }
-  return { on: on === 1, halfLifeMs: Number(halfLife), weights: weightMap, users: list };
+  return { on: on === 1, preempt: preempt === 1, halfLifeMs: Number(halfLife), weights: weightMap, users: list };
 }

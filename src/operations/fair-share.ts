@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import {
   forgetOps,
   halfLifeOp,
+  preemptOp,
   shareOps,
   shareRemoveOps,
   switchOp,
@@ -32,6 +33,8 @@ export interface FairShareChange {
   halfLife?: string;
   /** Whether the claim orders by fair share. */
   on?: boolean;
+  /** Whether runs of users over their share may be preempted (lua/includes/preemption/victimTerms.lua). */
+  preempt?: boolean;
   /** Users whose usage is forgotten; `all`: everyone's. */
   forget?: readonly string[] | 'all';
 }
@@ -45,9 +48,10 @@ function opsOf(change: FairShareChange): FairShareOp[] {
     ...weightRemoveOps(change.removeWeights ?? []),
     ...(change.halfLife === undefined ? [] : [halfLifeOp(change.halfLife)]),
     ...(change.on === undefined ? [] : [switchOp(change.on)]),
+    ...(change.preempt === undefined ? [] : [preemptOp(change.preempt)]),
     ...(change.forget === undefined ? [] : forgetOps(change.forget === 'all' ? [] : change.forget)),
   ];
-  if (ops.length === 0) throw new UsageError('name what to change, e.g. alice=2 bob=1, --weight gpu=10, --half-life 7d, --on or --off');
+  if (ops.length === 0) throw new UsageError('name what to change, e.g. alice=2 bob=1, --weight gpu=10, --half-life 7d, --on, --off or --preempt');
   return ops;
 }
 

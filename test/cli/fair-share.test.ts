@@ -43,7 +43,7 @@ describe('fitq share', () => {
       /^fair share on; half-life 3d; weights per second: cpu=1 gpu=20 mem=1e-9 run=1\nUSER +SHARE +USAGE +USED +ORDER +RUNNING\nalice +2 +0 +0× +1 *\nbob +1 +0 +0× +1 *$/,
     );
     expect(JSON.parse(await fitqOk(queue, ['share', '--json']))).toEqual({
-      on: true, halfLifeMs: 3 * 86_400_000, weights: { cpu: 1, gpu: 20, mem: 1e-9, run: 1 },
+      on: true, preempt: false, halfLifeMs: 3 * 86_400_000, weights: { cpu: 1, gpu: 20, mem: 1e-9, run: 1 },
       users: [
         { user: 'alice', usage: 0, share: 2, used: 0, order: 1, rate: 0 },
         { user: 'bob', usage: 0, share: 1, used: 0, order: 1, rate: 0 },
@@ -54,7 +54,7 @@ describe('fitq share', () => {
     expect(await fitqOk(queue, ['share', 'set', '--on'])).toMatch(/^fair share on;/);
 
     const refusals: [string[], string][] = [
-      [['share', 'set'], 'Error: name what to change, e.g. alice=2 bob=1, --weight gpu=10, --half-life 7d, --on or --off'],
+      [['share', 'set'], 'Error: name what to change, e.g. alice=2 bob=1, --weight gpu=10, --half-life 7d, --on, --off or --preempt'],
       [['share', 'set', 'alice=0'], "Error: invalid 'alice=0': a share is a positive number up to 1000000"],
       [['share', 'set', 'alice=two'], "Error: invalid 'alice=two': a share is a positive number up to 1000000"],
       [['share', 'set', 'alice'], "Error: expected NAME=VALUE such as alice=2, got 'alice'"],

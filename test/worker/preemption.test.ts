@@ -6,6 +6,8 @@
  * with FITQ_PREEMPTED=1 and its attempt number. Never for a run of the same
  * priority, one not preemptible, one before its --preempt-after, nor when
  * another worker could start the run; the fewest runs, then the most recent.
+ * With `fitq share set --preempt`, a user within their share preempts runs
+ * of a user over theirs.
  * No capacity is held twice or leaked.
  */
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -15,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import type { FitqClient } from '../../src/client.js';
 import type { RunRecord } from '../../src/model/run-record.js';
 import { spawnCliWorker, type CliWorker } from '../support/cli-worker.js';
-import { connectClient, fitq, fitqOk, newQueue } from '../support/fitq.js';
+import { connectClient, fitq, fitqOk, newQueue, stageAsUser } from '../support/fitq.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -203,6 +205,33 @@ describe('preemption', () => {
     await client.cancelRun(low, { wait: true });
     await Promise.all([stop(first), stop(second)]);
     await client.close();
+  });
+
+  it("with fitq share set --preempt, a user within their share preempts a run of a user over theirs, of the same priority; never the other way", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1']);
+    const [bobs] = await stageAsUser(queue, 'bob', ['-r', 'cpu=1', '--', 'sleep', '600']);
+    await worker.waitForMessage(`Run ${bobs} started`);
+    // Off (the default): alice's run waits behind bob's, which is not --preemptible.
+    const [alices] = await stageAsUser(queue, 'alice', ['-r', 'cpu=1', '--', 'true']);
+    await held(client, alices!);
+    expect((await client.getRun(bobs!)).preempting).toBeUndefined();
+    expect(await fitqOk(queue, ['share', 'set', '--preempt'])).toMatch(/^fair share on; preempts runs of users over their share; /);
+    expect(await client.waitForEnd(alices!)).toMatchObject({ status: 'completed', user: 'alice' });
+    const bob = await running(client, bobs!);
+    expect(bob.attempts?.map((attempt) => [attempt.status, attempt.reason])).toEqual([['preempted', `preempted for run ${alices}`]]);
+    // Alice, within her share, takes the worker back for a long run; bob, over his, never preempts it.
+    const [long] = await stageAsUser(queue, 'alice', ['-r', 'cpu=1', '--', 'sleep', '600']);
+    await running(client, long!);
+    const [again] = await stageAsUser(queue, 'bob', ['-r', 'cpu=1', '--', 'true']);
+    await held(client, again!);
+    expect((await client.getRun(long!)).preempting).toBeUndefined();
+    expect((await client.getRun(bobs!)).preempted).toBe(2);
+    await client.cancelRuns([again!, bobs!, long!], { wait: true });
+    const [record] = await client.listWorkers();
+    expect(record!.free.get('cpu')).toBe(record!.capacity.get('cpu'));
+    await stop(worker);
   });
 
   it('refuses preemption terms that are wrong with one line, exit 2', async () => {

@@ -29,6 +29,7 @@ export default class Share extends FitqCommand {
 function fairShareJson(state: FairShareState): Record<string, unknown> {
   return {
     on: state.on,
+    preempt: state.preempt,
     halfLifeMs: state.halfLifeMs,
     weights: Object.fromEntries(state.weights),
     users: state.users.map(({ user, usage, share, used, rank, rate }) => ({ user, usage, share, used, order: rank + 1, rate })),
@@ -40,7 +41,7 @@ const figure = (value: number): string => (value === 0 ? '0' : value >= 100 ? va
 /** A line of settings, then USER, SHARE, USAGE, USED, ORDER, RUNNING (what their running runs add per second). */
 export function printFairShare(command: { log(message: string): void }, state: FairShareState): void {
   const weights = [...state.weights].filter(([, weight]) => weight > 0).map(([name, weight]) => `${name}=${weight}`).join(' ');
-  command.log(`fair share ${state.on ? 'on' : 'off (runs go by priority and age)'}; half-life ${formatDurationSpec(state.halfLifeMs)}; weights per second: ${weights || 'none'}`);
+  command.log(`fair share ${state.on ? 'on' : 'off (runs go by priority and age)'}${state.preempt ? '; preempts runs of users over their share' : ''}; half-life ${formatDurationSpec(state.halfLifeMs)}; weights per second: ${weights || 'none'}`);
   if (state.users.length === 0) {
     command.log('No usage yet, and no share set (fitq share set alice=2 bob=1).');
     return;

@@ -9,12 +9,13 @@
 
   ARGV[1] base
 
-  Returns {on, halfLife, weights, users}: on is 1 when the claim orders by
+  Returns {on, halfLife, weights, users, preempt}: on is 1 when the claim orders by
   fair share (it is not off), halfLife in ms, weights a flat list of
   resource, weight (`run`: per running run), users a flat list of user,
   usage (decayed weighted resource-seconds), share, used (how much of their
   share: 1 is all of it), rank (0 first; users alike share one), rate (what
-  their running runs add per second). Numbers are decimal strings.
+  their running runs add per second), preempt 1 when runs of users over
+  their share may be preempted. Numbers are decimal strings.
 
   Flags: no-writes: it only reads.
 ]]
@@ -56,4 +57,4 @@ for _, user in ipairs(users) do
   out[#out + 1] = tostring(fairRank(order, user))
   out[#out + 1] = number(order.rate[user] or 0)
 end
-return {settings.on and 1 or 0, number(settings.halfLife), weights, out}
+return {settings.on and 1 or 0, number(settings.halfLife), weights, out, settings.preempt and 1 or 0}

@@ -1,7 +1,9 @@
 #!lua
 --[[
   `fitq share set|rm|reset`: changes fair share (includes/fairshare/), in
-  one step. The settings are the hash `fair-share`: `off` (the claim orders
+  one step. The settings are the hash `fair-share`: `preempt` (runs of users
+  over their share may be preempted, includes/preemption/victimTerms.lua),
+  `off` (the claim orders
   by priority and age alone), `halfLife` (ms), `w:<resource>` (weight per
   unit per second; `w:run`, per running run), `share:<user>` (a user's
   share; 1 without one) and `epoch` (what usage is scaled from, fitq's own).

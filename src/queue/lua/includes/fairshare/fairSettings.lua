@@ -7,7 +7,9 @@ local FAIR_HALF_LIFE_MS = 7 * 86400000
 local FAIR_WEIGHTS = {run = 1, cpu = 1, gpu = 10}
 
 -- The namespace's fair-share settings (`fair-share`, set by setFairShare):
--- whether the claim orders by it (`on`, unless `off` is set), the
+-- whether the claim orders by it (`on`, unless `off` is set), whether
+-- runs of users over their share may be preempted (`preempt`,
+-- preemption/victimTerms), the
 -- half-life (ms), the epoch usage is scaled from (nil before any run
 -- started), weights (resource, or `run` -> per second) and users' shares
 -- (user -> share, 1 for a user without one). A field that is no number
@@ -20,6 +22,8 @@ local function fairSettings(base)
     local field, number = flat[i], tonumber(flat[i + 1])
     if field == "off" then
       settings.on = false
+    elseif field == "preempt" then
+      settings.preempt = true
     elseif number and number == number and number >= 0 and number < math.huge then
       local kind, name = string.match(field, "^(%a+):(.+)$")
       if field == "halfLife" and number > 0 then settings.halfLife = number

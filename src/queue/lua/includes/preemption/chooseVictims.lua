@@ -1,11 +1,12 @@
 -- @include bullmq/priorityBand
 -- @include preemption/freedFits
 -- @include preemption/victimsFit
+-- @include preemption/victimTerms
 
 -- The runs of this worker to preempt so that its blocked head (`head`) can
--- start: preemptible runs (their claim's `pre`, claims/takeRun) of a lower
--- priority band than the head's that have run their `--preempt-after`,
--- beside those being preempted already (`freeing`, which count first).
+-- start: the runs victimTerms lets go that have run their
+-- `--preempt-after`, beside those being preempted already (`freeing`,
+-- which count first).
 -- The fewest runs, then the least work lost: the one most recently
 -- started that frees enough alone; else the most recent ones, in turn,
 -- until enough is free, then those started earliest dropped again while
@@ -14,25 +15,24 @@
 -- the runs being preempted already, each {id, claim}; and, with nil, in
 -- how many ms the next run of a lower band passes its --preempt-after
 -- (nil if none will): the claim is tried again then.
-local function chooseVictims(view, head, reservedKey, clock)
+local function chooseVictims(base, view, head, reservedKey, clock)
   local headBand = priorityBand(head.score)
   local freeing, eligible, soonest = {}, {}, nil
   local entries = redis.call("HGETALL", reservedKey)
+  local byShare = view.fair.on and view.fair.settings.preempt
   for i = 1, #entries, 2 do
-    -- Only the records of preemptible runs are decoded.
+    -- Only the records of preemptible runs are decoded, unless runs over their user's share may be preempted.
     local decoded, claim = false, nil
-    if string.find(entries[i + 1], '"pre":', 1, true) then decoded, claim = pcall(cjson.decode, entries[i + 1]) end
-    local pre = decoded and type(claim) == "table" and claim.pre
-    if type(pre) == "table" then
-      local victim = {id = entries[i], claim = claim, at = tonumber(pre.at) or clock}
+    if byShare or string.find(entries[i + 1], '"pre":', 1, true) then decoded, claim = pcall(cjson.decode, entries[i + 1]) end
+    if decoded and type(claim) == "table" then
       if claim.preempting then
-        freeing[#freeing + 1] = victim
-      elseif (tonumber(pre.band) or -math.huge) > headBand then
-        local from = victim.at + (tonumber(pre.after) or 0)
-        if from <= clock then
-          eligible[#eligible + 1] = victim
-        elseif soonest == nil or from - clock < soonest then
-          soonest = from - clock
+        freeing[#freeing + 1] = {id = entries[i], claim = claim, at = clock}
+      else
+        local terms = victimTerms(base, view, head, headBand, entries[i], claim)
+        if terms and terms.from <= clock then
+          eligible[#eligible + 1] = {id = entries[i], claim = claim, at = terms.at}
+        elseif terms and (soonest == nil or terms.from - clock < soonest) then
+          soonest = terms.from - clock
         end
       end
     end

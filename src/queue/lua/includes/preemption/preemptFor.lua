@@ -16,7 +16,7 @@
 -- room for: {runId, forRun, ...}; and in how many ms a run of it passes its
 -- --preempt-after (nil for none), when none can be preempted now.
 local function preemptFor(base, keys, name, view, head, clock)
-  local victims, freeing, soonest = chooseVictims(view, head, keys.reserved, clock)
+  local victims, freeing, soonest = chooseVictims(base, view, head, keys.reserved, clock)
   if victims and #victims > 0 and startsElsewhere(base, keys.workers, name, head, clock) then victims = nil end
   local ids = {}
   for _, victim in ipairs(freeing) do
