@@ -293,6 +293,17 @@ export class Scripts {
   }
 
   /**
+   * At the end of a preempted run's grace: whether its worker stops it
+   * (`stop`: the run it makes room for still waits, or Redis says nothing
+   * of the preemption) or it runs on (`keep`: that run no longer waits; the
+   * preemption was dropped).
+   */
+  async checkPreemption(name: string, token: string, runId: string, epoch: string): Promise<'stop' | 'keep'> {
+    const [code, verdict] = (await this.call('checkPreemption', { worker: name }, this.keys.base, name, token, runId, epoch)) as [number, string?];
+    return codeName(code) === 'ok' && verdict === 'keep' ? 'keep' : 'stop';
+  }
+
+  /**
    * Drains a live worker (it claims nothing more; its hold is dropped) or
    * undrains it; undefined when no live worker has the name, else whether
    * it changed.

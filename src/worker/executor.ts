@@ -18,7 +18,7 @@ import { markRunning, spawnRun } from './run-start.js';
 import { outOfMemoryReason } from '../model/run-usage.js';
 import { recordRunningUsage } from './usage/record-usage.js';
 import { CANCELED, requestStop, type RunStop } from './run-stop.js';
-import { DEFAULT_PREEMPT_SIGNAL, preemptTerms } from '../model/preemption.js';
+import { preemptRun } from './run-preemption.js';
 
 /** The outcome of a run given up before it started (recorded as `stopped` or `canceled`, see endingToRecord). */
 const NOT_STARTED: RunEnding = { status: 'failed', reason: 'not started' };
@@ -174,30 +174,13 @@ export class Executor {
   }
 
   /**
-   * Preempts a run for `forRun` (a claim chose it: lua/includes/preemption/):
-   * its checkpoint signal now, its stop once its grace is over (SIGTERM,
-   * SIGKILL after the worker's grace), or its stop at once without a grace.
-   * It ends `preempted`: back to staged at its place. Acted on once; a run
-   * stopping already for anything else is left to that. False when the run
-   * is not one this worker runs, or was preempted already.
+   * Preempts a run for `forRun` (a claim chose it): see run-preemption.ts.
+   * False when the run is not one this worker runs, or is stopping already.
    */
   preempt(runId: string, forRun: string): boolean {
     const run = this.active.get(runId);
     if (!run || run.stop !== undefined || run.phase === 'ending') return false;
-    const terms = preemptTerms(run.run) ?? DEFAULT_PREEMPT_SIGNAL;
-    requestStop(run, { cause: 'preempt', reason: `preempted for run ${forRun}` });
-    const signal = terms.signal as NodeJS.Signals;
-    if (terms.beforeMs === 0) {
-      run.process?.terminate(this.ctx.killGraceMs, signal);
-    } else {
-      run.process?.signal(signal);
-      // (A run not let go yet is terminated when it is: see execute().)
-      setTimeout(() => run.process?.terminate(this.ctx.killGraceMs), terms.beforeMs).unref();
-    }
-    this.runLog(run).info(
-      { signal, graceMs: terms.beforeMs },
-      `Run ${runId} preempted for run ${forRun}: ${terms.beforeMs === 0 ? `sending ${signal}` : `sent ${signal}, stopping it in ${terms.beforeMs / 1000}s`}`,
-    );
+    preemptRun(this.ctx, run, forRun, this.runLog(run));
     return true;
   }
 

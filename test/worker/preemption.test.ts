@@ -123,6 +123,25 @@ describe('preemption', () => {
     await client.close();
   });
 
+  it('lets a preempted run go on when the run it made room for no longer waits at the end of its grace', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { dir } = checkpointing();
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1']);
+    const saved = join(dir, 'saved');
+    const low = await stageOne(queue, ['-r', 'cpu=1', '--preempt-signal', 'USR1@1s', '--', 'sh', '-c', `trap 'echo saved >> ${saved}' USR1; while :; do sleep 0.1; done`]);
+    await worker.waitForMessage(`Run ${low} started`);
+    const head = await stageOne(queue, ['-r', 'cpu=1', '--priority', '5', '--', 'true']);
+    await waitFor('the preemption', async () => (await client.getRun(low)).preempting?.for === head);
+    await client.cancelRun(head);
+    await worker.waitForMessage(`Run ${low} runs on: run ${head} no longer waits for it (its preemption was dropped)`);
+    const run = await client.getRun(low);
+    expect({ status: run.status, preempting: run.preempting, attempts: run.attempts ?? [] }).toEqual({ status: 'running', preempting: undefined, attempts: [] });
+    expect(read(saved)).toBe('saved\n');
+    await client.cancelRun(low, { wait: true });
+    await stop(worker);
+  });
+
   it('never preempts a run of the same priority, one not preemptible, or one before its --preempt-after', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
