@@ -7,6 +7,7 @@
  * namespace's shared reader (log-followers.ts), from the last entry the
  * page shows.
  */
+import { preemptingText } from '../../model/preemption.js';
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
@@ -45,7 +46,7 @@ function runFragment(queue: string, detail: RunDetail): Html {
   const { run } = detail;
   const now = Date.now();
   return html`<div class="run-head"><span class="pill" data-status="${run.status}" data-testid="run-status">${run.status}</span>
-  ${run.status === 'staged' || run.status === 'held' ? html`<span class="why wrap-anywhere" data-testid="why-${run.id}">${oneLine(run.reason ?? '')}</span>` : ''}</div>
+  ${run.status === 'staged' || run.status === 'held' || preemptingText(run) ? html`<span class="why wrap-anywhere" data-testid="why-${run.id}">${oneLine(preemptingText(run) ?? run.reason ?? '')}</span>` : ''}</div>
 <div class="grid run-grid">
 <section class="panel">
   <h2>Record</h2>
