@@ -142,6 +142,32 @@ describe('preemption', () => {
     await stop(worker);
   });
 
+  it('puts a run whose worker dies during its grace back as staged, as preempted: no retry spent, nothing leaked', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const first = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1', '--lease', '2']);
+    const low = await stageOne(queue, ['-r', 'cpu=1', '--preempt-signal', 'USR1@1m', '--', 'sh', '-c', "trap '' USR1; while :; do sleep 0.2; done"]);
+    await first.waitForMessage(`Run ${low} started`);
+    const head = await stageOne(queue, ['-r', 'cpu=1', '--priority', '5', '--', 'true']);
+    await waitFor('the preemption', async () => (await client.getRun(low)).preempting?.for === head);
+    first.process.kill('SIGKILL');
+    await first.exited;
+    // Another worker starts the head, reaps the dead one once its lease lapses, then starts the preempted run again.
+    const second = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w2', '--lease', '2']);
+    expect(await client.waitForEnd(head)).toMatchObject({ status: 'completed', worker: 'w2' });
+    const again = await waitFor(`run ${low} running on w2`, async () => {
+      const run = await client.getRun(low);
+      return run.status === 'running' && run.worker === 'w2' ? run : undefined;
+    });
+    expect(again.restaged).toBeUndefined();
+    expect(again.attempts?.map((attempt) => [attempt.status, attempt.worker])).toEqual([['preempted', 'w1']]);
+    expect(again.attempts![0]!.reason).toMatch(new RegExp(`, as it was being preempted for run ${head}$`));
+    await client.cancelRun(low, { wait: true });
+    const [record] = await client.listWorkers();
+    expect(record!.free.get('cpu')).toBe(record!.capacity.get('cpu'));
+    await stop(second);
+  });
+
   it('never preempts a run of the same priority, one not preemptible, or one before its --preempt-after', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
