@@ -6,7 +6,6 @@
  * operation is a module there, taking the context first, and a one-line
  * method here.
  */
-import type { ReplicaWait } from './redis/replica-wait.js';
 import type { RedisConnection } from './redis/connection.js';
 import type { ArrayTally } from './model/array-tally.js';
 import type { LogEntry } from './model/logs.js';
@@ -37,55 +36,19 @@ import { reconcile } from './operations/upkeep.js';
 import { waitForEnd, waitForRuns, type WaitOptions } from './operations/wait.js';
 import { unrunnableWarnings } from './operations/warnings.js';
 import { listWorkers, setDrained, stopWorkers, waitForWorkers } from './operations/workers.js';
-import { DEFAULT_PREFIX, DEFAULT_QUEUE, namespaceKeys, type NamespaceKeys } from './queue/keys.js';
+import { namespaceKeys, type NamespaceKeys } from './queue/keys.js';
+import { resolveNamespace, type ClientOptions } from './client-options.js';
 import type { ReconcileAction } from './queue/run-calls.js';
-import { connectRedis, type ConnectionOptions } from './redis/connection.js';
+import { connectRedis } from './redis/connection.js';
 import { closeRedis } from './redis/open-connections.js';
-import { secretKey, type Secret } from './security/secret.js';
+import { secretKey } from './security/secret.js';
 import { stagerOf } from './model/stager.js';
 import { stagerKey } from './security/user-keys.js';
 
 export { READ_ONLY_NOTE } from './operations/upkeep.js';
 export { RunRemovedError } from './operations/run-errors.js';
 export type { CancelResult, CleanOptions, RetentionState, StageResult };
-
-export interface ClientOptions extends ConnectionOptions {
-  /** Namespace; default `FITQ_QUEUE` or "default". */
-  queue?: string;
-  /** Key prefix; default `FITQ_PREFIX` or "fitq". */
-  prefix?: string;
-  /** Lines of output kept per run; default 10,000. */
-  logMaxLines?: number;
-  /**
-   * Shared secret (text or bytes): a client signs the runs it stages; a worker
-   * refuses, as `rejected`, runs not signed with it. Never logged.
-   */
-  secret?: Secret;
-  /** Who stages through this client (recorded on every run); default FITQ_USER, else the OS user. */
-  user?: string;
-  /**
-   * The stager's own Ed25519 key file (security/user-keys.ts): runs staged
-   * are signed with it too. Default FITQ_KEY_FILE, else
-   * `$XDG_CONFIG_HOME/fitq/id_ed25519.pem` if it exists; false: none.
-   */
-  keyFile?: string | false;
-  /** Hears, once, that the Redis user may only read, so upkeep was skipped (READ_ONLY_NOTE). */
-  onNote?: (note: string) => void;
-  /**
-   * Replicas that must confirm runs staged before stage() returns
-   * (`--redis-wait-replicas`, redis/replica-wait.ts); fewer in time throws
-   * UnreplicatedError. None: a failover may lose runs just staged.
-   */
-  waitReplicas?: ReplicaWait | undefined;
-}
-
-export function resolveNamespace(options: ClientOptions): { queue: string; prefix: string } {
-  return {
-    // An empty --queue is a mistake (refused by validation); an empty variable counts as unset.
-    queue: options.queue ?? (process.env.FITQ_QUEUE || DEFAULT_QUEUE),
-    prefix: options.prefix ?? (process.env.FITQ_PREFIX || DEFAULT_PREFIX),
-  };
-}
+export { resolveNamespace, type ClientOptions };
 
 export class FitqClient {
   readonly keys: NamespaceKeys;

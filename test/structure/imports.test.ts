@@ -32,6 +32,7 @@ const LAYERS: readonly (readonly [path: string, rank: number, what: string])[] =
   ['src/model', 3, 'the run model: the run record and its stored data, staging and its checks, arrays, names, dependencies, why a run waits, workers and logs as read'],
   ['src/queue', 4, "the namespace's store in Redis: its keys, the Lua scripts and their typed calls, their reply codes"],
   ['src/operations', 5, 'one operation per module, plain functions taking a QueueContext first'],
+  ['src/client-options.ts', 6, 'what a FitqClient is opened with, and the namespace it uses'],
   ['src/client.ts', 6, 'FitqClient: connects, closes, and delegates each method to an operation'],
   ['src/present', 7, 'runs, results and workers as text, for the CLI and the dashboard alike'],
   ['src/worker', 8, 'the worker: claims runs and runs them'],
