@@ -5,12 +5,12 @@
  * first mention, so a function is defined before whatever calls it); after
  * its `#!lua` line comes the reply code table (`CODE`, script-codes.ts), and
  * each `KEY.<name>(base, part)` is replaced by the expression building that
- * key (keys.ts). scripts.ts loads
+ * key (key-layout.ts). scripts.ts loads
  * them; `npm run lua:show SCRIPT` (scripts/lua-show.js) prints one.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { isKeyName, luaKeyExpression, type KeyName } from './keys.js';
+import { isKeyName, luaKeyExpression, type KeyName } from './key-layout.js';
 import { luaCodeTable } from './script-codes.js';
 
 const LUA_DIR = new URL('./lua/', import.meta.url);
@@ -22,7 +22,7 @@ const INCLUDE_PATH = /^[a-z]+\/\w+$/;
 /** A script's file name. */
 const SCRIPT_FILE = /^(\w+)-(\d+)\.lua$/;
 
-/** A script's line naming one of its KEYS after its key in keys.ts: `local poolUsedKey = KEYS[3]`. */
+/** A script's line naming one of its KEYS after its key in key-layout.ts: `local poolUsedKey = KEYS[3]`. */
 const KEY_LOCAL = /^local (\w+)Key = KEYS\[(\d+)\]$/gm;
 
 export interface LuaScript {
@@ -33,7 +33,7 @@ export interface LuaScript {
   /** The command it is registered as on a connection: `fitqClaimRun`. */
   readonly command: string;
   readonly numberOfKeys: number;
-  /** Its KEYS, in order, by their names in keys.ts (KEY_LAYOUT). */
+  /** Its KEYS, in order, by their names in key-layout.ts (KEY_LAYOUT). */
   readonly keyNames: readonly KeyName[];
   /** The includes it runs (paths under lua/includes/), in the order they are pasted. */
   readonly includes: readonly string[];
@@ -100,14 +100,14 @@ function callArguments(lua: string, start: number): { end: number; args: string[
   throw new Error(`unclosed call in Lua: ${lua.slice(start - 20, start + 40)}`);
 }
 
-/** Replaces each `KEY.<name>(base, part)` with the expression building that key (keys.ts, luaKeyExpression). */
+/** Replaces each `KEY.<name>(base, part)` with the expression building that key (key-layout.ts, luaKeyExpression). */
 function inlineKeys(lua: string): string {
   const call = /\bKEY\.(\w+)\(/g;
   let out = '';
   let last = 0;
   for (let match = call.exec(lua); match !== null; match = call.exec(lua)) {
     const name = match[1]!;
-    if (!isKeyName(name)) throw new Error(`Lua names KEY.${name}, which keys.ts (KEY_LAYOUT) does not describe`);
+    if (!isKeyName(name)) throw new Error(`Lua names KEY.${name}, which key-layout.ts (KEY_LAYOUT) does not describe`);
     const { end, args } = callArguments(lua, match.index + match[0].length);
     // Arguments may build keys themselves.
     out += lua.slice(last, match.index) + luaKeyExpression(name, args.map(inlineKeys));
@@ -138,12 +138,12 @@ export function luaInclude(...paths: string[]): string {
  */
 const SHEBANG = /^#!lua(?: flags=[\w,-]+)?\n/;
 
-/** The KEYS a script names at its top, by their names in keys.ts, checked against its file name. */
+/** The KEYS a script names at its top, by their names in key-layout.ts, checked against its file name. */
 function keyNamesOf(file: string, lua: string, numberOfKeys: number): KeyName[] {
   const names = [...lua.matchAll(KEY_LOCAL)].map((match, i) => {
     const [, name = '', index = ''] = match;
     if (Number(index) !== i + 1) throw new Error(`Lua script '${file}' names KEYS[${index}] where KEYS[${i + 1}] comes next`);
-    if (!isKeyName(name)) throw new Error(`Lua script '${file}': '${name}Key = KEYS[${index}]' names no key of keys.ts (KEY_LAYOUT)`);
+    if (!isKeyName(name)) throw new Error(`Lua script '${file}': '${name}Key = KEYS[${index}]' names no key of key-layout.ts (KEY_LAYOUT)`);
     return name;
   });
   if (names.length !== numberOfKeys) throw new Error(`Lua script '${file}' names ${names.length} KEYS at its top, its file name says ${numberOfKeys}`);
