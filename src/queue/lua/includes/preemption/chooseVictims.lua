@@ -21,9 +21,17 @@ local function chooseVictims(base, view, head, reservedKey, clock)
   local entries = redis.call("HGETALL", reservedKey)
   local byShare = view.fair.on and view.fair.settings.preempt
   for i = 1, #entries, 2 do
-    -- Only the records of preemptible runs are decoded, unless runs over their user's share may be preempted.
+    -- Decoded only when it may matter: a run being preempted, a preemptible
+    -- run of a lower band (its band read from the text first), or any run
+    -- when runs over their user's share may be preempted.
+    local text = entries[i + 1]
+    local wanted = byShare or string.find(text, '"preempting"', 1, true)
+    if not wanted and string.find(text, '"pre":', 1, true) then
+      local band = tonumber(string.match(text, '"band":(%-?[%d%.eE%+]+)'))
+      wanted = band == nil or band > headBand
+    end
     local decoded, claim = false, nil
-    if byShare or string.find(entries[i + 1], '"pre":', 1, true) then decoded, claim = pcall(cjson.decode, entries[i + 1]) end
+    if wanted then decoded, claim = pcall(cjson.decode, text) end
     if decoded and type(claim) == "table" then
       if claim.preempting then
         freeing[#freeing + 1] = {id = entries[i], claim = claim, at = clock}

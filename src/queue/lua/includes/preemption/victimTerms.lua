@@ -15,7 +15,7 @@ local function victimTerms(base, view, head, headBand, runId, claim)
   local pre, order = claim.pre, view.fair
   local byShare = order.on and order.settings.preempt
   if type(pre) ~= "table" and not byShare then return nil end
-  local user = type(claim.charged) == "string" and string.match(claim.charged, "^([^|]+)|") or nil
+  local user = byShare and type(claim.charged) == "string" and string.match(claim.charged, "^([^|]+)|") or nil
   local band, at, after
   if type(pre) == "table" then
     band, at, after = tonumber(pre.band), tonumber(pre.at), tonumber(pre.after) or 0
