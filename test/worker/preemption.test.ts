@@ -168,6 +168,32 @@ describe('preemption', () => {
     await stop(second);
   });
 
+  it('frees GPU devices: when the devices it frees, not only their count, let the run start, which gets the freed device', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const worker = spawnCliWorker(queue, ['--gpus', '0,1', '--name', 'w1']);
+    const forever = ['sh', '-c', 'echo "dev=$CUDA_VISIBLE_DEVICES"; while :; do sleep 0.2; done'];
+    // Half of each device in use: a whole gpu=1 fits the count free (1) but no device.
+    const low = await stageOne(queue, ['-r', 'gpu=0.5', '--preemptible', '--', ...forever]);
+    expect((await running(client, low)).devices).toEqual([0]);
+    const other = await stageOne(queue, ['-r', 'gpu=0.5', '--gpus', '1', '--', ...forever]);
+    expect((await running(client, other)).devices).toEqual([1]);
+    // Both devices whole: preempting the one preemptible run would free one device only.
+    const both = await stageOne(queue, ['-r', 'gpu=2', '--priority', '5', '--', 'true']);
+    await held(client, both);
+    expect((await client.getRun(low)).preempting).toBeUndefined();
+    await client.cancelRun(both);
+    const head = await stageOne(queue, ['-r', 'gpu=1', '--priority', '5', '--', 'sh', '-c', 'echo "dev=$CUDA_VISIBLE_DEVICES"']);
+    expect(await client.waitForEnd(head)).toMatchObject({ status: 'completed', devices: [0] });
+    expect((await client.readLog(head)).flatMap((entry) => (entry.kind === 'line' ? [entry.line] : []))).toContain('dev=0');
+    expect((await client.getRun(low)).attempts?.map((attempt) => attempt.status)).toEqual(['preempted']);
+    expect((await client.getRun(other)).preempted).toBeUndefined();
+    await client.cancelRuns([low, other], { wait: true });
+    const [record] = await client.listWorkers();
+    expect(record!.free.get('gpu')).toBe(record!.capacity.get('gpu'));
+    await stop(worker);
+  });
+
   it('never preempts a run of the same priority, one not preemptible, or one before its --preempt-after', async () => {
     const queue = newQueue();
     const client = await connectClient(queue);
