@@ -129,10 +129,12 @@ describe('preemption', () => {
     const { dir } = checkpointing();
     const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1']);
     const saved = join(dir, 'saved');
-    const low = await stageOne(queue, ['-r', 'cpu=1', '--preempt-signal', 'USR1@1s', '--', 'sh', '-c', `trap 'echo saved >> ${saved}' USR1; while :; do sleep 0.1; done`]);
+    const low = await stageOne(queue, ['-r', 'cpu=1', '--preempt-signal', 'USR1@5s', '--', 'sh', '-c', `trap 'echo saved >> ${saved}' USR1; while :; do sleep 0.1; done`]);
     await worker.waitForMessage(`Run ${low} started`);
     const head = await stageOne(queue, ['-r', 'cpu=1', '--priority', '5', '--', 'true']);
     await waitFor('the preemption', async () => (await client.getRun(low)).preempting?.for === head);
+    expect(await fitqOk(queue, ['runs', '--columns', 'id,why', '--status', 'running'])).toContain(`preempting ${low} for ${head} (SIGUSR1, grace 5s)`);
+    expect(await fitqOk(queue, ['runs', 'show', low])).toMatch(/preemptible: +SIGUSR1, grace 5s\n/);
     await client.cancelRun(head);
     await worker.waitForMessage(`Run ${low} runs on: run ${head} no longer waits for it (its preemption was dropped)`);
     const run = await client.getRun(low);
