@@ -307,6 +307,24 @@ describe('preemption', () => {
     await stop(worker);
   });
 
+  it('preempts when the other worker with room free runs as many runs as its --concurrency lets it', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const first = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'w1']);
+    const low = await stageOne(queue, ['-r', 'cpu=1', '--preemptible', '--', 'sleep', '600']);
+    await running(client, low);
+    const second = spawnCliWorker(queue, ['-r', 'cpu=2', '--concurrency', '1', '--name', 'w2']);
+    await client.waitForWorkers((workers) => workers.length === 2, 30_000);
+    const busy = await stageOne(queue, ['-r', 'cpu=1', '--', 'sleep', '600']);
+    expect((await running(client, busy)).worker).toBe('w2');
+    // w2 has cpu=1 free but claims nothing more: only preempting on w1 starts the head.
+    const head = await stageOne(queue, ['-r', 'cpu=1', '--priority', '5', '--', 'true']);
+    expect(await client.waitForEnd(head)).toMatchObject({ status: 'completed', worker: 'w1' });
+    expect((await client.getRun(low)).attempts?.map((attempt) => attempt.status)).toEqual(['preempted']);
+    await client.cancelRuns([low, busy], { wait: true });
+    await Promise.all([stop(first), stop(second)]);
+  });
+
   it('refuses preemption terms that are wrong with one line, exit 2', async () => {
     const queue = newQueue();
     const refusals: [string[], string][] = [
