@@ -3,9 +3,10 @@
  * record without env values, its dependencies and dependents with their
  * states, its attempts after a restart, and the tail of its output
  * following a running run live until it ends (no reload); hostile output
- * renders as text; no console errors; screenshots at both sizes.
+ * renders as text; no console errors; screenshots at both sizes; a run
+ * being preempted says so, on its page and in the runs list.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -109,5 +110,29 @@ describe('dashboard run page', () => {
     expect(response?.status()).toBe(404);
     expect(await page.getByTestId('run-error').textContent()).toBe("unknown run 'nosuchrun'");
     expect((await fetch(`${dashboard.origin}/runs/${queue}/twice/log?after=%3Cscript%3E`)).status).toBe(400);
+  });
+
+  it('says a run is being preempted, for which run, with its signal and grace, as fitq runs does', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const { worker } = await startTestWorker(queue, { name: 'gpu-box', resources: 'slot=1' });
+    // Its process must run before it is preempted (else it is stopped at once: it has nothing to save).
+    const started = join(mkdtempSync(join(tmpdir(), 'fitq-started-')), 'started');
+    const forever = ['sh', '-c', `trap '' USR1; touch '${started}'; while :; do sleep 0.2; done`];
+    await client.stage({ command: forever, resources: 'slot=1', runId: 'low-run', preemptSignal: 'USR1@1m' });
+    await waitFor('its process', () => existsSync(started));
+    await client.stage({ command: ['true'], resources: 'slot=1', runId: 'urgent-run', priority: 5 });
+    await waitFor('the preemption', async () => (await client.getRun('low-run')).preempting?.for === 'urgent-run');
+
+    const dashboard = await startDashboard(queue);
+    const { page, consoleErrors } = await openBrowserPage(dashboard.origin);
+    await page.goto(`${dashboard.origin}/runs/${queue}/low-run`);
+    expect(await page.getByTestId('why-low-run').textContent()).toBe('preempting low-run for urgent-run (SIGUSR1, grace 1m)');
+    await page.goto(`${dashboard.origin}/runs`);
+    await page.getByTestId('live-status').and(page.locator('[data-state="live"]')).waitFor();
+    expect(await page.getByTestId('why-low-run').textContent()).toBe('preempting low-run for urgent-run (SIGUSR1, grace 1m)');
+    expect(consoleErrors).toEqual([]);
+    await client.cancelRuns(['urgent-run', 'low-run'], { wait: true });
+    await worker.stop();
   });
 });
