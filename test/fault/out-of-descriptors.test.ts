@@ -25,9 +25,24 @@ afterEach(() => {
 /** Descriptors a process has open now. */
 const openDescriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
-/** Lowers a process's limit of open descriptors to `room` more than it has open now. */
-const leaveRoom = (pid: number, room: number) => {
-  const limit = openDescriptors(pid) + room;
+/**
+ * Lowers a process's limit of open descriptors to `room` more than it has
+ * open once it has opened what it opens at its start (its Redis
+ * connections, its helpers' channels): no event says when that is done,
+ * so once the count has stayed the same for a second. (Measured earlier,
+ * on a loaded machine, a worker that went on to open 9 more was left too
+ * little room ever to spawn a run.)
+ */
+const leaveRoom = async (pid: number, room: number) => {
+  let last = -1;
+  let same = 0;
+  const settled = await waitFor(`the descriptors of ${pid} to settle`, () => {
+    const now = openDescriptors(pid);
+    same = now === last ? same + 1 : 0;
+    last = now;
+    return same >= 40 && now;
+  });
+  const limit = settled + room;
   return execa('prlimit', ['--pid', String(pid), `--nofile=${limit}:${limit}`]);
 };
 
