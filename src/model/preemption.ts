@@ -61,9 +61,13 @@ function checkAfter(value: number | string): number {
   return ms;
 }
 
-/** A preemptible run's signal and grace, as its worker applies them; undefined for a run that is not preemptible. */
-export function preemptTerms(run: Pick<RunRecord, 'preempt'>): TimeSignal | undefined {
-  if (run.preempt === undefined) return undefined;
+/**
+ * How a preempted run is stopped: its signal and grace as staged; a run
+ * staged without them (not preemptible, preempted by fair share: `fitq
+ * share set --preempt`) is stopped at once.
+ */
+export function preemptTerms(run: Pick<RunRecord, 'preempt'>): TimeSignal {
+  if (run.preempt === undefined) return DEFAULT_PREEMPT_SIGNAL;
   try {
     return parseTimeSignal('preempt', run.preempt);
   } catch {
@@ -79,12 +83,11 @@ function graceText(terms: TimeSignal): string {
 
 /** "SIGUSR1, grace 1m, after 10m": a preemptible run's terms, in words. */
 export function preemptibleText(run: Pick<RunRecord, 'preempt' | 'preemptAfter'>): string {
-  const terms = preemptTerms(run) ?? DEFAULT_PREEMPT_SIGNAL;
-  return `${graceText(terms)}${run.preemptAfter ? `, not before it ran ${formatDurationSpec(run.preemptAfter)}` : ''}`;
+  return `${graceText(preemptTerms(run))}${run.preemptAfter ? `, not before it ran ${formatDurationSpec(run.preemptAfter)}` : ''}`;
 }
 
 /** "preempting r17 for r42 (SIGUSR1, grace 1m)": a running run being preempted, in words; undefined for others. */
 export function preemptingText(run: Pick<RunRecord, 'id' | 'status' | 'preempt' | 'preempting'>): string | undefined {
   if (run.status !== 'running' || run.preempting === undefined) return undefined;
-  return `preempting ${run.id} for ${run.preempting.for} (${graceText(preemptTerms(run) ?? DEFAULT_PREEMPT_SIGNAL)})`;
+  return `preempting ${run.id} for ${run.preempting.for} (${graceText(preemptTerms(run))})`;
 }

@@ -6,14 +6,14 @@
  * whether the run it made room for still waits; if not, it runs on.
  */
 import type { Logger } from 'pino';
-import { DEFAULT_PREEMPT_SIGNAL, preemptTerms } from '../model/preemption.js';
+import { preemptTerms } from '../model/preemption.js';
 import type { ActiveRun } from './active-run.js';
 import type { ExecutorContext } from './executor-context.js';
 import { requestStop } from './run-stop.js';
 
 /** Preempts `run` (running here, not stopping) for `forRun`. */
 export function preemptRun(ctx: ExecutorContext, run: ActiveRun, forRun: string, log: Logger): void {
-  const terms = preemptTerms(run.run) ?? DEFAULT_PREEMPT_SIGNAL;
+  const terms = preemptTerms(run.run);
   requestStop(run, { cause: 'preempt', reason: `preempted for run ${forRun}` });
   const signal = terms.signal as NodeJS.Signals;
   if (terms.beforeMs === 0) {

@@ -62,6 +62,12 @@ async function held(client: FitqClient, runId: string): Promise<void> {
   await waitFor(`a worker holding ${runId}`, async () => (await client.redis.hget(client.keys.holds, runId)) !== null);
 }
 
+/** Nothing held after: the (one) worker's capacity of `resource` is whole again. */
+async function expectWhole(client: FitqClient, resource: string): Promise<void> {
+  const [record] = await client.listWorkers();
+  expect(record!.free.get(resource)).toBe(record!.capacity.get(resource));
+}
+
 /** What says a run was never preempted. */
 const notPreempted = (run: RunRecord) => ({ status: run.status, preempted: run.preempted, attempts: run.attempts ?? [] });
 
@@ -97,8 +103,7 @@ describe('preemption', () => {
     expect(urgent.startedAt!).toBeGreaterThanOrEqual(ended.attempts![0]!.endedAt!);
     expect((await fitqOk(queue, ['runs', 'show', low]))).toMatch(/preempted: +1 time\n/);
     // Nothing held after: the worker's capacity is whole again.
-    const [record] = await client.listWorkers();
-    expect(record!.free.get('cpu')).toBe(record!.capacity.get('cpu'));
+    await expectWhole(client, 'cpu');
     await stop(worker);
     await client.close();
   });
@@ -165,8 +170,7 @@ describe('preemption', () => {
     expect(again.attempts?.map((attempt) => [attempt.status, attempt.worker])).toEqual([['preempted', 'w1']]);
     expect(again.attempts![0]!.reason).toMatch(new RegExp(`, as it was being preempted for run ${head}$`));
     await client.cancelRun(low, { wait: true });
-    const [record] = await client.listWorkers();
-    expect(record!.free.get('cpu')).toBe(record!.capacity.get('cpu'));
+    await expectWhole(client, 'cpu');
     await stop(second);
   });
 
@@ -191,8 +195,7 @@ describe('preemption', () => {
     expect((await client.getRun(low)).attempts?.map((attempt) => attempt.status)).toEqual(['preempted']);
     expect((await client.getRun(other)).preempted).toBeUndefined();
     await client.cancelRuns([low, other], { wait: true });
-    const [record] = await client.listWorkers();
-    expect(record!.free.get('gpu')).toBe(record!.capacity.get('gpu'));
+    await expectWhole(client, 'gpu');
     await stop(worker);
   });
 
@@ -257,8 +260,7 @@ describe('preemption', () => {
     expect(await client.waitForEnd(newer)).toMatchObject({ status: 'completed', preempted: 1 });
     expect(notPreempted(await client.getRun(older))).toEqual({ status: 'running', preempted: undefined, attempts: [] });
     await client.cancelRun(older, { wait: true });
-    const [record] = await client.listWorkers();
-    expect(record!.free.get('cpu')).toBe(record!.capacity.get('cpu'));
+    await expectWhole(client, 'cpu');
     await stop(worker);
     await client.close();
   });
@@ -302,8 +304,7 @@ describe('preemption', () => {
     expect((await client.getRun(long!)).preempting).toBeUndefined();
     expect((await client.getRun(bobs!)).preempted).toBe(2);
     await client.cancelRuns([again!, bobs!, long!], { wait: true });
-    const [record] = await client.listWorkers();
-    expect(record!.free.get('cpu')).toBe(record!.capacity.get('cpu'));
+    await expectWhole(client, 'cpu');
     await stop(worker);
   });
 
