@@ -142,9 +142,9 @@ export class FitqClient {
   fairShare = (): Promise<FairShareState> => readFairShare(this.ctx);
 
   /** Users' registered public keys (add: true when it replaced another); see operations/user-keys.ts. */
-  addUserKey = (user: string, key: string): Promise<boolean> => addUserKey(this.ctx, user, key);
+  addUserKey = (user: string, key: string, admin?: boolean): Promise<{ replaced: boolean; admin: boolean }> => addUserKey(this.ctx, user, key, admin);
   removeUserKey = (user: string): Promise<void> => removeUserKey(this.ctx, user);
-  listUserKeys = (): Promise<{ user: string; key: string }[]> => listUserKeys(this.ctx);
+  listUserKeys = (): Promise<{ user: string; key: string; admin: boolean }[]> => listUserKeys(this.ctx);
 
   /** Live workers, as RedisConnection holds them (reads only: one whose lease ran out is left out, not reaped); see operations/workers.ts. */
   async listWorkers(): Promise<WorkerRecord[]> {

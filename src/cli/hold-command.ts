@@ -28,7 +28,8 @@ export abstract class HoldCommand extends FitqCommand {
     if (!results) return;
     if (flags.json) this.log(JSON.stringify(results, null, 2));
     else for (const result of results) this.log(result.message);
-    // A run refused (not staged) is an error the caller can test for.
+    // A run refused is an error the caller can test for: another user's signed run, a mistake; one not staged, not done.
+    if (results.some((result) => result.outcome === 'notYours')) this.exit(EXIT.usage);
     if (results.some((result) => result.outcome === 'refused')) this.exit(EXIT.failed);
   }
 

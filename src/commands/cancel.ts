@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { FitqCommand } from '../cli/base-command.js';
+import { EXIT } from '../exit-codes.js';
 import { parseRunSelection, reportSelection, selectInstead, selectionArgs, selectionFlags, selectRuns } from '../cli/run-selection.js';
 import { describeCancel } from '../present/result-lines.js';
 import { cancelCascade } from '../model/dependencies.js';
@@ -47,6 +48,8 @@ export default class Cancel extends FitqCommand {
     if (!results) return;
     if (flags.json) this.log(JSON.stringify(results, null, 2));
     else for (const result of results) this.log(describeCancel(result));
+    // Another user's signed run: a mistake the caller can test for.
+    if (results.some((result) => result.outcome === 'notYours')) this.exit(EXIT.usage);
   }
 
   protected override tooManyWordsMessage(count: number): string {

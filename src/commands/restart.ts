@@ -45,6 +45,7 @@ export default class Restart extends FitqCommand {
     if (flags.json) this.log(JSON.stringify(results, null, 2));
     else for (const result of results) this.log(result.message);
     // Refused here: it was restarted (or otherwise changed) between the check and the restart.
+    if (results.some((result) => result.outcome === 'notYours')) this.exit(EXIT.usage);
     if (results.some((result) => result.outcome === 'refused')) this.exit(EXIT.failed);
   }
 

@@ -129,6 +129,8 @@ export default class Update extends FitqCommand {
     else for (const result of results) if (result.outcome !== 'refused') this.log(describeUpdate(result, flags['dry-run']));
     const refused = results.filter((result) => result.outcome === 'refused');
     for (const result of refused) process.stderr.write(`Error: ${result.reason}\n`);
+    // Another user's signed run: a mistake; one that changed meanwhile: not done.
+    if (refused.some((result) => result.owner !== undefined)) this.exit(EXIT.usage);
     if (refused.length > 0) this.exit(EXIT.failed);
   }
 

@@ -58,7 +58,8 @@ export async function createDashboardContext(options: DashboardContextOptions): 
       // A command fails fast when Redis is away (the page says so), but, unlike a CLI command's, the connection comes back with Redis.
       let connected = false;
       const redisOptions = { ...options.connection.redisOptions, retryStrategy: (attempt: number) => (connected ? Math.min(attempt * 200, 2000) : null) };
-      clients.set(queue, await FitqClient.connect({ ...(clients.size === 0 ? options.connection : quiet), redisOptions, queue }));
+      // No user key: whoever uses the page is not whoever started the dashboard, so it changes no signed run (security.md).
+      clients.set(queue, await FitqClient.connect({ ...(clients.size === 0 ? options.connection : quiet), redisOptions, queue, keyFile: false }));
       connected = true;
     }
     const live = await LiveFeed.start(quiet, [...clients.values()].map((client) => client.keys));

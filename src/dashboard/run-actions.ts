@@ -31,6 +31,9 @@ async function outcomeOf(act: () => Promise<ActionOutcome>): Promise<ActionOutco
   }
 }
 
+/** Whether an action was done to a run (or was already so), not refused. */
+const wasDone = ({ outcome }: { outcome: string }): boolean => outcome !== 'refused' && outcome !== 'notYours';
+
 /** Acts on one run (its full id); `value` is the new priority, as typed, for `priority`. */
 export function runAction(client: FitqClient, action: RunAction, runId: string, value?: string): Promise<ActionOutcome> {
   return outcomeOf(async () => {
@@ -38,22 +41,22 @@ export function runAction(client: FitqClient, action: RunAction, runId: string, 
       case 'cancel': {
         // Not waited for: a running run's end shows on the page as it comes.
         const results = await client.cancelRuns([runId], { wait: false });
-        return { ok: true, lines: results.map(describeCancel) };
+        return { ok: results.every(wasDone), lines: results.map(describeCancel) };
       }
       case 'hold':
       case 'release': {
         const results = action === 'hold' ? await client.holdRuns([runId]) : await client.releaseRuns([runId]);
-        return { ok: results.every((result) => result.outcome !== 'refused'), lines: results.map((result) => result.message) };
+        return { ok: results.every(wasDone), lines: results.map((result) => result.message) };
       }
       case 'restart': {
         const results = await client.restartRuns([runId]);
-        return { ok: results.every((result) => result.outcome !== 'refused'), lines: results.map((result) => result.message) };
+        return { ok: results.every(wasDone), lines: results.map((result) => result.message) };
       }
       case 'priority': {
         const priority = parseIntegerOption('priority', value ?? '', -MAX_PRIORITY, MAX_PRIORITY);
         const results = await client.updateRuns([runId], { priority });
         return {
-          ok: results.every((result) => result.outcome !== 'refused'),
+          ok: results.every(wasDone),
           lines: results.map((result) => (result.outcome === 'refused' ? (result.reason ?? `Run ${result.id} not updated`) : describeUpdate(result, false))),
         };
       }

@@ -13,6 +13,11 @@ export function serverTimeMs([seconds, micros]: readonly (string | number)[]): n
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
+/** Epoch µs of the Redis server's clock, from a TIME reply, as a decimal string (exact: past 2^53 in a few centuries). */
+export function serverTimeMicros([seconds, micros]: readonly (string | number)[]): string {
+  return `${seconds}${String(micros).padStart(6, '0')}`;
+}
+
 /** How often a worker renews its lease. */
 export function heartbeatIntervalMs(leaseMs: number): number {
   return Math.max(100, leaseMs / 3);

@@ -14,15 +14,18 @@ import { quote } from '../text/quote.js';
 import { CLEAN_CHUNK, REMOVE_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { getRun, getRuns } from './read.js';
+import { requestSigner } from './requests.js';
 import { RunRemovedError, unknownRun } from './run-errors.js';
 import { waitForEnd } from './wait.js';
 
 /** What cancelRuns did to one run, and the run as it is now. */
 export interface CancelResult {
   id: string;
-  outcome: 'canceled' | 'requested' | 'ended' | 'removed';
+  outcome: 'canceled' | 'requested' | 'ended' | 'removed' | 'notYours';
   /** Absent once the run has been removed. */
   run?: RunRecord;
+  /** Why a run not canceled was (only its user or an admin may cancel a run its user signed). */
+  message?: string;
 }
 
 /** Which ended runs `cleanRuns` removes: all given must hold. */
@@ -49,6 +52,7 @@ export async function cancelRun(ctx: QueueContext, runId: string, options: { wai
   // Gone after its cancellation: removed meanwhile (rm, clean, or retention as other runs ended).
   if (!result?.run) throw result && result.outcome !== 'removed' ? new RunRemovedError(runId) : unknownRun(runId);
   if (result.outcome === 'ended') throw new UsageError(`run '${runId}' already ended (${result.run.status})`);
+  if (result.outcome === 'notYours') throw new UsageError(result.message!);
   return result.run;
 }
 
@@ -67,14 +71,16 @@ export async function cancelRuns(ctx: QueueContext, runIds: readonly string[], o
   const missing = (await execPipeline(exists)).findIndex((count) => count !== 1);
   if (missing >= 0) throw unknownRun(ids[missing]!);
   // Every cancellation is requested before waiting for any, so running runs stop together.
-  const outcomes: { id: string; outcome: CancelResult['outcome'] }[] = [];
+  const outcomes: { id: string; outcome: CancelResult['outcome']; message: string }[] = [];
+  const requestOf = await requestSigner(ctx, 'cancel');
   for (const id of ids) {
-    const { outcome } = await ctx.scripts.cancelRun(id);
-    outcomes.push({ id, outcome: outcome === 'unknown' ? 'removed' : outcome });
+    const { outcome, status } = await ctx.scripts.cancelRun(id, requestOf(id));
+    outcomes.push({ id, outcome: outcome === 'unknown' ? 'removed' : outcome, message: status });
   }
   const results: CancelResult[] = [];
-  for (const { id, outcome } of outcomes) {
+  for (const { id, outcome, message } of outcomes) {
     if (outcome === 'removed') results.push({ id, outcome });
+    else if (outcome === 'notYours') results.push({ id, outcome, message, run: await getRun(ctx, id).catch(() => undefined) });
     else if (outcome === 'requested' && options.wait) results.push(await waitForEnd(ctx, id, options.timeoutMs).then(
       (run) => ({ id, outcome, run }),
       (error: unknown) => {
@@ -102,10 +108,11 @@ export async function removeRuns(ctx: QueueContext, runIds: readonly string[], o
     if (running.length > 0) await cancelRuns(ctx, running, { wait: true });
   }
   const ids = [...new Set(runIds)];
+  const requestOf = await requestSigner(ctx, 'rm');
   let removed = 0;
   for (let i = 0; i < ids.length; i += REMOVE_CHUNK) {
     try {
-      removed += await ctx.scripts.removeRuns(ids.slice(i, i + REMOVE_CHUNK));
+      removed += await ctx.scripts.removeRuns(ids.slice(i, i + REMOVE_CHUNK).map((id) => [id, requestOf(id)] as const));
     } catch (error) {
       if (removed === 0 || !(error instanceof UsageError)) throw error;
       throw new UsageError(`removed ${removed} of ${ids.length} runs, then stopped: ${error.message}`);

@@ -8,12 +8,14 @@
 import { HOLD_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { resolveRunIds } from './ids.js';
+import { requestSigner } from './requests.js';
+import { refusedRequestMessage } from '../security/request-signature.js';
 
 
 export interface HoldResult {
   id: string;
-  /** held / released: done; unchanged: already so; refused: not staged (see `status`); removed: gone meanwhile. */
-  outcome: 'held' | 'released' | 'unchanged' | 'refused' | 'removed';
+  /** held / released: done; unchanged: already so; refused: not staged (see `status`); notYours: another user's signed run; removed: gone meanwhile. */
+  outcome: 'held' | 'released' | 'unchanged' | 'refused' | 'notYours' | 'removed';
   /** The run's status, for a refused one. */
   status?: string;
   /** One line saying what happened. */
@@ -29,9 +31,10 @@ const WHERE: Readonly<Record<string, string>> = {
 export async function setHeld(ctx: QueueContext, mode: 'hold' | 'release', refs: readonly string[]): Promise<HoldResult[]> {
   const ids = [...new Set(await resolveRunIds(ctx, refs))];
   const results: HoldResult[] = [];
+  const requestOf = await requestSigner(ctx, mode);
   for (let i = 0; i < ids.length; i += HOLD_CHUNK) {
     const chunk = ids.slice(i, i + HOLD_CHUNK);
-    const outcomes = await ctx.scripts.setHeld(mode, chunk);
+    const outcomes = await ctx.scripts.setHeld(mode, chunk.map((id) => [id, requestOf(id)] as const));
     outcomes.forEach(({ outcome, detail }, j) => {
       const id = chunk[j]!;
       switch (outcome) {
@@ -49,6 +52,9 @@ export async function setHeld(ctx: QueueContext, mode: 'hold' | 'release', refs:
             id, outcome: 'refused', status: detail,
             message: `Run ${id} is ${detail}: only a staged run can be ${mode === 'hold' ? 'held' : 'released'}`,
           });
+          break;
+        case 'notYours':
+          results.push({ id, outcome, message: `Run ${id} not ${mode === 'hold' ? 'held' : 'released'}: ${refusedRequestMessage(mode, id, detail)}` });
           break;
         default:
           results.push({ id, outcome: 'removed', message: `Run ${id} was removed meanwhile` });

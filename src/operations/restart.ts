@@ -9,11 +9,13 @@
 import { RESTART_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { resolveRunIds } from './ids.js';
+import { requestSigner } from './requests.js';
+import { refusedRequestMessage } from '../security/request-signature.js';
 
 export interface RestartResult {
   id: string;
-  /** restarted: staged again (`where`); refused: not ended (`status`); removed: gone meanwhile. */
-  outcome: 'restarted' | 'refused' | 'removed';
+  /** restarted: staged again (`where`); refused: not ended (`status`); notYours: another user's signed run; removed: gone meanwhile. */
+  outcome: 'restarted' | 'refused' | 'notYours' | 'removed';
   /** Restarted by --cascade, as a dependent of a restarted run. */
   cascade?: boolean;
   /** Where a restarted run went: staged, delayed, held, deps, canceled (its own dependencies can never be met). */
@@ -41,16 +43,17 @@ export async function restartRuns(ctx: QueueContext, refs: readonly string[], ca
   const reported = new Set<string>();
   // Runs the cascade reached but left to a later call.
   const left: string[] = [];
+  const requestOf = await requestSigner(ctx, 'restart');
   for (let i = 0; i < ids.length || left.length > 0; ) {
     const fromCascade = i >= ids.length;
     const chunk = fromCascade ? left.splice(0, RESTART_CHUNK) : ids.slice(i, i + RESTART_CHUNK);
     if (!fromCascade) i += RESTART_CHUNK;
-    const outcomes = await ctx.scripts.restartRuns(chunk, cascade);
+    const outcomes = await ctx.scripts.restartRuns(chunk.map((id) => [id, requestOf(id)] as const), cascade);
     const named = new Set(chunk);
     for (const { runId: id, outcome, detail } of outcomes) {
       const byCascade = fromCascade || !named.has(id) || reported.has(id);
       // A run left by one call and restarted by a later one's cascade meanwhile: reported once.
-      if (fromCascade && outcome !== 'restarted' && outcome !== 'cascadeLeft') continue;
+      if (fromCascade && outcome !== 'restarted' && outcome !== 'cascadeLeft' && outcome !== 'notYours') continue;
       if (outcome === 'cascadeLeft') {
         left.push(id);
         continue;
@@ -58,6 +61,8 @@ export async function restartRuns(ctx: QueueContext, refs: readonly string[], ca
       reported.add(id);
       if (outcome === 'restarted') {
         results.push({ id, outcome, where: detail, ...(byCascade ? { cascade: true } : {}), message: `Run ${id} restarted${byCascade ? ' (cascade)' : ''}: ${WHERE[detail] ?? detail}` });
+      } else if (outcome === 'notYours') {
+        results.push({ id, outcome, ...(byCascade ? { cascade: true } : {}), message: `Run ${id} not restarted${byCascade ? ' (cascade)' : ''}: ${refusedRequestMessage('restart', id, detail)}` });
       } else if (outcome === 'notEnded') {
         results.push({ id, outcome: 'refused', status: detail, message: `Run ${id} is ${detail}: only an ended run can be restarted` });
       } else {

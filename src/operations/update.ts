@@ -22,6 +22,8 @@ import { execPipeline } from '../redis/pipeline.js';
 import { parseStoredResources, toDemands } from '../resources/spec.js';
 import { canonicalRunPayload, signRuns, verifyRun } from '../security/signing.js';
 import { publicKeyOf, signRunsAsUser, USER_SIGNATURE_FIELD, verifyUserSignature } from '../security/user-keys.js';
+import { refusedRequestMessage } from '../security/request-signature.js';
+import { requestSigner } from './requests.js';
 import { quote } from '../text/quote.js';
 import { refusalOf } from '../queue/script-codes.js';
 import type { Scripts } from '../queue/scripts.js';
@@ -50,6 +52,8 @@ export interface UpdateResult {
   /** The run as it is now (with `dryRun`: as it would be); absent for a refused run. */
   run?: RunRecord;
   reason?: string;
+  /** Refused as the signed run of this user, who or an admin must ask for it. */
+  owner?: string;
 }
 
 export interface UpdateOptions {
@@ -91,6 +95,7 @@ export async function updateRuns(
   if (changes.resources !== undefined) changes = { ...changes, resources: toDemands(changes.resources, { keepZero: true }) };
   const results = new Map<string, UpdateResult>();
   let pending = await planEdits(ctx, ids, changes, true);
+  const requestOf = options.dryRun ? () => '' : await requestSigner(ctx, 'update');
   for (let attempt = 1; ; attempt++) {
     for (const plan of pending) {
       if (plan.changes.length === 0) results.set(plan.id, { id: plan.id, outcome: 'unchanged', changes: [], run: plan.run });
@@ -102,12 +107,15 @@ export async function updateRuns(
     }
     const again: string[] = [];
     for (const chunk of chunks(toWrite)) {
-      const outcomes = await ctx.scripts.updateRuns(chunk.map((plan) => plan.script));
+      const outcomes = await ctx.scripts.updateRuns(chunk.map((plan) => ({ ...plan.script, request: requestOf(plan.id) })));
       outcomes.forEach((reply, j) => {
         const plan = chunk[j]!;
         if (reply.outcome === 'updated') results.set(plan.id, { id: plan.id, outcome: 'updated', changes: plan.changes, run: plan.run });
         else if (reply.outcome === 'changed' && attempt < EDIT_ATTEMPTS) again.push(plan.id);
-        else results.set(plan.id, { id: plan.id, outcome: 'refused', changes: plan.changes, reason: refusedReason(plan.id, reply) });
+        else {
+          const owner = reply.outcome === 'notYours' ? { owner: reply.owner } : {};
+          results.set(plan.id, { id: plan.id, outcome: 'refused', changes: plan.changes, reason: refusedReason(plan.id, reply), ...owner });
+        }
       });
     }
     if (again.length === 0) break;
@@ -139,6 +147,7 @@ function chunks(plans: readonly PlannedEdit[]): PlannedEdit[][] {
 function refusedReason(id: string, reply: Awaited<ReturnType<Scripts['updateRuns']>>[number]): string {
   if (reply.outcome === 'status') return `run ${quote(id)} is ${reply.status} (it changed meanwhile): not updated`;
   if (reply.outcome === 'gone') return `run ${quote(id)} was removed meanwhile: not updated`;
+  if (reply.outcome === 'notYours') return `${refusedRequestMessage('update', id, reply.owner)}: not updated`;
   return `run ${quote(id)} kept changing meanwhile: not updated`;
 }
 

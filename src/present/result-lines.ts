@@ -8,7 +8,8 @@ import type { CancelResult } from '../operations/end.js';
 import type { UpdateResult } from '../operations/update.js';
 
 /** What happened to a run asked to cancel. */
-export function describeCancel({ id, outcome, run }: CancelResult): string {
+export function describeCancel({ id, outcome, run, message }: CancelResult): string {
+  if (outcome === 'notYours') return `Run ${id} not canceled: ${message}`;
   if (!run) return `Run ${id} was removed meanwhile`;
   if (outcome === 'ended') return `Run ${id} already ${run.status}`;
   if (outcome === 'requested' && run.status === 'running') return `Cancel requested for run ${id}`;

@@ -37,6 +37,8 @@ export const KEY_LAYOUT = {
   quotas: 'quotas',
   /** Hash: user -> their registered public key (`ed25519:…`, security/user-keys.ts): what proves a run is theirs. */
   userKeys: 'user-keys',
+  /** Set: the registered users whose signed requests may change any user's signed runs (`fitq keys add --admin`, security/request-signature.ts). */
+  admins: 'admins',
   /** Hash: fair share's settings (`off`, `halfLife`, `w:<resource>`, `share:<user>`, `epoch`; lua/includes/fairshare/fairSettings.lua). */
   fairShare: 'fair-share',
   /** Hash: user -> their decayed usage, scaled to the epoch (lua/includes/fairshare/readFairUsage.lua). */

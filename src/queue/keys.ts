@@ -73,6 +73,8 @@ export interface NamespaceKeys {
   readonly quotas: string;
   /** Hash: user -> registered public key. */
   readonly userKeys: string;
+  /** Set: the registered users who are admins. */
+  readonly admins: string;
   /** Hash: fair share's settings and users' shares. */
   readonly fairShare: string;
   /** Hash: user -> decayed usage. */
@@ -141,6 +143,7 @@ export function namespaceKeys(queue: string = DEFAULT_QUEUE, prefix: string = DE
     dependentsPending: key('dependentsPending'),
     quotas: key('quotas'),
     userKeys: key('userKeys'),
+    admins: key('admins'),
     fairShare: key('fairShare'),
     fairUsage: key('fairUsage'),
     quota: (user) => key('quota', user),

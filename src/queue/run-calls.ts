@@ -24,6 +24,8 @@ export interface UpdateScriptRun {
   priority: number;
   /** What changed, e.g. "priority,resources" (for the `updated` event). */
   changes: string;
+  /** The request for it (operations/requests.ts; "": none). */
+  request?: string;
 }
 
 /**
@@ -31,7 +33,12 @@ export interface UpdateScriptRun {
  * is no longer staged or held (`status`: what it is now), or because its
  * data changed since it was read; or found no such run.
  */
-export type UpdateScriptOutcome = { outcome: 'updated' } | { outcome: 'status'; status: string } | { outcome: 'changed' } | { outcome: 'gone' };
+export type UpdateScriptOutcome =
+  | { outcome: 'updated' }
+  | { outcome: 'status'; status: string }
+  | { outcome: 'changed' }
+  | { outcome: 'gone' }
+  | { outcome: 'notYours'; owner: string };
 
 /** What reconciling fitq's index with BullMQ's actions did to one job (see reconcileRuns-*.lua). */
 export interface ReconcileAction {
@@ -79,16 +86,16 @@ export function parseStageReply(reply: unknown, keys: NamespaceKeys): StagedBatc
 
 /** What holding or releasing one run did (see setHeld-*.lua). */
 export interface HeldOutcome {
-  outcome: 'held' | 'released' | 'unchanged' | 'notStaged' | 'unknown';
-  /** released: where it went (staged, delayed, deps); notStaged: its status. */
+  outcome: 'held' | 'released' | 'unchanged' | 'notStaged' | 'notYours' | 'unknown';
+  /** released: where it went (staged, delayed, deps); notStaged: its status; notYours: its user. */
   detail: string;
 }
 
 /** What restarting one run did (see restartRuns-*.lua). */
 export interface RestartOutcome {
   runId: string;
-  outcome: 'restarted' | 'notEnded' | 'unknown' | 'cascadeLeft';
-  /** restarted: where it went (staged, delayed, held, deps, canceled); notEnded: its status. */
+  outcome: 'restarted' | 'notEnded' | 'notYours' | 'unknown' | 'cascadeLeft';
+  /** restarted: where it went (staged, delayed, held, deps, canceled); notEnded: its status; notYours: its user. */
   detail: string;
 }
 
@@ -106,6 +113,7 @@ export function parseReconcileAction(entry: string): ReconcileAction {
 export function parseUpdateOutcome(entry: string): UpdateScriptOutcome {
   const [outcome, status] = entry.split('|');
   if (outcome === 'status') return { outcome, status: status ?? '' };
+  if (outcome === 'notYours') return { outcome, owner: status ?? '' };
   if (outcome === 'updated' || outcome === 'changed' || outcome === 'gone') return { outcome };
   throw new Error(`updateRuns replied ${entry}`);
 }

@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import type { NamespaceKeys } from './keys.js';
 import { quote } from '../text/quote.js';
 import { arrayOfLimit } from '../resources/array-limit.js';
+import { refusedRequestMessage, type RequestOp } from '../security/request-signature.js';
 
 export const SCRIPT_CODES = {
   /** Done: claimed, staged, recorded, canceled, registered, removed. */
@@ -58,6 +59,8 @@ export const SCRIPT_CODES = {
   overQuota: -36,
   /** reclaimRun: the run moved on without the claim a failover lost (why, its status, another worker or the resource no longer free). */
   claimLost: -40,
+  /** A change to a run its user signed, asked for with no request signed by that user or an admin ("op runId user"; security/request-signature.ts). */
+  notYours: -41,
 } as const;
 
 export type ScriptCode = keyof typeof SCRIPT_CODES;
@@ -133,6 +136,10 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
         name,
         `quota: ${user} may have ${cap} runs staged or running at once (staged=${cap}), has ${open}, and this stages ${total}: nothing was staged (fitq quota ls)`,
       );
+    }
+    case 'notYours': {
+      const [op, runId, owner] = text.split(' ');
+      return new RefusedError(name, refusedRequestMessage(op as RequestOp, runId ?? '', owner ?? ''));
     }
     case 'batchExpired':
       return new RefusedError(name, 'staging took longer than the batch may stay open (Redis too slow or busy): nothing was staged');

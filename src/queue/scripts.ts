@@ -24,7 +24,7 @@ import {
   type UpdateScriptOutcome,
   type UpdateScriptRun,
 } from './run-calls.js';
-import { acceptReply, codeName, type ScriptCode } from './script-codes.js';
+import { acceptReply, codeName, refusal, type ScriptCode } from './script-codes.js';
 import { RECONCILE_BUDGET } from './upkeep-budgets.js';
 import { scriptCommand, scriptKeys } from './script-call.js';
 import type { Stager } from '../model/stager.js';
@@ -102,9 +102,13 @@ export class Scripts extends WorkerScripts {
     return parseStatusCountsReply(await this.call('countRunStatuses', {}, this.keys.base, state, from, count));
   }
 
-  /** Cancels a run; see cancelRun-*.lua for the outcomes. */
-  async cancelRun(runId: string): Promise<{ outcome: 'canceled' | 'requested' | 'ended' | 'unknown'; status: string }> {
-    const [code, status] = (await this.call('cancelRun', { runId }, this.keys.base, runId, this.logMaxLines)) as [number, string];
+  /**
+   * Cancels a run, at `request` (operations/requests.ts); see cancelRun-*.lua
+   * for the outcomes. A refused one has the refusal's message.
+   */
+  async cancelRun(runId: string, request = ''): Promise<{ outcome: 'canceled' | 'requested' | 'ended' | 'unknown' | 'notYours'; status: string }> {
+    const [code, status] = (await this.call('cancelRun', { runId }, this.keys.base, runId, this.logMaxLines, request)) as [number, string];
+    if (codeName(code) === 'notYours') return { outcome: 'notYours', status: refusal(code, status)!.message };
     const outcome = CANCEL_OUTCOMES.get(codeName(code));
     if (outcome === undefined) throw new Error(`cancelRun replied ${code}`);
     return { outcome, status };
@@ -148,23 +152,23 @@ export class Scripts extends WorkerScripts {
   /** Edits staged or held runs in one script call; an outcome per run, in order (see updateRuns-*.lua). */
   async updateRuns(runs: readonly UpdateScriptRun[]): Promise<UpdateScriptOutcome[]> {
     const args: (string | number)[] = [this.keys.base, runs.length];
-    for (const run of runs) args.push(run.id, run.expectedData, run.data, run.shape, run.priority, run.changes);
+    for (const run of runs) args.push(run.id, run.expectedData, run.data, run.shape, run.priority, run.changes, run.request ?? '');
     return ((await this.call('updateRuns', {}, args)) as string[]).map(parseUpdateOutcome);
   }
 
   /** Holds staged runs, or releases held ones; one outcome per id, in order. */
-  async setHeld(mode: 'hold' | 'release', runIds: readonly string[]): Promise<HeldOutcome[]> {
-    return ((await this.call('setHeld', {}, this.keys.base, mode, runIds)) as string[]).map(parseHeldOutcome);
+  async setHeld(mode: 'hold' | 'release', runs: readonly (readonly [runId: string, request: string])[]): Promise<HeldOutcome[]> {
+    return ((await this.call('setHeld', {}, this.keys.base, mode, runs.flat())) as string[]).map(parseHeldOutcome);
   }
 
   /** Stages ended runs again (with `cascade`, the dependents canceled for them too); one outcome per id, then the cascade's. */
-  async restartRuns(runIds: readonly string[], cascade: boolean): Promise<RestartOutcome[]> {
-    return ((await this.call('restartRuns', {}, this.keys.base, cascade ? 1 : 0, this.logMaxLines, runIds)) as string[]).map(parseRestartOutcome);
+  async restartRuns(runs: readonly (readonly [runId: string, request: string])[], cascade: boolean): Promise<RestartOutcome[]> {
+    return ((await this.call('restartRuns', {}, this.keys.base, cascade ? 1 : 0, this.logMaxLines, runs.flat())) as string[]).map(parseRestartOutcome);
   }
 
-  /** Removes runs, all or none: an unknown or running one is refused (RefusedError). Returns how many. */
-  async removeRuns(runIds: string[]): Promise<number> {
-    const [code, value] = (await this.call('removeRuns', {}, this.keys.base, runIds)) as [number, string | number];
+  /** Removes runs, all or none: an unknown or running one, or another user's signed one, is refused (RefusedError). Returns how many. */
+  async removeRuns(runs: readonly (readonly [runId: string, request: string])[]): Promise<number> {
+    const [code, value] = (await this.call('removeRuns', {}, this.keys.base, runs.flat())) as [number, string | number];
     acceptReply(code, value, this.keys);
     return Number(value);
   }

@@ -35,10 +35,16 @@ export class SettingsScripts extends ScriptCaller {
     return parseFairShareReply(await this.call('readFairShare', {}, this.keys.base));
   }
 
-  /** Registers (add: replaced another key?) or removes a user's public key; remove: undefined when there was none. */
-  async setUserKey(user: string, action: 'add' | 'remove', key = ''): Promise<boolean | undefined> {
-    const [code, replaced] = (await this.call('setUserKey', {}, user, action, key)) as [number, number?];
-    return codeName(code) === 'ok' ? replaced === 1 : undefined;
+  /**
+   * Registers a user's public key (`admin`: made an admin or none; left as
+   * it was when undefined), or removes it. Says whether add replaced another
+   * key and whether the user is an admin now; remove: undefined when there
+   * was no key.
+   */
+  async setUserKey(user: string, action: 'add' | 'remove', key = '', admin?: boolean): Promise<{ replaced: boolean; admin: boolean } | undefined> {
+    const role = admin === undefined ? '' : admin ? 'admin' : 'user';
+    const [code, replaced, isAdmin] = (await this.call('setUserKey', {}, user, action, key, role)) as [number, number?, number?];
+    return codeName(code) === 'ok' ? { replaced: replaced === 1, admin: isAdmin === 1 } : undefined;
   }
 
   /** Writes retention settings (value "" = back to the default); returns the settings hash as stored now. */

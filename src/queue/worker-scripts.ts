@@ -77,6 +77,16 @@ export class WorkerScripts extends SettingsScripts {
   }
 
   /**
+   * Marks the request recorded on a run refused (`why`), dropping the
+   * cancellation it asked for; false when the run records another request
+   * now (see refuseRequest-*.lua).
+   */
+  async refuseRequest(runId: string, request: string, why: string): Promise<boolean> {
+    const [code] = (await this.call('refuseRequest', { runId }, request, why)) as [number];
+    return codeName(code) === 'ok';
+  }
+
+  /**
    * Records what a worker's running runs used so far: run id -> its claim's
    * epoch and its usage (encodeRunUsage). Resolves with how many were
    * recorded; false when the worker is fenced (nothing recorded).

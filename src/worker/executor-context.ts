@@ -1,4 +1,5 @@
 /** What an executor is given by its worker: where it records, its settings, and whom it tells. */
+import type { RequestCheck } from './request-check.js';
 import type { ReplicaConfirm } from './replica-confirm.js';
 import type { Logger } from 'pino';
 import type { NamespaceKeys } from '../queue/keys.js';
@@ -47,6 +48,8 @@ export interface ExecutorContext {
    * starting. Without, runs need no user signature.
    */
   userKeyOf?: ((user: string) => Promise<string | undefined>) | undefined;
+  /** With --require-signed: proves what others asked of a run (request-check.ts); a run whose last change is not proven ends `rejected`. */
+  requestCheck?: RequestCheck | undefined;
   /** The worker's environment as its runs inherit it (see run-env.ts), read once (reading process.env is slow). */
   inheritedEnv: Record<string, string>;
   /** Start runs under the keeper that kills what escapes their process group (see subreaper.ts). */

@@ -85,6 +85,11 @@ export class Executor {
     return this.active.get(runId)?.epoch;
   }
 
+  /** The user a run here was staged by, as its signed fields say. */
+  userOf(runId: string): string | undefined {
+    return this.active.get(runId)?.fields.user;
+  }
+
   /** Whether the run is being executed (or recorded) here. */
   has(runId: string): boolean {
     return this.active.has(runId);

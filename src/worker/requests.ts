@@ -7,7 +7,9 @@
  * requestStop). Events on the namespace's channel only say when to look, so
  * a forged PUBLISH changes nothing; the heartbeat reply carries the same
  * records, for events that were missed. A stop request may come both ways:
- * it is acted on once per mode.
+ * it is acted on once per mode. With --require-signed, a cancel of a
+ * signed run is acted on only once its recorded request is proven
+ * (request-check.ts).
  */
 import type { RedisConnection } from '../redis/connection.js';
 import type { Logger } from 'pino';
@@ -15,6 +17,7 @@ import type { NamespaceKeys } from '../queue/keys.js';
 import type { StopMode } from '../queue/worker-calls.js';
 import type { Preempting } from '../queue/claim-reply.js';
 import type { Lease } from './lease.js';
+import type { RequestCheck } from './request-check.js';
 
 export class Requests {
   /** The strongest stop requested so far. */
@@ -26,11 +29,36 @@ export class Requests {
     private readonly stop: (options: { now: boolean; why: string | undefined }) => Promise<void>,
     /** Where the requests are recorded: this worker's name and connection. */
     private readonly records: { redis: RedisConnection; keys: NamespaceKeys; worker: string },
+    /** With --require-signed: a cancel of a run is acted on only once proven (request-check.ts). */
+    private readonly check?: RequestCheck,
   ) {}
+
+  /** Runs whose cancel is being proven: each is looked at once at a time. */
+  private readonly proving = new Set<string>();
 
   /** A cancellation the heartbeat script found recorded for this worker's run. */
   cancel(runId: string): void {
-    if (this.lease.executor.cancel(runId)) this.logger.info({ runId }, `Canceling run ${runId}`);
+    if (this.check === undefined) {
+      if (this.lease.executor.cancel(runId)) this.logger.info({ runId }, `Canceling run ${runId}`);
+      return;
+    }
+    if (this.proving.has(runId) || !this.lease.executor.has(runId)) return;
+    this.proving.add(runId);
+    void this.cancelIfProven(runId, this.check).finally(() => this.proving.delete(runId));
+  }
+
+  private async cancelIfProven(runId: string, check: RequestCheck): Promise<void> {
+    try {
+      const refused = await check.cancelRefusal(runId, this.lease.executor.userOf(runId));
+      if (refused === undefined) {
+        if (this.lease.executor.cancel(runId)) this.logger.info({ runId }, `Canceling run ${runId}`);
+      } else {
+        this.logger.warn({ runId }, `Refused to cancel run ${runId}: ${refused}`);
+      }
+    } catch (error) {
+      // The heartbeat carries the cancellation again.
+      this.logger.debug({ runId, err: error }, `Could not prove the cancel of run ${runId}`);
+    }
   }
 
   /** Runs a claim preempted (its reply, or the heartbeat's): each is signalled and stopped once (Executor.preempt). */

@@ -34,8 +34,9 @@ export interface SpawnedRun {
 
 /**
  * Why the worker refuses a run it claimed: not signed as it requires (with
- * the shared secret; by its user's registered key, --require-signed), or
- * signed for other demands than its claim reserved. Undefined: it runs.
+ * the shared secret; by its user's registered key, --require-signed),
+ * signed for other demands than its claim reserved, or changed last at a
+ * request that is not proven (--require-signed). Undefined: it runs.
  */
 async function refusalOf(ctx: ExecutorContext, run: ActiveRun): Promise<string | undefined> {
   const signed = { namespace: ctx.keys.base, runId: run.runId, fields: run.fields };
@@ -47,7 +48,8 @@ async function refusalOf(ctx: ExecutorContext, run: ActiveRun): Promise<string |
   }
   if (verdicts.length === 0) return undefined;
   const failed = verdicts.find((verdict) => !verdict.ok);
-  return failed && !failed.ok ? failed.reason : claimMismatch(run);
+  if (failed && !failed.ok) return failed.reason;
+  return claimMismatch(run) ?? (await ctx.requestCheck?.startRefusal(run.runId, run.fields.user));
 }
 
 /**

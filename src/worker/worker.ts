@@ -32,6 +32,7 @@ import { Reaper } from './reaper.js';
 import { Reconciler } from './reconciler.js';
 import { within } from './registration.js';
 import { Requests } from './requests.js';
+import { requestCheck } from './request-check.js';
 import { inheritedEnv } from './run-env.js';
 import { stoppedReason } from './run-ending.js';
 import { spawnHelper } from './spawner/spawner.js';
@@ -91,6 +92,7 @@ export class FitqWorker {
     this.notifier = notifier;
     const replicas = options.waitReplicas ? new ReplicaConfirm(redis, keys.base, options.waitReplicas) : undefined;
     const usage = (this.usage = new UsageMeter(parts.cgroups, options.enforce, logger));
+    const checkRequests = options.requireSigned ? requestCheck(redis, keys, scripts) : undefined;
     // Each registration gets its own executor; a run's end wakes the claim loop (built after the first executor).
     const createExecutor = (token: string) =>
       new Executor({
@@ -115,6 +117,7 @@ export class FitqWorker {
         givenUp: () => lifecycle.stopped || this.lease.token !== token,
         secret: options.secret,
         userKeyOf: options.requireSigned ? (user) => readUserKey({ redis, keys }, user) : undefined,
+        requestCheck: checkRequests,
         gpuVendor: options.gpuVendor,
         deviceNames: new Map(options.gpuDevices.map((device) => [device.id, visibleAs(device)])),
         inheritedEnv: runEnv,
@@ -128,7 +131,7 @@ export class FitqWorker {
     this.eviction = eviction;
     const mayEvict = () => eviction.check();
     const lease = new Lease({ options, scripts, logger, lifecycle, createExecutor, fail, mayEvict }, parts.registration.token);
-    const requests = new Requests(logger, lease, (stop) => this.stop(stop), { redis, keys, worker: options.name });
+    const requests = new Requests(logger, lease, (stop) => this.stop(stop), { redis, keys, worker: options.name }, checkRequests);
     const claims = new ClaimLoop({
       options, scripts, logger, lease, lifecycle, ignoredRuns, fail, finished: () => void this.stop(), observer: parts.metrics?.metrics,
       evicting: () => eviction.evicting,

@@ -400,7 +400,7 @@ describe('what each rule refuses', () => {
 
 /** The scripts each role's flows run (the operator: all of them). */
 const SCRIPTS_OF: Record<Exclude<AclRole, 'admin' | 'board'>, readonly string[]> = {
-  worker: ['registerWorker', 'heartbeat', 'claimRun', 'reclaimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold', 'recordGpuProbe', 'recordUsage', 'checkPreemption'],
+  worker: ['registerWorker', 'heartbeat', 'claimRun', 'reclaimRun', 'appendLog', 'finishRun', 'deregisterWorker', 'reapWorkers', 'reconcileRuns', 'dropHold', 'recordGpuProbe', 'recordUsage', 'checkPreemption', 'refuseRequest'],
   // Staging reaps first, updating reconciles first, cancelling waits (reaping) for the end.
   // (Listing a namespace an older fitq staged indexes its runs' order first: indexRunOrder.)
   stager: ['stageRuns', 'commitBatch', 'abortBatch', 'reapWorkers', 'reconcileRuns', 'explainRuns', 'resolveRunIds', 'cancelRun', 'updateRuns', 'setHeld', 'restartRuns', 'indexRunOrder', 'readFairShare'],

@@ -55,7 +55,7 @@ describe('proven identities', () => {
 
     expect((await fitq(['keys', 'ls'], { queue })).stdout.trim()).toBe('No key is registered (fitq keys init, then fitq keys add USER KEY).');
     expect((await fitq(['keys', 'add', 'alice', key], { queue })).stdout.trim()).toBe('Registered the key of alice.');
-    expect(JSON.parse((await fitq(['keys', 'ls', '--json'], { queue })).stdout)).toEqual([{ user: 'alice', key }]);
+    expect(JSON.parse((await fitq(['keys', 'ls', '--json'], { queue })).stdout)).toEqual([{ user: 'alice', key, admin: false }]);
     expect((await fitq(['keys', 'rm', 'alice'], { queue })).stdout.trim()).toBe('Removed the key of alice.');
 
     const garbage = join(mkdtempSync(join(tmpdir(), 'fitq-keys-')), 'junk.pem');
@@ -115,7 +115,7 @@ describe('proven identities', () => {
     expect(refused.stderr).toBe(`Error: run '${held}' is signed by the key of 'alice': only alice, with that key, may edit it`);
     const edited = await fitq(['update', held, '--priority', '5'], { queue, env: as(alice!) });
     expect(edited.exitCode, edited.stderr).toBe(0);
-    await fitq(['release', held], { queue });
+    await fitq(['release', held], { queue, env: as(alice!) });
     expect(await client.waitForEnd(held)).toMatchObject({ status: 'completed', priority: 5 });
     expect(readFileSync(marker('edited'), 'utf8')).toBe('edited\n');
 

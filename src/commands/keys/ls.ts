@@ -12,6 +12,6 @@ export default class KeysLs extends FitqCommand {
     const keys = await this.withClient(flags, (client) => client.listUserKeys());
     if (flags.json) this.log(JSON.stringify(keys, null, 2));
     else if (keys.length === 0) this.log('No key is registered (fitq keys init, then fitq keys add USER KEY).');
-    else this.log(renderTable(['USER', 'KEY'], keys.map(({ user, key }) => [user, key])));
+    else this.log(renderTable(['USER', 'ROLE', 'KEY'], keys.map(({ user, key, admin }) => [user, admin ? 'admin' : 'user', key])));
   }
 }

@@ -11,12 +11,17 @@
   KEYS[2..10] what its includes touch, each named at its top: groups,
   batches, holds, runs:wait, runs:prioritized, runs:delayed,
   runs:waiting-children, runs:events, runs:meta
+  KEYS[11] admins      set: admins, whose requests may hold any signed run (includes/requests/)
 
-  ARGV[1] base, ARGV[2] "hold" or "release", ARGV[3..] run ids
+  ARGV[1] base, ARGV[2] "hold" or "release", ARGV[3..] pairs of a run id
+  and the request for it ("<by> <at> <signature>", or ""): a run its user
+  signed is held or released only at the request of its user or an admin
+  (includes/requests/admitRequest.lua)
 
   Returns one entry per run id, "outcome|detail": held, released (detail:
   where it went: staged, delayed, deps), unchanged (already held, or not
-  held), notStaged (detail: its status), unknown.
+  held), notStaged (detail: its status), notYours (detail: its user),
+  unknown.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): nothing is held or released.
@@ -25,6 +30,7 @@
 -- @include namespace/serverNow
 -- @include lifecycle/placeStaged
 -- @include namespace/publish
+-- @include requests/admitRequest
 local idsKey = KEYS[1]
 -- (Touched by its includes.)
 local groupsKey = KEYS[2]
@@ -36,11 +42,12 @@ local queueDelayedKey = KEYS[7]
 local queueWaitingChildrenKey = KEYS[8]
 local queueEventsKey = KEYS[9]
 local queueMetaKey = KEYS[10]
+local adminsKey = KEYS[11]
 local base, mode = ARGV[1], ARGV[2]
 local now = serverNow()
 
 local results, released = {}, 0
-for i = 3, #ARGV do
+for i = 3, #ARGV, 2 do
   local runId = ARGV[i]
   local key = KEY.run(base, runId)
   local run = redis.call("HMGET", key, "status", "held", "batch")
@@ -49,21 +56,22 @@ for i = 3, #ARGV do
     results[#results + 1] = "unknown|"
   elseif status ~= "staged" then
     results[#results + 1] = "notStaged|" .. status
-  elseif mode == "hold" then
-    if run[2] == "1" then
-      results[#results + 1] = "unchanged|"
-    else
+  elseif (run[2] == "1") == (mode == "hold") then
+    results[#results + 1] = "unchanged|"
+  else
+    local owner = admitRequest(base, runId, mode, ARGV[i + 1])
+    if owner then
+      results[#results + 1] = "notYours|" .. owner
+    elseif mode == "hold" then
       redis.call("HSET", key, "held", "1")
       placeStaged(base, runId, now)
       results[#results + 1] = "held|"
+    else
+      redis.call("HDEL", key, "held")
+      local where = placeStaged(base, runId, now)
+      if where == "staged" then released = released + 1 end
+      results[#results + 1] = "released|" .. where
     end
-  elseif run[2] ~= "1" then
-    results[#results + 1] = "unchanged|"
-  else
-    redis.call("HDEL", key, "held")
-    local where = placeStaged(base, runId, now)
-    if where == "staged" then released = released + 1 end
-    results[#results + 1] = "released|" .. where
   end
 end
 if released > 0 then publish(base, {type = "staged", count = released}) end

@@ -13,10 +13,14 @@
   settings, reconcile, stats, dependents-pending, runs:wait, runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
   runs:failed, runs:events, runs:meta, runs:id, runs:pc, runs:marker
+  KEYS[29] admins        set: admins, whose requests may remove any signed run (includes/requests/)
 
-  ARGV[1] base; ARGV[2..] run ids
+  ARGV[1] base; ARGV[2..] pairs of a run id and the request for it ("<by>
+  <at> <signature>", or ""): a run its user signed is removed only at the
+  request of its user or an admin (includes/requests/requestRefusal.lua)
 
-  Returns {CODE.ok, count}, {CODE.unknownRun, id} or {CODE.runRunning, id}.
+  Returns {CODE.ok, count}, {CODE.unknownRun, id}, {CODE.runRunning, id}
+  or {CODE.notYours, "rm <id> <its user>"}.
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached), as every script that writes.
@@ -28,6 +32,7 @@
 -- @include lifecycle/removeWithDependents
 -- @include namespace/serverNow
 -- @include namespace/forgetIfEmpty
+-- @include requests/requestRefusal
 local idsKey = KEYS[1]
 -- (Touched by its includes.)
 local seqKey = KEYS[2]
@@ -58,16 +63,19 @@ local queueMarkerKey = KEYS[26]
 -- (Touched by its includes.)
 local fairShareKey = KEYS[27]
 local fairUsageKey = KEYS[28]
+local adminsKey = KEYS[29]
 local base = ARGV[1]
 
-for i = 2, #ARGV do
+for i = 2, #ARGV, 2 do
   local run = redis.call("HMGET", KEY.run(base, ARGV[i]), "status", "batch")
   local status = run[1]
   -- (A run of a batch not committed is not there yet.)
   if not status or batchState(base, run[2]) then return {CODE.unknownRun, ARGV[i]} end
   if status == "running" then return {CODE.runRunning, ARGV[i]} end
+  local owner = requestRefusal(base, ARGV[i], ARGV[i + 1])
+  if owner then return {CODE.notYours, "rm " .. ARGV[i] .. " " .. owner} end
 end
-for i = 2, #ARGV do
+for i = 2, #ARGV, 2 do
   local runId = ARGV[i]
   local runKey = KEY.run(base, runId)
   local status = redis.call("HGET", runKey, "status")
@@ -79,4 +87,4 @@ for i = 2, #ARGV do
   end
 end
 forgetIfEmpty(base)
-return {CODE.ok, #ARGV - 1}
+return {CODE.ok, (#ARGV - 1) / 2}

@@ -8,17 +8,21 @@
   KEYS[2..22] what its includes touch, each named at its top: ids, groups,
   KEYS[23] fair-share    hash: fair share's settings (includes/fairshare/, accrueUsage)
   KEYS[24] fair-usage    hash: user -> decayed usage (includes/fairshare/)
+  KEYS[25] admins        set: admins, whose requests may cancel any signed run (includes/requests/)
   batches, arrays, arrays:tally, holds, pool:capacity, pool:used, settings,
   notify:outbox, stats, dependents-pending, runs:wait, runs:active,
   runs:prioritized, runs:delayed, runs:waiting-children, runs:completed,
   runs:failed, runs:events, runs:meta
 
-  ARGV[1] base, ARGV[2] runId, ARGV[3] logMaxLines
+  ARGV[1] base, ARGV[2] runId, ARGV[3] logMaxLines, ARGV[4] the request
+  ("<by> <at> <signature>", or ""): a run its user signed is canceled only
+  at the request of its user or an admin (includes/requests/admitRequest.lua)
 
   A staged run it cancels ends now by the Redis server's clock.
 
   Returns {code, status}: CODE.ok canceled, CODE.requested from the worker,
-  CODE.unchanged already ended (status tells how), CODE.unknownRun no such run.
+  CODE.unchanged already ended (status tells how), CODE.unknownRun no such run,
+  CODE.notYours refused ("cancel <runId> <its user>").
 
   Flags: none (`#!lua`): Redis refuses it whole while it is out of memory
   (maxmemory reached): nothing is canceled, the user is told so.
@@ -29,6 +33,7 @@
 -- @include shape/unstage
 -- @include lifecycle/endRun
 -- @include namespace/publish
+-- @include requests/admitRequest
 local runKey = KEYS[1]
 -- (Touched by its includes.)
 local idsKey = KEYS[2]
@@ -55,12 +60,17 @@ local queueMetaKey = KEYS[22]
 -- (Touched by its includes.)
 local fairShareKey = KEYS[23]
 local fairUsageKey = KEYS[24]
+local adminsKey = KEYS[25]
 local base, runId = ARGV[1], ARGV[2]
 
 local run = redis.call("HMGET", runKey, "status", "worker", "batch")
 local status = run[1]
 -- (A run of a batch not committed is not there yet.)
 if not status or batchState(base, run[3]) then return {CODE.unknownRun, ""} end
+if status == "staged" or status == "running" then
+  local owner = admitRequest(base, runId, "cancel", ARGV[4])
+  if owner then return {CODE.notYours, "cancel " .. runId .. " " .. owner} end
+end
 if status == "staged" then
   unstage(base, runId, storedShape(runKey))
   endRun(base, runId, "canceled", serverNow(), "canceled while staged", ARGV[3])
