@@ -15,6 +15,8 @@ import { CLEAN_CHUNK, REMOVE_CHUNK } from './chunks.js';
 import type { QueueContext } from './context.js';
 import { getRun, getRuns } from './read.js';
 import { requestSigner } from './requests.js';
+import { notYoursOf, RefusedError } from '../queue/script-codes.js';
+import { refusedRequestMessage } from '../security/request-signature.js';
 import { RunRemovedError, unknownRun } from './run-errors.js';
 import { waitForEnd } from './wait.js';
 
@@ -72,10 +74,11 @@ export async function cancelRuns(ctx: QueueContext, runIds: readonly string[], o
   if (missing >= 0) throw unknownRun(ids[missing]!);
   // Every cancellation is requested before waiting for any, so running runs stop together.
   const outcomes: { id: string; outcome: CancelResult['outcome']; message: string }[] = [];
-  const requestOf = await requestSigner(ctx, 'cancel');
+  const requests = await requestSigner(ctx, 'cancel');
   for (const id of ids) {
-    const { outcome, status } = await ctx.scripts.cancelRun(id, requestOf(id));
-    outcomes.push({ id, outcome: outcome === 'unknown' ? 'removed' : outcome, message: status });
+    const { outcome, status } = await ctx.scripts.cancelRun(id, requests.of(id));
+    const message = outcome === 'notYours' ? refusedRequestMessage('cancel', id, status, requests.requester) : '';
+    outcomes.push({ id, outcome: outcome === 'unknown' ? 'removed' : outcome, message });
   }
   const results: CancelResult[] = [];
   for (const { id, outcome, message } of outcomes) {
@@ -105,20 +108,28 @@ export async function removeRuns(ctx: QueueContext, runIds: readonly string[], o
   if (options.force) {
     const running = (await getRuns(ctx, runIds)).filter(({ run }) => run.status === 'running').map(({ run }) => run.id);
     // Stopped together; one that ends meanwhile is fine.
-    if (running.length > 0) await cancelRuns(ctx, running, { wait: true });
+    const refused = running.length > 0 ? (await cancelRuns(ctx, running, { wait: true })).find(({ outcome }) => outcome === 'notYours') : undefined;
+    if (refused !== undefined) throw new UsageError(refused.message!);
   }
   const ids = [...new Set(runIds)];
-  const requestOf = await requestSigner(ctx, 'rm');
+  const requests = await requestSigner(ctx, 'rm');
   let removed = 0;
   for (let i = 0; i < ids.length; i += REMOVE_CHUNK) {
     try {
-      removed += await ctx.scripts.removeRuns(ids.slice(i, i + REMOVE_CHUNK).map((id) => [id, requestOf(id)] as const));
-    } catch (error) {
+      removed += await ctx.scripts.removeRuns(ids.slice(i, i + REMOVE_CHUNK).map((id) => [id, requests.of(id)] as const));
+    } catch (caught) {
+      const error = caught instanceof RefusedError && caught.code === 'notYours' ? refusedRemoval(caught, requests.requester) : caught;
       if (removed === 0 || !(error instanceof UsageError)) throw error;
       throw new UsageError(`removed ${removed} of ${ids.length} runs, then stopped: ${error.message}`);
     }
   }
   return removed;
+}
+
+/** A removal refused as another user's signed run: said with who asked. */
+function refusedRemoval(refused: RefusedError, requester: string): UsageError {
+  const { runId, owner } = notYoursOf(refused.value);
+  return new UsageError(refusedRequestMessage('rm', runId, owner, requester));
 }
 
 /**

@@ -31,10 +31,10 @@ const WHERE: Readonly<Record<string, string>> = {
 export async function setHeld(ctx: QueueContext, mode: 'hold' | 'release', refs: readonly string[]): Promise<HoldResult[]> {
   const ids = [...new Set(await resolveRunIds(ctx, refs))];
   const results: HoldResult[] = [];
-  const requestOf = await requestSigner(ctx, mode);
+  const requests = await requestSigner(ctx, mode);
   for (let i = 0; i < ids.length; i += HOLD_CHUNK) {
     const chunk = ids.slice(i, i + HOLD_CHUNK);
-    const outcomes = await ctx.scripts.setHeld(mode, chunk.map((id) => [id, requestOf(id)] as const));
+    const outcomes = await ctx.scripts.setHeld(mode, chunk.map((id) => [id, requests.of(id)] as const));
     outcomes.forEach(({ outcome, detail }, j) => {
       const id = chunk[j]!;
       switch (outcome) {
@@ -54,7 +54,7 @@ export async function setHeld(ctx: QueueContext, mode: 'hold' | 'release', refs:
           });
           break;
         case 'notYours':
-          results.push({ id, outcome, message: `Run ${id} not ${mode === 'hold' ? 'held' : 'released'}: ${refusedRequestMessage(mode, id, detail)}` });
+          results.push({ id, outcome, message: `Run ${id} not ${mode === 'hold' ? 'held' : 'released'}: ${refusedRequestMessage(mode, id, detail, requests.requester)}` });
           break;
         default:
           results.push({ id, outcome: 'removed', message: `Run ${id} was removed meanwhile` });

@@ -43,12 +43,12 @@ export async function restartRuns(ctx: QueueContext, refs: readonly string[], ca
   const reported = new Set<string>();
   // Runs the cascade reached but left to a later call.
   const left: string[] = [];
-  const requestOf = await requestSigner(ctx, 'restart');
+  const requests = await requestSigner(ctx, 'restart');
   for (let i = 0; i < ids.length || left.length > 0; ) {
     const fromCascade = i >= ids.length;
     const chunk = fromCascade ? left.splice(0, RESTART_CHUNK) : ids.slice(i, i + RESTART_CHUNK);
     if (!fromCascade) i += RESTART_CHUNK;
-    const outcomes = await ctx.scripts.restartRuns(chunk.map((id) => [id, requestOf(id)] as const), cascade);
+    const outcomes = await ctx.scripts.restartRuns(chunk.map((id) => [id, requests.of(id)] as const), cascade);
     const named = new Set(chunk);
     for (const { runId: id, outcome, detail } of outcomes) {
       const byCascade = fromCascade || !named.has(id) || reported.has(id);
@@ -62,7 +62,7 @@ export async function restartRuns(ctx: QueueContext, refs: readonly string[], ca
       if (outcome === 'restarted') {
         results.push({ id, outcome, where: detail, ...(byCascade ? { cascade: true } : {}), message: `Run ${id} restarted${byCascade ? ' (cascade)' : ''}: ${WHERE[detail] ?? detail}` });
       } else if (outcome === 'notYours') {
-        results.push({ id, outcome, ...(byCascade ? { cascade: true } : {}), message: `Run ${id} not restarted${byCascade ? ' (cascade)' : ''}: ${refusedRequestMessage('restart', id, detail)}` });
+        results.push({ id, outcome, ...(byCascade ? { cascade: true } : {}), message: `Run ${id} not restarted${byCascade ? ' (cascade)' : ''}: ${refusedRequestMessage('restart', id, detail, requests.requester)}` });
       } else if (outcome === 'notEnded') {
         results.push({ id, outcome: 'refused', status: detail, message: `Run ${id} is ${detail}: only an ended run can be restarted` });
       } else {

@@ -95,7 +95,7 @@ export async function updateRuns(
   if (changes.resources !== undefined) changes = { ...changes, resources: toDemands(changes.resources, { keepZero: true }) };
   const results = new Map<string, UpdateResult>();
   let pending = await planEdits(ctx, ids, changes, true);
-  const requestOf = options.dryRun ? () => '' : await requestSigner(ctx, 'update');
+  const requests = options.dryRun ? undefined : await requestSigner(ctx, 'update');
   for (let attempt = 1; ; attempt++) {
     for (const plan of pending) {
       if (plan.changes.length === 0) results.set(plan.id, { id: plan.id, outcome: 'unchanged', changes: [], run: plan.run });
@@ -107,14 +107,14 @@ export async function updateRuns(
     }
     const again: string[] = [];
     for (const chunk of chunks(toWrite)) {
-      const outcomes = await ctx.scripts.updateRuns(chunk.map((plan) => ({ ...plan.script, request: requestOf(plan.id) })));
+      const outcomes = await ctx.scripts.updateRuns(chunk.map((plan) => ({ ...plan.script, request: requests?.of(plan.id) ?? '' })));
       outcomes.forEach((reply, j) => {
         const plan = chunk[j]!;
         if (reply.outcome === 'updated') results.set(plan.id, { id: plan.id, outcome: 'updated', changes: plan.changes, run: plan.run });
         else if (reply.outcome === 'changed' && attempt < EDIT_ATTEMPTS) again.push(plan.id);
         else {
           const owner = reply.outcome === 'notYours' ? { owner: reply.owner } : {};
-          results.set(plan.id, { id: plan.id, outcome: 'refused', changes: plan.changes, reason: refusedReason(plan.id, reply), ...owner });
+          results.set(plan.id, { id: plan.id, outcome: 'refused', changes: plan.changes, reason: refusedReason(plan.id, reply, requests?.requester), ...owner });
         }
       });
     }
@@ -144,10 +144,10 @@ function chunks(plans: readonly PlannedEdit[]): PlannedEdit[][] {
   return result;
 }
 
-function refusedReason(id: string, reply: Awaited<ReturnType<Scripts['updateRuns']>>[number]): string {
+function refusedReason(id: string, reply: Awaited<ReturnType<Scripts['updateRuns']>>[number], requester?: string): string {
   if (reply.outcome === 'status') return `run ${quote(id)} is ${reply.status} (it changed meanwhile): not updated`;
   if (reply.outcome === 'gone') return `run ${quote(id)} was removed meanwhile: not updated`;
-  if (reply.outcome === 'notYours') return `${refusedRequestMessage('update', id, reply.owner)}: not updated`;
+  if (reply.outcome === 'notYours') return `${refusedRequestMessage('update', id, reply.owner, requester)}: not updated`;
   return `run ${quote(id)} kept changing meanwhile: not updated`;
 }
 

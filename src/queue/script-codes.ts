@@ -85,9 +85,17 @@ export class RefusedError extends UsageError {
   constructor(
     readonly code: ScriptCode,
     message: string,
+    /** What the script replied with the code. */
+    readonly value = '',
   ) {
     super(message);
   }
+}
+
+/** The value of a notYours reply: the operation refused, the run, its user. */
+export function notYoursOf(value: string): { op: RequestOp; runId: string; owner: string } {
+  const [op, runId, owner] = value.split(' ');
+  return { op: op as RequestOp, runId: runId ?? '', owner: owner ?? '' };
 }
 
 /**
@@ -138,8 +146,8 @@ export function refusal(code: unknown, value: unknown, keys?: NamespaceKeys): Re
       );
     }
     case 'notYours': {
-      const [op, runId, owner] = text.split(' ');
-      return new RefusedError(name, refusedRequestMessage(op as RequestOp, runId ?? '', owner ?? ''));
+      const { op, runId, owner } = notYoursOf(text);
+      return new RefusedError(name, refusedRequestMessage(op, runId, owner), text);
     }
     case 'batchExpired':
       return new RefusedError(name, 'staging took longer than the batch may stay open (Redis too slow or busy): nothing was staged');

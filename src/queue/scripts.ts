@@ -24,7 +24,7 @@ import {
   type UpdateScriptOutcome,
   type UpdateScriptRun,
 } from './run-calls.js';
-import { acceptReply, codeName, refusal, type ScriptCode } from './script-codes.js';
+import { acceptReply, codeName, notYoursOf, type ScriptCode } from './script-codes.js';
 import { RECONCILE_BUDGET } from './upkeep-budgets.js';
 import { scriptCommand, scriptKeys } from './script-call.js';
 import type { Stager } from '../model/stager.js';
@@ -104,11 +104,12 @@ export class Scripts extends WorkerScripts {
 
   /**
    * Cancels a run, at `request` (operations/requests.ts); see cancelRun-*.lua
-   * for the outcomes. A refused one has the refusal's message.
+   * for the outcomes. `status`: how an ended run ended; the user of a run
+   * refused (notYours).
    */
   async cancelRun(runId: string, request = ''): Promise<{ outcome: 'canceled' | 'requested' | 'ended' | 'unknown' | 'notYours'; status: string }> {
     const [code, status] = (await this.call('cancelRun', { runId }, this.keys.base, runId, this.logMaxLines, request)) as [number, string];
-    if (codeName(code) === 'notYours') return { outcome: 'notYours', status: refusal(code, status)!.message };
+    if (codeName(code) === 'notYours') return { outcome: 'notYours', status: notYoursOf(status).owner };
     const outcome = CANCEL_OUTCOMES.get(codeName(code));
     if (outcome === undefined) throw new Error(`cancelRun replied ${code}`);
     return { outcome, status };

@@ -5,8 +5,9 @@
  * the run, the requester and when (the Redis server's clock, in µs). The
  * scripts admit a request only from the run's user or an admin and only
  * later than the run's last one (no replay), and record it on the run
- * (`lastRequest`); workers with --require-signed verify the signature
- * before they act on it (a cancel) or start a run it changed. The one
+ * (`lastRequest`, and a release or restart as `startRequest`); workers
+ * with --require-signed verify the signature before they act on it (a
+ * cancel) or start a run it released or restarted. The one
  * place a request is written, read and verified.
  */
 import { sign, verify, type KeyObject } from 'node:crypto';
@@ -19,6 +20,8 @@ export type RequestOp = 'cancel' | 'hold' | 'release' | 'update' | 'restart' | '
 
 /** The run hash field that records the last request admitted (`<op> <by> <at> <signature>[ <signed run>]`). */
 export const LAST_REQUEST_FIELD = 'lastRequest';
+/** The run hash field that records the last release or restart admitted: what let it start. */
+export const START_REQUEST_FIELD = 'startRequest';
 
 /** First line of what is signed: a request is never a run's payload, nor the other way. */
 const DOMAIN = 'fitq-request-v1\n';
@@ -54,10 +57,14 @@ export function parseRequest(text: string | null | undefined): Request | undefin
 /** Who may ask for a signed run's changes, as refusals say it. */
 export const whoMay = (owner: string): string => `only ${owner || 'its user'} or an admin may`;
 
-/** A script's refusal of a change to a signed run (CODE.notYours, outcome `notYours`). */
-export function refusedRequestMessage(op: RequestOp, runId: string, owner: string): string {
+/**
+ * A script's refusal of a change to a signed run (CODE.notYours, outcome
+ * `notYours`); `requester`: who asked, as the request signer saw them
+ * (operations/requests.ts).
+ */
+export function refusedRequestMessage(op: RequestOp, runId: string, owner: string, requester = 'fitq keys'): string {
   const verb = op === 'rm' ? 'remove' : op;
-  return `run ${quote(runId)} is signed by the key of ${quote(owner)}: ${whoMay(owner)} ${verb} it, with their own key (fitq keys)`;
+  return `run ${quote(runId)} is signed by the key of ${quote(owner)}: ${whoMay(owner)} ${verb} it, with their own key (${requester})`;
 }
 
 /**

@@ -4,17 +4,16 @@
  * signed run only at a request naming its user or an admin, and record it
  * (`lastRequest`), but cannot check a signature; the worker does, before it
  * acts. A cancel it cannot prove is refused (recorded as such, the run runs
- * on); a run whose last change it cannot prove (a release, update or
- * restart) is not started.
+ * on); a run whose release or restart it cannot prove is not started.
  */
 import type { RedisConnection } from '../redis/connection.js';
 import type { NamespaceKeys } from '../queue/keys.js';
 import type { WorkerScripts } from '../queue/worker-scripts.js';
 import { isAdmin, readUserKey } from '../operations/user-keys.js';
-import { LAST_REQUEST_FIELD, verifyRequest } from '../security/request-signature.js';
+import { LAST_REQUEST_FIELD, START_REQUEST_FIELD, verifyRequest } from '../security/request-signature.js';
 
 export interface RequestCheck {
-  /** Why a run may not start: the last change asked of it is not proven (undefined: it may). */
+  /** Why a run may not start: the release or restart that let it start is not proven (undefined: it may). */
   startRefusal(runId: string, owner: string | undefined): Promise<string | undefined>;
   /** Why a cancel recorded on a running run is refused (undefined: it is proven); a refused one is recorded so, and its cancellation dropped. */
   cancelRefusal(runId: string, owner: string | undefined): Promise<string | undefined>;
@@ -30,17 +29,16 @@ export function requestCheck(redis: RedisConnection, keys: NamespaceKeys, script
       (user) => isAdmin(context, user),
     );
   };
-  const read = (runId: string) => redis.hmget(keys.run(runId), LAST_REQUEST_FIELD, 'refusedRequest');
   return {
     async startRefusal(runId, owner) {
-      const [recorded, refused] = await read(runId);
-      // None, or one refused already (a cancel that never took effect).
-      if (!recorded || recorded === refused) return undefined;
+      // The release or restart that let it start, if any (a cancel or hold never does).
+      const recorded = await redis.hget(keys.run(runId), START_REQUEST_FIELD);
+      if (!recorded) return undefined;
       const verdict = await judge(runId, owner, recorded);
-      return verdict.ok ? undefined : `rejected: the last change asked of it is not proven (${verdict.reason})`;
+      return verdict.ok ? undefined : `rejected: the ${recorded.split(' ')[0]} that let it start is not proven (${verdict.reason})`;
     },
     async cancelRefusal(runId, owner) {
-      const [recorded] = await read(runId);
+      const recorded = await redis.hget(keys.run(runId), LAST_REQUEST_FIELD);
       const verdict = recorded ? await judge(runId, owner, recorded) : { ok: false as const, reason: 'no request is recorded for it' };
       if (verdict.ok && recorded!.startsWith('cancel ')) return undefined;
       const why = verdict.ok ? `the request recorded is no cancel (${recorded!.split(' ')[0]})` : verdict.reason;

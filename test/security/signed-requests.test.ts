@@ -46,7 +46,8 @@ async function stageAs(queue: string, person: Person, args: string[]): Promise<s
   return result.stdout.trim();
 }
 
-const whoMay = (id: string, verb: string) => `run '${id}' is signed by the key of 'alice': only alice or an admin may ${verb} it, with their own key (fitq keys)`;
+const whoMay = (id: string, verb: string, requester: string) =>
+  `run '${id}' is signed by the key of 'alice': only alice or an admin may ${verb} it, with their own key (${requester})`;
 
 /** A request naming `by` that no key signed: what someone could write past the CLI. */
 const forged = (by: string, at: string) => `${by} ${at} ed25519:${'A'.repeat(86)}`;
@@ -68,21 +69,26 @@ describe('signed requests', () => {
     const before = await hashes();
 
     // Bob with his own key, then passing himself off as alice with his key, then as alice with no key at all.
-    for (const env of [as(bob!), as(bob!, 'alice'), { FITQ_USER: 'alice' }]) {
+    const tries: [Record<string, string>, string][] = [
+      [as(bob!), "you are 'bob'"],
+      [as(bob!, 'alice'), "your key is not the one registered for 'alice'"],
+      [{ FITQ_USER: 'alice' }, "you, 'alice', have no key: fitq keys init"],
+    ];
+    for (const [env, requester] of tries) {
       const attempts: [string[], string][] = [
-        [['cancel', staged], `Run ${staged} not canceled: ${whoMay(staged, 'cancel')}`],
-        [['hold', staged], `Run ${staged} not held: ${whoMay(staged, 'hold')}`],
-        [['release', held], `Run ${held} not released: ${whoMay(held, 'release')}`],
-        [['restart', ended], `Run ${ended} not restarted: ${whoMay(ended, 'restart')}`],
+        [['cancel', staged], `Run ${staged} not canceled: ${whoMay(staged, 'cancel', requester)}`],
+        [['hold', staged], `Run ${staged} not held: ${whoMay(staged, 'hold', requester)}`],
+        [['release', held], `Run ${held} not released: ${whoMay(held, 'release', requester)}`],
+        [['restart', ended], `Run ${ended} not restarted: ${whoMay(ended, 'restart', requester)}`],
       ];
       for (const [args, line] of attempts) {
         const result = await fitq(args, { queue, env });
         expect({ args, env, exitCode: result.exitCode, stdout: result.stdout.trim() }).toEqual({ args, env, exitCode: 2, stdout: line });
       }
       const label = await fitq(['update', staged, '--label', 'team=b'], { queue, env });
-      expect({ env, exitCode: label.exitCode, stderr: label.stderr }).toEqual({ env, exitCode: 2, stderr: `Error: ${whoMay(staged, 'update')}: not updated` });
+      expect({ env, exitCode: label.exitCode, stderr: label.stderr }).toEqual({ env, exitCode: 2, stderr: `Error: ${whoMay(staged, 'update', requester)}: not updated` });
       const remove = await fitq(['runs', 'rm', ended], { queue, env });
-      expect({ env, exitCode: remove.exitCode, stderr: remove.stderr }).toEqual({ env, exitCode: 2, stderr: `Error: ${whoMay(ended, 'remove')}` });
+      expect({ env, exitCode: remove.exitCode, stderr: remove.stderr }).toEqual({ env, exitCode: 2, stderr: `Error: ${whoMay(ended, 'remove', requester)}` });
     }
     expect(await hashes()).toEqual(before);
 
@@ -114,7 +120,8 @@ describe('signed requests', () => {
     const marker = (name: string) => join(dir, name);
     const worker = spawnCliWorker(queue, ['--require-signed', '-r', 'cpu=2', '--name', 'strict']);
 
-    // A forged cancel (alice named, no key of hers) is admitted by the script but refused by the worker: the run runs on.
+    // A forged cancel (alice named, no key of hers) is admitted by the script but refused by the worker: the run runs on,
+    // whether it comes once the run's process started or between its claim and its start.
     const long = await stageAs(queue, alice!, ['-r', 'cpu=1', '--', 'sleep', '600']);
     await waitFor('the long run running', async () => (await client.getRun(long)).status === 'running');
     expect(await scripts.cancelRun(long, forged('alice', await now()))).toMatchObject({ outcome: 'requested' });
@@ -133,7 +140,7 @@ describe('signed requests', () => {
     expect(await scripts.setHeld('release', [[held, forged('alice', await now())]])).toEqual([{ outcome: 'released', detail: 'staged' }]);
     expect(await client.waitForEnd(held)).toMatchObject({
       status: 'rejected',
-      reason: "rejected: the last change asked of it is not proven (release by alice: not signed by the key registered for 'alice')",
+      reason: "rejected: the release that let it start is not proven (release by alice: not signed by the key registered for 'alice')",
     });
     expect(existsSync(marker('released'))).toBe(false);
 
