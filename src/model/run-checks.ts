@@ -6,6 +6,7 @@
  */
 import { readlinkSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { projectOf } from './project.js';
 import { UsageError } from '../errors.js';
 import { formatHumanAmount, formatMicros, MICROS_PER_UNIT } from '../resources/amount.js';
 import { parseDeviceList } from '../resources/devices.js';
@@ -111,6 +112,8 @@ export function validateEnv(env: Record<string, string>): string {
 export function validateLabels(labels: Record<string, string>): string {
   validateEntries('label', labels, LABEL_KEY_PATTERN, "use letters, digits, '.', '_', '/' and '-', starting with a letter or digit");
   for (const [key, value] of Object.entries(labels)) refuseNotText(`label ${quote(key)} value`, value);
+  // A project is part of the run's shape: a name.
+  projectOf(labels);
   const keys = Object.keys(labels);
   if (keys.length > MAX_LABELS) {
     throw new UsageError(`too many labels: ${keys.length}, the last ${quote(keys[keys.length - 1] ?? '')} (at most ${MAX_LABELS})`);

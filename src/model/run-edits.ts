@@ -26,6 +26,7 @@ import { ARRAY_RESOURCE_PREFIX, withoutArrayLimits } from '../resources/array-li
 import { decodeRun, type KnownParts } from './run-decode.js';
 import { checkGpuMemory, parsePinnedGpus, timeFields, validateLabels, validatePriority } from './run-checks.js';
 import { shapeOf } from './stage.js';
+import { labelsOf } from './labels.js';
 
 /** What to change in runs; a change not given stays as it is. */
 export interface RunChanges {
@@ -180,16 +181,7 @@ function checkRun(id: string, { fields, demands }: EditedRun): void {
 /** The staged-index shape of an edited run, as staging computes it (stage.ts, shapeOf). */
 export function shapeOfEdited({ fields, demands }: EditedRun): string {
   const timeLimit = fields.timeLimit ? Number(fields.timeLimit) : undefined;
-  return shapeOf(demands, fields.gpus ? fields.gpus.split(',').map(Number) : [], timeLimit, fields.user);
-}
-
-export function labelsOf(fields: Fields): Record<string, string> {
-  try {
-    const labels = JSON.parse(fields.labels ?? '{}') as unknown;
-    return typeof labels === 'object' && labels !== null && !Array.isArray(labels) ? { ...(labels as Record<string, string>) } : {};
-  } catch {
-    return {};
-  }
+  return shapeOf(demands, fields.gpus ? fields.gpus.split(',').map(Number) : [], timeLimit, fields);
 }
 
 /**

@@ -11,6 +11,8 @@ import { UsageError } from '../errors.js';
 import { validateNotifyUrl } from './notify.js';
 import type { Demands, ResourceInput, Resources } from '../resources/spec.js';
 import { formatShape } from '../resources/shape.js';
+import { labelsOf } from './labels.js';
+import { projectOf } from './project.js';
 import { validateNewRunId } from './names.js';
 import { quote } from '../text/quote.js';
 import { lifecycleJson, type LifecycleOptions } from './parked.js';
@@ -175,13 +177,14 @@ export function prepareRuns(request: StageRequest, placeholders: Readonly<Record
 }
 
 /**
- * The staged-index shape of some demands, pinned GPU devices, time limit
- * and stager (resources/shape.ts): "a=1,b=2", "none", "gpu=1;gpus=3;t=600000;u=alice".
+ * The staged-index shape of some demands, pinned GPU devices, time limit,
+ * labels (their project) and stager (resources/shape.ts): "a=1,b=2",
+ * "none", "gpu=1;gpus=3;t=600000;p=vision;u=alice".
  */
-export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number, user?: string): string {
-  return formatShape({ demands, gpus, timeLimitMs, user });
+export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLimitMs?: number, fields: Readonly<Record<string, string>> = {}): string {
+  return formatShape({ demands, gpus, timeLimitMs, project: projectOf(labelsOf(fields)), user: fields.user });
 }
 
 /** The staged-index shape of a prepared run. */
 export const runShape = (run: Pick<PreparedRun, 'demands' | 'gpus' | 'timeLimit' | 'fields'>): string =>
-  shapeOf(run.demands, run.gpus, run.timeLimit, run.fields.user);
+  shapeOf(run.demands, run.gpus, run.timeLimit, run.fields);

@@ -3,6 +3,7 @@
  * of a verdict of the explainRuns script (explain.ts), which judges the run
  * for every live worker by the claim's own policy. Only formats.
  */
+import { projectOfOwner } from './project.js';
 import { formatTimeLimit } from '../units/duration.js';
 import { formatHumanAmount, MICROS_PER_UNIT } from '../resources/amount.js';
 import { ARRAY_RESOURCE_PREFIX, arrayOfLimit } from '../resources/array-limit.js';
@@ -134,15 +135,17 @@ function arrayWait(limit: Shortfall, keptFor?: { runId: string; worker: string }
 }
 
 /**
- * A run its user's quota holds back (fitq quota): `waiting for quota: alice
- * uses gpu=2 of 2`, `waiting for quota: carol runs 1 of 1 at once`; one
- * the quota can never let start says what would.
+ * A run its user's or its project's quota holds back (fitq quota): `waiting
+ * for quota: alice uses gpu=2 of 2`, `waiting for quota: carol runs 1 of 1
+ * at once`, `waiting for quota: project=vision uses gpu=4 of 4`; one the
+ * quota can never let start says what would.
  */
 function quotaWait({ user, name, need, used, limit }: NonNullable<RunVerdict['quota']>): WaitVerdict {
   const amount = formatHumanAmount;
   if (need > limit) {
     const quota = `${name}=${amount(limit)}`;
-    const lets = `fitq quota set ${user} ${name}=N lets it start`;
+    // (A project's quota is set with --label: its owner is `project=<name>`.)
+    const lets = `fitq quota set ${projectOfOwner(user) === undefined ? user : `--label ${user}`} ${name}=N lets it start`;
     if (name === 'running') return waits(`waiting for quota: ${user}'s quota is ${quota} (${lets})`);
     return waits(`waiting for quota: ${user}'s quota is ${quota}, and this run needs ${name}=${amount(need)} (${lets})`);
   }

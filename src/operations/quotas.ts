@@ -8,10 +8,11 @@ import { UsageError } from '../errors.js';
 import { checkUserName } from '../model/stager.js';
 import { decodeQuota, decodeUsage, DEFAULT_QUOTA_USER, parseQuota, quotaField, quotaFields, type Quota, type UserUsage } from '../model/quota.js';
 import { quote } from '../text/quote.js';
+import { checkProject, projectOwner } from '../model/project.js';
 import type { QueueContext, ReadContext } from './context.js';
 
-/** Whose quota: a user, or the default (everyone's without one of their own). */
-export type QuotaOwner = { user: string } | { default: true };
+/** Whose quota: a user, the default (every user's without one of their own), or a project (model/project.ts). */
+export type QuotaOwner = { user: string } | { default: true } | { project: string };
 
 export interface UserQuota {
   /** The user, or DEFAULT_QUOTA_USER for the default. */
@@ -22,7 +23,8 @@ export interface UserQuota {
 }
 
 function ownerKey(owner: QuotaOwner): string {
-  return 'user' in owner ? checkUserName(owner.user, 'user') : DEFAULT_QUOTA_USER;
+  if ('user' in owner) return checkUserName(owner.user, 'user');
+  return 'project' in owner ? projectOwner(checkProject(owner.project)) : DEFAULT_QUOTA_USER;
 }
 
 /** Sets (merges) a quota; `specs` as typed: `running=4 staged=1000 gpu=2`. */

@@ -4,11 +4,12 @@
  * `cpu=1,mem=2;gpus=0,3;t=600000`: the exact demands, `name=amount` sorted
  * by name and joined by commas ("none" for none); then, for a run pinned to
  * GPU devices, `;gpus=` and their indices; then, for a run with a time
- * limit, `;t=` and its ms; then, for a run whose stager is known, `;u=` and
+ * limit, `;t=` and its ms; then, for a run of a project (model/project.ts),
+ * `;p=` and the project; then, for a run whose stager is known, `;u=` and
  * the user's name. The claim then knows each candidate's limit, and whose
- * quota it counts against, from its shape alone, and the first run of a
- * shape stands for all its runs: one user's runs over their quota never
- * stand in front of another's.
+ * quotas it counts against, from its shape alone, and the first run of a
+ * shape stands for all its runs: one user's (or project's) runs over their
+ * quota never stand in front of another's.
  *
  * This module is the grammar's one owner in TypeScript; its Lua twin is
  * lua/includes/shape/parseShape.lua and formatShape.lua (test/queue/shape-lua.test.ts
@@ -28,6 +29,8 @@ export interface Shape {
   gpus: readonly number[];
   /** Its runs' time limit in ms, if they have one. */
   timeLimitMs?: number | undefined;
+  /** The project of its runs (model/project.ts), if any. */
+  project?: string | undefined;
   /** Who staged its runs (stager.ts), if known. */
   user?: string | undefined;
 }
@@ -38,12 +41,13 @@ export const NO_DEMANDS = 'none';
 /** The longest time limit a shape holds (365 days, as --time-limit takes it). */
 const MAX_SHAPE_LIMIT_MS = 365 * 86_400_000;
 
-/** A shape as its runs' staged index is named: "a=1,b=2", "none", "gpu=1;gpus=3;t=600000;u=alice". */
+/** A shape as its runs' staged index is named: "a=1,b=2", "none", "gpu=1;gpus=3;t=600000;p=vision;u=alice". */
 export function formatShape(shape: Shape): string {
   const demands = [...sortResources(shape.demands)].map(([name, micros]) => `${name}=${formatMicros(micros)}`);
   let text = demands.join(',') || NO_DEMANDS;
   if (shape.gpus.length > 0) text += `;gpus=${shape.gpus.join(',')}`;
   if (shape.timeLimitMs !== undefined) text += `;t=${shape.timeLimitMs}`;
+  if (shape.project !== undefined) text += `;p=${shape.project}`;
   if (shape.user !== undefined) text += `;u=${shape.user}`;
   return text;
 }
@@ -62,6 +66,13 @@ export function parseShape(text: string): Shape | undefined {
     rest = staged[1]!;
     user = staged[2]!;
   }
+  let project: string | undefined;
+  const ofProject = /^(.*);p=([^;]*)$/s.exec(rest);
+  if (ofProject) {
+    if (!USER_NAME_PATTERN.test(ofProject[2]!)) return undefined;
+    rest = ofProject[1]!;
+    project = ofProject[2]!;
+  }
   let timeLimitMs: number | undefined;
   const limit = /^(.*);t=([^;]*)$/s.exec(rest);
   if (limit) {
@@ -78,7 +89,12 @@ export function parseShape(text: string): Shape | undefined {
   }
   const demands = rest === NO_DEMANDS ? new Map<string, bigint>() : parseShapeDemands(rest);
   if (demands === undefined) return undefined;
-  return { demands, gpus, ...(timeLimitMs === undefined ? {} : { timeLimitMs }), ...(user === undefined ? {} : { user }) };
+  return {
+    demands, gpus,
+    ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
+    ...(project === undefined ? {} : { project }),
+    ...(user === undefined ? {} : { user }),
+  };
 }
 
 /** "a=1,b=2" as written (each name once, each amount positive and as formatMicros writes it), or undefined. */
@@ -111,10 +127,11 @@ export function shapeGroup(shape: Shape): string {
 }
 
 /**
- * The same shape without its time limit and its user (a metric's label: one
- * series per shape, not per limit or per user; runs carry their own `user`).
+ * The same shape without its time limit, project and user (a metric's
+ * label: one series per shape, not per limit, project or user; runs carry
+ * their own `user`).
  */
 export function shapeLabel(text: string): string {
   const shape = parseShape(text);
-  return shape === undefined ? text : formatShape({ ...shape, timeLimitMs: undefined, user: undefined });
+  return shape === undefined ? text : formatShape({ ...shape, timeLimitMs: undefined, project: undefined, user: undefined });
 }

@@ -15,14 +15,15 @@ import { connectClient, fitq, fitqOk, newQueue, redisUrl, stageAsUser } from '..
 import { waitFor } from '../support/wait.js';
 
 /**
- * The most a user's runs held at once, by what: `running` (runs) and each
+ * The most a user's runs (or the runs a test picks) held at once, by what: `running` (runs) and each
  * resource, from the runs' start (claim) and end times, both by the Redis
  * server's clock: a run that ends at the moment another starts is counted
  * gone first, as its end gives its share back before the next claim.
  */
-function peaks(runs: readonly RunRecord[], user: string): Map<string, number> {
+function peaks(runs: readonly RunRecord[], user: string | ((run: RunRecord) => boolean)): Map<string, number> {
+  const whose = typeof user === 'string' ? (run: RunRecord) => run.user === user : user;
   const events: { at: number; sign: 1 | -1; demands: Record<string, number> }[] = [];
-  for (const run of runs.filter((r) => r.user === user && r.startedAt !== undefined)) {
+  for (const run of runs.filter((r) => whose(r) && r.startedAt !== undefined)) {
     const demands = { running: 1, ...(run.resources as Record<string, number>) };
     events.push({ at: run.startedAt!, sign: 1, demands }, { at: run.endedAt!, sign: -1, demands });
   }
@@ -42,7 +43,7 @@ function peaks(runs: readonly RunRecord[], user: string): Map<string, number> {
 describe('fitq quota', () => {
   it('sets, merges, lists and removes quotas; refuses what is no quota with a clear line (exit 2)', async () => {
     const queue = newQueue();
-    expect(await fitqOk(queue, ['quota', 'ls'])).toBe('No quota is set (fitq quota set USER|--default running=N staged=N RESOURCE=AMOUNT...).');
+    expect(await fitqOk(queue, ['quota', 'ls'])).toBe('No quota is set (fitq quota set USER|--default|--label project=NAME running=N staged=N RESOURCE=AMOUNT...).');
     expect(await fitqOk(queue, ['quota', 'set', 'alice', 'gpu=2', 'running=4'])).toMatch(/^USER +QUOTA +USING\nalice +running=4 gpu=2 +running=0\/4 staged=0 gpu=0\/2$/);
     await fitqOk(queue, ['quota', 'set', 'alice', 'staged=1000', 'mem=64G']);
     await fitqOk(queue, ['quota', 'set', '--default', 'running=1']);
@@ -57,14 +58,19 @@ describe('fitq quota', () => {
 
     const refusals: [string[], string][] = [
       [['quota', 'set', 'alice', 'gpu=x'], "Error: invalid resource spec 'gpu=x': expected a non-negative number like 2, 0.5, 100e9, 8G or 16Gi"],
-      [['quota', 'set', 'gpu=2'], 'Error: name the user first (or --default), got "gpu=2": fitq quota set USER|--default …'],
+      [['quota', 'set', 'gpu=2'], 'Error: name the user first (or --default, or --label project=NAME), got "gpu=2": fitq quota set USER|--default|--label project=NAME …'],
       [['quota', 'set', 'alice', 'running=1.5'], "Error: invalid 'running=1.5': running is a number of runs, a whole number"],
       [['quota', 'set', 'alice'], 'Error: name what the quota bounds, e.g. running=4 staged=1000 gpu=2'],
       [['quota', 'set', 'al ice', 'gpu=1'], "Error: invalid user 'al ice': a user name is 1 to 64 letters, digits or ._@+- (not starting with . @ + or -)"],
       [['quota', 'set', 'alice', 'array.0123456789ab=2'], "Error: invalid 'array.0123456789ab': an array's limit is the array's (fitq pool set array.0123456789ab=N), not a user's"],
       [['quota', 'rm', 'bob'], "Error: no quota is set for 'bob'"],
       [['quota', 'rm', 'alice', 'license'], "Error: the quota of 'alice' bounds none of: license"],
-      [['quota', 'rm'], 'Error: name the user (or --default): fitq quota rm USER|--default …'],
+      [['quota', 'rm'], 'Error: name the user (or --default, or --label project=NAME): fitq quota rm USER|--default|--label project=NAME …'],
+      [['quota', 'set', '--label', 'team=a', 'gpu=1'], "Error: --label 'team=a': quotas are per user or per project, --label project=NAME"],
+      [['quota', 'set', '--label', 'project=a b', 'gpu=1'], "Error: invalid label project='a b': a project is 1 to 64 letters, digits or ._@+- (not starting with . @ + or -), as a user name"],
+      [['quota', 'set', '--label', 'project=a', '--default', 'gpu=1'], 'Error: give --default or --label, not both: fitq quota set USER|--default|--label project=NAME …'],
+      [['quota', 'rm', '--label', 'project=a'], "Error: no quota is set for 'project=a'"],
+      [['stage', '--label', 'project=-x', '--', 'true'], "Error: invalid label project='-x': a project is 1 to 64 letters, digits or ._@+- (not starting with . @ + or -), as a user name"],
     ];
     for (const [args, message] of refusals) {
       const result = await fitq(args, { queue });
@@ -143,6 +149,48 @@ describe('fitq quota', () => {
     await fitqOk(queue, ['cancel', ...first]);
     for (const id of first) expect(await client.waitForEnd(id)).toMatchObject({ status: 'canceled' });
     expect(await client.redis.exists(namespaceKeys(queue).userUsage('alice'))).toBe(0);
+  });
+
+  it("binds every user's runs of a project to the project's quota at any moment, besides their own; its staged cap refuses a stage; an update moves a run between projects", async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    await fitqOk(queue, ['quota', 'set', '--label', 'project=vision', 'gpu=2', 'staged=12']);
+    const vision = ['--label', 'project=vision', '-r', 'gpu=1', '--repeat', '6', '--', 'sleep', '0.3'];
+    const alice = await stageAsUser(queue, 'alice', vision);
+    const bob = await stageAsUser(queue, 'bob', vision);
+    const carol = await stageAsUser(queue, 'carol', ['-r', 'gpu=1', '--repeat', '4', '--', 'sleep', '0.3']);
+    const refused = await fitq(['stage', '--label', 'project=vision', '--', 'true'], { queue, env: { FITQ_USER: 'carol' } });
+    expect({ exitCode: refused.exitCode, stderr: refused.stderr }).toEqual({
+      exitCode: 2,
+      stderr: 'Error: quota: project=vision may have 12 runs staged or running at once (staged=12), has 12, and this stages 1: nothing was staged (fitq quota ls)',
+    });
+    // One of bob's runs moves to another project: vision counts it no more, so there is room for carol's.
+    await fitqOk(queue, ['update', bob[0]!, '--label', 'project=nlp']);
+    expect(JSON.parse(await fitqOk(queue, ['quota', 'ls', '--json']))).toEqual([
+      { project: 'vision', quota: { staged: 12, resources: { gpu: 2 } }, usage: { running: 0, notEnded: 11, resources: {} } },
+    ]);
+    const late = await stageAsUser(queue, 'carol', ['--label', 'project=vision', '-r', 'gpu=1', '--', 'sleep', '0.3']);
+
+    const workers = ['w1', 'w2'].map((name) => spawnCliWorker(queue, ['-r', 'gpu=4', '--name', name]));
+    const why = await waitFor('a run of the project waiting for its quota', async () => {
+      const { stdout } = await fitq(['runs', '--status', 'staged'], { queue });
+      return /waiting for quota: project=vision uses gpu=2 of 2/.exec(stdout)?.[0];
+    });
+    expect(why).toBe('waiting for quota: project=vision uses gpu=2 of 2');
+    for (const id of [...alice, ...bob, ...carol, ...late]) expect(await client.waitForEnd(id)).toMatchObject({ status: 'completed' });
+    const runs = (await client.listRuns({})).filter((run) => run.status === 'completed');
+    // The project's runs, whoever staged them, held 2 GPUs at most, and reached it; runs outside it were not bound by it.
+    expect(peaks(runs, (run) => run.labels.project === 'vision').get('gpu')).toBe(2);
+    expect(peaks(runs, (run) => run.labels.project !== 'vision').get('gpu')).toBeGreaterThan(2);
+    expect(JSON.parse(await fitqOk(queue, ['quota', 'ls', '--json']))).toEqual([
+      { project: 'vision', quota: { staged: 12, resources: { gpu: 2 } }, usage: { running: 0, notEnded: 0, resources: {} } },
+    ]);
+    const keys = namespaceKeys(queue);
+    expect(await client.redis.exists(keys.userUsage('project=vision'), keys.userUsage('project=nlp'), keys.userUsage('alice'))).toBe(0);
+    for (const worker of workers) {
+      worker.process.kill('SIGTERM');
+      expect(await worker.exited).toEqual({ exitCode: 0, signal: undefined });
+    }
   });
 
   it('refuses a stage past a staged quota whole (exit 2); runs that end make room', async () => {

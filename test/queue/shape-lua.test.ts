@@ -31,33 +31,41 @@ const shapes: fc.Arbitrary<Shape> = fc
     demands: fc.dictionary(name, micros, { maxKeys: 8 }).map((record) => new Map(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))),
     gpus: fc.uniqueArray(fc.integer({ min: 0, max: MAX_DEVICE_INDEX }), { maxLength: 8 }).map((list) => list.sort((a, b) => a - b)),
     timeLimitMs: fc.option(fc.oneof(fc.integer({ min: 1, max: 365 * 86_400_000 }), fc.constantFrom(1, 60_000, 365 * 86_400_000)), { nil: undefined }),
+    // Its project: a name as model/project.ts takes it.
+    project: fc.option(fc.oneof(fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._@+-]{0,63}$/), fc.constantFrom('vision', 'nlp-2026', 'p'.repeat(64))), { nil: undefined }),
     // Who staged its runs: a user name as stager.ts takes it.
     user: fc.option(fc.oneof(fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._@+-]{0,63}$/), fc.constantFrom('alice', 'svc.ci@lab+gpu', '_', 'u'.repeat(64))), { nil: undefined }),
   })
-  .map(({ timeLimitMs, user, ...rest }) => ({ ...rest, ...(timeLimitMs === undefined ? {} : { timeLimitMs }), ...(user === undefined ? {} : { user }) }));
+  .map(({ timeLimitMs, project, user, ...rest }) => ({
+    ...rest,
+    ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
+    ...(project === undefined ? {} : { project }),
+    ...(user === undefined ? {} : { user }),
+  }));
 
-/** Each ARGV as the Lua twin reads it: group|demands (as a run's resources)|pinned|limit|user, or "invalid". */
+/** Each ARGV as the Lua twin reads it: group|demands (as a run's resources)|pinned|limit|project|user, or "invalid". */
 const READ_IN_LUA = `${luaInclude('shape/parseShape', 'amounts/formatResourceList')}
 local out = {}
 for i = 1, #ARGV do
   local shape = parseShape(ARGV[i])
-  out[i] = shape and (shape.group .. "|" .. formatResourceList(shape.demand) .. "|" .. table.concat(shape.pinned, ",") .. "|" .. tostring(shape.limit or "") .. "|" .. (shape.user or "")) or "invalid"
+  out[i] = shape and (shape.group .. "|" .. formatResourceList(shape.demand) .. "|" .. table.concat(shape.pinned, ",") .. "|" .. tostring(shape.limit or "") .. "|" .. (shape.project or "") .. "|" .. (shape.user or "")) or "invalid"
 end
 return out`;
 
-/** Shapes built in Lua from their parts (ARGV in fours: demands "a=1 b=2", pinned "0,1", limit, user), formatted by the twin. */
+/** Shapes built in Lua from their parts (ARGV in fives: demands "a=1 b=2", pinned "0,1", limit, project, user), formatted by the twin. */
 const WRITE_IN_LUA = `${luaInclude('shape/formatShape', 'amounts/parseResourceList')}
 local out = {}
-for i = 1, #ARGV, 4 do
+for i = 1, #ARGV, 5 do
   local pinned = {}
   for id in string.gmatch(ARGV[i + 1], "[^,]+") do pinned[#pinned + 1] = id end
-  local user = ARGV[i + 3] ~= "" and ARGV[i + 3] or nil
-  out[#out + 1] = formatShape({demand = parseResourceList(ARGV[i]), pinned = pinned, limit = tonumber(ARGV[i + 2]), user = user})
+  local project = ARGV[i + 3] ~= "" and ARGV[i + 3] or nil
+  local user = ARGV[i + 4] ~= "" and ARGV[i + 4] or nil
+  out[#out + 1] = formatShape({demand = parseResourceList(ARGV[i]), pinned = pinned, limit = tonumber(ARGV[i + 2]), project = project, user = user})
 end
 return out`;
 
 const asReadInLua = (shape: Shape) =>
-  [shapeGroup(shape), formatResources(shape.demands), shape.gpus.join(','), shape.timeLimitMs === undefined ? '' : String(shape.timeLimitMs), shape.user ?? ''].join('|');
+  [shapeGroup(shape), formatResources(shape.demands), shape.gpus.join(','), shape.timeLimitMs === undefined ? '' : String(shape.timeLimitMs), shape.project ?? '', shape.user ?? ''].join('|');
 
 describe('shapes between TypeScript and Lua', () => {
   const edgeCases: Shape[] = [
@@ -68,6 +76,8 @@ describe('shapes between TypeScript and Lua', () => {
     { demands: new Map([['mem', MAX_MICROS]]), gpus: [0, 1, 2, 3], timeLimitMs: 365 * 86_400_000 },
     { demands: new Map([['gpu', MICROS_PER_UNIT]]), gpus: [2], timeLimitMs: 60_000, user: 'alice' },
     { demands: new Map(), gpus: [], user: 'u'.repeat(64) },
+    { demands: new Map([['gpu', MICROS_PER_UNIT]]), gpus: [], timeLimitMs: 60_000, project: 'vision', user: 'alice' },
+    { demands: new Map(), gpus: [], project: 'p'.repeat(64) },
     { demands: new Map([['array.0123456789ab', MICROS_PER_UNIT], ['cpu', 250_000n], ['gpu', 2n * MICROS_PER_UNIT], ['mem', 8_000_000_000n * MICROS_PER_UNIT]]), gpus: [1, 3] },
   ];
   const sample = [...edgeCases, ...fc.sample(shapes, 3000)];
@@ -83,7 +93,7 @@ describe('shapes between TypeScript and Lua', () => {
 
   it('a shape the Lua twin formats, TypeScript reads as it was made', async () => {
     const client = await connectClient(newQueue());
-    const args = sample.flatMap((shape) => [formatResources(shape.demands), shape.gpus.join(','), shape.timeLimitMs === undefined ? '' : String(shape.timeLimitMs), shape.user ?? '']);
+    const args = sample.flatMap((shape) => [formatResources(shape.demands), shape.gpus.join(','), shape.timeLimitMs === undefined ? '' : String(shape.timeLimitMs), shape.project ?? '', shape.user ?? '']);
     const texts = (await client.redis.eval(WRITE_IN_LUA, 0, ...args)) as string[];
     expect(texts).toEqual(sample.map(formatShape));
     expect(texts.map((text) => parseShape(text))).toEqual(sample);
@@ -100,7 +110,8 @@ describe('shapes between TypeScript and Lua', () => {
     const alphabet = fc.constantFrom(...'ab=,;.01234567890gpust=none u@+-_'.split(''));
     const random = fc.sample(fc.string({ unit: alphabet, maxLength: 24 }), 2000);
     const hostile = ['', 'none', 'cpu=1,cpu=1', 'mem=2,cpu=1', 'cpu=1;gpus=1,0', 'cpu=1;gpus=0,0', 'none;t=31536000001', 'cpu=0.5000000', 'cpu=1.', 'cpu=.5', 'cpu=00.5',
-      'none;u=', 'none;u=-x', 'none;u=.x', 'none;u=a;b', `none;u=${'u'.repeat(65)}`, 'none;u=a;t=5', 'cpu=1;u=a b', 'none;u=a{b}'];
+      'none;u=', 'none;u=-x', 'none;u=.x', 'none;u=a;b', `none;u=${'u'.repeat(65)}`, 'none;u=a;t=5', 'cpu=1;u=a b', 'none;u=a{b}',
+      'none;p=', 'none;p=-x', 'none;p=a;t=5', 'none;u=a;p=b', 'none;p=a;p=b;u=c', 'cpu=1;p=a b;u=c', `none;p=${'p'.repeat(65)}`];
     const texts = [...valid, ...mutated, ...random, ...hostile];
     const read = (await client.redis.eval(READ_IN_LUA, 0, ...texts)) as string[];
     const disagree = texts.filter((text, i) => (read[i] !== 'invalid') !== (parseShape(text) !== undefined));

@@ -4,9 +4,10 @@ import { renderTable } from '../../cli/format.js';
 import { DEFAULT_QUOTA_USER, formatQuota } from '../../model/quota.js';
 import type { UserQuota } from '../../operations/quotas.js';
 import { formatMicros } from '../../resources/amount.js';
+import { projectOfOwner } from '../../model/project.js';
 
 export default class QuotaLs extends FitqCommand {
-  static override summary = "List users' quotas, with what each user's runs hold now.";
+  static override summary = "List users' and projects' quotas, with what each one's runs hold now.";
   static override examples = ['<%= config.bin %> quota ls', '<%= config.bin %> quota ls --json'];
   static override flags = { json: Flags.boolean({ summary: 'Print the quotas as JSON.' }) };
 
@@ -24,11 +25,12 @@ export default class QuotaLs extends FitqCommand {
 const amounts = (resources: ReadonlyMap<string, bigint>): Record<string, number> =>
   Object.fromEntries([...resources].map(([name, micros]) => [name, Number(formatMicros(micros))]));
 
-/** A quota as `fitq quota ls --json` prints it: the user (`default`: true for the default), its limits, what the user holds. */
+/** A quota as `fitq quota ls --json` prints it: the user or project (`default`: true for the default), its limits, what their runs hold. */
 function quotaJson({ user, quota, usage }: UserQuota): Record<string, unknown> {
   const isDefault = user === DEFAULT_QUOTA_USER;
+  const project = projectOfOwner(user);
   return {
-    ...(isDefault ? { default: true } : { user }),
+    ...(isDefault ? { default: true } : project !== undefined ? { project } : { user }),
     quota: { ...(quota.running === undefined ? {} : { running: quota.running }), ...(quota.staged === undefined ? {} : { staged: quota.staged }), resources: amounts(quota.resources) },
     ...(isDefault ? {} : { usage: { running: usage.running, notEnded: usage.open, resources: amounts(usage.resources) } }),
   };
@@ -45,7 +47,7 @@ function heldText({ user, quota, usage }: UserQuota): string {
 /** Quotas in a table: USER, QUOTA (as typed), USING (held/limit; staged counts runs not ended). */
 export function printQuotas(command: { log(message: string): void }, quotas: readonly UserQuota[]): void {
   if (quotas.length === 0) {
-    command.log('No quota is set (fitq quota set USER|--default running=N staged=N RESOURCE=AMOUNT...).');
+    command.log('No quota is set (fitq quota set USER|--default|--label project=NAME running=N staged=N RESOURCE=AMOUNT...).');
     return;
   }
   command.log(renderTable(

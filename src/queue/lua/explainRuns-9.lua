@@ -43,8 +43,9 @@
     pins id...                     the GPU devices it is pinned to
     poolOver name need capacity    it needs more of a pool resource than the pool has
     poolShort name need free capacity   more than the pool has free now
-    quota user name need used limit    starting it would take its user past their
-                                   quota (includes/quotas/quotaShort.lua): name is
+    quota owner name need used limit   starting it would take its user (or its
+                                   project, owner `project=<name>`) past their quota
+                                   (includes/quotas/runQuotaShort.lua): name is
                                    "running" (runs at once) or a resource
     worker name                    the facts after it are about this live worker:
       missing name...              resources it does not have (nor the pool)
@@ -123,7 +124,7 @@
 -- @include namespace/tryCall
 -- @include namespace/validName
 -- @include policy/whyNotNow
--- @include quotas/quotaShort
+-- @include quotas/runQuotaShort
 -- @include fairshare/fairKey
 -- @include fairshare/fairOrder
 -- @include fairshare/usedOfShare
@@ -376,8 +377,8 @@ local function explainRun(shape, score)
       fact(out, "poolShort", {item[1], formatAmount(item[2]), formatAmount(free), formatAmount(capacity)})
     end
   end
-  local short = quotaShort(base, pool.quotas, parsed.user, parsed.demand)
-  if short then fact(out, "quota", {parsed.user, short.name, short.need, short.used, short.limit}) end
+  local short = runQuotaShort(base, pool.quotas, parsed)
+  if short then fact(out, "quota", {short.owner, short.name, short.need, short.used, short.limit}) end
   for _, w in ipairs(workers) do explainOnWorker(out, w, shape, parsed, score, key) end
   return out
 end

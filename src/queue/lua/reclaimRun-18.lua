@@ -61,7 +61,7 @@
 -- @include namespace/serverNow
 -- @include claims/takeRun
 -- @include shape/parseShape
--- @include quotas/quotaShort
+-- @include quotas/runQuotaShort
 local workerKey = KEYS[1]
 local workerFreeKey = KEYS[2]
 local workerRunsKey = KEYS[3]
@@ -131,11 +131,11 @@ for _, item in ipairs(pooled) do
     return lost("noRoom", item[1], "pool resource " .. item[1] .. " it had reserved went to other runs")
   end
 end
--- Nor may it take its user past their quota (runs of theirs started meanwhile).
+-- Nor may it take its user (or project) past their quota (runs of theirs started meanwhile).
 local parsed = parseShape(shape)
-local short = parsed and quotaShort(base, pool.quotas, parsed.user, parsed.demand)
+local short = parsed and runQuotaShort(base, pool.quotas, parsed)
 if short then
-  return lost("noRoom", "quota", "the quota of " .. parsed.user .. " it had counted against (" .. short.name .. ") went to other runs")
+  return lost("noRoom", "quota", "the quota of " .. short.owner .. " it had counted against (" .. short.name .. ") went to other runs")
 end
 local placed, shares, share = {}, {}, parseAmount(ARGV[8])
 for id in string.gmatch(ARGV[7] or "", "[^,]+") do

@@ -1,7 +1,8 @@
 #!lua
 --[[
-  `fitq quota set|rm`: sets or removes a user's quota, or the default one
-  (user `.default`: everyone's without a quota of their own). A quota is a
+  `fitq quota set|rm`: sets or removes a user's quota, the default one
+  (user `.default`: every user's without a quota of their own), or a
+  project's (user `project=<name>`: includes/quotas/projectOwner.lua). A quota is a
   hash `quota:<user>`: `running` (most runs at once), `staged` (most runs
   not ended, refused at staging) and `res:<resource>` (most of a resource
   their running runs hold at once). The claim checks it against what the

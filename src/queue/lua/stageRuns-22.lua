@@ -71,6 +71,8 @@
 -- @include shape/stage
 -- @include quotas/quotaOf
 -- @include quotas/tallyUserRun
+-- @include shape/parseShape
+-- @include quotas/projectOwner
 local seqKey = KEYS[1]
 local idsKey = KEYS[2]
 local groupsKey = KEYS[3]
@@ -146,6 +148,24 @@ if user ~= "" then
   end
 end
 
+-- So does a project's, for its runs in this call (a batch's later chunks are counted in `open` already;
+-- a chunk refused aborts the whole batch).
+local perProject = {}
+for i = 0, count - 1 do
+  local parsed = parseShape(ARGV[ARG0 + i * PER_RUN + 1])
+  if parsed and parsed.project then perProject[parsed.project] = (perProject[parsed.project] or 0) + 1 end
+end
+for project, adding in pairs(perProject) do
+  local owner = projectOwner(project)
+  local quota = quotaOf(base, {}, owner)
+  if quota and quota.staged then
+    local open = math.max(0, tonumber(redis.call("HGET", KEY.userUsage(base, owner), "open") or "0") or 0)
+    if open + adding > quota.staged then
+      return {CODE.overQuota, table.concat({owner, open, quota.staged, adding}, " ")}
+    end
+  end
+end
+
 local now = serverNow()
 -- (First, so a `batches` key Redis cannot write leaves nothing half staged.)
 if batch ~= "" then redis.call("HSET", batchesKey, batch, (now + ttl) .. " " .. (batchCount + count)) end
@@ -160,10 +180,10 @@ for i = 0, count - 1 do
   -- (`runData`: fitq's own copy, which BullMQ's job.updateData never rewrites.)
   redis.call("HSET", KEY.run(base, id), "runData", data, "status", "staged", "seq", seq, "score", score, "shape", shape)
   if batch ~= "" then redis.call("HSET", KEY.run(base, id), "batch", batch) end
-  if user ~= "" then
-    redis.call("HSET", KEY.run(base, id), "user", user)
-    tallyUserRun(base, id, nil, "open")
-  end
+  if user ~= "" then redis.call("HSET", KEY.run(base, id), "user", user) end
+  local parsed = parseShape(shape)
+  if parsed and parsed.project then redis.call("HSET", KEY.run(base, id), "project", parsed.project) end
+  tallyUserRun(base, id, nil, "open")
   if host ~= "" then redis.call("HSET", KEY.run(base, id), "stagedFrom", host) end
   if ARGV[at + 4] ~= "" then stageArrayRun(base, id, ARGV[at + 4], ARGV[at + 5]) end
   if not admitNewRun(base, id, data, now) then stage(base, id, shape, score) end

@@ -1,8 +1,9 @@
 #!lua
 --[[
   Edits staged (or held) runs: each run's job data (what it is), its BullMQ
-  priority (the job's `priority`, `opts` and its score in `prioritized`) and
-  its place in the staged index under its new shape, in one step, so a run
+  priority (the job's `priority`, `opts` and its score in `prioritized`),
+  its place in the staged index under its new shape and its project
+  (includes/quotas/moveProject.lua), in one step, so a run
   is either claimed with its old demands or staged with its new ones.
 
   Each run is looked at on its own (per-run outcomes): it is changed only if
@@ -59,6 +60,7 @@
 -- @include namespace/tryCall
 -- @include shape/indexShape
 -- @include requests/admitRequest
+-- @include quotas/moveProject
 -- (indexShape keeps it.)
 local groupsKey = KEYS[1]
 local holdsKey = KEYS[2]
@@ -96,6 +98,7 @@ for i = 0, count - 1 do
       local score = orderScore(priority, run[4] or 0)
       updateJob(base, id, data, priority)
       redis.call("HSET", key, "runData", data, "score", score, "shape", shape)
+      moveProject(base, id, shape)
       -- Indexed (staged, may start now): moved to its new shape and score;
       -- kept out of the index (held, parked): stays out. Its place changed,
       -- a worker's hold on it goes.

@@ -6,7 +6,7 @@
 -- @include candidates/shapeDemand
 -- @include shape/parseShape
 -- @include candidates/throttled
--- @include quotas/quotaShort
+-- @include quotas/runQuotaShort
 -- @include candidates/readGroupEntries
 -- @include fairshare/fairKey
 
@@ -84,8 +84,8 @@ local function nextCandidate(stream, walk)
       if walk and best.fitted then
         noteDrop(view.drops, {kind = "park", fitKey = best.key, class = best.classId, member = shape, arrays = parsed.arrays})
       end
-    elseif quotaShort(view.base, view.quotas, parsed.user, parsed.demand) then
-      -- Its user is at their quota: passed over, as an array at its limit (its runs start once one of the user's ends).
+    elseif runQuotaShort(view.base, view.quotas, parsed) then
+      -- Its user (or project) is at their quota: passed over, as an array at its limit (its runs start once one of the user's ends).
       stream.throttled = true
     else
       local wanted = shapeDemand(view, shape, parsed)

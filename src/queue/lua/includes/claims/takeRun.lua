@@ -9,7 +9,7 @@
 -- @include amounts/subtractAmounts
 -- @include shape/unindex
 -- @include shape/parseShape
--- @include quotas/chargeUser
+-- @include quotas/chargeRun
 -- @include preemption/preemptTerms
 -- @include bullmq/priorityBand
 
@@ -19,8 +19,8 @@
 -- fit index and any hold, and what it takes is reserved of the worker
 -- (`claim.own`), of the pool (`claim.pooled`) and of the worker's GPU
 -- devices (`claim.placed`, `claim.share` of each, whose free shares
--- `claim.shares` holds), and counted against the user who staged it
--- (chargeUser, `charged`); the run and the worker's worker:<name>:reserved
+-- `claim.shares` holds), and counted against the user who staged it and
+-- its project (chargeRun, `charged`); the run and the worker's worker:<name>:reserved
 -- record the claim; a preemptible run's record says when it started, its
 -- priority band and its `--preempt-after` (preemption/). `claim.epoch`: the epoch of the claim taken back (nil:
 -- the run's next). `stream`: the claim's candidate stream, whose fit index
@@ -62,7 +62,7 @@ local function takeRun(base, keys, name, token, claim, startedAt, stream)
   end
   -- Its user's usage (quotas/): what a quota bounds.
   local parsed = parseShape(claim.shape)
-  local charged = parsed and chargeUser(base, parsed.user, parsed.demand, startedAt) or ""
+  local charged = parsed and chargeRun(base, parsed, startedAt) or ""
   if charged ~= "" then redis.call("HSET", runKey, "charged", charged) else redis.call("HDEL", runKey, "charged") end
   local terms, pre = preemptTerms(base, claim.id), nil
   local order = terms and tonumber(redis.call("HGET", runKey, "score") or "")

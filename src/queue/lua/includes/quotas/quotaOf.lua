@@ -1,17 +1,19 @@
 -- @include amounts/parseAmount
+-- @include quotas/isUserOwner
 
 -- The quota a user's runs count against (src/operations/quotas.ts sets
 -- them): the user's own `quota:<user>`, else the namespace's default
--- `quota:.default`, else none (false). Read once per user per call, kept in
--- `cache` (user -> quota): a claim meets the same few users again and again.
+-- `quota:.default`, else none (false); a project's (projectOwner): its
+-- own, else none. Read once per owner per call, kept in
+-- `cache` (owner -> quota): a claim meets the same few owners again and again.
 -- A quota is {running = count or nil, staged = count or nil, resources =
 -- {name -> amount}}; a field that is no amount (written by hand) limits
 -- nothing.
-local function quotaOf(base, cache, user)
-  local known = cache[user]
+local function quotaOf(base, cache, owner)
+  local known = cache[owner]
   if known ~= nil then return known end
-  local fields = redis.call("HGETALL", KEY.quota(base, user))
-  if #fields == 0 then fields = redis.call("HGETALL", KEY.quota(base, ".default")) end
+  local fields = redis.call("HGETALL", KEY.quota(base, owner))
+  if #fields == 0 and isUserOwner(owner) then fields = redis.call("HGETALL", KEY.quota(base, ".default")) end
   known = false
   if #fields > 0 then
     known = {resources = {}}
@@ -26,6 +28,6 @@ local function quotaOf(base, cache, user)
       end
     end
   end
-  cache[user] = known
+  cache[owner] = known
   return known
 end

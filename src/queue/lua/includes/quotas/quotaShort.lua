@@ -5,18 +5,16 @@
 -- @include arrays/arrayOfLimit
 -- @include quotas/quotaOf
 
--- Whether a run of `user` demanding `demand` (a shape's, {name, amount}
--- each) would take the user past their quota (quotaOf) if it started now:
--- nil when it would not (or the user has none), else what it lacks, the
--- first found: {name = "running" or a resource, need, used, limit} (amounts
--- as formatAmount writes them). Checked by the claim on every candidate, so
--- runs over their user's quota are no candidates (nextCandidate), and by
--- explainRuns to say so.
-local function quotaShort(base, cache, user, demand)
-  if not user then return nil end
-  local quota = quotaOf(base, cache, user)
+-- Whether a run demanding `demand` (a shape's, {name, amount} each) would
+-- take `owner` (a user, or a project: quotaOwners) past their quota
+-- (quotaOf) if it started now: nil when it would not (or the owner has
+-- none), else what it lacks, the first found: {name = "running" or a
+-- resource, need, used, limit} (amounts as formatAmount writes them). See
+-- runQuotaShort, which asks it for each owner of a run.
+local function quotaShort(base, cache, owner, demand)
+  local quota = quotaOf(base, cache, owner)
   if not quota then return nil end
-  local usage = KEY.userUsage(base, user)
+  local usage = KEY.userUsage(base, owner)
   if quota.running then
     local runs = tonumber(redis.call("HGET", usage, "runs") or "0") or 0
     if runs + 1 > quota.running then
