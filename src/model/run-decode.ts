@@ -3,6 +3,7 @@
  * data's fields over it, runFields) decoded into a RunRecord, each field as
  * its kind in the table (run-fields.ts) reads, its demands parsed once.
  */
+import { parseRequest } from '../security/request-signature.js';
 import { formatHumanResources, parseResourceSpecs, parseStoredResources, resourcesToJson, sameResources, type Demands, type Resources } from '../resources/spec.js';
 import { withoutArrayLimits } from '../resources/array-limit.js';
 import { parseJson, type FlatFields } from './run-codec.js';
@@ -69,6 +70,7 @@ const OPTIONAL: readonly (readonly [keyof RunRecord, RunFieldName | ((fields: Fl
   ['failures', 'failures'], ['restarted', 'restarted'], ['canceledFor', 'canceledFor'], ['array', 'array'], ['arrayIndex', 'arrayIndex'],
   ['params', 'params'], ['output', 'output'], ['preempt', 'preempt'], ['preemptAfter', 'preemptAfter'], ['preempted', 'preempted'],
   ['preempting', (fields) => decodePreempting(fields.preempting)],
+  ['lastRequest', (fields) => decodeLastRequest(fields)],
   ['usage', (fields) => decodeRunUsage(parseJson<unknown>(fields.usage, undefined))],
 ];
 
@@ -76,6 +78,14 @@ const OPTIONAL: readonly (readonly [keyof RunRecord, RunFieldName | ((fields: Fl
 function decodePreempting(text: string | undefined): RunRecord['preempting'] {
   const match = text === undefined ? null : /^([^|]+)\|(\d+)$/.exec(text);
   return match ? { for: match[1]!, since: Number(match[2]) } : undefined;
+}
+
+/** A signed run's last request, as `runs show` says it; undefined when none or not one fitq wrote. */
+function decodeLastRequest(fields: FlatFields): RunRecord['lastRequest'] {
+  const request = parseRequest(fields.lastRequest);
+  if (request === undefined || !/^\d+$/.test(request.at)) return undefined;
+  const refused = fields.refusedRequest === fields.lastRequest && fields.refusedWhy ? { refused: fields.refusedWhy } : {};
+  return { op: request.op, by: request.by, at: Math.floor(Number(request.at) / 1000), ...refused };
 }
 
 /** Demands as people read them, in human units ("gpu=1 mem=8G"): never an array's limit (withoutArrayLimits). */

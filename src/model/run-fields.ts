@@ -125,6 +125,11 @@ export const RUN_FIELDS = {
   /** Times it was preempted (lua/includes/preemption/), and while it is being preempted, for which run and since when (`<run id>|<ms>`). */
   preempted: { home: 'hash', kind: 'number' },
   preempting: { home: 'hash', kind: 'text' },
+  /** A signed run's last change asked for and admitted, the release or restart that let it start, and a cancel a worker refused, with why (security/request-signature.ts). */
+  lastRequest: { home: 'hash', kind: 'text' },
+  startRequest: { home: 'hash', kind: 'text' },
+  refusedRequest: { home: 'hash', kind: 'text' },
+  refusedWhy: { home: 'hash', kind: 'text' },
   array: { home: 'hash', kind: 'text' },
   /** What it used, as its worker measured it (run-usage.ts): while it runs, and in all once it ended. */
   usage: { home: 'hash', kind: 'json' },

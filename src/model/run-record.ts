@@ -99,6 +99,8 @@ export interface RunRecord {
   preempted?: number;
   /** While it is being preempted: for which staged run, and since when (epoch ms). */
   preempting?: { for: string; since: number };
+  /** A signed run's last change asked for and admitted (cancel, hold, …): by whom, when (epoch ms), and why a worker refused it, if it did. */
+  lastRequest?: { op: string; by: string; at: number; refused?: string };
   /** Its earlier attempts (re-staged by a retry, a restart or its worker's death), oldest first; read by getRun. */
   attempts?: RunAttempt[];
   /** The array it is part of (`fitq stage --array/--param`), its index there and its parameters. */

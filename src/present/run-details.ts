@@ -58,8 +58,14 @@ export function runDetailRows(run: RunRecord, now = Date.now()): [string, string
     ['dependents', run.dependents?.join(',')],
     ['retry', run.retryOnFailure && describeRetry(run.retryOnFailure, run.failures ?? 0)],
     ['restarted', run.restarted?.toString()],
+    ['last request', run.lastRequest && lastRequestText(run.lastRequest, now)],
   ];
   return rows.filter((row): row is [string, string] => row[1] !== undefined && row[1] !== '');
+}
+
+/** `cancel by carol, 2m ago`; a refused one says why: `cancel by alice, 5s ago (refused by its worker: …)`. */
+function lastRequestText({ op, by, at, refused }: NonNullable<RunRecord['lastRequest']>, now: number): string {
+  return `${op} by ${by}, ${formatTime(at, now)}${refused ? ` (refused by its worker: ${refused})` : ''}`;
 }
 
 function describeRetry(retry: RetryPolicy, failures: number): string {

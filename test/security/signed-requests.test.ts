@@ -129,11 +129,15 @@ describe('signed requests', () => {
     const hash = await client.redis.hgetall(client.keys.run(long));
     expect(hash).toMatchObject({ status: 'running', refusedWhy: "cancel by alice: not signed by the key registered for 'alice'" });
     expect(hash.cancelRequested).toBeUndefined();
+    // runs show says so.
+    expect((await fitq(['runs', 'show', long], { queue })).stdout).toMatch(
+      /^last request: +cancel by alice, .+ \(refused by its worker: cancel by alice: not signed by the key registered for 'alice'\)$/m,
+    );
     // Naming someone who is neither alice nor an admin is refused by the script itself.
     expect(await scripts.cancelRun(long, forged('bob', await now()))).toMatchObject({ outcome: 'notYours' });
     // The admin's real cancel stops it.
     expect((await fitq(['cancel', long], { queue, env: as(carol!) })).exitCode).toBe(0);
-    expect(await client.waitForEnd(long)).toMatchObject({ status: 'canceled' });
+    expect(await client.waitForEnd(long)).toMatchObject({ status: 'canceled', lastRequest: { op: 'cancel', by: 'carol' } });
 
     // A forged release of alice's held run: released in Redis, rejected by the worker, never run.
     const held = await stageAs(queue, alice!, ['--hold', '--', 'touch', marker('released')]);
