@@ -48,7 +48,7 @@ export interface ExecutorContext {
    * starting. Without, runs need no user signature.
    */
   userKeyOf?: ((user: string) => Promise<string | undefined>) | undefined;
-  /** With --require-signed: proves what others asked of a run (request-check.ts); a run whose last change is not proven ends `rejected`. */
+  /** With --require-signed: proves what others asked of a run (request-check.ts); a run whose release or restart is not proven ends `rejected`. */
   requestCheck?: RequestCheck | undefined;
   /** The worker's environment as its runs inherit it (see run-env.ts), read once (reading process.env is slow). */
   inheritedEnv: Record<string, string>;
