@@ -38,6 +38,7 @@ const LAYERS: readonly (readonly [path: string, rank: number, what: string])[] =
   ['src/worker', 8, 'the worker: claims runs and runs them'],
   ['src/dashboard', 8, 'the web dashboard'],
   ['src/metrics', 8, "Prometheus metrics of a worker and of a namespace"],
+  ['src/mcp', 8, "fitq's tools for agents over the Model Context Protocol (fitq mcp)"],
   ['src/cli', 9, "what oclif commands share: the base command, flags and their parsing, printing"],
   ['src/commands', 10, 'one oclif command per module, thin'],
   ['src/hooks', 10, 'oclif hooks'],

@@ -1,0 +1,23 @@
+/**
+ * `fitq mcp`'s server: fitq's tools over the Model Context Protocol, on one
+ * client of one namespace (read-tools.ts, change-tools.ts).
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { FitqClient } from '../client.js';
+import { registerChangeTools } from './change-tools.js';
+import { registerReadTools } from './read-tools.js';
+
+export function createMcpServer(client: FitqClient, options: { version: string; allowActions: boolean }): McpServer {
+  const server = new McpServer(
+    { name: 'fitq', version: options.version },
+    {
+      instructions:
+        'fitq is a resource-aware run queue: runs are shell commands with demands (gpu=1 mem=8G) that workers start when they fit. ' +
+        'Ask why_waiting for fitq\'s own answer to why a run has not started.' +
+        (options.allowActions ? '' : ' This server only reads: its tools that change the queue are refused.'),
+    },
+  );
+  registerReadTools(server, client);
+  registerChangeTools(server, client, options.allowActions);
+  return server;
+}
