@@ -7,7 +7,8 @@ import { cliSecret } from '../security/secret.js';
 export default class Mcp extends FitqCommand {
   static override summary = "Serve fitq's tools to an agent over the Model Context Protocol (MCP), on stdin and stdout.";
   static override description =
-    'Tools that read (list_runs, show_run, why_waiting, run_log, list_workers, wait_runs) always work; ' +
+    'Tools that read (list_runs, show_run, why_waiting, run_log, list_workers, list_pools, queue_summary, wait_runs) ' +
+    'and that preview a change without writing (preview_cancel, preview_update) always work; ' +
     'tools that change the queue (stage_run, hold_runs, release_runs, cancel_runs) are refused unless --allow-actions. ' +
     'An MCP client starts it as a command: see README, "For agents". It runs until its client closes stdin.';
   static override examples = ['<%= config.bin %> mcp', '<%= config.bin %> mcp --queue gpu-box --allow-actions'];

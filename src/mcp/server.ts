@@ -1,10 +1,13 @@
 /**
  * `fitq mcp`'s server: fitq's tools over the Model Context Protocol, on one
- * client of one namespace (read-tools.ts, change-tools.ts).
+ * client of one namespace: reads (read-tools.ts, queue-tools.ts), previews
+ * of changes (preview-tools.ts), and changes (change-tools.ts).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FitqClient } from '../client.js';
 import { registerChangeTools } from './change-tools.js';
+import { registerPreviewTools } from './preview-tools.js';
+import { registerQueueTools } from './queue-tools.js';
 import { registerReadTools } from './read-tools.js';
 
 export function createMcpServer(client: FitqClient, options: { version: string; allowActions: boolean }): McpServer {
@@ -18,6 +21,8 @@ export function createMcpServer(client: FitqClient, options: { version: string; 
     },
   );
   registerReadTools(server, client);
+  registerQueueTools(server, client);
+  registerPreviewTools(server, client);
   registerChangeTools(server, client, options.allowActions);
   return server;
 }

@@ -39,7 +39,8 @@ describe('fitq mcp', () => {
     const { tools } = await mcp.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     expect([...byName.keys()].sort()).toEqual(
-      ['cancel_runs', 'hold_runs', 'list_runs', 'list_workers', 'release_runs', 'run_log', 'show_run', 'stage_run', 'wait_runs', 'why_waiting'],
+      ['cancel_runs', 'hold_runs', 'list_pools', 'list_runs', 'list_workers', 'preview_cancel', 'preview_update', 'queue_summary', 'release_runs',
+        'run_log', 'show_run', 'stage_run', 'wait_runs', 'why_waiting'],
     );
     for (const tool of tools) {
       expect(tool.inputSchema.type, tool.name).toBe('object');
@@ -49,6 +50,7 @@ describe('fitq mcp', () => {
     expect(byName.get('list_runs')!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(byName.get('cancel_runs')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(byName.get('stage_run')!.annotations).toMatchObject({ readOnlyHint: false });
+    expect(byName.get('preview_cancel')!.annotations).toMatchObject({ readOnlyHint: true });
 
     const refused = await mcp.callTool({ name: 'stage_run', arguments: { command: ['true'] } });
     expect(refused).toMatchObject({
@@ -89,9 +91,25 @@ describe('fitq mcp', () => {
     const listed = await call(mcp, 'list_runs', { status: ['staged'] });
     expect((listed.runs as { id: string }[]).map((run) => run.id)).toEqual([big]);
     expect(((await call(mcp, 'list_workers')).workers as { name: string }[]).map((w) => w.name)).toEqual(['w1']);
+    // The queue at a glance, and previews that write nothing.
+    expect(await call(mcp, 'queue_summary')).toMatchObject({
+      paused: false,
+      counts: { completed: 1, staged: 1 },
+      stagedShapes: [{ demands: 'cpu=4', staged: 1, first: big }],
+      lastHour: { ended: { completed: 1 }, complete: true },
+    });
+    const dependent = ((await call(mcp, 'stage_run', { command: ['true'], after: [big] })).runs as string[])[0]!;
+    expect(await call(mcp, 'preview_cancel', { runs: [big] })).toEqual({
+      runs: [{ id: big, status: 'staged', cascade: false }, { id: dependent, status: 'staged', cascade: true }],
+    });
+    expect(await call(mcp, 'preview_update', { runs: [big], priority: 5 })).toEqual({
+      runs: [{ id: big, outcome: 'updated', changes: [{ field: 'priority', from: '0', to: '5' }] }],
+    });
+    expect(await fitq.getRun(big)).toMatchObject({ status: 'staged', priority: 0 });
     // A bounded wait on a run that cannot end says so.
     expect(await call(mcp, 'wait_runs', { runs: [big], timeoutSeconds: 0.2 })).toMatchObject({ done: false, pending: [big] });
     expect(await call(mcp, 'cancel_runs', { runs: [big] })).toEqual({ results: [{ id: big, outcome: 'canceled', status: 'canceled' }] });
+    expect(await fitq.waitForEnd(dependent)).toMatchObject({ status: 'canceled' });
 
     worker.process.kill('SIGTERM');
     expect(await worker.exited).toEqual({ exitCode: 0, signal: undefined });
