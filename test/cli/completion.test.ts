@@ -1,0 +1,72 @@
+/**
+ * Shell completion in a real bash: the script `fitq completion bash` prints
+ * is sourced, and bash's own completion variables (COMP_WORDS, COMP_CWORD)
+ * are set as bash sets them on TAB; the completion function fills
+ * COMPREPLY by running the real `fitq` (on PATH), which reads run ids,
+ * worker names and namespaces from a real Redis. Redis being away
+ * completes nothing from it, and says nothing.
+ */
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { spawnCliWorker } from '../support/cli-worker.js';
+import { BIN, cliEnv, connectClient, fitqOk, newQueue } from '../support/fitq.js';
+
+/** A directory with a `fitq` that runs this checkout's CLI, for PATH. */
+function fitqOnPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fitq-completion-'));
+  writeFileSync(join(dir, 'fitq'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`);
+  chmodSync(join(dir, 'fitq'), 0o755);
+  return dir;
+}
+
+/** What bash completes `fitq WORDS…` with (the last word being completed), one candidate per line, and what it printed on stderr. */
+async function tab(queue: string, line: string[], env: Record<string, string> = {}): Promise<{ candidates: string[]; stderr: string }> {
+  const words = ['fitq', ...line].map((word) => `'${word.replace(/'/g, "'\\''")}'`).join(' ');
+  const script = `eval "$(fitq completion bash)"
+COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); COMP_LINE="\${COMP_WORDS[*]}"; COMP_POINT=\${#COMP_LINE}
+_fitq_complete fitq
+printf '%s\\n' "\${COMPREPLY[@]}"`;
+  const result = await execa('bash', ['--norc', '--noprofile', '-c', script], {
+    env: { ...cliEnv(queue, env), PATH: `${fitqOnPath()}:${process.env.PATH ?? ''}`, HOME: tmpdir() },
+    reject: false,
+  });
+  expect(result.exitCode, result.stderr).toBe(0);
+  return { candidates: result.stdout.split('\n').filter((word) => word !== ''), stderr: result.stderr };
+}
+
+describe('shell completion (bash)', () => {
+  it('completes commands, subcommands and flags, from the commands themselves', async () => {
+    const queue = newQueue();
+    expect((await tab(queue, ['ca'])).candidates).toEqual(['cancel']);
+    expect((await tab(queue, ['runs', ''])).candidates).toEqual(['clean', 'rm', 'show']);
+    expect((await tab(queue, ['stage', '--pre'])).candidates).toEqual(['--preempt-after', '--preempt-signal', '--preemptible']);
+    expect((await tab(queue, ['keys', 'add', '--a'])).candidates).toEqual(['--admin']);
+    expect((await tab(queue, ['completion', ''])).candidates).toEqual(['bash', 'fish', 'zsh']);
+    // The hidden command behind it is never offered.
+    expect((await tab(queue, ['complet'])).candidates).toEqual(['completion']);
+  });
+
+  it('completes run ids, worker names and namespaces from Redis; nothing, silently, when Redis is away', async () => {
+    const queue = newQueue();
+    const client = await connectClient(queue);
+    const first = await fitqOk(queue, ['stage', '--hold', '--', 'true']);
+    const second = await fitqOk(queue, ['stage', '--hold', '--', 'true']);
+    expect((await tab(queue, ['cancel', ''])).candidates).toEqual([first, second].sort());
+    expect((await tab(queue, ['runs', 'show', second.slice(0, 3)])).candidates).toEqual([second, ...(first.startsWith(second.slice(0, 3)) ? [first] : [])].sort());
+    expect((await tab(queue, ['runs', '--queue', queue.slice(0, -1)])).candidates).toContain(queue);
+    // Another namespace named in the words: its runs, not this one's.
+    expect((await tab(queue, ['--queue', newQueue(), 'release', ''])).candidates).toEqual([]);
+
+    const worker = spawnCliWorker(queue, ['-r', 'cpu=1', '--name', 'gpu-box-1']);
+    expect(await client.waitForWorkers((workers) => workers.some((w) => w.name === 'gpu-box-1'), 30_000)).toBe(true);
+    expect((await tab(queue, ['drain', 'gpu'])).candidates).toEqual(['gpu-box-1']);
+
+    expect(await tab(queue, ['cancel', ''], { FITQ_REDIS_URL: 'redis://127.0.0.1:1' })).toEqual({ candidates: [], stderr: '' });
+    worker.process.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ exitCode: 0, signal: undefined });
+    await client.close();
+  });
+});
