@@ -9,11 +9,10 @@ import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FitqClient } from '../client.js';
-import { toolError, toolResult } from './tool-result.js';
+import { runRefs, toolError, toolResult } from './tool-result.js';
 
 export const ACTIONS_REFUSED = 'this fitq mcp server only reads: start it with --allow-actions to let its client stage, hold, release or cancel runs';
 
-const runRefs = z.array(z.string().min(1)).min(1).max(1000).describe('Run ids, or unique prefixes of them');
 
 export function registerChangeTools(server: McpServer, client: FitqClient, allowActions: boolean): void {
   /** The tool's work, or the refusal when actions are not allowed. */

@@ -8,10 +8,8 @@ import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FitqClient } from '../client.js';
 import { cancelCascade } from '../model/dependencies.js';
-import { toolResult } from './tool-result.js';
+import { READ_ONLY, runRefs, toolResult } from './tool-result.js';
 
-const PREVIEW = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
-const runRefs = z.array(z.string().min(1)).min(1).max(1000).describe('Run ids, or unique prefixes of them');
 
 export function registerPreviewTools(server: McpServer, client: FitqClient): void {
   server.registerTool(
@@ -21,7 +19,7 @@ export function registerPreviewTools(server: McpServer, client: FitqClient): voi
       description: 'What cancel_runs would cancel, as `fitq cancel --dry-run`: the runs named, and the runs that depend on them and could then never start. Writes nothing.',
       inputSchema: { runs: runRefs },
       outputSchema: { runs: z.array(z.object({ id: z.string(), status: z.string(), cascade: z.boolean().describe('Canceled because it depends on a run named') })) },
-      annotations: { title: 'Preview a cancel', ...PREVIEW },
+      annotations: { title: 'Preview a cancel', ...READ_ONLY },
     },
     ({ runs }) =>
       toolResult(async () => {
@@ -46,7 +44,7 @@ export function registerPreviewTools(server: McpServer, client: FitqClient): voi
       outputSchema: {
         runs: z.array(z.object({ id: z.string(), outcome: z.string(), changes: z.array(z.object({ field: z.string(), from: z.string(), to: z.string() })) })),
       },
-      annotations: { title: 'Preview an update', ...PREVIEW },
+      annotations: { title: 'Preview an update', ...READ_ONLY },
     },
     ({ runs, priority, resources, labels, timeLimit }) =>
       toolResult(async () => {

@@ -8,9 +8,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FitqClient } from '../client.js';
 import { readRecentRuns, readRunCounts, readStagedShapes } from '../operations/overview.js';
 import { formatMicros } from '../resources/amount.js';
-import { toolResult } from './tool-result.js';
+import { READ_ONLY, toolResult } from './tool-result.js';
 
-const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 const HOUR_MS = 3_600_000;
 
 export function registerQueueTools(server: McpServer, client: FitqClient): void {

@@ -10,9 +10,8 @@ import type { FitqClient } from '../client.js';
 import { RUN_STATUSES, type RunRecord } from '../model/run-record.js';
 import { workerToJson } from '../model/worker-record.js';
 import { WaitIncompleteError } from '../operations/wait.js';
-import { toolResult } from './tool-result.js';
+import { READ_ONLY, toolResult } from './tool-result.js';
 
-const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 /** Most runs one list_runs page holds; most log lines one run_log returns; longest wait_runs waits. */
 export const MAX_PAGE = 500;
