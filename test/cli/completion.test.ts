@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { spawnCliWorker } from '../support/cli-worker.js';
-import { BIN, cliEnv, connectClient, fitqOk, newQueue } from '../support/fitq.js';
+import { BIN, cliEnv, connectClient, fitqOk, newQueue, redisUrl } from '../support/fitq.js';
 
 /** A directory with a `fitq` that runs this checkout's CLI, for PATH. */
 function fitqOnPath(): string {
@@ -56,7 +56,11 @@ describe('shell completion (bash)', () => {
     const second = await fitqOk(queue, ['stage', '--hold', '--', 'true']);
     expect((await tab(queue, ['cancel', ''])).candidates).toEqual([first, second].sort());
     expect((await tab(queue, ['runs', 'show', second.slice(0, 3)])).candidates).toEqual([second, ...(first.startsWith(second.slice(0, 3)) ? [first] : [])].sort());
-    expect((await tab(queue, ['runs', '--queue', queue.slice(0, -1)])).candidates).toContain(queue);
+    // Namespaces come from a SCAN of at most 10,000 keys: in a database of their own here (the test Redis holds every test's keys).
+    const own = { FITQ_REDIS_URL: `${redisUrl()}/13` };
+    const elsewhere = await fitqOk(queue, ['stage', '--hold', '--', 'true'], own);
+    expect((await tab(queue, ['runs', '--queue', queue.slice(0, -1)], own)).candidates).toEqual([queue]);
+    await fitqOk(queue, ['runs', 'rm', elsewhere], own);
     // Another namespace named in the words: its runs, not this one's.
     expect((await tab(queue, ['--queue', newQueue(), 'release', ''])).candidates).toEqual([]);
 
