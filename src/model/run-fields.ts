@@ -108,7 +108,7 @@ export const RUN_FIELDS = {
   epoch: { home: 'hash', kind: 'number' },
   reserved: { home: 'hash', kind: 'text' },
   pooled: { home: 'hash', kind: 'text' },
-  /** What its claim counted against its user (`<user>|<demands>`, lua/includes/quotas/chargeUser.lua), while it runs. */
+  /** What its claim counted against its user and its project (a line `<owner>|<demands>` each, lua/includes/quotas/chargeRun.lua), while it runs. */
   charged: { home: 'hash', kind: 'text' },
   devices: { home: 'hash', kind: 'list' },
   deviceShare: { home: 'hash', kind: 'text' },

@@ -6,7 +6,7 @@
 -- the GPU devices it took with the share of each, and, for a run with a time
 -- limit, its deadline (epoch ms, server clock: the claim's time plus the
 -- limit), from which a blocked head's earliest start is known (shadowTime);
--- and what it counts against its user (`charged`, quotas/chargeUser); for
+-- and what it counts against its user and project (`charged`, quotas/chargeRun); for
 -- a preemptible run, `pre`: when it started, its priority band and how long
 -- it runs before it may be preempted (preemption/), and once a claim
 -- preempts it, `preempting`: the run it makes room for.

@@ -11,7 +11,7 @@
 local REBASE_AFTER = 256
 
 -- Brings a user's fair-share usage up to now, after one of their runs
--- started or ended (quotas/chargeUser, quotas/releaseUser changed what they
+-- started or ended (quotas/chargeOwner, quotas/releaseUser changed what they
 -- hold): what their runs held since the last change counts at the rate
 -- then, and what they hold now is the rate from now, or, for a run that
 -- started earlier (`since`: a claim taken back after a failover lost it,

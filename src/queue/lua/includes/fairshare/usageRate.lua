@@ -2,7 +2,7 @@
 
 -- What a user's running runs add to their usage per second: the weights
 -- (fairSettings) of what they hold now, as `usage:<user>` counts it
--- (`runs`, and `res:<resource>`, quotas/chargeUser), summed.
+-- (`runs`, and `res:<resource>`, quotas/chargeOwner), summed.
 local function usageRate(base, settings, user)
   local flat = redis.call("HGETALL", KEY.userUsage(base, user))
   local rate = 0

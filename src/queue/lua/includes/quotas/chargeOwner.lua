@@ -13,7 +13,7 @@
 -- when the run really started). Returns what was charged as
 -- "<owner>|<resources>" (chargeRun keeps it with the claim, releaseUser
 -- gives it back).
-local function chargeUser(base, owner, demand, startedAt)
+local function chargeOwner(base, owner, demand, startedAt)
   local charged = {}
   for _, item in ipairs(demand) do
     if not arrayOfLimit(item[1]) then charged[#charged + 1] = {"res:" .. item[1], item[2]} end
