@@ -3,7 +3,7 @@
  * filled, and what a worker holds back for its blocked head shown beside it.
  */
 import { html } from 'hono/html';
-import { formatHumanAmount, formatMicros } from '../resources/amount.js';
+import { formatHumanAmount, formatMicros, percent } from '../resources/amount.js';
 import type { Html } from './layout.js';
 
 export interface BarInput {
@@ -17,12 +17,6 @@ export interface BarInput {
   testId: string;
 }
 
-/** Share of `part` in `whole`, as a percentage with one decimal, clamped to 0-100. */
-export function percent(part: bigint, whole: bigint): number {
-  if (whole <= 0n) return part > 0n ? 100 : 0;
-  const tenths = Number((part * 1000n) / whole);
-  return Math.min(100, Math.max(0, tenths / 10));
-}
 
 export function bar({ name, capacity, used, held = 0n, testId }: BarInput): Html {
   const usedPct = percent(used, capacity);

@@ -8,7 +8,8 @@ import { UsageError } from '../errors.js';
 import { FitqClient, resolveNamespace, type ClientOptions } from '../client.js';
 import { quote } from '../text/quote.js';
 import { hostRule, type HostRule } from './host-check.js';
-import { LiveFeed } from './live.js';
+import { LiveFeed } from '../live/feed.js';
+import { comingBack } from '../redis/connection.js';
 import { NamespaceLogReader } from './log-followers.js';
 import { StreamSlots } from './stream-slots.js';
 
@@ -56,11 +57,11 @@ export async function createDashboardContext(options: DashboardContextOptions): 
     const quiet = { ...options.connection, evictionCheck: undefined };
     for (const queue of queues) {
       // A command fails fast when Redis is away (the page says so), but, unlike a CLI command's, the connection comes back with Redis.
-      let connected = false;
-      const redisOptions = { ...options.connection.redisOptions, retryStrategy: (attempt: number) => (connected ? Math.min(attempt * 200, 2000) : null) };
+      const { retryStrategy, up } = comingBack();
+      const redisOptions = { ...options.connection.redisOptions, retryStrategy };
       // No user key: whoever uses the page is not whoever started the dashboard, so it changes no signed run (security.md).
       clients.set(queue, await FitqClient.connect({ ...(clients.size === 0 ? options.connection : quiet), redisOptions, queue, keyFile: false }));
-      connected = true;
+      up();
     }
     const live = await LiveFeed.start(quiet, [...clients.values()].map((client) => client.keys));
     const hosts = options.hosts ?? hostRule('127.0.0.1', []);

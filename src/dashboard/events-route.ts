@@ -6,7 +6,7 @@ import type { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { DashboardContext } from './context.js';
 import type { DashboardEnv } from './env.js';
-import type { LiveChange } from './live.js';
+import type { LiveChange } from '../live/feed.js';
 import { withStreamSlot } from './stream-slots.js';
 
 /** A comment on every open stream this often, so proxies keep it open. */

@@ -6,7 +6,7 @@
  * under way. Without a live feed nothing is kept.
  */
 import type { DashboardContext } from './context.js';
-import type { LiveTopic } from './live.js';
+import type { LiveTopic } from '../live/feed.js';
 
 const MAX_AGE_MS = 3000;
 

@@ -136,16 +136,17 @@ export function probeStale(worker: WorkerRecord): boolean {
  */
 export function describeDevices(worker: WorkerRecord): string {
   if (worker.devices.size === 0) return '-';
-  const stale = probeStale(worker);
-  return [...worker.devices]
-    .map(([index, free]) => {
-      const state = worker.gpuProbe?.devices.get(index)?.state;
-      if (stale) return `${index}:stale`;
-      if (state === 'busy') return `${index}:foreign`;
-      if (state === 'lost') return `${index}:lost`;
-      return `${index}:${free === 1_000_000n ? 'free' : free === 0n ? 'busy' : `${formatMicros(1_000_000n - free)} used`}`;
-    })
-    .join(' ');
+  return [...worker.devices.keys()].map((index) => `${index}:${deviceState(worker, index)}`).join(' ');
+}
+
+/** One device of describeDevices: `free`, `busy`, `0.5 used`, `foreign`, `lost` or `stale`. */
+export function deviceState(worker: WorkerRecord, index: number): string {
+  if (probeStale(worker)) return 'stale';
+  const state = worker.gpuProbe?.devices.get(index)?.state;
+  if (state === 'busy') return 'foreign';
+  if (state === 'lost') return 'lost';
+  const free = worker.devices.get(index) ?? 0n;
+  return free === 1_000_000n ? 'free' : free === 0n ? 'busy' : `${formatMicros(1_000_000n - free)} used`;
 }
 
 /** Why a worker's devices take no run, one line each: `GPU 1 on w1: used by a process fitq did not start (…)`. */

@@ -95,6 +95,17 @@ export async function connectRedis(options: ConnectionOptions = {}, resilient = 
 }
 
 /**
+ * How a long-lived view's connection (the dashboard, `fitq top`) retries:
+ * it fails fast while Redis is away, so the view says so, and, unlike a CLI
+ * command's, comes back with Redis once it was up. Call `up()` once
+ * connected; before that a failed connect is final.
+ */
+export function comingBack(): { retryStrategy: (attempt: number) => number | null; up: () => void } {
+  let connected = false;
+  return { retryStrategy: (attempt) => (connected ? Math.min(attempt * 200, 2000) : null), up: () => (connected = true) };
+}
+
+/**
  * When a connection retries: a resilient one always once it was up; behind
  * Sentinel or Cluster, any one for FAILOVER_WAIT_MS from the moment it lost
  * Redis (or from its first try); otherwise never.

@@ -67,3 +67,10 @@ export function parseDecimal(text: string): bigint {
 export function microsToNumber(micros: bigint): number {
   return Number(formatMicros(micros));
 }
+
+/** Share of `part` in `whole`, as a percentage with one decimal, clamped to 0-100. */
+export function percent(part: bigint, whole: bigint): number {
+  if (whole <= 0n) return part > 0n ? 100 : 0;
+  const tenths = Number((part * 1000n) / whole);
+  return Math.min(100, Math.max(0, tenths / 10));
+}

@@ -17,7 +17,7 @@ import { activityChart } from '../chart.js';
 import type { DashboardContext } from '../context.js';
 import type { DashboardEnv } from '../env.js';
 import { cachedFragment } from '../fragment-cache.js';
-import type { LiveTopic } from '../live.js';
+import type { LiveTopic } from '../../live/feed.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 

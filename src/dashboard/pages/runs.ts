@@ -15,7 +15,7 @@ import { workerActionForms } from '../actions.js';
 import type { DashboardContext } from '../context.js';
 import type { DashboardEnv } from '../env.js';
 import { cachedFragment } from '../fragment-cache.js';
-import type { LiveTopic } from '../live.js';
+import type { LiveTopic } from '../../live/feed.js';
 import type { Html } from '../layout.js';
 import { dashboardPage } from '../page.js';
 import type { ArrayLine } from '../../present/array-lines.js';

@@ -1,12 +1,12 @@
 /**
- * Live updates. The feed listens to fitq's own events for every namespace
- * shown: BullMQ's event stream of its runs (`runs:events`, XREAD BLOCK:
- * staged, started, ended, removed) and fitq's pub/sub channel (workers
- * joining, leaving, draining, holds, the pool). Bursts are gathered into
- * one change per namespace, which /events (events-route.ts) sends to every
- * open page as a server-sent event naming the topics that changed; the
- * page's script (assets/live-script.ts) then re-fetches only the fragments
- * on those topics.
+ * Live updates, for the dashboard and `fitq top`. The feed listens to
+ * fitq's own events for every namespace shown: BullMQ's event stream of
+ * its runs (`runs:events`, XREAD BLOCK: staged, started, ended, removed)
+ * and fitq's pub/sub channel (workers joining, leaving, draining, holds,
+ * the pool). Bursts are gathered into
+ * one change per namespace, naming the topics that changed: the dashboard's
+ * /events sends it to every open page, whose script re-fetches only the
+ * fragments on those topics; `fitq top` reads what it shows again.
  */
 import type { RedisConnection } from '../redis/connection.js';
 import { connectRedis, type ConnectionOptions } from '../redis/connection.js';
