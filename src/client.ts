@@ -9,6 +9,7 @@
 import type { RedisConnection } from './redis/connection.js';
 import type { ArrayTally } from './model/array-tally.js';
 import type { LogEntry } from './model/logs.js';
+import type { RunVerdict } from './model/explain.js';
 import { DEFAULT_LOG_MAX_LINES } from './model/logs.js';
 import type { RunChanges } from './model/run-edits.js';
 import type { RunFilter, RunRecord } from './model/run-record.js';
@@ -28,6 +29,7 @@ import { addUserKey, listUserKeys, removeUserKey } from './operations/user-keys.
 import { getRun, listRuns, readRuns, selectRunIds, selectRunRecords } from './operations/read.js';
 import { restartRuns, type RestartResult } from './operations/restart.js';
 import { readArrayTallies } from './operations/array-tallies.js';
+import { explainWaits } from './operations/explain.js';
 import { countRuns, readRunPage, type RunPage, type RunPageQuery } from './operations/run-pages.js';
 import { getNotifyUrl, getRetention, isPaused, setNotifyUrl, setPaused, setRetention, type RetentionState } from './operations/settings.js';
 import { stageRuns, type StageResult } from './operations/stage.js';
@@ -174,6 +176,11 @@ export class FitqClient {
   /** A page of runs in staging order, with why staged ones wait; see operations/run-pages.ts. */
   async readRunPage(query: RunPageQuery): Promise<RunPage> {
     return readRunPage(this.ctx, query);
+  }
+
+  /** Why staged runs wait, each as its verdict (none for a run not in the fit index); see operations/explain.ts. */
+  async explainWaits(runIds: readonly string[]): Promise<Map<string, RunVerdict>> {
+    return explainWaits(this.ctx, runIds);
   }
 
   /** How the runs of these arrays stand (their tallies); an array fitq does not count is left out. See operations/array-tallies.ts. */

@@ -168,10 +168,13 @@ export abstract class FitqCommand extends FitqLocalCommand {
   protected async withClient<T>(
     flags: ConnectionFlags,
     fn: (client: FitqClient) => Promise<T>,
-    options: Omit<ClientOptions, 'redisUrl' | 'redisOptions' | 'queue'> = {},
+    options: Omit<ClientOptions, 'redisUrl' | 'queue'> = {},
   ): Promise<T> {
     const onNote = (note: string) => process.stderr.write(`Warning: ${oneLine(note)}\n`);
-    const client = await FitqClient.connect({ ...this.connectionOptions(flags), evictionCheck: 'warn', queue: flags.queue, onNote, ...options });
+    const connection = this.connectionOptions(flags);
+    // Options of the connection (a retry strategy) go beside the TLS options, not in their place.
+    const redisOptions = { ...connection.redisOptions, ...options.redisOptions };
+    const client = await FitqClient.connect({ ...connection, evictionCheck: 'warn', queue: flags.queue, onNote, ...options, redisOptions });
     try {
       return await fn(client);
     } finally {
