@@ -83,9 +83,10 @@ describe('fitq quota', () => {
     const client = await connectClient(queue);
     await fitqOk(queue, ['quota', 'set', 'alice', 'gpu=2', 'running=3']);
     await fitqOk(queue, ['quota', 'set', '--default', 'running=2']);
-    // Before any worker: the sweeps wait in the fit index, alice's first.
+    // Before any worker: the sweeps wait in the fit index, alice's first. Hers last
+    // long enough (4 s at her quota) for a listing to see one wait on a loaded machine.
     const alice = [
-      ...(await stageAsUser(queue, 'alice', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '0.3'])),
+      ...(await stageAsUser(queue, 'alice', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '1'])),
       ...(await stageAsUser(queue, 'alice', ['-r', 'gpu=0.5', '--repeat', '6', '--', 'sleep', '0.2'])),
     ];
     const bob = await stageAsUser(queue, 'bob', ['-r', 'gpu=1', '--repeat', '8', '--', 'sleep', '0.3']);
