@@ -11,6 +11,8 @@ import { RUN_STATUSES, type RunRecord } from '../model/run-record.js';
 import { workerToJson } from '../model/worker-record.js';
 import { WaitIncompleteError } from '../operations/wait.js';
 import { READ_ONLY, toolResult } from './tool-result.js';
+import { waitOutlookSchema } from './outlook-schema.js';
+import { waitOutlook } from '../model/wait-outlook.js';
 
 
 /** Most runs one list_runs page holds; most log lines one run_log returns; longest wait_runs waits. */
@@ -67,16 +69,24 @@ export function registerReadTools(server: McpServer, client: FitqClient): void {
     {
       title: 'Why a run waits',
       description:
-        "fitq's own answer to why a staged run has not started: which resource, on which worker, how much is free, " +
-        'a quota, fair share, a dependency, a hold or a begin time; for a run that is not staged, its status and why it ended so.',
+        "fitq's own answer to why a staged run has not started (`why`), and what would let it start (`outlook`): which workers would start it now, " +
+        'and for each live worker what it lacks (resource, need, free or capacity), its slots, the blocked run it holds for; the pool and a quota. ' +
+        'A held run, one waiting for dependencies or a begin time says so in `why` alone; a run that is not staged gives its status and why it ended so.',
       inputSchema: { run: runRef },
-      outputSchema: { id: z.string(), status: z.string(), why: z.string().optional() },
+      outputSchema: { id: z.string(), status: z.string(), why: z.string().optional(), outlook: waitOutlookSchema.optional() },
       annotations: { title: 'Why a run waits', ...READ_ONLY },
     },
     ({ run }) =>
       toolResult(async () => {
-        const record = await client.getRun(await client.resolveRunId(run));
-        return { id: record.id, status: record.status, ...(record.reason === undefined ? {} : { why: record.reason }) };
+        const id = await client.resolveRunId(run);
+        const [record, verdicts] = await Promise.all([client.getRun(id), client.explainWaits([id])]);
+        const verdict = record.status === 'staged' ? verdicts.get(id) : undefined;
+        return {
+          id: record.id,
+          status: record.status,
+          ...(record.reason === undefined ? {} : { why: record.reason }),
+          ...(verdict === undefined ? {} : { outlook: waitOutlook(verdict) }),
+        };
       }),
   );
 
