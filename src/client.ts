@@ -30,6 +30,7 @@ import { getRun, listRuns, readRuns, selectRunIds, selectRunRecords } from './op
 import { restartRuns, type RestartResult } from './operations/restart.js';
 import { readArrayTallies } from './operations/array-tallies.js';
 import { explainWaits } from './operations/explain.js';
+import { previewStage, type StagePreview } from './operations/stage-preview.js';
 import { countRuns, readRunPage, type RunPage, type RunPageQuery } from './operations/run-pages.js';
 import { getNotifyUrl, getRetention, isPaused, setNotifyUrl, setPaused, setRetention, type RetentionState } from './operations/settings.js';
 import { stageRuns, type StageResult } from './operations/stage.js';
@@ -97,6 +98,11 @@ export class FitqClient {
   /** Stages one request (possibly repeated) or several, all in one round trip; see operations/stage.ts. */
   async stage(requests: StageRequest | readonly StageRequest[]): Promise<StageResult> {
     return stageRuns(this.ctx, requests);
+  }
+
+  /** What staging these requests would do, writing nothing; see operations/stage-preview.ts. */
+  async previewStage(requests: readonly StageRequest[]): Promise<StagePreview> {
+    return previewStage(this.ctx, requests);
   }
 
   /** Holds staged runs (never claimed until released); see operations/hold.ts. */

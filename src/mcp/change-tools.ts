@@ -1,6 +1,6 @@
 /**
- * The tools of `fitq mcp` that change the queue: stage, hold, release and
- * cancel runs. Each is marked as changing state (readOnlyHint false), so a
+ * The tools of `fitq mcp` that change the queue: stage, update, hold,
+ * release, cancel and restart runs. Each is marked as changing state (readOnlyHint false), so a
  * client asks its user first, and is refused, saying how to allow it,
  * unless the server was started with --allow-actions. Runs are signed as
  * `fitq stage` signs them (the shared secret, the user's key).
@@ -9,9 +9,11 @@ import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FitqClient } from '../client.js';
+import { stageInput, stageRequestOf } from './stage-input.js';
 import { runRefs, toolError, toolResult } from './tool-result.js';
+import { runChangesOf, updateInput, updateResults, updateResultsOf } from './update-input.js';
 
-export const ACTIONS_REFUSED = 'this fitq mcp server only reads: start it with --allow-actions to let its client stage, hold, release or cancel runs';
+export const ACTIONS_REFUSED = 'this fitq mcp server only reads: start it with --allow-actions to let its client stage, update, hold, release, cancel or restart runs';
 
 
 export function registerChangeTools(server: McpServer, client: FitqClient, allowActions: boolean): void {
@@ -24,38 +26,58 @@ export function registerChangeTools(server: McpServer, client: FitqClient, allow
     {
       title: 'Stage a run',
       description:
-        'Stages a command, as `fitq stage`: it starts on a worker once its demands fit that worker\'s free capacity. ' +
-        'Changes the queue: the run will execute on a worker.',
-      inputSchema: {
-        command: z.array(z.string()).min(1).describe('The argv to run (no shell unless `shell`)'),
-        resources: z.string().optional().describe('Demands, as -r takes them: "gpu=1 mem=8G"'),
-        labels: z.record(z.string()).optional(),
-        priority: z.number().int().optional().describe('Higher runs first; default 0'),
-        timeLimit: z.string().optional().describe('As --time-limit: "30m", "2h"'),
-        repeat: z.number().int().min(1).max(10_000).optional().describe('Stage this many identical runs'),
-        hold: z.boolean().optional().describe('Stage it held: it starts only once released'),
-        after: z.array(z.string()).optional().describe('Run ids it waits for, to complete first (--after)'),
-        cwd: z.string().optional().describe("Working directory on the worker; default the server's"),
-        shell: z.boolean().optional().describe('Run the words joined with sh -c'),
-      },
-      outputSchema: { runs: z.array(z.string()).describe('The ids staged'), warnings: z.array(z.string()) },
+        'Stages a command, as `fitq stage`, with any of its options: demands, GPUs, an array (indices or rows of parameters, a limit), ' +
+        'dependencies, a hold or begin time, a time limit, retries, labels, preemption. It starts on a worker once its demands fit that worker\'s free capacity. ' +
+        'Changes the queue: the run will execute on a worker. preview_stage says first what it would do.',
+      inputSchema: stageInput,
+      outputSchema: { runs: z.array(z.string()).describe('The ids staged'), array: z.string().optional().describe('The array staged, if one'), warnings: z.array(z.string()) },
       annotations: { title: 'Stage a run', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    ({ command, resources, labels, priority, timeLimit, repeat, hold, after, cwd, shell }) =>
+    (input) =>
       act(async () => {
-        const result = await client.stage({
-          command,
-          ...(resources === undefined ? {} : { resources }),
-          ...(labels === undefined ? {} : { labels }),
-          ...(priority === undefined ? {} : { priority }),
-          ...(timeLimit === undefined ? {} : { timeLimit }),
-          ...(repeat === undefined ? {} : { repeat }),
-          ...(hold === undefined ? {} : { hold }),
-          ...(after === undefined ? {} : { after: [{ kind: 'ok' as const, ids: await client.resolveRunIds(after) }] }),
-          ...(cwd === undefined ? {} : { cwd }),
-          ...(shell === undefined ? {} : { shell }),
-        });
-        return { runs: result.runs.map((run) => run.id), warnings: result.warnings };
+        const result = await client.stage(stageRequestOf(input));
+        const array = result.runs[0]?.array;
+        return { runs: result.runs.map((run) => run.id), ...(array === undefined ? {} : { array }), warnings: result.warnings };
+      }),
+  );
+
+  server.registerTool(
+    'update_runs',
+    {
+      title: 'Update runs',
+      description: 'Changes staged or held runs, as `fitq update`: priority, demands, labels, GPUs, time limit; each run on its own, only while it has not started. preview_update shows the changes first.',
+      inputSchema: updateInput,
+      outputSchema: { runs: updateResults, warnings: z.array(z.string()) },
+      annotations: { title: 'Update runs', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    (input) =>
+      act(async () => {
+        const ids = await client.resolveRunIds(input.runs);
+        const results = await client.updateRuns(ids, runChangesOf(input));
+        const updated = results.filter((result) => result.outcome === 'updated').map((result) => result.id);
+        return { runs: updateResultsOf(results), warnings: await client.unrunnableWarnings(updated, 'updated') };
+      }),
+  );
+
+  server.registerTool(
+    'restart_runs',
+    {
+      title: 'Restart runs',
+      description:
+        'Stages ended runs again, as `fitq restart`: each a fresh attempt with the same id, at its place in the order; with cascade, ' +
+        'the dependents canceled because of them too. preview_restart lists them first.',
+      inputSchema: { runs: runRefs, cascade: z.boolean().default(false) },
+      outputSchema: {
+        results: z.array(z.object({ id: z.string(), outcome: z.string(), cascade: z.boolean(), where: z.string().optional(), message: z.string() })),
+      },
+      annotations: { title: 'Restart runs', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    ({ runs, cascade }) =>
+      act(async () => {
+        const results = await client.restartRuns(await client.resolveRunIds(runs), { cascade });
+        return {
+          results: results.map(({ id, outcome, cascade: reached, where, message }) => ({ id, outcome, cascade: reached === true, ...(where === undefined ? {} : { where }), message })),
+        };
       }),
   );
 

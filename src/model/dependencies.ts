@@ -86,6 +86,32 @@ export function cancelCascade(runs: readonly RunRecord[], ids: readonly string[]
   return order;
 }
 
+/**
+ * The runs `fitq restart --cascade` would stage again besides the ended
+ * runs named: the dependents canceled because of one (`canceledFor` its id,
+ * or `array:<id>` of its array), and theirs in turn, as restartRuns-*.lua
+ * reaches them. For a preview: the script decides.
+ */
+export function restartCascade(runs: readonly RunRecord[], ids: readonly string[]): RunRecord[] {
+  const byId = new Map(runs.map((run) => [run.id, run]));
+  const reached = new Set(ids.filter((id) => ENDED.has(byId.get(id)?.status ?? '')));
+  const arrays = new Set([...reached].flatMap((id) => byId.get(id)?.array ?? []));
+  const order: RunRecord[] = [];
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const run of runs) {
+      const cause = run.canceledFor;
+      if (reached.has(run.id) || run.status !== 'canceled' || cause === undefined) continue;
+      if (!reached.has(cause) && !(cause.startsWith('array:') && arrays.has(cause.slice('array:'.length)))) continue;
+      reached.add(run.id);
+      if (run.array !== undefined) arrays.add(run.array);
+      order.push(run);
+      changed = true;
+    }
+  }
+  return order;
+}
+
 /** An edge of the dependency graph: `run` waits for `dependency` (of this kind; as a run of `array`, when it waits for the whole array). */
 export interface DependencyEdge {
   dependency: string;

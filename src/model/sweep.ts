@@ -148,3 +148,8 @@ export function prepareArray(request: StageRequest & { array: ArrayRequest }): P
     return prepared;
   });
 }
+
+/** The runs of a stage request: an array's, one per row, or its repeats. */
+export function prepareRequest(request: StageRequest): PreparedRun[] {
+  return request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array });
+}

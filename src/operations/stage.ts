@@ -12,8 +12,8 @@ import { UsageError } from '../errors.js';
 import { runDataJson } from '../model/run-data.js';
 import { decodeRun } from '../model/run-decode.js';
 import type { RunRecord } from '../model/run-record.js';
-import { prepareRuns, runShape, type PreparedRun, type StageRequest } from '../model/stage.js';
-import { prepareArray } from '../model/sweep.js';
+import { runShape, type PreparedRun, type StageRequest } from '../model/stage.js';
+import { prepareRequest } from '../model/sweep.js';
 import type { StagedBatch } from '../queue/run-calls.js';
 import { signRuns } from '../security/signing.js';
 import { signRunsAsUser } from '../security/user-keys.js';
@@ -42,7 +42,7 @@ export async function stageRuns(ctx: QueueContext, requests: StageRequest | read
   const list = await resolveDependencies(ctx, given);
   const stager: Record<string, string> = { user: ctx.stager.user, stagedFrom: ctx.stager.host };
   const prepared = list
-    .flatMap((request) => (request.array === undefined ? prepareRuns(request) : prepareArray({ ...request, array: request.array })))
+    .flatMap(prepareRequest)
     .map((run) => ({ ...run, fields: { ...run.fields, ...stager } }));
   const runs = signRunsAsUser(signRuns(prepared, ctx.keys.base, ctx.secret), ctx.keys.base, ctx.userKey);
   const ids = new Set<string>();
