@@ -35,16 +35,17 @@ export function registerReadTools(server: McpServer, client: FitqClient): void {
         status: z.array(z.enum(RUN_STATUSES)).optional().describe('Only runs with one of these statuses'),
         user: z.string().optional().describe('Only runs this user staged'),
         labels: z.record(z.string()).optional().describe('Only runs with every one of these labels'),
+        array: z.string().optional().describe('Only the runs of this array (its id, or a unique prefix of it)'),
         limit: z.number().int().min(1).max(MAX_PAGE).default(50).describe(`Most runs on the page (at most ${MAX_PAGE})`),
         from: z.number().int().min(0).optional().describe('Runs staged after this staging number: the `next` of the previous page'),
       },
       outputSchema: { runs: z.array(runSchema), next: z.number().optional().describe('Where the next page starts; absent: no more runs') },
       annotations: { title: 'List runs', ...READ_ONLY },
     },
-    ({ status, user, labels, limit, from }) =>
+    ({ status, user, labels, array, limit, from }) =>
       toolResult(async () => {
         const page = await client.readRunPage({
-          filter: { ...(status ? { statuses: status } : {}), ...(user ? { user } : {}), ...(labels ? { labels } : {}) },
+          filter: { ...(status ? { statuses: status } : {}), ...(user ? { user } : {}), ...(labels ? { labels } : {}), ...(array ? { array } : {}) },
           limit,
           ...(from === undefined ? {} : { from }),
         });

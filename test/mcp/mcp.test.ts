@@ -154,6 +154,8 @@ describe('fitq mcp', () => {
     const staged = await call(mcp, 'stage_run', sweep);
     expect(staged).toMatchObject({ runs: [expect.any(String), expect.any(String)], array: expect.any(String), warnings: [] });
     const [first, second] = staged.runs as string[];
+    const ofArray = await call(mcp, 'list_runs', { array: (staged.array as string).slice(0, 6) });
+    expect((ofArray.runs as { id: string }[]).map((run) => run.id)).toEqual([first, second]);
     expect(await call(mcp, 'wait_runs', { runs: [first, second], timeoutSeconds: 60 })).toMatchObject({ done: true });
     expect(await call(mcp, 'run_log', { run: second })).toMatchObject({ lines: [{ stream: 'stdout', line: 'lr=0.2' }] });
 
