@@ -4,7 +4,10 @@
  * are set as bash sets them on TAB; the completion function fills
  * COMPREPLY by running the real `fitq` (on PATH), which reads run ids,
  * worker names and namespaces from a real Redis. Redis being away
- * completes nothing from it, and says nothing.
+ * completes nothing from it, and says nothing. In a real fish, whose
+ * `complete -C` completes a command line as TAB does; in a real zsh, after
+ * compinit, with the words and cursor zsh's completion sets (compadd, which
+ * works only inside a completion widget, prints what it is given).
  */
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +39,46 @@ printf '%s\\n' "\${COMPREPLY[@]}"`;
   expect(result.exitCode, result.stderr).toBe(0);
   return { candidates: result.stdout.split('\n').filter((word) => word !== ''), stderr: result.stderr };
 }
+
+/** A shell's run with `fitq` on PATH and the test's namespace; fails the test on a non-zero exit. */
+async function inShell(shell: string, args: string[], queue: string): Promise<string[]> {
+  const result = await execa(shell, args, { env: { ...cliEnv(queue), PATH: `${fitqOnPath()}:${process.env.PATH ?? ''}`, HOME: mkdtempSync(join(tmpdir(), 'fitq-home-')) }, reject: false });
+  expect(result.exitCode, result.stderr).toBe(0);
+  return result.stdout.split('\n').filter((word) => word !== '');
+}
+
+/** What fish completes a command line with (its first column: fish adds descriptions after a tab). */
+async function fishTab(queue: string, line: string): Promise<string[]> {
+  const words = await inShell('fish', ['--no-config', '-c', `fitq completion fish | source; complete -C ${JSON.stringify(line)}`], queue);
+  // (In its own order: sorted here.)
+  return words.map((word) => word.split('\t')[0]!).sort();
+}
+
+/** What zsh completes `fitq WORDS…` with, as its completion system calls the function compdef registered. */
+async function zshTab(queue: string, line: string[]): Promise<string[]> {
+  const words = ['fitq', ...line].map((word) => `'${word.replace(/'/g, "'\\''")}'`).join(' ');
+  const script = `autoload -U compinit && compinit -u -D
+eval "$(fitq completion zsh)"
+compadd() { print -l -- "\${(@P)2}" }
+words=(${words}); CURRENT=\${#words}
+\${_comps[fitq]}`;
+  return inShell('zsh', ['-f', '-c', script], queue);
+}
+
+describe('shell completion (fish, zsh)', () => {
+  it('completes commands, flags and run ids in fish and zsh as in bash', async () => {
+    const queue = newQueue();
+    const id = await fitqOk(queue, ['stage', '--hold', '--', 'true']);
+    expect(await fishTab(queue, 'fitq ca')).toEqual(['cancel']);
+    expect(await fishTab(queue, 'fitq runs ')).toEqual(['clean', 'rm', 'show']);
+    expect(await fishTab(queue, 'fitq stage --pre')).toEqual(['--preempt-after', '--preempt-signal', '--preemptible']);
+    expect(await fishTab(queue, 'fitq release ')).toEqual([id]);
+    expect(await zshTab(queue, ['ca'])).toEqual(['cancel']);
+    expect(await zshTab(queue, ['runs', ''])).toEqual(['clean', 'rm', 'show']);
+    expect(await zshTab(queue, ['release', id.slice(0, 4)])).toEqual([id]);
+    await fitqOk(queue, ['runs', 'rm', id]);
+  });
+});
 
 describe('shell completion (bash)', () => {
   it('completes commands, subcommands and flags, from the commands themselves', async () => {
