@@ -97,7 +97,10 @@ function layOut(sections: readonly Section[], rows: number): string[] {
     return (section.header === undefined ? 1 : 2) + section.items.slice(0, count).reduce((sum, item) => sum + item.length, 0) + (hidden > 0 ? 1 : 0);
   };
   const total = () => sections.reduce((sum, section, i) => sum + linesOf(section, shown[i]!), 0);
-  for (let grew = true; grew; ) {
+  // Everything fits (fitq top --once, a quiet queue): no item at a time.
+  sections.forEach((section, i) => (shown[i] = section.items.length));
+  if (total() > rows) shown.fill(0);
+  for (let grew = true; grew && total() < rows; ) {
     grew = false;
     sections.forEach((section, i) => {
       if (shown[i]! >= section.items.length) return;
