@@ -17,6 +17,8 @@ import { validateNewRunId } from './names.js';
 import { quote } from '../text/quote.js';
 import { lifecycleJson, type LifecycleOptions } from './parked.js';
 import { prepareOutputFiles, type OutputFiles } from './output-files.js';
+import { decodeRun } from './run-decode.js';
+import type { RunRecord } from './run-record.js';
 import {
   demandFields,
   parsePinnedGpus,
@@ -188,3 +190,21 @@ export function shapeOf(demands: Resources, gpus: readonly number[] = [], timeLi
 /** The staged-index shape of a prepared run. */
 export const runShape = (run: Pick<PreparedRun, 'demands' | 'gpus' | 'timeLimit' | 'fields'>): string =>
   shapeOf(run.demands, run.gpus, run.timeLimit, run.fields);
+
+/**
+ * A prepared run as a read shows it once staged, decoded without parsing
+ * its demands again: with its staging number and time (the stage script's
+ * reply), or 0 for both when it is only previewed.
+ */
+export function stagedRecord(run: PreparedRun, seq = 0, timestamp = 0): RunRecord {
+  const fields = {
+    ...run.fields,
+    id: run.id,
+    status: 'staged',
+    seq: String(seq),
+    priority: String(run.priority),
+    timestamp: String(timestamp),
+    ...(run.array === undefined ? {} : { array: run.array }),
+  };
+  return decodeRun(fields, { demands: run.demands, typed: run.given }).run;
+}

@@ -7,9 +7,8 @@
  * quota, an id already in use) is not previewed.
  */
 import type { RunVerdict } from '../model/explain.js';
-import { decodeRun } from '../model/run-decode.js';
 import type { RunRecord } from '../model/run-record.js';
-import { runShape, type PreparedRun, type StageRequest } from '../model/stage.js';
+import { runShape, stagedRecord, type PreparedRun, type StageRequest } from '../model/stage.js';
 import { prepareRequest } from '../model/sweep.js';
 import type { QueueContext } from './context.js';
 import { resolveDependencies } from './dependencies.js';
@@ -36,13 +35,7 @@ export async function previewStage(ctx: QueueContext, requests: readonly StageRe
   const verdicts = await ctx.scripts.explainRuns([], [...byShape.keys()]);
   return {
     count: prepared.length,
-    runs: prepared.slice(0, PREVIEWED_RUNS).map(asRecord),
-    shapes: [...byShape.values()].map((runs, i) => ({ runs: runs.length, first: asRecord(runs[0]!), verdict: verdicts[i]! })),
+    runs: prepared.slice(0, PREVIEWED_RUNS).map((run) => stagedRecord(run)),
+    shapes: [...byShape.values()].map((runs, i) => ({ runs: runs.length, first: stagedRecord(runs[0]!), verdict: verdicts[i]! })),
   };
-}
-
-/** A prepared run as its record would read once staged (no staging number or time yet). */
-function asRecord(run: PreparedRun): RunRecord {
-  const fields = { ...run.fields, id: run.id, status: 'staged', seq: '0', priority: String(run.priority), ...(run.array === undefined ? {} : { array: run.array }) };
-  return decodeRun(fields, { demands: run.demands, typed: run.given }).run;
 }

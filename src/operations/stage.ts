@@ -10,9 +10,8 @@ import { confirmWrites } from '../redis/replica-wait.js';
 import { randomBytes } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { runDataJson } from '../model/run-data.js';
-import { decodeRun } from '../model/run-decode.js';
 import type { RunRecord } from '../model/run-record.js';
-import { runShape, type PreparedRun, type StageRequest } from '../model/stage.js';
+import { runShape, stagedRecord, type PreparedRun, type StageRequest } from '../model/stage.js';
 import { prepareRequest } from '../model/sweep.js';
 import type { StagedBatch } from '../queue/run-calls.js';
 import { signRuns } from '../security/signing.js';
@@ -53,22 +52,7 @@ export async function stageRuns(ctx: QueueContext, requests: StageRequest | read
   const stored = await storeRuns(ctx, runs);
   // Staged only once the replicas asked for have them (--redis-wait-replicas): a failover cannot lose them then.
   await confirmWrites(ctx.redis, ctx.keys.base, ctx.replicaWait, describeStaged(runs.map((run) => run.id)));
-  // Their demands as parsed when given: decoded without parsing them again.
-  const records = runs.map(
-    (run, i) =>
-      decodeRun(
-        {
-          ...run.fields,
-          id: run.id,
-          status: 'staged',
-          seq: String(stored[i]!.seq),
-          priority: String(run.priority),
-          timestamp: String(stored[i]!.timestamp),
-          ...(run.array === undefined ? {} : { array: run.array }),
-        },
-        { demands: run.demands, typed: run.given },
-      ).run,
-  );
+  const records = runs.map((run, i) => stagedRecord(run, stored[i]!.seq, stored[i]!.timestamp));
   // A run with dependencies may have ended at once (one can never be met): as stored.
   const parked = runs.filter((run) => run.fields.lifecycle !== undefined).map((run) => run.id);
   const asStored = new Map((await getRuns(ctx, parked)).map(({ run }) => [run.id, run]));
